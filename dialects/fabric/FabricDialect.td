@@ -1,0 +1,31 @@
+//===- FabricDialect.td - The fabric dialect ---------------*- tablegen -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_FABRIC_DIALECT_TD
+#define WEFT_FABRIC_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Fabric_Dialect : Dialect {
+  let name = "fabric";
+  let summary = "The placed dataflow graph of a network on the fabric";
+  let description = [{
+    `fabric` describes a network as it sits on the wafer: layers as kernels on
+    rectangles of PEs, logical streams between them and to the host ports,
+    explicit redistribution between layouts, routes (logical, then per-PE
+    switch settings), color assignments and training checkpoint markers.
+    The attributes `#fabric.target`, `#fabric.rect` and `#fabric.color` are
+    shared with the `wavelet` dialect.
+  }];
+  let cppNamespace = "::weft::fabric";
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+}
+
+class Fabric_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Fabric_Dialect, mnemonic, traits>;
+
+#endif // WEFT_FABRIC_DIALECT_TD

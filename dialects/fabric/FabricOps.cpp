@@ -1,0 +1,328 @@
+//===- FabricOps.cpp - fabric operations ------------------------------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fabric/FabricOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace weft::fabric;
+namespace wt = weft::target;
+
+// Custom directive hooks for the generated parsers and printers.
+static ParseResult parseDirSet(OpAsmParser &parser, IntegerAttr &set) {
+  return weft::fabric::parseDirSet(parser, set);
+}
+static void printDirSet(OpAsmPrinter &p, Operation *op, IntegerAttr set) {
+  weft::fabric::printDirSet(p, op, set);
+}
+
+#define GET_OP_CLASSES
+#include "fabric/FabricOps.cpp.inc"
+
+/// "[x, x+w) x [y, y+h)" for diagnostics.
+static std::string rectString(RectAttr r) {
+  return "[" + std::to_string(int64_t(r.getX())) + ", " +
+         std::to_string(int64_t(r.getX()) + r.getWidth()) + ") x [" +
+         std::to_string(int64_t(r.getY())) + ", " +
+         std::to_string(int64_t(r.getY()) + r.getHeight()) + ")";
+}
+
+/// Checks that `r` lies inside the grid of the enclosing target.
+static LogicalResult verifyRectFits(Operation *op, RectAttr r,
+                                    StringRef what) {
+  std::optional<wt::Target> t = getEnclosingTarget(op);
+  if (!t || r.fits(*t))
+    return success();
+  return op->emitOpError() << what << " rectangle " << rectString(r)
+                           << " leaves the " << t->width() << "x"
+                           << t->height() << " fabric";
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramOp
+//===----------------------------------------------------------------------===//
+
+RegionKind ProgramOp::getRegionKind(unsigned) { return RegionKind::Graph; }
+
+LogicalResult ProgramOp::verifyRegions() {
+  wt::Target t = getModel();
+
+  // Placed rectangles may not overlap.
+  SmallVector<std::pair<Operation *, RectAttr>> placed;
+  for (Operation &op : getBody().front()) {
+    RectAttr r;
+    if (auto k = dyn_cast<KernelOp>(op))
+      r = k.getRectAttr();
+    else if (auto rd = dyn_cast<RedistributeOp>(op))
+      r = rd.getRectAttr();
+    if (!r)
+      continue;
+    for (auto &[other, otherRect] : placed)
+      if (r.overlaps(otherRect))
+        return op.emitOpError()
+               << "rectangle " << rectString(r) << " of @"
+               << mlir::SymbolTable::getSymbolName(&op).getValue()
+               << " overlaps rectangle " << rectString(otherRect) << " of @"
+               << mlir::SymbolTable::getSymbolName(other).getValue();
+    placed.push_back({&op, r});
+  }
+
+  // One route per stream, and at most one route per color on each PE.
+  llvm::DenseMap<Attribute, RouteOp> routeOfStream;
+  llvm::DenseMap<std::tuple<int64_t, int64_t, unsigned>, RouteOp> owner;
+  for (auto route : getBody().front().getOps<RouteOp>()) {
+    auto [it, inserted] =
+        routeOfStream.try_emplace(route.getStreamAttr(), route);
+    if (!inserted)
+      return route.emitOpError()
+             << "stream " << route.getStreamAttr() << " has a second route";
+    if (!route.getColorAttr())
+      continue;
+    unsigned color = route.getColorAttr().getValue();
+    for (auto sw : route.getBody().front().getOps<SwitchOp>()) {
+      auto key = std::make_tuple(int64_t(sw.getX()), int64_t(sw.getY()), color);
+      auto [at, fresh] = owner.try_emplace(key, route);
+      if (!fresh)
+        return sw.emitOpError()
+               << "color " << color << " at PE (" << int64_t(sw.getX()) << ", "
+               << int64_t(sw.getY()) << ") is used by both " << at->second.getStreamAttr()
+               << " and " << route.getStreamAttr();
+    }
+  }
+  (void)t;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// IoOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IoOp::verify() {
+  if (int64_t(getFirstRow()) < 0 || int64_t(getFirstRow()) >= int64_t(getEndRow()))
+    return emitOpError() << "row range [" << int64_t(getFirstRow()) << ", "
+                         << int64_t(getEndRow()) << ") is empty or negative";
+  std::optional<wt::Target> t = getEnclosingTarget(*this);
+  if (t && int64_t(getEndRow()) > int64_t(t->height()))
+    return emitOpError() << "rows [" << int64_t(getFirstRow()) << ", " << int64_t(getEndRow())
+                         << ") leave the " << t->height() << "-row fabric";
+  auto type = cast<RankedTensorType>(getType());
+  if (!type.hasStaticShape())
+    return emitOpError() << "host tensor " << type << " has a dynamic shape";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelOp::verify() {
+  FunctionType fn = getFunctionType();
+  Block &block = getBody().front();
+  if (block.getNumArguments() != fn.getNumInputs())
+    return emitOpError() << "body takes " << block.getNumArguments()
+                         << " arguments but the kernel type has "
+                         << fn.getNumInputs() << " inputs";
+  for (auto [i, arg] : llvm::enumerate(block.getArguments()))
+    if (arg.getType() != fn.getInput(i))
+      return emitOpError() << "body argument " << i << " has type "
+                           << arg.getType() << " but input " << i << " is "
+                           << fn.getInput(i);
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError() << "body must end in fabric.yield";
+  if (yield.getResults().getTypes() != TypeRange(fn.getResults()))
+    return yield.emitOpError()
+           << "yields " << yield.getResults().getTypes().size()
+           << " values whose types do not match the kernel results";
+  if (int64_t(getSmear()) < 1)
+    return emitOpError() << "smear factor " << int64_t(getSmear()) << " is below 1";
+  if (auto tile = getTileAttr())
+    for (int64_t s : tile.asArrayRef())
+      if (s < 1)
+        return emitOpError() << "tile size " << s << " is below 1";
+  if (RectAttr r = getRectAttr()) {
+    if (int64_t(getSmear()) > r.numPEs())
+      return emitOpError() << "smear factor " << int64_t(getSmear())
+                           << " exceeds the " << r.numPEs()
+                           << " PEs of its rectangle";
+    return verifyRectFits(*this, r, "kernel");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RedistributeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RedistributeOp::verify() {
+  auto payload = cast<WaveletsType>(getPayload());
+  for (LayoutAttr l : {getFrom(), getTo()})
+    if (l.getParts() > payload.getCount())
+      return emitOpError() << "layout of " << l.getParts() << " parts for "
+                           << payload.getCount() << " elements";
+  if (RectAttr r = getRectAttr())
+    return verifyRectFits(*this, r, "redistribution");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// StreamOp
+//===----------------------------------------------------------------------===//
+
+/// Checks that `tensor` carries exactly the payload `w`.
+static LogicalResult checkPayload(StreamOp op, Type tensor, WaveletsType w,
+                                  StringRef end) {
+  auto t = dyn_cast<RankedTensorType>(tensor);
+  if (!t || !t.hasStaticShape())
+    return op.emitOpError() << end << " type " << tensor
+                            << " is not a static tensor";
+  if (t.getElementType() != w.getElementType() ||
+      t.getNumElements() != w.getCount())
+    return op.emitOpError() << end << " carries " << t << " but the stream is "
+                            << w;
+  return success();
+}
+
+LogicalResult StreamOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto payload = cast<WaveletsType>(getPayload());
+  Operation *program = (*this)->getParentOp();
+  auto lookup = [&](FlatSymbolRefAttr ref) {
+    return symbols.lookupSymbolIn(program, ref);
+  };
+
+  Operation *src = lookup(getSrcAttr());
+  if (!src)
+    return emitOpError() << "source " << getSrcAttr() << " does not exist";
+  if (auto k = dyn_cast<KernelOp>(src)) {
+    auto results = k.getFunctionType().getResults();
+    if (int64_t(getSrcPort()) < 0 || int64_t(getSrcPort()) >= int64_t(results.size()))
+      return emitOpError() << "kernel " << getSrcAttr() << " has "
+                           << results.size() << " outputs, not port "
+                           << int64_t(getSrcPort());
+    if (failed(checkPayload(*this, results[int64_t(getSrcPort())], payload,
+                            "source port")))
+      return failure();
+  } else if (auto io = dyn_cast<IoOp>(src)) {
+    if (io.getDirection() != PortDir::input)
+      return emitOpError() << "source " << getSrcAttr()
+                           << " is a host output";
+    if (int64_t(getSrcPort()) != 0)
+      return emitOpError() << "host port " << getSrcAttr()
+                           << " has only port 0";
+    if (failed(checkPayload(*this, io.getType(), payload, "host input")))
+      return failure();
+  } else if (auto rd = dyn_cast<RedistributeOp>(src)) {
+    if (int64_t(getSrcPort()) != 0 || rd.getPayload() != payload)
+      return emitOpError() << "redistribution " << getSrcAttr()
+                           << " has one port carrying " << rd.getPayload();
+  } else {
+    return emitOpError() << "source " << getSrcAttr()
+                         << " is not a kernel, host input or redistribution";
+  }
+
+  Operation *dst = lookup(getDstAttr());
+  if (!dst)
+    return emitOpError() << "destination " << getDstAttr()
+                         << " does not exist";
+  if (auto k = dyn_cast<KernelOp>(dst)) {
+    auto inputs = k.getFunctionType().getInputs();
+    if (int64_t(getDstPort()) < 0 || int64_t(getDstPort()) >= int64_t(inputs.size()))
+      return emitOpError() << "kernel " << getDstAttr() << " has "
+                           << inputs.size() << " inputs, not port "
+                           << int64_t(getDstPort());
+    if (failed(checkPayload(*this, inputs[int64_t(getDstPort())], payload,
+                            "destination port")))
+      return failure();
+  } else if (auto io = dyn_cast<IoOp>(dst)) {
+    if (io.getDirection() != PortDir::output)
+      return emitOpError() << "destination " << getDstAttr()
+                           << " is a host input";
+    if (int64_t(getDstPort()) != 0)
+      return emitOpError() << "host port " << getDstAttr()
+                           << " has only port 0";
+    if (failed(checkPayload(*this, io.getType(), payload, "host output")))
+      return failure();
+  } else if (auto rd = dyn_cast<RedistributeOp>(dst)) {
+    if (int64_t(getDstPort()) != 0 || rd.getPayload() != payload)
+      return emitOpError() << "redistribution " << getDstAttr()
+                           << " has one port carrying " << rd.getPayload();
+  } else {
+    return emitOpError() << "destination " << getDstAttr()
+                         << " is not a kernel, host output or redistribution";
+  }
+
+  if (ColorAttr c = getColorAttr()) {
+    std::optional<wt::Target> t = getEnclosingTarget(*this);
+    if (t && !t->isRoutableColor(c.getValue()))
+      return emitOpError() << "color " << c.getValue()
+                           << " is not routable on this target (colors 0.."
+                           << t->routableColors() - 1 << ")";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RouteOp, SwitchOp, CheckpointOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RouteOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Operation *s =
+      symbols.lookupSymbolIn((*this)->getParentOp(), getStreamAttr());
+  if (!isa_and_nonnull<StreamOp>(s))
+    return emitOpError() << "routes " << getStreamAttr()
+                         << ", which is not a stream";
+  if (ColorAttr c = getColorAttr()) {
+    std::optional<wt::Target> t = getEnclosingTarget(*this);
+    if (t && !t->isRoutableColor(c.getValue()))
+      return emitOpError() << "color " << c.getValue()
+                           << " is not routable on this target (colors 0.."
+                           << t->routableColors() - 1 << ")";
+    auto stream = cast<StreamOp>(s);
+    if (stream.getColorAttr() && stream.getColorAttr() != c)
+      return emitOpError() << "has color " << c.getValue() << " but stream "
+                           << getStreamAttr() << " has color "
+                           << stream.getColorAttr().getValue();
+  }
+  return success();
+}
+
+LogicalResult SwitchOp::verify() {
+  unsigned in = unsigned(getInputs()), out = unsigned(getOutputs());
+  if (in == 0 || in > wt::kAllDirs)
+    return emitOpError() << "needs at least one input port";
+  if (out == 0 || out > wt::kAllDirs)
+    return emitOpError() << "needs at least one output port";
+  std::optional<wt::Target> t = getEnclosingTarget(*this);
+  if (!t)
+    return success();
+  if (!t->contains(int64_t(getX()), int64_t(getY())))
+    return emitOpError() << "PE (" << int64_t(getX()) << ", " << int64_t(getY())
+                         << ") is outside the " << t->width() << "x"
+                         << t->height() << " fabric";
+  for (unsigned d = 0; d < wt::kNumDirs; ++d) {
+    if (!((in | out) & (1u << d)))
+      continue;
+    if (!t->hasLink(int64_t(getX()), int64_t(getY()), wt::Dir(d)))
+      return emitOpError() << "PE (" << int64_t(getX()) << ", " << int64_t(getY())
+                           << ") has no " << wt::dirName(wt::Dir(d))
+                           << " link on the " << t->width() << "x"
+                           << t->height() << " fabric";
+  }
+  return success();
+}
+
+LogicalResult CheckpointOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Operation *k =
+      symbols.lookupSymbolIn((*this)->getParentOp(), getKernelAttr());
+  if (!isa_and_nonnull<KernelOp>(k))
+    return emitOpError() << "marks " << getKernelAttr()
+                         << ", which is not a kernel";
+  return success();
+}

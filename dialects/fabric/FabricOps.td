@@ -1,0 +1,230 @@
+//===- FabricOps.td - fabric operations --------------------*- tablegen -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_FABRIC_OPS_TD
+#define WEFT_FABRIC_OPS_TD
+
+include "fabric/FabricDialect.td"
+include "fabric/FabricAttrs.td"
+include "fabric/FabricTypes.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Fabric_ProgramOp : Fabric_Op<"program", [
+    Symbol, SymbolTable, NoTerminator, SingleBlock, IsolatedFromAbove,
+    DeclareOpInterfaceMethods<RegionKindInterface>]> {
+  let summary = "A network placed on one fabric";
+  let description = [{
+    Holds the kernels, host ports, streams, redistributions, routes and
+    checkpoint markers of one compiled network, and the target they are
+    placed on. The body is a graph: order carries no meaning.
+
+    The verifier checks everything that involves several children: kernel
+    rectangles inside the grid and disjoint, host-port rows inside the grid,
+    switch settings on existing links, routable colors, and at most one route
+    per color on each PE.
+
+    Example:
+    ```mlir
+    fabric.program @mlp {target = #fabric.target<8x4>} {
+      fabric.io @x input west rows 0 to 4 : tensor<1x64xf32>
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, Fabric_TargetAttr:$target);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::weft::target::Target getModel() { return getTarget().getModel(); }
+  }];
+}
+
+def Fabric_IoOp : Fabric_Op<"io", [Symbol, HasParent<"ProgramOp">]> {
+  let summary = "A model input or output at host ports on an edge";
+  let description = [{
+    The host injects (`input`) or collects (`output`) the tensor's elements
+    through the ports of rows [first_row, end_row) of the given edge, in
+    row-major element order, the first chunk on the first row.
+
+    Example:
+    ```mlir
+    fabric.io @x input west rows 0 to 4 : tensor<1x784xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, Fabric_PortDirAttr:$direction,
+                       Fabric_EdgeAttr:$edge, I64Attr:$first_row,
+                       I64Attr:$end_row, TypeAttrOf<AnyRankedTensor>:$type);
+  let assemblyFormat = [{
+    $sym_name $direction $edge `rows` $first_row `to` $end_row `:` $type
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Fabric_KernelOp : Fabric_Op<"kernel", [
+    Symbol, HasParent<"ProgramOp">, IsolatedFromAbove, SingleBlock]> {
+  let summary = "A layer's computation, placed on a rectangle of PEs";
+  let description = [{
+    The body holds the layer in upstream dialects (linalg, tensor, arith) on
+    tensors: block arguments are the kernel's inputs in order, `fabric.yield`
+    returns its outputs. `rect` is set by placement; `smear` is the neuron
+    smearing factor (how many PEs share one neuron's fan-in); `tile` holds
+    frustum-tiling sizes when the layer is tiled.
+
+    Example:
+    ```mlir
+    fabric.kernel @fc1 at #fabric.rect<0, 0, 8, 4> {smear = 2 : i64}
+        : (tensor<1x784xf32>) -> tensor<1x256xf32> {
+    ^bb0(%x: tensor<1x784xf32>):
+      ...
+      fabric.yield %y : tensor<1x256xf32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       OptionalAttr<Fabric_RectAttr>:$rect,
+                       DefaultValuedAttr<I64Attr, "1">:$smear,
+                       OptionalAttr<DenseI64ArrayAttr>:$tile,
+                       TypeAttrOf<FunctionType>:$function_type);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name (`at` $rect^)? attr-dict `:` $function_type $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Fabric_YieldOp : Fabric_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"KernelOp">]> {
+  let summary = "Returns a kernel's outputs";
+  let description = [{
+    Example:
+    ```mlir
+    fabric.yield %y : tensor<1x256xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$results);
+  let assemblyFormat = "($results^ `:` type($results))? attr-dict";
+}
+
+def Fabric_RedistributeOp : Fabric_Op<"redistribute", [
+    Symbol, HasParent<"ProgramOp">]> {
+  let summary = "Reshuffles a stream from one layout to another on the fabric";
+  let description = [{
+    A producer's outputs leave in its layout (say one chunk per row of its
+    rectangle) and the consumer wants another (say chunks broadcast down its
+    columns). This node stands between the two streams and is lowered to
+    routes and forwarding tasks on the PEs of `rect` — never to the host.
+
+    Example:
+    ```mlir
+    fabric.redistribute @r1 #fabric.layout<row_chunks, 4> to
+        #fabric.layout<col_chunks, 8> : !fabric.wavelets<f32, 256>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, Fabric_LayoutAttr:$from,
+                       Fabric_LayoutAttr:$to,
+                       TypeAttrOf<Fabric_WaveletsType>:$payload,
+                       OptionalAttr<Fabric_RectAttr>:$rect);
+  let assemblyFormat = [{
+    $sym_name $from `to` $to `:` $payload (`at` $rect^)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Fabric_StreamOp : Fabric_Op<"stream", [
+    Symbol, HasParent<"ProgramOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A logical channel from one node to another";
+  let description = [{
+    Connects output `src_port` of a kernel, redistribution or input port to
+    input `dst_port` of a kernel, redistribution or output port. The payload
+    type says how many elements of which type flow per sample. `color` is set
+    by color allocation.
+
+    Example:
+    ```mlir
+    fabric.stream @s1 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 256>
+        {color = #fabric.color<3>}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       FlatSymbolRefAttr:$src, I64Attr:$src_port,
+                       FlatSymbolRefAttr:$dst, I64Attr:$dst_port,
+                       TypeAttrOf<Fabric_WaveletsType>:$payload,
+                       OptionalAttr<Fabric_ColorAttr>:$color);
+  let assemblyFormat = [{
+    $sym_name $src `[` $src_port `]` `->` $dst `[` $dst_port `]` `:` $payload
+    attr-dict
+  }];
+}
+
+def Fabric_RouteOp : Fabric_Op<"route", [
+    HasParent<"ProgramOp">, NoTerminator, SingleBlock,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "The route of one stream: logical, then per-PE switches";
+  let description = [{
+    A route with an empty body is logical: the stream still has to be routed.
+    Routing fills the body with one `fabric.switch` per PE the stream passes;
+    color allocation sets `color`.
+
+    Example:
+    ```mlir
+    fabric.route @s1 color #fabric.color<3> {
+      fabric.switch (0, 0) from [ramp] to [east]
+      fabric.switch (1, 0) from [west] to [ramp]
+    }
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$stream,
+                       OptionalAttr<Fabric_ColorAttr>:$color);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$stream (`color` $color^)? attr-dict-with-keyword $body";
+}
+
+def Fabric_SwitchOp : Fabric_Op<"switch", [HasParent<"RouteOp">]> {
+  let summary = "The router setting of one PE for the enclosing route";
+  let description = [{
+    Wavelets of the route's color that enter PE (x, y) through one of the
+    `from` ports leave through every `to` port (multicast).
+
+    Example:
+    ```mlir
+    fabric.switch (3, 1) from [west] to [east, ramp]
+    ```
+  }];
+  let arguments = (ins I64Attr:$x, I64Attr:$y, I32Attr:$inputs,
+                       I32Attr:$outputs);
+  let assemblyFormat = [{
+    `(` $x `,` $y `)` `from` custom<DirSet>($inputs) `to`
+    custom<DirSet>($outputs) attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Fabric_CheckpointOp : Fabric_Op<"checkpoint", [
+    HasParent<"ProgramOp">, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Training: whether a kernel saves or recomputes activations";
+  let description = [{
+    Reverse-checkpoint selection marks each trained kernel: `save` keeps its
+    input activations until the backward pass; `recompute` drops them and has
+    the upstream kernel recompute them from its own saved inputs.
+
+    Example:
+    ```mlir
+    fabric.checkpoint @fc2 recompute
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel,
+                       Fabric_CheckpointPolicyAttr:$policy);
+  let assemblyFormat = "$kernel $policy attr-dict";
+}
+
+#endif // WEFT_FABRIC_OPS_TD

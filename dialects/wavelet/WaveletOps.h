@@ -1,0 +1,27 @@
+//===- WaveletOps.h - wavelet operations ------------------------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_DIALECTS_WAVELET_WAVELETOPS_H
+#define WEFT_DIALECTS_WAVELET_WAVELETOPS_H
+
+#include "fabric/FabricAttrs.h"
+#include "wavelet/WaveletDialect.h"
+#include "weft/Target/DSD.h"
+#include "weft/Target/ISA.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/RegionKindInterface.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "wavelet/WaveletEnums.h.inc"
+
+#define GET_OP_CLASSES
+#include "wavelet/WaveletOps.h.inc"
+
+#endif // WEFT_DIALECTS_WAVELET_WAVELETOPS_H
