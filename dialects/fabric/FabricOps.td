@@ -81,8 +81,8 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
 
     Example:
     ```mlir
-    fabric.kernel @fc1 at #fabric.rect<0, 0, 8, 4> {smear = 2 : i64}
-        : (tensor<1x784xf32>) -> tensor<1x256xf32> {
+    fabric.kernel @fc1 : (tensor<1x784xf32>) -> tensor<1x256xf32>
+        at #fabric.rect<0, 0, 8, 4> attributes {smear = 2 : i64} {
     ^bb0(%x: tensor<1x784xf32>):
       ...
       fabric.yield %y : tensor<1x256xf32>
@@ -96,7 +96,7 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
                        TypeAttrOf<FunctionType>:$function_type);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name (`at` $rect^)? attr-dict `:` $function_type $body
+    $sym_name `:` $function_type (`at` $rect^)? attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
 }
@@ -125,8 +125,9 @@ def Fabric_RedistributeOp : Fabric_Op<"redistribute", [
 
     Example:
     ```mlir
-    fabric.redistribute @r1 #fabric.layout<row_chunks, 4> to
-        #fabric.layout<col_chunks, 8> : !fabric.wavelets<f32, 256>
+    fabric.redistribute @r1 : !fabric.wavelets<f32, 256>
+        at #fabric.rect<8, 0, 1, 4>
+        from #fabric.layout<row_chunks, 4> to #fabric.layout<col_chunks, 8>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Fabric_LayoutAttr:$from,
@@ -134,7 +135,7 @@ def Fabric_RedistributeOp : Fabric_Op<"redistribute", [
                        TypeAttrOf<Fabric_WaveletsType>:$payload,
                        OptionalAttr<Fabric_RectAttr>:$rect);
   let assemblyFormat = [{
-    $sym_name $from `to` $to `:` $payload (`at` $rect^)? attr-dict
+    $sym_name `:` $payload (`at` $rect^)? `from` $from `to` $to attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -203,7 +204,7 @@ def Fabric_SwitchOp : Fabric_Op<"switch", [HasParent<"RouteOp">]> {
   let arguments = (ins I64Attr:$x, I64Attr:$y, I32Attr:$inputs,
                        I32Attr:$outputs);
   let assemblyFormat = [{
-    `(` $x `,` $y `)` `from` custom<DirSet>($inputs) `to`
+    ` ` `(` $x `,` $y `)` `from` custom<DirSet>($inputs) `to`
     custom<DirSet>($outputs) attr-dict
   }];
   let hasVerifier = 1;

@@ -79,7 +79,7 @@ def Wavelet_PeOp : Wavelet_Op<"pe", [
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$x, I64Attr:$y);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name `at` `(` $x `,` $y `)` attr-dict-with-keyword $body
+    $sym_name `at` ` ` `(` $x `,` $y `)` attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{

@@ -1,0 +1,246 @@
+// RUN: weft-opt %s --split-input-file --verify-diagnostics
+
+// expected-error @below {{invalid target: routable colors 40 not in [1, 32] (5-bit color field)}}
+fabric.program @p attributes {target = #fabric.target<4x4, colors = 40>} {}
+
+// -----
+
+// expected-error @below {{invalid target: memory per PE of 131072 bytes}}
+fabric.program @p attributes {target = #fabric.target<4x4, mem = 131072>} {}
+
+// -----
+
+// expected-error @below {{unknown target key 'speed'}}
+fabric.program @p attributes {target = #fabric.target<4x4, speed = 3>} {}
+
+// -----
+
+// expected-error @below {{rectangle 0x2 is empty}}
+fabric.program @p attributes {target = #fabric.target<4x4>, r = #fabric.rect<0, 0, 0, 2>} {}
+
+// -----
+
+// expected-error @below {{color 32 does not fit the 5-bit color field (0..31)}}
+fabric.program @p attributes {target = #fabric.target<4x4>, c = #fabric.color<32>} {}
+
+// -----
+
+// expected-error @below {{a replicated layout has exactly one part, got 3}}
+fabric.program @p attributes {target = #fabric.target<4x4>, l = #fabric.layout<replicated, 3>} {}
+
+// -----
+
+// expected-error @+1 {{stream elements must be f32 or f16, got 'i8'}}
+fabric.program @p attributes {target = #fabric.target<4x4>, t = !fabric.wavelets<i8, 4>} {}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{'fabric.kernel' op kernel rectangle [2, 6) x [0, 1) leaves the 4x4 fabric}}
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> at #fabric.rect<2, 0, 4, 1> {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> at #fabric.rect<0, 0, 2, 2> {
+  ^bb0(%x: tensor<4xf32>):
+    fabric.yield %x : tensor<4xf32>
+  }
+  // expected-error @below {{rectangle [1, 3) x [1, 2) of @b overlaps rectangle [0, 2) x [0, 2) of @a}}
+  fabric.kernel @b : (tensor<4xf32>) -> tensor<4xf32> at #fabric.rect<1, 1, 2, 1> {
+  ^bb0(%x: tensor<4xf32>):
+    fabric.yield %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{smear factor 5 exceeds the 4 PEs of its rectangle}}
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> at #fabric.rect<0, 0, 2, 2> attributes {smear = 5 : i64} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{body argument 0 has type 'tensor<8xf32>' but input 0 is 'tensor<4xf32>'}}
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<8xf32>):
+    %s = tensor.extract_slice %a[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    fabric.yield %s : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error @below {{yields 0 values whose types do not match the kernel results}}
+    fabric.yield
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{rows [2, 6) leave the 4-row fabric}}
+  fabric.io @x input west rows 2 to 6 : tensor<8xf32>
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{row range [3, 3) is empty or negative}}
+  fabric.io @x input west rows 3 to 3 : tensor<8xf32>
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<8xf32>
+  // expected-error @below {{destination @nowhere does not exist}}
+  fabric.stream @s @x[0] -> @nowhere[0] : !fabric.wavelets<f32, 8>
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<8xf32>
+  // expected-error @below {{host input carries 'tensor<8xf32>' but the stream is '!fabric.wavelets<f32, 4>'}}
+  fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<8xf32>
+  // expected-error @below {{source @y is a host output}}
+  fabric.stream @s @y[0] -> @x[0] : !fabric.wavelets<f32, 8>
+  fabric.io @y output east rows 0 to 1 : tensor<8xf32>
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  // expected-error @below {{kernel @k has 1 inputs, not port 1}}
+  fabric.stream @s @x[0] -> @k[1] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4, colors = 8>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  // expected-error @below {{color 9 is not routable on this target (colors 0..7)}}
+  fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4> {color = #fabric.color<9>}
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @s color #fabric.color<2> {
+    // expected-error @below {{PE (0, 0) has no north link on the 4x4 fabric}}
+    fabric.switch (0, 0) from [west] to [north]
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @s color #fabric.color<2> {
+    // expected-error @below {{PE (5, 0) is outside the 4x4 fabric}}
+    fabric.switch (5, 0) from [west] to [east]
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @b @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @a color #fabric.color<3> {
+    fabric.switch (2, 0) from [west] to [east]
+  }
+  fabric.route @b color #fabric.color<3> {
+    // expected-error @below {{color 3 at PE (2, 0) is used by both @a and @b}}
+    fabric.switch (2, 0) from [west] to [east]
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @a {
+    // expected-error @below {{needs at least one output port}}
+    fabric.switch (2, 0) from [west] to []
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4> {color = #fabric.color<1>}
+  // expected-error @below {{has color 2 but stream @a has color 1}}
+  fabric.route @a color #fabric.color<2> {
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  // expected-error @below {{routes @x, which is not a stream}}
+  fabric.route @x {
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  // expected-error @below {{marks @x, which is not a kernel}}
+  fabric.checkpoint @x save
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{layout of 8 parts for 4 elements}}
+  fabric.redistribute @r : !fabric.wavelets<f32, 4> from #fabric.layout<row_chunks, 8> to #fabric.layout<col_chunks, 2>
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.route @s {
+    // expected-error @below {{unknown router port 'up'}}
+    fabric.switch (0, 0) from [up] to [east]
+  }
+}

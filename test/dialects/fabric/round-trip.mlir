@@ -1,0 +1,64 @@
+// RUN: weft-opt %s --verify-roundtrip | FileCheck %s
+// RUN: weft-opt %s --mlir-print-op-generic | weft-opt | FileCheck %s
+
+// A two-layer MLP placed on an 8x4 fabric: host input, two kernels, a
+// redistribution between them, routed and colored streams, and training
+// checkpoint markers.
+
+// CHECK-LABEL: fabric.program @mlp
+// CHECK-SAME: target = #fabric.target<8x4, mem = 49152, colors = 24, rq = 2, cq = 8>
+fabric.program @mlp attributes {target = #fabric.target<8x4>} {
+  // CHECK: fabric.io @x input west rows 0 to 4 : tensor<1x64xf32>
+  fabric.io @x input west rows 0 to 4 : tensor<1x64xf32>
+  // CHECK: fabric.io @y output east rows 0 to 1 : tensor<1x10xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x10xf32>
+
+  // CHECK: fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> at <0, 0, 4, 4> attributes {smear = 2 : i64, tile = array<i64: 16>}
+  fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> at #fabric.rect<0, 0, 4, 4>
+      attributes {smear = 2 : i64, tile = array<i64: 16>} {
+  ^bb0(%in: tensor<1x64xf32>):
+    // CHECK: linalg.matmul
+    %w = arith.constant dense<1.0> : tensor<64x32xf32>
+    %zero = arith.constant 0.0 : f32
+    %empty = tensor.empty() : tensor<1x32xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x32xf32>) -> tensor<1x32xf32>
+    %mm = linalg.matmul ins(%in, %w : tensor<1x64xf32>, tensor<64x32xf32>)
+                        outs(%init : tensor<1x32xf32>) -> tensor<1x32xf32>
+    // CHECK: fabric.yield %{{.*}} : tensor<1x32xf32>
+    fabric.yield %mm : tensor<1x32xf32>
+  }
+  // An unplaced kernel has no rectangle and the default smear factor.
+  // CHECK: fabric.kernel @fc2 : (tensor<1x32xf32>) -> tensor<1x10xf32>
+  fabric.kernel @fc2 : (tensor<1x32xf32>) -> tensor<1x10xf32> {
+  ^bb0(%in: tensor<1x32xf32>):
+    %r = tensor.extract_slice %in[0, 0] [1, 10] [1, 1] : tensor<1x32xf32> to tensor<1x10xf32>
+    fabric.yield %r : tensor<1x10xf32>
+  }
+
+  // CHECK: fabric.redistribute @r1 : !fabric.wavelets<f32, 32> at <4, 0, 1, 4> from <row_chunks, 4> to <col_chunks, 2>
+  fabric.redistribute @r1 : !fabric.wavelets<f32, 32> at #fabric.rect<4, 0, 1, 4>
+      from #fabric.layout<row_chunks, 4> to #fabric.layout<col_chunks, 2>
+
+  // CHECK: fabric.stream @s0 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 64> {color = #fabric.color<1>}
+  fabric.stream @s0 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 64> {color = #fabric.color<1>}
+  fabric.stream @s1 @fc1[0] -> @r1[0] : !fabric.wavelets<f32, 32>
+  fabric.stream @s2 @r1[0] -> @fc2[0] : !fabric.wavelets<f32, 32>
+  fabric.stream @s3 @fc2[0] -> @y[0] : !fabric.wavelets<f32, 10>
+
+  // CHECK: fabric.route @s0 color <1> {
+  // CHECK-NEXT: fabric.switch (0, 0) from [west] to [east, ramp]
+  // CHECK-NEXT: fabric.switch (1, 0) from [west] to [ramp]
+  fabric.route @s0 color #fabric.color<1> {
+    fabric.switch (0, 0) from [west] to [east, ramp]
+    fabric.switch (1, 0) from [west] to [ramp]
+  }
+  // A logical route: not routed yet.
+  // CHECK: fabric.route @s1 {
+  fabric.route @s1 {
+  }
+
+  // CHECK: fabric.checkpoint @fc1 save
+  // CHECK: fabric.checkpoint @fc2 recompute
+  fabric.checkpoint @fc1 save
+  fabric.checkpoint @fc2 recompute
+}
