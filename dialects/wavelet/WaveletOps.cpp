@@ -470,6 +470,10 @@ LogicalResult XdsdOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult TaskOp::verifyRegions() {
+  if (getActive() && getKind() != TaskKind::local)
+    return emitOpError() << "only a local task can be active at load time "
+                            "(data tasks are always active, control tasks "
+                            "start on control wavelets)";
   Block &body = getBody().front();
   llvm::StringSet<> labels;
   for (auto label : body.getOps<LabelOp>())

@@ -233,7 +233,9 @@ def Wavelet_TaskOp : Wavelet_Op<"task", [
     `data` tasks start when a wavelet of fabric color `id` is picked (its
     payload lands in gpr 0 and gpr 1); `local` tasks (ids 32..63) when
     activated; `control` tasks when a control wavelet with index[5:0] = `id`
-    is picked. `blocked` sets the color's block bit at load time. The body
+    is picked. `active` sets a local task's active bit at load time, so it
+    runs once the program starts (data tasks are always active);
+    `blocked` sets the id's block bit at load time. The body
     runs until an instruction with the terminate bit.
 
     Example:
@@ -245,10 +247,11 @@ def Wavelet_TaskOp : Wavelet_Op<"task", [
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Wavelet_TaskKind:$kind,
-                       I64Attr:$id, UnitAttr:$blocked);
+                       I64Attr:$id, UnitAttr:$active, UnitAttr:$blocked);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name $kind $id (`blocked` $blocked^)? attr-dict-with-keyword $body
+    $sym_name $kind $id (`active` $active^)? (`blocked` $blocked^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
 }

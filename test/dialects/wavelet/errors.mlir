@@ -372,3 +372,14 @@ wavelet.program @p attributes {target = #fabric.target<4x4>} {
   // expected-error @below {{rows [0, 5) leave the 4-row fabric}}
   wavelet.io @x input west rows 0 to 5 color 1 "dense32" : tensor<4xf32>
 }
+
+// -----
+
+wavelet.program @p attributes {target = #fabric.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    // expected-error @below {{only a local task can be active at load time}}
+    wavelet.task @t data 3 active {
+      wavelet.inst nop term
+    }
+  }
+}

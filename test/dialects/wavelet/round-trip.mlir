@@ -32,8 +32,8 @@ wavelet.program @row attributes {target = #fabric.target<5x1>} {
     // CHECK: wavelet.xdsd @win at 1052 {len = array<i64: 3, 3, 1, 1>, stride_sel = array<i64: 6, 0, 7, 7>}
     wavelet.xdsd @win at 1052 {len = array<i64: 3, 3, 1, 1>, stride_sel = array<i64: 6, 0, 7, 7>}
 
-    // CHECK: wavelet.task @start local 32 {
-    wavelet.task @start local 32 {
+    // CHECK: wavelet.task @start local 32 active {
+    wavelet.task @start local 32 active {
       // CHECK-NEXT: wavelet.dsr load s0dsr 1, @xin
       wavelet.dsr load s0dsr 1, @xin
       wavelet.dsr load s1dsr 1, @wv
