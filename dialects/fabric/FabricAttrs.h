@@ -31,6 +31,8 @@ void printDirSet(mlir::OpAsmPrinter &p, mlir::Operation *op,
 /// Parses `[north, ramp]` into a port bit set.
 mlir::ParseResult parseDirSet(mlir::OpAsmParser &parser,
                               mlir::IntegerAttr &set);
+/// "[x, x+w) x [y, y+h)" for diagnostics.
+std::string rectString(RectAttr r);
 /// "[west, ramp]" for diagnostics.
 std::string dirSetString(unsigned set);
 

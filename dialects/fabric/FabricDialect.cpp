@@ -187,6 +187,13 @@ WaveletsType::verify(function_ref<InFlightDiagnostic()> emitError,
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
+std::string weft::fabric::rectString(RectAttr r) {
+  return "[" + std::to_string(r.getX()) + ", " +
+         std::to_string(r.getX() + r.getWidth()) + ") x [" +
+         std::to_string(r.getY()) + ", " +
+         std::to_string(r.getY() + r.getHeight()) + ")";
+}
+
 std::string weft::fabric::dirSetString(unsigned set) {
   std::string s = "[";
   bool first = true;

@@ -26,13 +26,6 @@ static void printDirSet(OpAsmPrinter &p, Operation *op, IntegerAttr set) {
 #define GET_OP_CLASSES
 #include "fabric/FabricOps.cpp.inc"
 
-/// "[x, x+w) x [y, y+h)" for diagnostics.
-static std::string rectString(RectAttr r) {
-  return "[" + std::to_string(int64_t(r.getX())) + ", " +
-         std::to_string(int64_t(r.getX()) + r.getWidth()) + ") x [" +
-         std::to_string(int64_t(r.getY())) + ", " +
-         std::to_string(int64_t(r.getY()) + r.getHeight()) + ")";
-}
 
 /// Checks that `r` lies inside the grid of the enclosing target.
 static LogicalResult verifyRectFits(Operation *op, RectAttr r,
@@ -190,74 +183,53 @@ static LogicalResult checkPayload(StreamOp op, Type tensor, WaveletsType w,
   return success();
 }
 
+/// Checks one end of a stream: `ref[port]` must be a kernel port, a host
+/// port of the right direction or a redistribution, carrying `payload`.
+static LogicalResult checkEndpoint(StreamOp op, SymbolTableCollection &symbols,
+                                   FlatSymbolRefAttr ref, int64_t port,
+                                   bool isSource) {
+  auto payload = cast<WaveletsType>(op.getPayload());
+  StringRef end = isSource ? "source" : "destination";
+  Operation *node = symbols.lookupSymbolIn(op->getParentOp(), ref);
+  if (!node)
+    return op.emitOpError() << end << " " << ref << " does not exist";
+  if (auto k = dyn_cast<KernelOp>(node)) {
+    ArrayRef<Type> types = isSource ? k.getFunctionType().getResults()
+                                    : k.getFunctionType().getInputs();
+    if (port < 0 || port >= int64_t(types.size()))
+      return op.emitOpError() << "kernel " << ref << " has " << types.size()
+                              << (isSource ? " outputs" : " inputs")
+                              << ", not port " << port;
+    return checkPayload(op, types[port], payload,
+                        isSource ? "source port" : "destination port");
+  }
+  if (auto io = dyn_cast<IoOp>(node)) {
+    PortDir want = isSource ? PortDir::input : PortDir::output;
+    if (io.getDirection() != want)
+      return op.emitOpError() << end << " " << ref << " is a host "
+                              << (isSource ? "output" : "input");
+    if (port != 0)
+      return op.emitOpError() << "host port " << ref << " has only port 0";
+    return checkPayload(op, io.getType(), payload,
+                        isSource ? "host input" : "host output");
+  }
+  if (auto rd = dyn_cast<RedistributeOp>(node)) {
+    if (port != 0 || rd.getPayload() != payload)
+      return op.emitOpError() << "redistribution " << ref
+                              << " has one port carrying " << rd.getPayload();
+    return success();
+  }
+  return op.emitOpError() << end << " " << ref << " is not a kernel, host "
+                          << (isSource ? "input" : "output")
+                          << " or redistribution";
+}
+
 LogicalResult StreamOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto payload = cast<WaveletsType>(getPayload());
-  Operation *program = (*this)->getParentOp();
-  auto lookup = [&](FlatSymbolRefAttr ref) {
-    return symbols.lookupSymbolIn(program, ref);
-  };
-
-  Operation *src = lookup(getSrcAttr());
-  if (!src)
-    return emitOpError() << "source " << getSrcAttr() << " does not exist";
-  if (auto k = dyn_cast<KernelOp>(src)) {
-    auto results = k.getFunctionType().getResults();
-    if (int64_t(getSrcPort()) < 0 || int64_t(getSrcPort()) >= int64_t(results.size()))
-      return emitOpError() << "kernel " << getSrcAttr() << " has "
-                           << results.size() << " outputs, not port "
-                           << int64_t(getSrcPort());
-    if (failed(checkPayload(*this, results[int64_t(getSrcPort())], payload,
-                            "source port")))
-      return failure();
-  } else if (auto io = dyn_cast<IoOp>(src)) {
-    if (io.getDirection() != PortDir::input)
-      return emitOpError() << "source " << getSrcAttr()
-                           << " is a host output";
-    if (int64_t(getSrcPort()) != 0)
-      return emitOpError() << "host port " << getSrcAttr()
-                           << " has only port 0";
-    if (failed(checkPayload(*this, io.getType(), payload, "host input")))
-      return failure();
-  } else if (auto rd = dyn_cast<RedistributeOp>(src)) {
-    if (int64_t(getSrcPort()) != 0 || rd.getPayload() != payload)
-      return emitOpError() << "redistribution " << getSrcAttr()
-                           << " has one port carrying " << rd.getPayload();
-  } else {
-    return emitOpError() << "source " << getSrcAttr()
-                         << " is not a kernel, host input or redistribution";
-  }
-
-  Operation *dst = lookup(getDstAttr());
-  if (!dst)
-    return emitOpError() << "destination " << getDstAttr()
-                         << " does not exist";
-  if (auto k = dyn_cast<KernelOp>(dst)) {
-    auto inputs = k.getFunctionType().getInputs();
-    if (int64_t(getDstPort()) < 0 || int64_t(getDstPort()) >= int64_t(inputs.size()))
-      return emitOpError() << "kernel " << getDstAttr() << " has "
-                           << inputs.size() << " inputs, not port "
-                           << int64_t(getDstPort());
-    if (failed(checkPayload(*this, inputs[int64_t(getDstPort())], payload,
-                            "destination port")))
-      return failure();
-  } else if (auto io = dyn_cast<IoOp>(dst)) {
-    if (io.getDirection() != PortDir::output)
-      return emitOpError() << "destination " << getDstAttr()
-                           << " is a host input";
-    if (int64_t(getDstPort()) != 0)
-      return emitOpError() << "host port " << getDstAttr()
-                           << " has only port 0";
-    if (failed(checkPayload(*this, io.getType(), payload, "host output")))
-      return failure();
-  } else if (auto rd = dyn_cast<RedistributeOp>(dst)) {
-    if (int64_t(getDstPort()) != 0 || rd.getPayload() != payload)
-      return emitOpError() << "redistribution " << getDstAttr()
-                           << " has one port carrying " << rd.getPayload();
-  } else {
-    return emitOpError() << "destination " << getDstAttr()
-                         << " is not a kernel, host output or redistribution";
-  }
-
+  if (failed(checkEndpoint(*this, symbols, getSrcAttr(), int64_t(getSrcPort()),
+                           /*isSource=*/true)) ||
+      failed(checkEndpoint(*this, symbols, getDstAttr(), int64_t(getDstPort()),
+                           /*isSource=*/false)))
+    return failure();
   if (ColorAttr c = getColorAttr()) {
     std::optional<wt::Target> t = getEnclosingTarget(*this);
     if (t && !t->isRoutableColor(c.getValue()))

@@ -17,6 +17,7 @@
 using namespace mlir;
 using namespace weft::wavelet;
 using weft::fabric::RectAttr;
+using weft::fabric::rectString;
 namespace wt = weft::target;
 
 static ParseResult parseDirSet(OpAsmParser &parser, IntegerAttr &set) {
@@ -36,13 +37,6 @@ static void printDirSet(OpAsmPrinter &p, Operation *op, IntegerAttr set) {
 //===----------------------------------------------------------------------===//
 
 RegionKind ProgramOp::getRegionKind(unsigned) { return RegionKind::Graph; }
-
-static std::string rectString(RectAttr r) {
-  return "[" + std::to_string(int64_t(r.getX())) + ", " +
-         std::to_string(int64_t(r.getX()) + r.getWidth()) + ") x [" +
-         std::to_string(int64_t(r.getY())) + ", " +
-         std::to_string(int64_t(r.getY()) + r.getHeight()) + ")";
-}
 
 /// The rectangle of a PE or PE group, null for other ops.
 static RectAttr peRect(Operation &op) {
