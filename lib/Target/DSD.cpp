@@ -274,6 +274,11 @@ std::optional<Xdsd> Xdsd::decode(uint64_t bits, std::string *error) {
       *error = "XDSD has bits set above bit 50";
     return std::nullopt;
   }
+  if (bits >> 48) {
+    if (error)
+      *error = "XDSD has reserved bits [50:48] set";
+    return std::nullopt;
+  }
   Bits b{bits};
   Xdsd x;
   x.len[0] = uint16_t(b.get(0, 12));
@@ -300,10 +305,10 @@ std::string Xdsd::validate() const {
          << " not in [1, " << limit << "]";
       return os.str();
     }
-    if (strideSel[i] > 7 ||
-        (strideSel[i] >= Arch::kNumStrideRegs && strideSel[i] < 6)) {
+    // Selects 0..5 name stride registers, 6 and 7 the constants 1 and 0.
+    if (strideSel[i] > 7) {
       os << "XDSD dimension " << i << " stride select "
-         << unsigned(strideSel[i]) << " is invalid";
+         << unsigned(strideSel[i]) << " does not fit 3 bits";
       return os.str();
     }
   }

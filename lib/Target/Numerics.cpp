@@ -45,7 +45,7 @@ float weft::target::f16ToF32(uint16_t h) {
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t man = h & 0x3ffu;
   if (exp == 0x1f)
-    return bitsToF32(man ? kCanonicalNaN32 | sign : sign | 0x7f800000u);
+    return bitsToF32(man ? kCanonicalNaN32 : sign | 0x7f800000u);
   if (exp == 0) {
     if (man == 0)
       return bitsToF32(sign);

@@ -225,4 +225,13 @@ TEST(Xdsd, RoundTripAndLimits) {
   x.len[1] = 0;
   EXPECT_NE(x.validate(), "");
   EXPECT_FALSE(Xdsd::decode(1ull << 51));
+  EXPECT_FALSE(Xdsd::decode(1ull << 49)); // Reserved bits [50:48].
+  x.strideSel[1] = 8;
+  x.len[1] = 1;
+  EXPECT_NE(x.validate(), "");
+}
+
+TEST(Numerics, NaNsAreCanonical) {
+  EXPECT_EQ(f32ToBits(f16ToF32(0xfe01)), kCanonicalNaN32);
+  EXPECT_EQ(f32ToF16(bitsToF32(0xffc00001u)), kCanonicalNaN16);
 }

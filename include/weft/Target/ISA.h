@@ -155,8 +155,9 @@ std::optional<Opcode> parseMnemonic(const std::string &mnemonic);
 unsigned numOpcodes();
 
 /// Cycles the CE spends on `op` over `n` elements when no operand stalls.
-/// `vector` says whether the destination (or for Cmp/Ctl, nothing) is a
-/// vector; scalar forms cost `cyclesPerGroup`.
+/// `vector` says whether the instruction walks a vector: a vector
+/// destination, or a reduction (whose destination is scalar but whose source
+/// has n elements). Scalar forms cost `cyclesPerGroup`.
 uint64_t instructionCycles(Opcode op, uint64_t n, bool vector);
 /// The peak multiply-accumulates per PE per cycle for a precision: the SIMD
 /// width of the widest MAC opcode of that precision (FMAC: 1, FMACHS: 4).
