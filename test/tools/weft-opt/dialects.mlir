@@ -7,6 +7,7 @@
 // CHECK-SAME: linalg
 // CHECK-SAME: wavelet
 
+// HELP: Available Dialects: {{.*}}fabric{{.*}}wavelet
 // HELP: --canonicalize
 
 // EXAMPLE: wavelet.program @vadd
