@@ -244,3 +244,27 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
     fabric.switch (0, 0) from [up] to [east]
   }
 }
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{tile size 0 is below 1}}
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> attributes {tile = array<i64: 4, 0>} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{host tensor 'tensor<?x4xf32>' has a dynamic shape}}
+  fabric.io @x input west rows 0 to 1 : tensor<?x4xf32>
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{redistribution rectangle [3, 5) x [0, 1) leaves the 4x4 fabric}}
+  fabric.redistribute @r : !fabric.wavelets<f32, 4> at #fabric.rect<3, 0, 2, 1> from #fabric.layout<row_chunks, 1> to #fabric.layout<col_chunks, 2>
+}
