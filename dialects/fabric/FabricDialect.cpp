@@ -84,7 +84,8 @@ TargetAttr TargetAttr::get(MLIRContext *ctx,
 }
 
 Attribute TargetAttr::parse(AsmParser &parser, Type) {
-  weft::target::TargetConfig c;
+  // Collect the text form "WxH,key=value,..." and let the machine model parse
+  // and validate it, so the keys and limits are defined in one place.
   SmallVector<int64_t> dims;
   SMLoc loc = parser.getCurrentLocation();
   if (parser.parseLess() ||
@@ -95,40 +96,25 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
     parser.emitError(loc, "expected a WxH grid");
     return {};
   }
-  if (dims[0] <= 0 || dims[1] <= 0 || dims[0] > 65535 || dims[1] > 65535) {
-    parser.emitError(loc, "grid ") << dims[0] << "x" << dims[1]
-                                   << " is not between 1x1 and 65535x65535";
-    return {};
-  }
-  c.width = unsigned(dims[0]);
-  c.height = unsigned(dims[1]);
+  std::string text = std::to_string(dims[0]) + "x" + std::to_string(dims[1]);
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
-    unsigned value;
-    SMLoc keyLoc = parser.getCurrentLocation();
+    uint64_t value;
     if (parser.parseKeyword(&key) || parser.parseEqual() ||
         parser.parseInteger(value))
       return {};
-    if (key == "mem")
-      c.memoryBytes = value;
-    else if (key == "colors")
-      c.routableColors = value;
-    else if (key == "rq")
-      c.routerQueueDepth = value;
-    else if (key == "cq")
-      c.ceQueueDepth = value;
-    else {
-      parser.emitError(keyLoc, "unknown target key '")
-          << key << "' (known: mem, colors, rq, cq)";
-      return {};
-    }
+    text += "," + key.str() + "=" + std::to_string(value);
   }
   if (parser.parseGreater())
     return {};
-  return TargetAttr::getChecked(
-      [&] { return parser.emitError(loc); }, parser.getContext(), c.width,
-      c.height, c.memoryBytes, c.routableColors, c.routerQueueDepth,
-      c.ceQueueDepth);
+  std::string err;
+  std::optional<weft::target::Target> t =
+      weft::target::Target::parse(text, &err);
+  if (!t) {
+    parser.emitError(loc, "invalid target: ") << err;
+    return {};
+  }
+  return TargetAttr::get(parser.getContext(), t->config());
 }
 
 void TargetAttr::print(AsmPrinter &p) const {

@@ -45,7 +45,6 @@ static LogicalResult verifyRectFits(Operation *op, RectAttr r,
 RegionKind ProgramOp::getRegionKind(unsigned) { return RegionKind::Graph; }
 
 LogicalResult ProgramOp::verifyRegions() {
-  wt::Target t = getModel();
 
   // Placed rectangles may not overlap.
   SmallVector<std::pair<Operation *, RectAttr>> placed;
@@ -89,7 +88,6 @@ LogicalResult ProgramOp::verifyRegions() {
                << " and " << route.getStreamAttr();
     }
   }
-  (void)t;
   return success();
 }
 

@@ -10,7 +10,7 @@ fabric.program @p attributes {target = #fabric.target<4x4, mem = 131072>} {}
 
 // -----
 
-// expected-error @below {{unknown target key 'speed'}}
+// expected-error @below {{invalid target: unknown target option 'speed' (known: mem, colors, rq, cq)}}
 fabric.program @p attributes {target = #fabric.target<4x4, speed = 3>} {}
 
 // -----
