@@ -1,0 +1,313 @@
+//===- Executable.cpp - JIT-compile and run the lowered reference ---------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// After lowering, the entry function takes one memref per graph input, then
+// one per graph output, through its C interface wrapper
+// `_mlir_ciface_<entry>(Desc *in0, ..., Desc *out0, ...)`. Each descriptor is
+// the standard ranked-memref struct: allocated and aligned pointers, offset,
+// sizes, strides. Host tensors are dense row-major, so a descriptor is just a
+// pointer plus the shape; the caller owns every buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Reference/Reference.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace weft;
+using namespace weft::tensorio;
+using namespace weft::reference;
+
+static_assert(sizeof(void *) == sizeof(int64_t),
+              "memref descriptors are built as arrays of 64-bit words");
+
+//===----------------------------------------------------------------------===//
+// Signatures
+//===----------------------------------------------------------------------===//
+
+/// The host dtype of a tensor element type, or nullopt if the reference
+/// cannot exchange it with the host.
+static std::optional<DType> dtypeOf(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isSignlessInteger(1))
+    return DType::Bool;
+  if (type.isSignlessInteger(8) || type.isSignedInteger(8))
+    return DType::I8;
+  if (type.isUnsignedInteger(8))
+    return DType::U8;
+  if (type.isSignlessInteger(16) || type.isSignedInteger(16))
+    return DType::I16;
+  if (type.isSignlessInteger(32) || type.isSignedInteger(32))
+    return DType::I32;
+  if (type.isSignlessInteger(64) || type.isSignedInteger(64))
+    return DType::I64;
+  return std::nullopt;
+}
+
+static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(shape, os, ", ");
+  os << "]";
+  return s;
+}
+
+static std::string signatureString(const TensorSignature &sig) {
+  return std::string(dtypeName(sig.dtype)) + shapeString(sig.shape);
+}
+
+/// Reads the entry function's tensor signature: every argument and result
+/// must be a statically shaped tensor of a dtype the host can hold.
+static FailureOr<TensorSignature> signatureOf(func::FuncOp entry, Type type,
+                                              DictionaryAttr attrs,
+                                              StringRef what, unsigned index) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  if (!tensorType || !tensorType.hasStaticShape())
+    return entry.emitError() << what << " " << index << " has type " << type
+                             << "; the reference needs a static tensor";
+  std::optional<DType> dtype = dtypeOf(tensorType.getElementType());
+  if (!dtype)
+    return entry.emitError()
+           << what << " " << index << " has element type "
+           << tensorType.getElementType()
+           << ", which the host reference does not exchange";
+  TensorSignature sig;
+  if (attrs)
+    if (auto name = attrs.getAs<StringAttr>("onnx.name"))
+      sig.name = name.str();
+  sig.dtype = *dtype;
+  sig.shape.assign(tensorType.getShape().begin(), tensorType.getShape().end());
+  return sig;
+}
+
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+static void initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+ReferenceExecutable::~ReferenceExecutable() = default;
+
+llvm::Expected<std::unique_ptr<ReferenceExecutable>>
+ReferenceExecutable::compile(ModuleOp module, const ReferenceOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  // Every diagnostic from here on is part of the error we return.
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+    if (!diagnostics.empty())
+      diagnostics += "\n";
+    llvm::raw_string_ostream os(diagnostics);
+    os << diag.getLocation() << ": " << diag;
+    return success();
+  });
+  auto fail = [&](llvm::StringRef what) {
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        what + (diagnostics.empty() ? "" : ":\n" + diagnostics));
+  };
+
+  std::unique_ptr<ReferenceExecutable> exe(new ReferenceExecutable());
+  exe->entryPoint = options.entryPoint;
+
+  auto entry = module.lookupSymbol<func::FuncOp>(options.entryPoint);
+  if (!entry)
+    return fail("the module has no function @" + options.entryPoint);
+  FunctionType type = entry.getFunctionType();
+  for (unsigned i = 0, e = type.getNumInputs(); i < e; ++i) {
+    FailureOr<TensorSignature> sig = signatureOf(
+        entry, type.getInput(i), entry.getArgAttrDict(i), "input", i);
+    if (failed(sig))
+      return fail("unsupported entry function signature");
+    exe->inputSigs.push_back(std::move(*sig));
+  }
+  for (unsigned i = 0, e = type.getNumResults(); i < e; ++i) {
+    FailureOr<TensorSignature> sig = signatureOf(
+        entry, type.getResult(i), entry.getResultAttrDict(i), "output", i);
+    if (failed(sig))
+      return fail("unsupported entry function signature");
+    exe->outputSigs.push_back(std::move(*sig));
+  }
+
+  exe->lowered = module.clone();
+  PassManager pm(ctx);
+  buildReferenceLoweringPipeline(pm, options);
+  if (failed(pm.run(*exe->lowered)))
+    return fail("lowering for the host reference failed");
+
+  initializeNativeTarget();
+  ExecutionEngineOptions engineOptions;
+  auto transformer = makeOptimizingTransformer(std::min(options.optLevel, 3u),
+                                               /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  engineOptions.transformer = transformer;
+  static constexpr llvm::CodeGenOptLevel codeGenLevels[] = {
+      llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
+      llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
+  engineOptions.jitCodeGenOptLevel = codeGenLevels[std::min(options.optLevel, 3u)];
+  // No debugger or profiler is listening; registering objects costs time.
+  engineOptions.enableGDBNotificationListener = false;
+  engineOptions.enablePerfNotificationListener = false;
+  auto engine = ExecutionEngine::create(*exe->lowered, engineOptions);
+  if (!engine)
+    return fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
+  exe->engine = std::move(*engine);
+  if (!diagnostics.empty())
+    return fail("JIT compilation reported errors");
+  return std::move(exe);
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A ranked memref descriptor over a dense row-major buffer, laid out as the
+/// C interface expects: {allocated, aligned, offset, sizes[r], strides[r]}.
+class MemRefDescriptor {
+public:
+  MemRefDescriptor(void *data, llvm::ArrayRef<int64_t> shape)
+      : words(3 + 2 * shape.size()) {
+    int64_t address = reinterpret_cast<int64_t>(data);
+    words[0] = address;
+    words[1] = address;
+    words[2] = 0;
+    int64_t stride = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+      words[3 + i] = shape[i];
+      words[3 + shape.size() + i] = stride;
+      stride *= shape[i];
+    }
+  }
+  void *get() { return words.data(); }
+
+private:
+  std::vector<int64_t> words;
+};
+} // namespace
+
+static int64_t numElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+ReferenceExecutable::run(llvm::ArrayRef<NamedTensor> inputs) const {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  auto inputNames = [&] {
+    std::string names;
+    for (const TensorSignature &sig : inputSigs)
+      names += (names.empty() ? "'" : ", '") + sig.name + "'";
+    return names;
+  };
+
+  // Match every value to a graph input: by name where it has one, else the
+  // next unfilled position.
+  std::vector<const HostTensor *> bound(inputSigs.size(), nullptr);
+  size_t nextPosition = 0;
+  for (const NamedTensor &value : inputs) {
+    size_t index;
+    if (!value.name.empty()) {
+      auto it = llvm::find_if(inputSigs, [&](const TensorSignature &sig) {
+        return sig.name == value.name;
+      });
+      if (it == inputSigs.end())
+        return error("the graph has no input named '" + value.name +
+                     "' (its inputs are " + inputNames() + ")");
+      index = it - inputSigs.begin();
+    } else {
+      while (nextPosition < bound.size() && bound[nextPosition])
+        ++nextPosition;
+      if (nextPosition == bound.size())
+        return error("too many inputs: the graph takes " +
+                     llvm::Twine(inputSigs.size()));
+      index = nextPosition;
+    }
+    if (bound[index])
+      return error("input '" + inputSigs[index].name + "' is given twice");
+    const TensorSignature &sig = inputSigs[index];
+    const HostTensor &tensor = value.tensor;
+    if (tensor.dtype != sig.dtype || tensor.shape != sig.shape)
+      return error("input '" + sig.name + "' must be " + signatureString(sig) +
+                   ", got " + dtypeName(tensor.dtype) +
+                   shapeString(tensor.shape));
+    uint64_t expectedBytes = numElements(sig.shape) * dtypeSize(sig.dtype);
+    if (tensor.bytes.size() != expectedBytes)
+      return error("input '" + sig.name + "' holds " +
+                   llvm::Twine(tensor.bytes.size()) + " bytes, " +
+                   signatureString(sig) + " needs " +
+                   llvm::Twine(expectedBytes));
+    bound[index] = &tensor;
+  }
+  for (size_t i = 0; i < bound.size(); ++i)
+    if (!bound[i])
+      return error("graph input " + llvm::Twine(i) + " '" + inputSigs[i].name +
+                   "' (" + signatureString(inputSigs[i]) + ") has no value");
+
+  std::vector<HostTensor> outputs(outputSigs.size());
+  std::vector<MemRefDescriptor> descriptors;
+  descriptors.reserve(inputSigs.size() + outputSigs.size());
+  // The entry function never writes its inputs (they are marked read-only
+  // for bufferization), so the caller's bytes are passed as they are.
+  for (const HostTensor *tensor : bound)
+    descriptors.emplace_back(
+        const_cast<uint8_t *>(tensor->bytes.data()), tensor->shape);
+  for (size_t i = 0; i < outputSigs.size(); ++i) {
+    HostTensor &out = outputs[i];
+    out.dtype = outputSigs[i].dtype;
+    out.shape = outputSigs[i].shape;
+    out.bytes.assign(numElements(out.shape) * dtypeSize(out.dtype), 0);
+    descriptors.emplace_back(out.bytes.data(), out.shape);
+  }
+
+  // invokePacked takes a pointer to each argument; each argument of the C
+  // interface is itself a pointer to a descriptor.
+  std::vector<void *> descriptorPointers;
+  for (MemRefDescriptor &d : descriptors)
+    descriptorPointers.push_back(d.get());
+  llvm::SmallVector<void *> packed;
+  for (void *&p : descriptorPointers)
+    packed.push_back(&p);
+  if (llvm::Error err =
+          engine->invokePacked("_mlir_ciface_" + entryPoint, packed))
+    return std::move(err);
+  return outputs;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+weft::reference::runReference(ModuleOp module,
+                              llvm::ArrayRef<NamedTensor> inputs,
+                              const ReferenceOptions &options) {
+  auto exe = ReferenceExecutable::compile(module, options);
+  if (!exe)
+    return exe.takeError();
+  return (*exe)->run(inputs);
+}
