@@ -1,0 +1,140 @@
+//===- Simulator.h - The cycle-level fabric simulator -----------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// libweftsim runs a weft binary on the machine of docs/architecture.md, cycle
+// by cycle: routers, links, host ports, compute elements, microthreads.
+// docs/simulator.md describes the implementation and its two modes.
+//
+//   std::string err;
+//   auto sim = Simulator::create(program, options, &err);
+//   sim->bindInput("x", bytes, &err);
+//   Status s = sim->run();
+//   std::vector<uint8_t> y = sim->output("y");
+//
+// No MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_SIM_SIMULATOR_H
+#define WEFT_SIM_SIMULATOR_H
+
+#include "weft/Binary/Binary.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace weft::sim {
+
+enum class Mode {
+  /// One thread, every PE every cycle: written to be obviously right.
+  Reference,
+  /// Only PEs that can make progress are stepped, over several threads. Must
+  /// give exactly the reference mode's outputs, cycles and statistics.
+  Fast,
+};
+
+struct Options {
+  Mode mode = Mode::Fast;
+  /// Worker threads for the fast mode (1 = no threads).
+  unsigned threads = 1;
+  /// Stop with an error when the run reaches this many cycles.
+  uint64_t maxCycles = 1'000'000'000;
+  /// Record a Chrome trace (tasks per PE, wavelets per link) of at most
+  /// `traceLimit` events.
+  bool trace = false;
+  uint64_t traceLimit = 2'000'000;
+  /// Samples streamed through the program: every input is bound with
+  /// `samples` tensors back to back and every output yields as many.
+  uint64_t samples = 1;
+};
+
+enum class Status {
+  /// The run can continue (run() was given a cycle budget).
+  Running,
+  /// Every output is complete and the fabric is quiet.
+  Done,
+  /// A quiet cycle with outputs incomplete; message() says who is stuck.
+  Deadlock,
+  /// Options::maxCycles reached.
+  CycleLimit,
+  /// A program error (docs/architecture.md §13); message() has the details.
+  Error,
+};
+const char *statusName(Status s);
+
+/// Statistics of a run (docs/simulator.md, "Statistics").
+struct PeStats {
+  uint32_t x = 0, y = 0;
+  int32_t layer = -1;
+  /// Cycles in which the router moved a wavelet or the CE made progress.
+  uint64_t busyCycles = 0;
+  /// Cycles in which the CE made progress (picks, instruction cycles).
+  uint64_t ceBusyCycles = 0;
+  uint64_t instructions = 0, elements = 0, flops = 0, macs = 0;
+  uint64_t picks = 0;
+  /// Wavelets sent through each output port (N, E, S, W, ramp).
+  uint64_t hops[5] = {0, 0, 0, 0, 0};
+  /// Highest occupancy seen in any router input queue and CE queue.
+  uint32_t routerQueueHigh = 0, ceQueueHigh = 0;
+  /// Words of memory the binary initialises.
+  uint32_t memoryWordsUsed = 0;
+};
+
+struct Stats {
+  uint64_t cycles = 0;
+  uint64_t busyPeCycles = 0;
+  uint64_t instructions = 0, flops = 0, macs = 0;
+  uint64_t hops = 0;
+  uint64_t hopsPerColor[32] = {};
+  uint64_t hostWaveletsIn = 0, hostWaveletsOut = 0;
+  /// First injected input wavelet and last output arrival (cycles).
+  uint64_t firstInjection = 0, lastArrival = 0;
+  /// Per sample: the cycle its last output wavelet arrived.
+  std::vector<uint64_t> sampleDone;
+  /// Peak number of PEs stepped in one cycle by the fast mode.
+  uint64_t peakActivePEs = 0;
+  std::vector<PeStats> pes;
+};
+
+class Simulator {
+public:
+  /// Checks the program (binary::verify plus the load-time checks of
+  /// architecture §13) and builds the initial fabric state. Returns nullptr
+  /// and sets `error` when the program cannot be loaded.
+  static std::unique_ptr<Simulator> create(const binary::Program &program,
+                                           const Options &options,
+                                           std::string *error);
+  virtual ~Simulator();
+
+  /// Binds an input stream to `samples` tensors of raw little-endian
+  /// elements of the stream's dtype. Every input must be bound before run().
+  virtual bool bindInput(const std::string &name,
+                         const std::vector<uint8_t> &bytes,
+                         std::string *error) = 0;
+
+  /// Runs until the program ends, fails, or `cycles` more cycles pass.
+  virtual Status run(uint64_t cycles = UINT64_MAX) = 0;
+  virtual Status status() const = 0;
+  /// The error, deadlock report or cycle-limit message; warnings (wavelets
+  /// left in queues) after a successful run.
+  virtual const std::string &message() const = 0;
+  virtual uint64_t cycle() const = 0;
+
+  /// The raw bytes an output stream received (all samples).
+  virtual std::vector<uint8_t> output(const std::string &name) const = 0;
+  virtual const binary::Program &program() const = 0;
+
+  virtual Stats stats() const = 0;
+  virtual std::string statsJson() const = 0;
+  /// Chrome trace-event JSON (empty unless Options::trace).
+  virtual std::string traceJson() const = 0;
+};
+
+} // namespace weft::sim
+
+#endif // WEFT_SIM_SIMULATOR_H

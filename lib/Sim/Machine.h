@@ -1,0 +1,203 @@
+//===- Machine.h - Simulator state (internal) -------------------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The state of one PE and the per-cycle step that both simulator modes share.
+// A cycle has two phases (docs/architecture.md §3):
+//
+//  step()    decides from start-of-cycle state. A PE changes only its own
+//            registers, memory and bits; dequeues are only counted (`pops`);
+//            wavelets for a queue go into that queue's single-writer latch,
+//            which may belong to a neighbour.
+//  commit()  applies the counted dequeues and the latched wavelets.
+//
+// Because a PE reads nothing of a neighbour in step() but its queue counts,
+// and those change only in commit(), PEs can be stepped in any order and on
+// any number of threads with the same result.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_LIB_SIM_MACHINE_H
+#define WEFT_LIB_SIM_MACHINE_H
+
+#include "weft/Binary/Binary.h"
+#include "weft/Sim/Simulator.h"
+#include "weft/Target/DSD.h"
+#include "weft/Target/ISA.h"
+#include "weft/Target/Target.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft::sim::detail {
+
+using target::Dir;
+using target::Dsd;
+using target::ElemType;
+using target::Instruction;
+using target::Opcode;
+using target::OpcodeInfo;
+using target::PayloadFormat;
+using target::Xdsd;
+
+class Engine;
+struct Pe;
+
+/// A latch holds the one wavelet a link delivers in a cycle (bit 63 = full).
+constexpr uint64_t kLatchFull = uint64_t(1) << 63;
+
+/// Decoded instructions of a code image, shared by the PEs that run it.
+struct DecodeCache {
+  enum : uint8_t { Uncached = 0, Valid = 1, Invalid = 2 };
+  std::vector<Instruction> insts;
+  std::vector<uint8_t> status;
+};
+
+/// One resolved operand of an executing instruction.
+struct Operand {
+  enum Kind : uint8_t { None, Gpr, Imm, Mem, Fabin, Fabout, Fifo };
+  Kind kind = None;
+  /// Element width in words (1 or 2) for the type this operand is used as.
+  uint8_t ew = 1;
+  uint8_t reg = 0;       ///< Gpr: register; Fifo: DSR number
+  uint8_t dsrFile = 0;   ///< Fifo: 0 S0, 1 S1, 2 D
+  bool prng = false;     ///< Imm: reads the PRNG
+  uint32_t value = 0;    ///< Imm bits; Gpr value captured at start
+  int64_t length = -1;   ///< -1: has no length
+  // Mem: element i at base + sum(i_k * stride_k) (words).
+  int64_t base = 0;
+  bool is4d = false;
+  int64_t stride[4] = {0, 0, 0, 0};
+  uint32_t len[4] = {1, 1, 1, 1};
+  // Fabric vectors.
+  uint8_t color = 0;
+  PayloadFormat format = PayloadFormat::Dense32;
+  bool term = false, ctrl = false;
+  bool acEn = false;
+  uint8_t ac = 0;
+  uint16_t index = 0;
+  /// dense16x2: fabin has used the low half of the head wavelet; fabout has
+  /// a low half waiting for its high half.
+  bool half = false;
+  uint16_t pendingLow = 0;
+  bool ue = false;
+  uint8_t utid = 0;
+  uint64_t record = 0; ///< Fifo: the record, checked at each push/pop
+};
+
+/// An executing Vec, Un or Cmp instruction (main thread or microthread).
+struct Exec {
+  bool active = false;
+  Instruction inst;
+  const OpcodeInfo *info = nullptr;
+  Operand dst, src0, src1;
+  uint32_t n = 0, done = 0;
+  uint8_t startupLeft = 0;
+  uint8_t busyLeft = 0;
+  bool scalar = false;    ///< GPR destination, one element
+  bool reduction = false;
+  bool compare = false;
+  bool readsDst = false;
+  bool finished = false;  ///< all elements done; retires when busy ends
+  bool earlyEnd = false;
+  uint32_t acc = 0;       ///< reductions: running value
+  /// Why the last attempted group could not issue (for the hang report).
+  const char *waitReason = nullptr;
+  uint8_t waitColor = 0;
+};
+
+struct FifoState {
+  bool valid = false;
+  uint64_t record = 0;
+  uint32_t base = 0, cap = 0, rd = 0, wr = 0, count = 0;
+  bool pushEn = false, popEn = false;
+  uint8_t pushAc = 0, popAc = 0;
+};
+
+struct TraceEvent {
+  uint64_t ts, dur;
+  uint32_t pe;     ///< dense PE index
+  uint8_t kind;    ///< 0 task, 1 wavelet on a link
+  uint8_t a, b;    ///< task: id, kind; wavelet: output dir, color
+};
+
+/// What a thread collects while stepping PEs in parallel.
+struct ThreadOut {
+  std::vector<uint32_t> woken;      ///< PEs whose latches were written
+  std::vector<uint32_t> hostOut;    ///< edge PEs that sent to a host port
+  std::vector<uint32_t> progressed; ///< PEs that made progress
+  std::vector<TraceEvent> trace;
+  /// First program error of this cycle, by PE index.
+  uint32_t errorPe = UINT32_MAX;
+  std::string error;
+};
+
+/// One PE. Allocated only for PEs a group covers.
+struct Pe {
+  uint32_t index = 0; ///< dense index in Engine::pes
+  uint32_t x = 0, y = 0;
+  int32_t layer = -1;
+  Pe *neighbour[4] = {nullptr, nullptr, nullptr, nullptr};
+
+  // Router.
+  std::array<binary::Route, 32> route{};
+  /// Non-empty router queues, bit (color * 5 + port).
+  uint64_t nonEmpty[3] = {0, 0, 0};
+  uint32_t rrPointer = 0; ///< last granted (color * 5 + port)
+  std::vector<uint64_t> rq;       ///< [port][color][depth]
+  std::vector<uint8_t> rqHead, rqCount;
+  /// Router queues granted this cycle (at most one per output port).
+  uint16_t popped[5] = {0, 0, 0, 0, 0};
+  uint8_t numPopped = 0;
+  uint64_t inLatch[5] = {0, 0, 0, 0, 0}; ///< per input port
+  // Compute element queues, one per routable color.
+  std::vector<uint64_t> cq;
+  std::vector<uint8_t> cqHead, cqCount, cqPops;
+  uint32_t cePopMask = 0; ///< colors with cqPops != 0
+  uint64_t ceLatch = 0;           ///< from the router's ramp output
+  uint64_t hostLatch[2] = {0, 0}; ///< to the west / east host port
+
+  // Compute element.
+  std::vector<uint16_t> mem;
+  const DecodeCache *cache = nullptr;
+  bool codeDirty = false;
+  uint16_t gpr[16] = {};
+  bool cflag = false;
+  uint64_t active = 0, blocked = 0;
+  uint64_t activeSet = 0, activeClear = 0, blockSet = 0, blockClear = 0;
+  uint32_t pickLast = 63;
+  bool running = false;
+  uint8_t taskId = 0, taskKind = 0;
+  uint64_t taskStart = 0;
+  uint32_t pc = 0;
+  Exec main;
+  Exec micro[8];
+  uint8_t microLast = 7;
+  uint8_t dpBusy = 0; ///< cycles a multi-cycle group still holds the datapath
+  uint64_t dsd[3][12] = {}; ///< raw records: S0, S1, D
+  Dsd dsdDecoded[3][12];
+  uint16_t dsrValid[3] = {0, 0, 0};
+  Xdsd xdsr[6];
+  uint8_t xdsrValid = 0;
+  uint64_t xdsrRaw[6] = {};
+  int16_t strideReg[6] = {};
+  FifoState fifo[12];
+  uint32_t prng = 1;
+
+  // Per-cycle bookkeeping.
+  bool progress = false;
+  bool routerMoved = false;
+  bool onRampUsed = false;
+
+  PeStats st;
+  uint64_t hopsPerColor[32] = {};
+};
+
+} // namespace weft::sim::detail
+
+#endif // WEFT_LIB_SIM_MACHINE_H

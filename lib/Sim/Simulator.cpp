@@ -1,0 +1,982 @@
+//===- Simulator.cpp - Loading, host I/O and the cycle loop ---------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The engine owns the PEs (allocated only where a group places code), the
+// host ports and the cycle loop. Both modes run the same PE step:
+//
+//  reference  steps and commits every PE every cycle, on one thread;
+//  fast       steps only PEs that made progress in the previous cycle or
+//             were woken (a wavelet arrived, or a downstream queue freed a
+//             slot), on Options::threads threads. A PE that made no
+//             progress and was not woken would make none again: its step
+//             reads only its own state and its neighbours' queue counts,
+//             and those changes wake it. So both modes compute the same.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Machine.h"
+#include "Step.h"
+
+#include "weft/Binary/Binary.h"
+#include "weft/Target/Numerics.h"
+#include "weft/Target/Wavelet.h"
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+using namespace weft::target;
+using namespace weft::sim::detail;
+
+namespace weft::sim {
+
+const char *statusName(Status s) {
+  switch (s) {
+  case Status::Running:
+    return "running";
+  case Status::Done:
+    return "done";
+  case Status::Deadlock:
+    return "deadlock";
+  case Status::CycleLimit:
+    return "cycle-limit";
+  case Status::Error:
+    return "error";
+  }
+  return "?";
+}
+
+Simulator::~Simulator() = default;
+
+namespace {
+
+/// A spinning fork/join pool: run(fn) calls fn(t) for t in [0, threads) and
+/// returns when all are done; the caller is thread 0.
+class Pool {
+public:
+  explicit Pool(unsigned n) : n(n) {
+    for (unsigned t = 1; t < n; ++t)
+      workers.emplace_back([this, t] { loop(t); });
+  }
+  ~Pool() {
+    stop.store(true);
+    generation.fetch_add(1);
+    for (std::thread &w : workers)
+      w.join();
+  }
+  unsigned size() const { return n; }
+  template <typename F> void run(F &&f) {
+    job = [&f](unsigned t) { f(t); };
+    pending.store(n - 1);
+    generation.fetch_add(1, std::memory_order_release);
+    f(0);
+    while (pending.load(std::memory_order_acquire))
+      spin();
+  }
+
+private:
+  static void spin() {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+  void loop(unsigned t) {
+    uint64_t seen = 0;
+    for (;;) {
+      unsigned spins = 0;
+      uint64_t g;
+      while ((g = generation.load(std::memory_order_acquire)) == seen) {
+        if (++spins > 4096)
+          std::this_thread::yield();
+        else
+          spin();
+      }
+      seen = g;
+      if (stop.load())
+        return;
+      job(t);
+      pending.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+  unsigned n;
+  std::vector<std::thread> workers;
+  std::function<void(unsigned)> job;
+  std::atomic<uint64_t> generation{0};
+  std::atomic<unsigned> pending{0};
+  std::atomic<bool> stop{false};
+};
+
+/// One host port's input side: the streams it serves, round robin.
+struct HostPort {
+  Pe *pe = nullptr;
+  unsigned dir = 0; ///< the PE's port: West or East
+  std::vector<unsigned> streams;
+  unsigned last = ~0u;
+};
+
+/// An I/O stream's per-row state.
+struct RowState {
+  std::vector<uint32_t> payloads; ///< inputs: wavelets to inject
+  uint64_t next = 0;              ///< inputs: next to inject
+  uint64_t expected = 0;          ///< outputs: wavelets per sample
+  uint64_t received = 0;
+  std::vector<uint32_t> got;      ///< outputs: payloads in arrival order
+  bool control = false;
+};
+
+struct StreamState {
+  const binary::IoStream *io = nullptr;
+  uint64_t chunk = 0; ///< elements per row (L)
+  bool bound = false;
+  std::vector<RowState> rows;
+};
+
+class Engine final : public Simulator {
+public:
+  Engine(const binary::Program &p, const Options &o, const Target &t)
+      : prog(p), opts(o), target(t) {}
+
+  bool load(std::string *error);
+
+  bool bindInput(const std::string &name, const std::vector<uint8_t> &bytes,
+                 std::string *error) override;
+  Status run(uint64_t cycles) override;
+  Status status() const override { return st; }
+  const std::string &message() const override { return msg; }
+  uint64_t cycle() const override { return now; }
+  std::vector<uint8_t> output(const std::string &name) const override;
+  const binary::Program &program() const override { return prog; }
+  Stats stats() const override;
+  std::string statsJson() const override;
+  std::string traceJson() const override;
+
+private:
+  bool cycleOnce();
+  void injectHost(ThreadOut &out);
+  bool collectHost(ThreadOut &out);
+  std::string deadlockReport() const;
+  bool outputsComplete() const;
+  void packInput(StreamState &s, const std::vector<uint8_t> &bytes);
+  void fail(const std::string &m) {
+    st = Status::Error;
+    msg = m;
+  }
+
+  binary::Program prog;
+  Options opts;
+  Target target;
+  FabricConfig cfg;
+  std::vector<DecodeCache> caches;
+  std::vector<std::unique_ptr<Pe>> pes;
+  std::vector<Pe *> grid; ///< y * width + x, nullptr where no code
+  std::vector<HostPort> hostPorts;
+  std::vector<StreamState> streams;
+  std::map<std::tuple<unsigned, unsigned, unsigned>, unsigned> outputByPort;
+  std::unique_ptr<Pool> pool;
+  std::vector<ThreadOut> outs;
+
+  // Fast-mode scheduling.
+  std::vector<uint32_t> current;
+  /// cycle + 1 at which a PE was last put in the commit / next set.
+  std::vector<uint64_t> commitStamp, nextStamp;
+  std::vector<uint32_t> commitSet;
+
+  uint64_t now = 0;
+  Status st = Status::Running;
+  std::string msg;
+  bool started = false;
+  uint64_t lastProgress = 0;
+  uint64_t firstInjection = UINT64_MAX, lastArrival = 0;
+  uint64_t hostIn = 0, hostOut = 0;
+  uint64_t peakActive = 0;
+  std::vector<uint64_t> sampleDone;
+  std::vector<TraceEvent> trace;
+  bool traceTruncated = false;
+};
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+bool Engine::load(std::string *error) {
+  auto bad = [&](const std::string &m) {
+    if (error)
+      *error = m;
+    return false;
+  };
+  cfg.target = &target;
+  cfg.colors = target.routableColors();
+  cfg.rqDepth = target.config().routerQueueDepth;
+  cfg.cqDepth = target.config().ceQueueDepth;
+  cfg.memWords = target.memoryWords();
+  cfg.descWords = target.descriptorWords();
+  cfg.trace = opts.trace;
+  if (opts.samples == 0)
+    return bad("the number of samples must be at least 1");
+
+  // Decode each image's code once; PEs that overwrite their code fall back
+  // to decoding from memory.
+  caches.resize(prog.images.size());
+  for (size_t i = 0; i < prog.images.size(); ++i) {
+    DecodeCache &c = caches[i];
+    c.insts.assign(target.memorySlots(), Instruction());
+    c.status.assign(target.memorySlots(), DecodeCache::Uncached);
+    for (const binary::Segment &s : prog.images[i].segments) {
+      uint32_t first = (s.address + 1) / 2;
+      uint32_t end = uint32_t((s.address + s.words.size()) / 2);
+      for (uint32_t slot = first; slot < end; ++slot) {
+        uint32_t lo = s.words[2 * slot - s.address];
+        uint32_t hi = s.words[2 * slot + 1 - s.address];
+        std::optional<Instruction> d;
+        if (!(hi & 0xfff0u))
+          d = Instruction::decode(lo | (hi << 16));
+        c.status[slot] = d ? DecodeCache::Valid : DecodeCache::Invalid;
+        if (d)
+          c.insts[slot] = *d;
+      }
+    }
+  }
+
+  unsigned w = target.width(), h = target.height();
+  grid.assign(size_t(w) * h, nullptr);
+  for (const binary::Group &g : prog.groups) {
+    const binary::CodeImage &img = prog.images[g.image];
+    for (uint32_t gy = 0; gy < g.height; ++gy)
+      for (uint32_t gx = 0; gx < g.width; ++gx) {
+        auto pe = std::make_unique<Pe>();
+        Pe &p = *pe;
+        p.index = uint32_t(pes.size());
+        p.x = g.x + gx;
+        p.y = g.y + gy;
+        p.layer = g.layer;
+        for (const binary::Route &r : img.routes) {
+          for (unsigned d = 0; d < 4; ++d)
+            if (((r.inputs | r.outputs) & (1u << d)) &&
+                !target.hasLink(p.x, p.y, Dir(d)))
+              return bad("PE (" + std::to_string(p.x) + ", " +
+                         std::to_string(p.y) + ") routes color " +
+                         std::to_string(r.color) + " through " +
+                         dirName(Dir(d)) + ", where it has no link");
+          p.route[r.color] = r;
+        }
+        p.rq.assign(size_t(5) * cfg.colors * cfg.rqDepth, 0);
+        p.rqHead.assign(size_t(5) * cfg.colors, 0);
+        p.rqCount.assign(size_t(5) * cfg.colors, 0);
+        p.cq.assign(size_t(cfg.colors) * cfg.cqDepth, 0);
+        p.cqHead.assign(cfg.colors, 0);
+        p.cqCount.assign(cfg.colors, 0);
+        p.cqPops.assign(cfg.colors, 0);
+        p.mem.assign(cfg.memWords, 0);
+        uint32_t used = 0;
+        for (const binary::Segment &s : img.segments) {
+          std::copy(s.words.begin(), s.words.end(), p.mem.begin() + s.address);
+          used += uint32_t(s.words.size());
+        }
+        for (const binary::PerPeSegment &s : g.perPe) {
+          size_t off = (size_t(gy) * g.width + gx) * s.wordsPerPE;
+          std::copy(s.words.begin() + off, s.words.begin() + off + s.wordsPerPE,
+                    p.mem.begin() + s.address);
+          used += s.wordsPerPE;
+        }
+        p.st.memoryWordsUsed = used;
+        for (const binary::Param &pr : g.params)
+          p.gpr[pr.gpr] = pr.valueAt(gx, gy);
+        p.active = img.active;
+        p.blocked = img.blocked;
+        p.cache = &caches[g.image];
+        uint32_t seed = 0x9E3779B9u ^ ((p.x << 16) | p.y);
+        p.prng = seed ? seed : 1;
+        p.rrPointer = cfg.colors * 5 - 1;
+        p.st.x = p.x;
+        p.st.y = p.y;
+        p.st.layer = g.layer;
+        grid[size_t(p.y) * w + p.x] = &p;
+        pes.push_back(std::move(pe));
+      }
+  }
+  for (auto &pe : pes) {
+    Pe &p = *pe;
+    if (p.y > 0)
+      p.neighbour[0] = grid[size_t(p.y - 1) * w + p.x];
+    if (p.x + 1 < w)
+      p.neighbour[1] = grid[size_t(p.y) * w + p.x + 1];
+    if (p.y + 1 < h)
+      p.neighbour[2] = grid[size_t(p.y + 1) * w + p.x];
+    if (p.x > 0)
+      p.neighbour[3] = grid[size_t(p.y) * w + p.x - 1];
+  }
+
+  // Host ports and streams (§5).
+  std::map<std::pair<unsigned, unsigned>, unsigned> portIndex;
+  streams.resize(prog.io.size());
+  for (unsigned i = 0; i < prog.io.size(); ++i) {
+    const binary::IoStream &io = prog.io[i];
+    StreamState &s = streams[i];
+    s.io = &io;
+    uint64_t n = io.numElements();
+    uint64_t rows = io.endRow - io.firstRow;
+    s.chunk = (n + rows - 1) / rows;
+    s.rows.resize(rows);
+    unsigned x = io.edge == Dir::West ? 0 : w - 1;
+    for (uint64_t r = 0; r < rows; ++r) {
+      unsigned y = unsigned(io.firstRow + r);
+      Pe *pe = grid[size_t(y) * w + x];
+      uint64_t begin = std::min(n, r * s.chunk);
+      uint64_t len = std::min(n, begin + s.chunk) - begin;
+      if (len && !pe)
+        return bad(std::string(io.output ? "output" : "input") + " '" +
+                   io.name + "' uses the " + dirName(io.edge) +
+                   " host port of row " + std::to_string(y) +
+                   ", but PE (" + std::to_string(x) + ", " +
+                   std::to_string(y) + ") runs no program");
+      uint64_t wavelets = io.format == PayloadFormat::Dense16x2
+                              ? (len + 1) / 2
+                              : len;
+      if (io.output) {
+        s.rows[r].expected = wavelets;
+        auto key = std::make_tuple(unsigned(io.edge), y, unsigned(io.color));
+        if (len && !outputByPort.emplace(key, i).second)
+          return bad("outputs '" + prog.io[outputByPort[key]].name +
+                     "' and '" + io.name + "' both arrive on the " +
+                     dirName(io.edge) + " port of row " + std::to_string(y) +
+                     " with color " + std::to_string(io.color));
+      } else if (len) {
+        auto key = std::make_pair(unsigned(io.edge), y);
+        auto it = portIndex.find(key);
+        if (it == portIndex.end()) {
+          it = portIndex.emplace(key, unsigned(hostPorts.size())).first;
+          HostPort hp;
+          hp.pe = pe;
+          hp.dir = unsigned(io.edge);
+          hostPorts.push_back(hp);
+        }
+        hostPorts[it->second].streams.push_back(i);
+      }
+    }
+    s.bound = io.output;
+  }
+  sampleDone.assign(opts.samples, 0);
+
+  unsigned threads = opts.mode == Mode::Fast ? std::max(1u, opts.threads) : 1;
+  pool = std::make_unique<Pool>(threads);
+  outs.resize(threads);
+  commitStamp.assign(pes.size(), 0);
+  nextStamp.assign(pes.size(), 0);
+  current.clear();
+  for (auto &pe : pes)
+    current.push_back(pe->index);
+  return true;
+}
+
+void Engine::packInput(StreamState &s, const std::vector<uint8_t> &bytes) {
+  const binary::IoStream &io = *s.io;
+  unsigned esize = (io.dtype == ElemType::F32 || io.dtype == ElemType::I32)
+                       ? 4
+                       : 2;
+  uint64_t n = io.numElements();
+  auto elem = [&](uint64_t sample, uint64_t i) {
+    const uint8_t *p = bytes.data() + (sample * n + i) * esize;
+    uint32_t v = 0;
+    for (unsigned b = 0; b < esize; ++b)
+      v |= uint32_t(p[b]) << (8 * b);
+    return v;
+  };
+  for (uint64_t r = 0; r < s.rows.size(); ++r) {
+    RowState &row = s.rows[r];
+    row.payloads.clear();
+    row.next = 0;
+    uint64_t begin = std::min(n, r * s.chunk);
+    uint64_t end = std::min(n, begin + s.chunk);
+    for (uint64_t smp = 0; smp < opts.samples; ++smp) {
+      for (uint64_t i = begin; i < end;) {
+        switch (io.format) {
+        case PayloadFormat::Dense32:
+          row.payloads.push_back(elem(smp, i));
+          ++i;
+          break;
+        case PayloadFormat::Dense16x2: {
+          uint32_t lo = elem(smp, i) & 0xffff;
+          uint32_t hi = i + 1 < end ? elem(smp, i + 1) & 0xffff : 0;
+          row.payloads.push_back(lo | (hi << 16));
+          i += 2;
+          break;
+        }
+        case PayloadFormat::Sparse16:
+          row.payloads.push_back((elem(smp, i) & 0xffff) |
+                                 (uint32_t(uint16_t(i - begin)) << 16));
+          ++i;
+          break;
+        }
+      }
+    }
+  }
+}
+
+bool Engine::bindInput(const std::string &name,
+                       const std::vector<uint8_t> &bytes,
+                       std::string *error) {
+  for (StreamState &s : streams) {
+    if (s.io->name != name)
+      continue;
+    if (s.io->output) {
+      if (error)
+        *error = "'" + name + "' is an output of the program, not an input";
+      return false;
+    }
+    uint64_t want = s.io->numBytes() * opts.samples;
+    if (bytes.size() != want) {
+      if (error)
+        *error = "input '" + name + "' needs " + std::to_string(want) +
+                 " bytes (" + std::to_string(opts.samples) + " sample(s) of " +
+                 std::to_string(s.io->numElements()) + " " +
+                 elemTypeName(s.io->dtype) + " elements), got " +
+                 std::to_string(bytes.size());
+      return false;
+    }
+    packInput(s, bytes);
+    s.bound = true;
+    return true;
+  }
+  if (error) {
+    *error = "the program has no input named '" + name + "'; its inputs are:";
+    for (const StreamState &s : streams)
+      if (!s.io->output)
+        *error += " '" + s.io->name + "'";
+  }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Host ports
+//===----------------------------------------------------------------------===//
+
+void Engine::injectHost(ThreadOut &out) {
+  for (HostPort &hp : hostPorts) {
+    Pe &pe = *hp.pe;
+    if (pe.inLatch[hp.dir])
+      continue;
+    unsigned ns = unsigned(hp.streams.size());
+    for (unsigned k = 1; k <= ns; ++k) {
+      unsigned si = (hp.last + k) % ns;
+      StreamState &s = streams[hp.streams[si]];
+      unsigned y = pe.y;
+      RowState &row = s.rows[y - s.io->firstRow];
+      if (row.next >= row.payloads.size())
+        continue;
+      unsigned q = cfg.rqIndex(hp.dir, s.io->color);
+      if (pe.rqCount[q] >= cfg.rqDepth)
+        continue;
+      uint32_t payload = row.payloads[row.next++];
+      pe.inLatch[hp.dir] =
+          Wavelet{s.io->color, false, payload}.encode() | kLatchFull;
+      out.woken.push_back(pe.index);
+      if (firstInjection == UINT64_MAX)
+        firstInjection = now;
+      ++hostIn;
+      hp.last = si;
+      break;
+    }
+  }
+}
+
+bool Engine::collectHost(ThreadOut &out) {
+  bool moved = false;
+  for (uint32_t idx : out.hostOut) {
+    Pe &pe = *pes[idx];
+    for (unsigned side = 0; side < 2; ++side) {
+      uint64_t l = pe.hostLatch[side];
+      if (!l)
+        continue;
+      pe.hostLatch[side] = 0;
+      moved = true;
+      Wavelet wv = *Wavelet::decode(l & ~kLatchFull);
+      Dir edge = side == 0 ? Dir::West : Dir::East;
+      auto it = outputByPort.find(
+          std::make_tuple(unsigned(edge), pe.y, unsigned(wv.color)));
+      std::string where = std::string("the ") + dirName(edge) +
+                          " host port of row " + std::to_string(pe.y);
+      if (it == outputByPort.end()) {
+        fail("cycle " + std::to_string(now) + ": a wavelet of color " +
+             std::to_string(wv.color) + " reaches " + where +
+             ", where no output stream of that color leaves");
+        return moved;
+      }
+      StreamState &s = streams[it->second];
+      RowState &row = s.rows[pe.y - s.io->firstRow];
+      if (row.received >= row.expected * opts.samples) {
+        fail("cycle " + std::to_string(now) + ": output '" + s.io->name +
+             "' receives more than its " +
+             std::to_string(row.expected * opts.samples) + " wavelets on " +
+             where);
+        return moved;
+      }
+      row.got.push_back(wv.payload);
+      ++row.received;
+      ++hostOut;
+      lastArrival = now + 1;
+      // The sample is done when every row of every output has it.
+      uint64_t smp = (row.received - 1) / std::max<uint64_t>(1, row.expected);
+      if (row.received % std::max<uint64_t>(1, row.expected) == 0 &&
+          smp < sampleDone.size())
+        sampleDone[smp] = std::max(sampleDone[smp], now + 1);
+    }
+  }
+  out.hostOut.clear();
+  return moved;
+}
+
+bool Engine::outputsComplete() const {
+  for (const StreamState &s : streams)
+    if (s.io->output)
+      for (const RowState &r : s.rows)
+        if (r.received < r.expected * opts.samples)
+          return false;
+  return true;
+}
+
+std::vector<uint8_t> Engine::output(const std::string &name) const {
+  for (const StreamState &s : streams) {
+    if (!s.io->output || s.io->name != name)
+      continue;
+    const binary::IoStream &io = *s.io;
+    unsigned esize =
+        (io.dtype == ElemType::F32 || io.dtype == ElemType::I32) ? 4 : 2;
+    uint64_t n = io.numElements();
+    std::vector<uint8_t> bytes(n * esize * opts.samples, 0);
+    auto put = [&](uint64_t smp, uint64_t i, uint32_t v) {
+      uint8_t *p = bytes.data() + (smp * n + i) * esize;
+      for (unsigned b = 0; b < esize; ++b)
+        p[b] = uint8_t(v >> (8 * b));
+    };
+    for (uint64_t r = 0; r < s.rows.size(); ++r) {
+      const RowState &row = s.rows[r];
+      uint64_t begin = std::min(n, r * s.chunk);
+      uint64_t len = std::min(n, begin + s.chunk) - begin;
+      for (uint64_t k = 0; k < row.got.size(); ++k) {
+        uint64_t smp = row.expected ? k / row.expected : 0;
+        uint64_t j = row.expected ? k % row.expected : 0;
+        uint32_t v = row.got[k];
+        switch (io.format) {
+        case PayloadFormat::Dense32:
+          put(smp, begin + j, v);
+          break;
+        case PayloadFormat::Dense16x2:
+          put(smp, begin + 2 * j, v & 0xffff);
+          if (2 * j + 1 < len)
+            put(smp, begin + 2 * j + 1, v >> 16);
+          break;
+        case PayloadFormat::Sparse16: {
+          uint64_t at = v >> 16;
+          if (at < len)
+            put(smp, begin + at, v & 0xffff);
+          break;
+        }
+        }
+      }
+    }
+    return bytes;
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// The cycle loop
+//===----------------------------------------------------------------------===//
+
+/// Runs one cycle; returns false when the run has ended (status set).
+bool Engine::cycleOnce() {
+  ThreadOut &main = outs[0];
+  bool reference = opts.mode == Mode::Reference;
+  if (reference) {
+    current.resize(pes.size());
+    for (size_t i = 0; i < pes.size(); ++i)
+      current[i] = uint32_t(i);
+  }
+  // Decide.
+  injectHost(main);
+  bool hostMoved = !main.woken.empty();
+  unsigned T = pool->size();
+  bool parallel = T > 1 && current.size() >= 64;
+  auto stepRange = [&](unsigned t) {
+    size_t n = current.size();
+    size_t lo = parallel ? n * t / T : 0, hi = parallel ? n * (t + 1) / T : n;
+    ThreadOut &o = outs[t];
+    for (size_t i = lo; i < hi; ++i) {
+      Pe &pe = *pes[current[i]];
+      stepPe(pe, cfg, now, o);
+      if (pe.progress)
+        o.progressed.push_back(pe.index);
+    }
+  };
+  if (parallel)
+    pool->run(stepRange);
+  else
+    stepRange(0);
+  uint32_t errPe = UINT32_MAX;
+  std::string err;
+  for (ThreadOut &o : outs)
+    if (o.errorPe < errPe) {
+      errPe = o.errorPe;
+      err = o.error;
+    }
+  if (errPe != UINT32_MAX) {
+    fail(err);
+    return false;
+  }
+  bool anyProgress = hostMoved;
+  for (ThreadOut &o : outs) {
+    anyProgress |= !o.progressed.empty();
+    if (&o != &main) {
+      main.hostOut.insert(main.hostOut.end(), o.hostOut.begin(),
+                          o.hostOut.end());
+      o.hostOut.clear();
+    }
+  }
+  std::sort(main.hostOut.begin(), main.hostOut.end());
+  main.hostOut.erase(std::unique(main.hostOut.begin(), main.hostOut.end()),
+                     main.hostOut.end());
+  anyProgress |= collectHost(main);
+  if (st == Status::Error)
+    return false;
+
+  // Commit: every stepped PE and every PE a latch was written into.
+  uint64_t mark = now + 1;
+  commitSet.clear();
+  auto addCommit = [&](uint32_t i) {
+    if (commitStamp[i] != mark) {
+      commitStamp[i] = mark;
+      commitSet.push_back(i);
+    }
+  };
+  for (uint32_t i : current)
+    addCommit(i);
+  for (ThreadOut &o : outs) {
+    for (uint32_t i : o.woken)
+      addCommit(i);
+  }
+  std::vector<std::string> commitErrors(T);
+  std::vector<uint32_t> commitErrorPe(T, UINT32_MAX);
+  std::vector<std::vector<uint32_t>> wakes(T);
+  bool parallelCommit = T > 1 && commitSet.size() >= 64;
+  auto commitRange = [&](unsigned t) {
+    size_t n = commitSet.size();
+    size_t lo = parallelCommit ? n * t / T : 0;
+    size_t hi = parallelCommit ? n * (t + 1) / T : n;
+    for (size_t i = lo; i < hi; ++i) {
+      Pe &pe = *pes[commitSet[i]];
+      std::string e = commitPe(pe, cfg, now, wakes[t]);
+      if (!e.empty() && pe.index < commitErrorPe[t]) {
+        commitErrorPe[t] = pe.index;
+        commitErrors[t] = e;
+      }
+    }
+  };
+  if (parallelCommit)
+    pool->run(commitRange);
+  else
+    commitRange(0);
+  for (unsigned t = 0; t < T; ++t)
+    if (commitErrorPe[t] < errPe) {
+      errPe = commitErrorPe[t];
+      err = commitErrors[t];
+    }
+  if (errPe != UINT32_MAX) {
+    fail(err);
+    return false;
+  }
+
+  // Trace events, kept in a canonical order at output time.
+  if (opts.trace)
+    for (ThreadOut &o : outs) {
+      for (const TraceEvent &e : o.trace) {
+        if (trace.size() >= opts.traceLimit) {
+          traceTruncated = true;
+          break;
+        }
+        trace.push_back(e);
+      }
+      o.trace.clear();
+    }
+
+  // Next cycle's set (fast mode): progressed, woken and credited PEs.
+  if (!reference) {
+    uint64_t nextMark = now + 1;
+    std::vector<uint32_t> next;
+    auto addNext = [&](uint32_t i) {
+      if (nextStamp[i] != nextMark) {
+        nextStamp[i] = nextMark;
+        next.push_back(i);
+      }
+    };
+    for (ThreadOut &o : outs) {
+      for (uint32_t i : o.progressed)
+        addNext(i);
+      for (uint32_t i : o.woken)
+        addNext(i);
+    }
+    for (auto &w : wakes)
+      for (uint32_t i : w)
+        addNext(i);
+    // PEs stepped in thread order; sort for a canonical order.
+    std::sort(next.begin(), next.end());
+    current.swap(next);
+    peakActive = std::max<uint64_t>(peakActive, current.size());
+  }
+  for (ThreadOut &o : outs) {
+    o.progressed.clear();
+    o.woken.clear();
+  }
+
+  if (anyProgress)
+    lastProgress = now + 1;
+  ++now;
+  if (!anyProgress) {
+    // A quiet cycle (§5.4): nothing will ever change again.
+    if (outputsComplete()) {
+      st = Status::Done;
+      now = lastProgress;
+      std::ostringstream os;
+      uint64_t left = 0;
+      for (auto &pe : pes)
+        for (uint8_t c : pe->rqCount)
+          left += c;
+      for (auto &pe : pes)
+        for (uint8_t c : pe->cqCount)
+          left += c;
+      if (left)
+        os << "warning: " << left
+           << " wavelet(s) are still queued at the end of the run";
+      msg = os.str();
+    } else {
+      st = Status::Deadlock;
+      msg = deadlockReport();
+      now = lastProgress;
+    }
+    return false;
+  }
+  if (now >= opts.maxCycles) {
+    st = Status::CycleLimit;
+    msg = "the run reached the cycle limit of " +
+          std::to_string(opts.maxCycles) + " cycles before its outputs were "
+          "complete";
+    return false;
+  }
+  return true;
+}
+
+Status Engine::run(uint64_t cycles) {
+  if (st != Status::Running)
+    return st;
+  if (!started) {
+    for (const StreamState &s : streams)
+      if (!s.bound) {
+        fail("input '" + s.io->name + "' was not bound before the run");
+        return st;
+      }
+    started = true;
+  }
+  for (uint64_t c = 0; c < cycles; ++c)
+    if (!cycleOnce())
+      return st;
+  return st;
+}
+
+std::string Engine::deadlockReport() const {
+  std::ostringstream os;
+  os << "deadlock at cycle " << lastProgress
+     << ": nothing can move, but outputs are incomplete";
+  for (const StreamState &s : streams) {
+    for (size_t r = 0; r < s.rows.size(); ++r) {
+      const RowState &row = s.rows[r];
+      unsigned y = unsigned(s.io->firstRow + r);
+      if (s.io->output && row.received < row.expected * opts.samples)
+        os << "\n  output '" << s.io->name << "' row " << y << " ("
+           << dirName(s.io->edge) << " port, color " << unsigned(s.io->color)
+           << "): received " << row.received << " of "
+           << row.expected * opts.samples << " wavelets";
+      if (!s.io->output && row.next < row.payloads.size())
+        os << "\n  input '" << s.io->name << "' row " << y << " ("
+           << dirName(s.io->edge) << " port, color " << unsigned(s.io->color)
+           << "): injected " << row.next << " of " << row.payloads.size()
+           << " wavelets (queue full)";
+    }
+  }
+  unsigned listed = 0, more = 0;
+  for (const auto &pe : pes) {
+    std::string d = describeStuck(*pe, cfg);
+    if (d.empty())
+      continue;
+    if (listed++ < 64)
+      os << "\n  PE (" << pe->x << ", " << pe->y << "): " << d;
+    else
+      ++more;
+  }
+  if (more)
+    os << "\n  ... and " << more << " more PEs";
+  return os.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Statistics and trace
+//===----------------------------------------------------------------------===//
+
+Stats Engine::stats() const {
+  Stats s;
+  s.cycles = now;
+  s.hostWaveletsIn = hostIn;
+  s.hostWaveletsOut = hostOut;
+  s.firstInjection = firstInjection == UINT64_MAX ? 0 : firstInjection;
+  s.lastArrival = lastArrival;
+  s.sampleDone = sampleDone;
+  s.peakActivePEs = opts.mode == Mode::Fast ? peakActive : pes.size();
+  for (const auto &pe : pes) {
+    s.pes.push_back(pe->st);
+    s.busyPeCycles += pe->st.busyCycles;
+    s.instructions += pe->st.instructions;
+    s.flops += pe->st.flops;
+    s.macs += pe->st.macs;
+    for (unsigned d = 0; d < 5; ++d)
+      s.hops += pe->st.hops[d];
+    for (unsigned c = 0; c < 32; ++c)
+      s.hopsPerColor[c] += pe->hopsPerColor[c];
+  }
+  return s;
+}
+
+std::string Engine::statsJson() const {
+  Stats s = stats();
+  std::ostringstream os;
+  os << "{\n  \"status\": \"" << statusName(st) << "\",\n";
+  os << "  \"cycles\": " << s.cycles << ",\n";
+  os << "  \"samples\": " << opts.samples << ",\n";
+  os << "  \"latency\": "
+     << (s.lastArrival >= s.firstInjection ? s.lastArrival - s.firstInjection
+                                           : 0)
+     << ",\n";
+  os << "  \"first_injection\": " << s.firstInjection << ",\n";
+  os << "  \"last_arrival\": " << s.lastArrival << ",\n";
+  os << "  \"sample_done\": [";
+  for (size_t i = 0; i < s.sampleDone.size(); ++i)
+    os << (i ? ", " : "") << s.sampleDone[i];
+  os << "],\n";
+  os << "  \"busy_pe_cycles\": " << s.busyPeCycles << ",\n";
+  os << "  \"instructions\": " << s.instructions << ",\n";
+  os << "  \"flops\": " << s.flops << ",\n";
+  os << "  \"macs\": " << s.macs << ",\n";
+  os << "  \"wavelet_hops\": " << s.hops << ",\n";
+  os << "  \"host_wavelets_in\": " << s.hostWaveletsIn << ",\n";
+  os << "  \"host_wavelets_out\": " << s.hostWaveletsOut << ",\n";
+  os << "  \"hops_per_color\": {";
+  bool first = true;
+  for (unsigned c = 0; c < 32; ++c)
+    if (s.hopsPerColor[c]) {
+      os << (first ? "" : ", ") << "\"" << c << "\": " << s.hopsPerColor[c];
+      first = false;
+    }
+  os << "},\n";
+  // Per layer.
+  std::map<int32_t, std::array<uint64_t, 4>> layers;
+  for (const PeStats &p : s.pes) {
+    auto &l = layers[p.layer];
+    l[0] += 1;
+    l[1] += p.busyCycles;
+    l[2] += p.macs;
+    l[3] += p.instructions;
+  }
+  os << "  \"layers\": [";
+  first = true;
+  for (auto &[id, l] : layers) {
+    std::string name = id >= 0 && size_t(id) < prog.layers.size()
+                           ? prog.layers[id]
+                           : std::string("(none)");
+    os << (first ? "\n" : ",\n") << "    {\"name\": \"" << name
+       << "\", \"pes\": " << l[0] << ", \"busy_pe_cycles\": " << l[1]
+       << ", \"macs\": " << l[2] << ", \"instructions\": " << l[3] << "}";
+    first = false;
+  }
+  os << "\n  ],\n  \"pes\": [";
+  first = true;
+  for (const PeStats &p : s.pes) {
+    os << (first ? "\n" : ",\n") << "    {\"x\": " << p.x << ", \"y\": " << p.y
+       << ", \"layer\": " << p.layer << ", \"busy_cycles\": " << p.busyCycles
+       << ", \"ce_busy_cycles\": " << p.ceBusyCycles
+       << ", \"instructions\": " << p.instructions
+       << ", \"elements\": " << p.elements << ", \"flops\": " << p.flops
+       << ", \"macs\": " << p.macs << ", \"picks\": " << p.picks
+       << ", \"hops\": {\"north\": " << p.hops[0] << ", \"east\": "
+       << p.hops[1] << ", \"south\": " << p.hops[2] << ", \"west\": "
+       << p.hops[3] << ", \"ramp\": " << p.hops[4] << "}"
+       << ", \"router_queue_high\": " << p.routerQueueHigh
+       << ", \"ce_queue_high\": " << p.ceQueueHigh
+       << ", \"memory_words_used\": " << p.memoryWordsUsed << "}";
+    first = false;
+  }
+  os << "\n  ]\n}\n";
+  return os.str();
+}
+
+std::string Engine::traceJson() const {
+  if (!opts.trace)
+    return "";
+  std::vector<TraceEvent> ev = trace;
+  std::sort(ev.begin(), ev.end(), [](const TraceEvent &a, const TraceEvent &b) {
+    return std::tie(a.ts, a.pe, a.kind, a.a, a.b, a.dur) <
+           std::tie(b.ts, b.pe, b.kind, b.a, b.b, b.dur);
+  });
+  std::ostringstream os;
+  os << "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"truncated\": "
+     << (traceTruncated ? "true" : "false") << "}, \"traceEvents\": [\n";
+  bool first = true;
+  // Track names: one process per PE, thread 0 = CE, 1 = router.
+  for (const auto &pe : pes) {
+    os << (first ? "" : ",\n") << "{\"ph\": \"M\", \"name\": "
+       << "\"process_name\", \"pid\": " << pe->index
+       << ", \"args\": {\"name\": \"PE (" << pe->x << ", " << pe->y << ")\"}}";
+    first = false;
+  }
+  static const char *kinds[] = {"data", "local", "control"};
+  for (const TraceEvent &e : ev) {
+    os << (first ? "" : ",\n");
+    first = false;
+    if (e.kind == 0)
+      os << "{\"ph\": \"X\", \"pid\": " << e.pe << ", \"tid\": 0, \"ts\": "
+         << e.ts << ", \"dur\": " << e.dur << ", \"name\": \"task "
+         << unsigned(e.a) << "\", \"args\": {\"kind\": \""
+         << kinds[e.b % 3] << "\"}}";
+    else
+      os << "{\"ph\": \"X\", \"pid\": " << e.pe << ", \"tid\": 1, \"ts\": "
+         << e.ts << ", \"dur\": 1, \"name\": \"color " << unsigned(e.b)
+         << " -> " << dirName(Dir(e.a)) << "\"}";
+  }
+  os << "\n]}\n";
+  return os.str();
+}
+
+} // namespace
+
+std::unique_ptr<Simulator> Simulator::create(const binary::Program &program,
+                                             const Options &options,
+                                             std::string *error) {
+  std::string v = binary::verify(program);
+  if (!v.empty()) {
+    if (error)
+      *error = v;
+    return nullptr;
+  }
+  std::optional<Target> t = Target::create(program.target, error);
+  if (!t)
+    return nullptr;
+  auto e = std::make_unique<Engine>(program, options, *t);
+  if (!e->load(error))
+    return nullptr;
+  return e;
+}
+
+} // namespace weft::sim

@@ -1,0 +1,1296 @@
+//===- Step.cpp - One PE's cycle: router, picker, threads -----------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The per-cycle behaviour of one PE, shared by the reference and fast modes.
+// Section numbers refer to docs/architecture.md.
+//
+// Order inside a PE's decide phase: router, then picker or main thread, then
+// microthreads. The router reads its queues before the CE dequeues (dequeues
+// only count until commit) and the CE reads the on-ramp queue count before
+// the router's dequeue commits, so both see start-of-cycle occupancy. A
+// microthread group runs after the main thread's step and sees its writes
+// (docs/simulator.md, "Order inside a PE").
+//
+//===----------------------------------------------------------------------===//
+
+#include "Step.h"
+
+#include "Arith.h"
+
+#include "weft/Target/Numerics.h"
+#include "weft/Target/Wavelet.h"
+
+#include <sstream>
+
+using namespace weft::target;
+
+namespace weft::sim::detail {
+
+namespace {
+
+constexpr unsigned kRamp = unsigned(Dir::Ramp);
+
+unsigned elemWordsOf(ElemType t) {
+  return (t == ElemType::F32 || t == ElemType::I32) ? 2 : 1;
+}
+
+/// Everything one PE step needs at hand.
+struct Ctx {
+  Pe &pe;
+  const FabricConfig &cfg;
+  uint64_t now;
+  ThreadOut &out;
+  bool failed = false;
+  bool groupIssued = false;
+
+  void fail(const std::string &what) {
+    if (failed)
+      return;
+    failed = true;
+    if (pe.index < out.errorPe) {
+      out.errorPe = pe.index;
+      out.error = peError(pe, now, what);
+    }
+  }
+
+  //===--------------------------------------------------------------===//
+  // Memory
+  //===--------------------------------------------------------------===//
+
+  bool inMemory(int64_t addr, unsigned words) {
+    if (addr < 0 || addr + int64_t(words) > int64_t(cfg.memWords)) {
+      fail("memory access at word " + std::to_string(addr) +
+           " is outside the PE's " + std::to_string(cfg.memWords) + " words");
+      return false;
+    }
+    return true;
+  }
+  uint32_t load(int64_t addr, unsigned ew) {
+    if (!inMemory(addr, ew))
+      return 0;
+    uint32_t v = pe.mem[addr];
+    if (ew == 2)
+      v |= uint32_t(pe.mem[addr + 1]) << 16;
+    return v;
+  }
+  void store(int64_t addr, unsigned ew, uint32_t v) {
+    if (!inMemory(addr, ew))
+      return;
+    const DecodeCache *c = pe.cache;
+    if (c && !pe.codeDirty) {
+      uint64_t slot = uint64_t(addr) / 2, last = uint64_t(addr + ew - 1) / 2;
+      if ((slot < c->status.size() && c->status[slot]) ||
+          (last < c->status.size() && c->status[last]))
+        pe.codeDirty = true;
+    }
+    pe.mem[addr] = uint16_t(v);
+    if (ew == 2)
+      pe.mem[addr + 1] = uint16_t(v >> 16);
+  }
+
+  //===--------------------------------------------------------------===//
+  // Queues
+  //===--------------------------------------------------------------===//
+
+  unsigned ceAvail(unsigned c) const {
+    return pe.cqCount[c] - pe.cqPops[c];
+  }
+  uint64_t cePeek(unsigned c) const {
+    unsigned d = cfg.cqDepth;
+    return pe.cq[c * d + (pe.cqHead[c] + pe.cqPops[c]) % d];
+  }
+  void cePop(unsigned c) {
+    ++pe.cqPops[c];
+    pe.cePopMask |= 1u << c;
+  }
+  bool onRampFree(unsigned c) const {
+    return !pe.onRampUsed &&
+           pe.rqCount[cfg.rqIndex(kRamp, c)] < cfg.rqDepth;
+  }
+  void sendOnRamp(unsigned color, bool control, uint32_t payload) {
+    pe.onRampUsed = true;
+    pe.inLatch[kRamp] =
+        Wavelet{uint8_t(color), control, payload}.encode() | kLatchFull;
+  }
+
+  void activate(uint8_t id) { pe.activeSet |= uint64_t(1) << (id & 63); }
+
+  //===--------------------------------------------------------------===//
+  // Router (§4.3)
+  //===--------------------------------------------------------------===//
+
+  void stepRouter();
+  bool tryForward(unsigned pair, DirSet &granted);
+
+  //===--------------------------------------------------------------===//
+  // Compute element (§6, §9, §10)
+  //===--------------------------------------------------------------===//
+
+  bool pick();
+  void stepMain();
+  void stepMicros(bool datapathTaken, uint8_t launched);
+  bool fetch(uint32_t slot, Instruction &inst);
+  void execImm(const Instruction &inst);
+  void execCtl(const Instruction &inst);
+  void endTask();
+  bool startExec(Exec &ex, const Instruction &inst);
+  bool resolveDsr(Operand &o, unsigned file, unsigned n, ElemType t);
+  void resolveGpr(Operand &o, unsigned n, ElemType t);
+  bool resolveImm(Operand &o, unsigned k, ElemType t);
+  /// One cycle of an executing instruction. Returns whether it used the
+  /// datapath (issued or continued a group).
+  enum class Cycle { Idle, Progress, Datapath };
+  Cycle runExec(Exec &ex, bool isMain, bool datapathFree);
+  enum class Issue { Stall, Issued, EarlyEnd };
+  Issue issueGroup(Exec &ex, bool isMain);
+  uint32_t readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t);
+  void writeDst(Exec &ex, Operand &o, uint32_t i, uint32_t v, bool isMain);
+  void retire(Exec &ex, bool isMain);
+  uint32_t gprValue(unsigned n, unsigned ew) const {
+    return ew == 2 ? uint32_t(pe.gpr[n]) | (uint32_t(pe.gpr[n + 1]) << 16)
+                   : pe.gpr[n];
+  }
+  void setGpr(unsigned n, unsigned ew, uint32_t v) {
+    pe.gpr[n] = uint16_t(v);
+    if (ew == 2)
+      pe.gpr[n + 1] = uint16_t(v >> 16);
+  }
+  int64_t elemAddr(const Operand &o, uint32_t i) const {
+    if (!o.is4d)
+      return o.base + int64_t(i) * o.stride[0];
+    uint32_t i0 = i % o.len[0];
+    uint32_t r = i / o.len[0];
+    uint32_t i1 = r % o.len[1];
+    r /= o.len[1];
+    uint32_t i2 = r % o.len[2];
+    uint32_t i3 = r / o.len[2];
+    return o.base + int64_t(i0) * o.stride[0] + int64_t(i1) * o.stride[1] +
+           int64_t(i2) * o.stride[2] + int64_t(i3) * o.stride[3];
+  }
+  void traceTaskEnd() {
+    if (cfg.trace)
+      out.trace.push_back(TraceEvent{pe.taskStart, now + 1 - pe.taskStart,
+                                     pe.index, 0, pe.taskId, pe.taskKind});
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Router
+//===----------------------------------------------------------------------===//
+
+bool Ctx::tryForward(unsigned pair, DirSet &granted) {
+  unsigned color = pair / 5, port = pair % 5;
+  const binary::Route &r = pe.route[color];
+  DirSet outs = r.outputs;
+  if (!outs || (outs & granted))
+    return false;
+  for (unsigned d = 0; d < 5; ++d) {
+    if (!(outs & (1u << d)))
+      continue;
+    if (d == kRamp) {
+      if (pe.cqCount[color] >= cfg.cqDepth)
+        return false;
+      continue;
+    }
+    if (cfg.target->isHostPort(pe.x, pe.y, Dir(d)))
+      continue;
+    Pe *nb = pe.neighbour[d];
+    if (!nb) {
+      // The loader checks links; a missing neighbour is a PE no group
+      // covers, so it has no route for anything.
+      int64_t nx = int64_t(pe.x) + (d == 1) - (d == 3);
+      int64_t ny = int64_t(pe.y) + (d == 2) - (d == 0);
+      fail("color " + std::to_string(color) + " leaves through " +
+           dirName(Dir(d)) + " to PE (" + std::to_string(nx) + ", " +
+           std::to_string(ny) + "), which runs no program and has no route");
+      return false;
+    }
+    unsigned in = unsigned(opposite(Dir(d)));
+    if (nb->rqCount[cfg.rqIndex(in, color)] >= cfg.rqDepth)
+      return false;
+  }
+  // Grant: the wavelet leaves through every output this cycle (§4.3).
+  unsigned q = cfg.rqIndex(port, color);
+  uint64_t w = pe.rq[q * cfg.rqDepth + pe.rqHead[q]];
+  pe.popped[pe.numPopped++] = uint16_t(q);
+  granted |= outs;
+  for (unsigned d = 0; d < 5; ++d) {
+    if (!(outs & (1u << d)))
+      continue;
+    ++pe.st.hops[d];
+    ++pe.hopsPerColor[color];
+    if (cfg.trace)
+      out.trace.push_back(
+          TraceEvent{now, 1, pe.index, 1, uint8_t(d), uint8_t(color)});
+    if (d == kRamp) {
+      pe.ceLatch = w | kLatchFull;
+    } else if (cfg.target->isHostPort(pe.x, pe.y, Dir(d))) {
+      pe.hostLatch[d == unsigned(Dir::West) ? 0 : 1] = w | kLatchFull;
+      out.hostOut.push_back(pe.index);
+    } else {
+      Pe *nb = pe.neighbour[d];
+      nb->inLatch[unsigned(opposite(Dir(d)))] = w | kLatchFull;
+      out.woken.push_back(nb->index);
+    }
+  }
+  return true;
+}
+
+void Ctx::stepRouter() {
+  if (!(pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2]))
+    return;
+  unsigned pairs = cfg.colors * 5;
+  unsigned start = (pe.rrPointer + 1) % pairs;
+  DirSet granted = 0;
+  int64_t last = -1;
+  // Scan the set bits of [start, pairs) then [0, start), in order.
+  auto scan = [&](unsigned lo, unsigned hi) {
+    for (unsigned wi = lo / 64; wi * 64 < hi && !failed; ++wi) {
+      uint64_t bits = pe.nonEmpty[wi];
+      if (wi * 64 < lo)
+        bits &= ~uint64_t(0) << (lo - wi * 64);
+      if ((wi + 1) * 64 > hi)
+        bits &= (hi - wi * 64) >= 64 ? ~uint64_t(0)
+                                     : ((uint64_t(1) << (hi - wi * 64)) - 1);
+      while (bits && !failed) {
+        unsigned b = unsigned(__builtin_ctzll(bits));
+        bits &= bits - 1;
+        unsigned pair = wi * 64 + b;
+        // Pairs are numbered color * 5 + port but queues port * C + color.
+        if (tryForward(pair, granted))
+          last = pair;
+      }
+    }
+  };
+  scan(start, pairs);
+  if (start)
+    scan(0, start);
+  if (last >= 0) {
+    pe.rrPointer = unsigned(last);
+    pe.routerMoved = true;
+    pe.progress = true;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Picker (§6.3)
+//===----------------------------------------------------------------------===//
+
+bool Ctx::pick() {
+  uint32_t microColors = 0;
+  for (const Exec &m : pe.micro)
+    if (m.active)
+      for (const Operand *o : {&m.src0, &m.src1})
+        if (o->kind == Operand::Fabin)
+          microColors |= 1u << o->color;
+  for (unsigned k = 1; k <= 64; ++k) {
+    unsigned id = (pe.pickLast + k) & 63;
+    uint64_t bit = uint64_t(1) << id;
+    if (!(pe.active & bit) || (pe.blocked & bit))
+      continue;
+    if (id < 32) {
+      if (id >= cfg.colors || !ceAvail(id) || (microColors & (1u << id)))
+        continue;
+      Wavelet w = *Wavelet::decode(cePeek(id));
+      cePop(id);
+      pe.gpr[0] = w.low();
+      pe.gpr[1] = w.high();
+      pe.pc = w.control ? Arch::kControlTableOffset + w.controlEntry()
+                        : Arch::kSlotsPerTaskEntry * id;
+      pe.taskKind = w.control ? 2 : 0;
+    } else {
+      pe.activeClear |= bit;
+      pe.pc = Arch::kSlotsPerTaskEntry * id;
+      pe.taskKind = 1;
+    }
+    pe.pickLast = id;
+    pe.taskId = uint8_t(id);
+    pe.running = true;
+    pe.taskStart = now;
+    ++pe.st.picks;
+    pe.progress = true;
+    return true;
+  }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Main thread
+//===----------------------------------------------------------------------===//
+
+bool Ctx::fetch(uint32_t slot, Instruction &inst) {
+  if (uint64_t(slot) * 2 + 2 > cfg.memWords) {
+    fail("fetch from slot " + std::to_string(slot) +
+         " runs past the end of memory");
+    return false;
+  }
+  const DecodeCache *c = pe.cache;
+  if (c && !pe.codeDirty && slot < c->status.size() &&
+      c->status[slot] == DecodeCache::Valid) {
+    inst = c->insts[slot];
+    return true;
+  }
+  uint32_t lo = pe.mem[2 * slot], hi = pe.mem[2 * slot + 1];
+  std::string err;
+  if (hi & 0xfff0u) {
+    fail("slot " + std::to_string(slot) +
+         " holds no instruction: bits above bit 19 are set");
+    return false;
+  }
+  std::optional<Instruction> d = Instruction::decode(lo | (hi << 16), &err);
+  if (!d) {
+    fail("slot " + std::to_string(slot) + " does not decode: " + err);
+    return false;
+  }
+  inst = *d;
+  return true;
+}
+
+void Ctx::endTask() {
+  traceTaskEnd();
+  pe.running = false;
+}
+
+void Ctx::execImm(const Instruction &inst) {
+  Opcode op = inst.opcode;
+  uint32_t next = pe.pc + 1;
+  auto recordAddr = [&](int64_t &addr) {
+    addr = int64_t(inst.imm) * Arch::kWordsPerDescriptor;
+    if (addr + Arch::kWordsPerDescriptor > cfg.descWords) {
+      fail(std::string(info(op).mnemonic) + " addresses word " +
+           std::to_string(addr) + ", beyond the descriptor reach of " +
+           std::to_string(cfg.descWords) + " words");
+      return false;
+    }
+    return true;
+  };
+  auto loadRecord = [&](int64_t addr) {
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 4; ++i)
+      v |= uint64_t(pe.mem[addr + i]) << (16 * i);
+    return v;
+  };
+  auto storeRecord = [&](int64_t addr, uint64_t v) {
+    for (unsigned i = 0; i < 4; ++i)
+      store(addr + i, 1, uint16_t(v >> (16 * i)));
+  };
+  switch (op) {
+  case Opcode::LDS0:
+  case Opcode::LDS1:
+  case Opcode::LDD: {
+    unsigned file = op == Opcode::LDS0 ? 0 : op == Opcode::LDS1 ? 1 : 2;
+    int64_t addr;
+    if (!recordAddr(addr))
+      return;
+    uint64_t v = loadRecord(addr);
+    std::string err;
+    std::optional<Dsd> d = Dsd::decode(v, &err);
+    if (!d) {
+      fail("DSD record at word " + std::to_string(addr) +
+           " does not decode: " + err);
+      return;
+    }
+    err = d->validate(*cfg.target);
+    if (!err.empty()) {
+      fail("DSD record at word " + std::to_string(addr) + " is invalid: " +
+           err);
+      return;
+    }
+    pe.dsd[file][inst.reg] = v;
+    pe.dsdDecoded[file][inst.reg] = *d;
+    pe.dsrValid[file] |= uint16_t(1u << inst.reg);
+    if (d->kind == DsdKind::Fifo) {
+      FifoState &f = pe.fifo[inst.reg];
+      f = FifoState();
+      f.valid = true;
+      f.record = v;
+      f.base = d->base;
+      f.cap = d->length;
+      f.pushEn = d->onPush.enabled;
+      f.pushAc = d->onPush.color;
+      f.popEn = d->onPop.enabled;
+      f.popAc = d->onPop.color;
+    }
+    break;
+  }
+  case Opcode::LDX: {
+    int64_t addr;
+    if (!recordAddr(addr))
+      return;
+    uint64_t v = loadRecord(addr);
+    std::string err;
+    if (v >> 51) {
+      fail("XDSD record at word " + std::to_string(addr) +
+           " has bits set above bit 50");
+      return;
+    }
+    std::optional<Xdsd> x = Xdsd::decode(v, &err);
+    if (x)
+      err = x->validate();
+    if (!x || !err.empty()) {
+      fail("XDSD record at word " + std::to_string(addr) + " is invalid: " +
+           err);
+      return;
+    }
+    pe.xdsr[inst.reg] = *x;
+    pe.xdsrRaw[inst.reg] = v;
+    pe.xdsrValid |= uint8_t(1u << inst.reg);
+    break;
+  }
+  case Opcode::STS0:
+  case Opcode::STS1:
+  case Opcode::STD: {
+    unsigned file = op == Opcode::STS0 ? 0 : op == Opcode::STS1 ? 1 : 2;
+    int64_t addr;
+    if (!recordAddr(addr))
+      return;
+    if (!(pe.dsrValid[file] & (1u << inst.reg))) {
+      fail(std::string(info(op).mnemonic) + " stores DSR " +
+           std::to_string(inst.reg) + ", which was never loaded");
+      return;
+    }
+    storeRecord(addr, pe.dsd[file][inst.reg]);
+    break;
+  }
+  case Opcode::STX: {
+    int64_t addr;
+    if (!recordAddr(addr))
+      return;
+    if (!(pe.xdsrValid & (1u << inst.reg))) {
+      fail("stx stores XDSR " + std::to_string(inst.reg) +
+           ", which was never loaded");
+      return;
+    }
+    storeRecord(addr, pe.xdsrRaw[inst.reg]);
+    break;
+  }
+  case Opcode::LDSR: {
+    int64_t addr;
+    if (!recordAddr(addr))
+      return;
+    uint16_t w = pe.mem[addr];
+    pe.strideReg[inst.reg] = int16_t(uint16_t(w << 1)) >> 1;
+    break;
+  }
+  case Opcode::STSR: {
+    int64_t addr;
+    if (!recordAddr(addr))
+      return;
+    store(addr, 1, uint16_t(pe.strideReg[inst.reg]));
+    break;
+  }
+  case Opcode::MOVI:
+    pe.gpr[inst.reg] = uint16_t(int16_t(uint16_t(inst.imm << 5)) >> 5);
+    break;
+  case Opcode::MOVH:
+    pe.gpr[inst.reg] =
+        uint16_t((pe.gpr[inst.reg] & 0xffu) | ((inst.imm & 0xffu) << 8));
+    break;
+  case Opcode::JMP:
+  case Opcode::BRT:
+  case Opcode::BRF: {
+    bool taken = op == Opcode::JMP || (op == Opcode::BRT) == pe.cflag;
+    if (taken) {
+      if (uint64_t(inst.target) * 2 + 2 > cfg.memWords) {
+        fail("jump to slot " + std::to_string(inst.target) +
+             " past the end of memory");
+        return;
+      }
+      next = inst.target;
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  pe.pc = next;
+}
+
+void Ctx::execCtl(const Instruction &inst) {
+  Opcode op = inst.opcode;
+  if (op != Opcode::NOP) {
+    uint64_t mask;
+    if (inst.ctlMode == CtlMode::AllColors) {
+      mask = ~uint64_t(0);
+    } else {
+      unsigned id = inst.ctlMode == CtlMode::GprColor ? pe.gpr[inst.imm & 15]
+                                                      : inst.imm;
+      if (id > 63) {
+        fail(std::string(info(op).mnemonic) + " names task id " +
+             std::to_string(id) + " from gpr " +
+             std::to_string(inst.imm & 15) + "; ids end at 63");
+        return;
+      }
+      mask = uint64_t(1) << id;
+    }
+    switch (op) {
+    case Opcode::BLOCK:
+      pe.blockSet |= mask;
+      break;
+    case Opcode::UNBLOCK:
+      pe.blockClear |= mask;
+      break;
+    case Opcode::ACTIVATE:
+      pe.activeSet |= mask;
+      break;
+    case Opcode::DEACTIVATE:
+      pe.activeClear |= mask;
+      break;
+    default:
+      break;
+    }
+  }
+  ++pe.st.instructions;
+  if (inst.terminate)
+    endTask();
+  else
+    ++pe.pc;
+}
+
+void Ctx::resolveGpr(Operand &o, unsigned n, ElemType t) {
+  o.kind = Operand::Gpr;
+  o.reg = uint8_t(n);
+  o.ew = uint8_t(elemWordsOf(t));
+  o.value = gprValue(n, o.ew);
+}
+
+bool Ctx::resolveImm(Operand &o, unsigned k, ElemType t) {
+  o.kind = Operand::Imm;
+  o.ew = uint8_t(elemWordsOf(t));
+  if (k == unsigned(SmallImm::Prng)) {
+    o.prng = true;
+    return true;
+  }
+  if (!smallImmBits(k, t, o.value)) {
+    fail(std::string("imm ") + smallImmName(k) + " has no value in type " +
+         elemTypeName(t));
+    return false;
+  }
+  return true;
+}
+
+bool Ctx::resolveDsr(Operand &o, unsigned file, unsigned n, ElemType t) {
+  static const char *files[] = {"S0DSR", "S1DSR", "DDSR"};
+  if (!(pe.dsrValid[file] & (1u << n))) {
+    fail(std::string(files[file]) + " " + std::to_string(n) +
+         " is used but was never loaded");
+    return false;
+  }
+  const Dsd &d = pe.dsdDecoded[file][n];
+  o.ew = uint8_t(elemWordsOf(t));
+  switch (d.kind) {
+  case DsdKind::Mem1D:
+    o.kind = Operand::Mem;
+    o.base = int64_t(d.base) + (d.indexed ? pe.gpr[4] : 0);
+    o.stride[0] = int64_t(d.stride) * o.ew;
+    o.length = d.length;
+    break;
+  case DsdKind::Mem4D: {
+    if (!(pe.xdsrValid & (1u << d.xdsr))) {
+      fail("mem4d DSD in " + std::string(files[file]) + " " +
+           std::to_string(n) + " uses XDSR " + std::to_string(d.xdsr) +
+           ", which was never loaded");
+      return false;
+    }
+    const Xdsd &x = pe.xdsr[d.xdsr];
+    o.kind = Operand::Mem;
+    o.is4d = true;
+    o.base = int64_t(d.base) + (d.indexed ? pe.gpr[4] : 0);
+    int64_t len = 1;
+    for (unsigned k = 0; k < 4; ++k) {
+      o.len[k] = x.len[k];
+      unsigned sel = x.strideSel[k];
+      int64_t s = sel < 6 ? pe.strideReg[sel] : sel == 6 ? 1 : 0;
+      o.stride[k] = s * o.ew;
+      len *= x.len[k];
+    }
+    o.length = len;
+    break;
+  }
+  case DsdKind::FabricIn:
+  case DsdKind::FabricOut:
+    o.kind = d.kind == DsdKind::FabricIn ? Operand::Fabin : Operand::Fabout;
+    o.length = d.length;
+    o.color = d.color;
+    o.format = d.format;
+    o.term = d.terminateOnControl;
+    o.ctrl = d.control;
+    o.acEn = d.onDone.enabled;
+    o.ac = d.onDone.color;
+    o.index = d.indexFromGpr4 ? pe.gpr[4] : d.index6;
+    o.ue = d.microthread;
+    o.utid = d.utid;
+    if ((o.ew == 2) != (o.format == PayloadFormat::Dense32)) {
+      fail(std::string(dsdKindName(d.kind)) + " on color " +
+           std::to_string(o.color) + " carries " +
+           payloadFormatName(o.format) + " wavelets but the instruction "
+           "reads " + std::to_string(16 * o.ew) + "-bit elements");
+      return false;
+    }
+    if (o.ctrl && (o.format != PayloadFormat::Sparse16 || o.ew != 1)) {
+      fail("fabout with ctrl needs sparse16 and a 16-bit element type");
+      return false;
+    }
+    break;
+  case DsdKind::Fifo:
+    o.kind = Operand::Fifo;
+    o.reg = uint8_t(n);
+    o.dsrFile = uint8_t(file);
+    o.record = pe.dsd[file][n];
+    break;
+  }
+  return true;
+}
+
+bool Ctx::startExec(Exec &ex, const Instruction &inst) {
+  ex = Exec();
+  ex.inst = inst;
+  ex.info = &info(inst.opcode);
+  const OpcodeInfo &oi = *ex.info;
+  Opcode op = inst.opcode;
+  ex.reduction =
+      op == Opcode::FSUM || op == Opcode::FMAXR || op == Opcode::FSUMHS;
+  ex.readsDst = ex.reduction || op == Opcode::FMAC || op == Opcode::FMACH ||
+                op == Opcode::FMACHS || op == Opcode::SEL32 ||
+                op == Opcode::SEL16;
+  auto source = [&](Operand &o, const target::Operand &f) {
+    switch (f.kind) {
+    case OperandKind::S0dsr:
+      return resolveDsr(o, 0, f.value, oi.srcType);
+    case OperandKind::S1dsr:
+      return resolveDsr(o, 1, f.value, oi.srcType);
+    case OperandKind::Gpr:
+      resolveGpr(o, f.value, oi.srcType);
+      return true;
+    case OperandKind::Imm:
+      return resolveImm(o, f.value, oi.srcType);
+    default:
+      return true;
+    }
+  };
+  switch (oi.family) {
+  case Family::Vec:
+    if (inst.op0.kind == OperandKind::Dsr) {
+      if (!resolveDsr(ex.dst, 2, inst.op0.value, oi.dstType) ||
+          !resolveDsr(ex.src0, 0, inst.op0.value, oi.srcType))
+        return false;
+    } else {
+      resolveGpr(ex.dst, inst.op0.value, oi.dstType);
+      resolveGpr(ex.src0, inst.op0.value, oi.srcType);
+      ex.scalar = true;
+    }
+    if (!source(ex.src1, inst.op1))
+      return false;
+    break;
+  case Family::Un:
+    if (inst.op0.kind == OperandKind::Ddsr) {
+      if (!resolveDsr(ex.dst, 2, inst.op0.value, oi.dstType))
+        return false;
+    } else {
+      resolveGpr(ex.dst, inst.op0.value, oi.dstType);
+      ex.scalar = !ex.reduction;
+    }
+    if (!source(ex.src0, inst.op1))
+      return false;
+    break;
+  case Family::Cmp:
+    resolveGpr(ex.src0, inst.op0.value, oi.srcType);
+    if (!source(ex.src1, inst.op1))
+      return false;
+    ex.compare = true;
+    ex.scalar = true;
+    break;
+  default:
+    return false;
+  }
+  // Roles (§8.6).
+  if (ex.dst.kind == Operand::Fabin) {
+    fail(std::string(oi.mnemonic) + " writes to a fabin DSD");
+    return false;
+  }
+  for (const Operand *s : {&ex.src0, &ex.src1})
+    if (s->kind == Operand::Fabout) {
+      fail(std::string(oi.mnemonic) + " reads from a fabout DSD");
+      return false;
+    }
+  if (ex.readsDst &&
+      (ex.dst.kind == Operand::Fabout || ex.dst.kind == Operand::Fifo)) {
+    fail(std::string(oi.mnemonic) +
+         " reads its destination, which must be memory or a GPR");
+    return false;
+  }
+  // Element count (§9.6).
+  if (ex.reduction) {
+    if (ex.src0.length < 0) {
+      fail(std::string(oi.mnemonic) + " reduces a source with no length");
+      return false;
+    }
+    if (ex.dst.length >= 0 && ex.dst.length != 1) {
+      fail(std::string(oi.mnemonic) + " reduces into a destination of " +
+           "length " + std::to_string(ex.dst.length) + "; it must be 1");
+      return false;
+    }
+    ex.n = uint32_t(ex.src0.length);
+  } else if (ex.scalar) {
+    ex.n = 1;
+  } else {
+    int64_t n = -1;
+    for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1}) {
+      if (o->length < 0)
+        continue;
+      if (n < 0)
+        n = o->length;
+      else if (o->length != n) {
+        fail(std::string(oi.mnemonic) + " has operands of lengths " +
+             std::to_string(n) + " and " + std::to_string(o->length));
+        return false;
+      }
+    }
+    if (n < 0) {
+      fail(std::string(oi.mnemonic) + " has no operand with a length");
+      return false;
+    }
+    ex.n = uint32_t(n);
+  }
+  bool vector = !ex.scalar;
+  ex.startupLeft = vector ? oi.startup : 0;
+  if (ex.reduction)
+    ex.acc = ex.dst.kind == Operand::Gpr
+                 ? ex.dst.value
+                 : load(elemAddr(ex.dst, 0), ex.dst.ew);
+  ex.active = true;
+  return !failed;
+}
+
+uint32_t Ctx::readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t) {
+  switch (o.kind) {
+  case Operand::Gpr:
+    return o.value;
+  case Operand::Imm:
+    return o.prng ? prngBits(xorshift32(pe.prng), t) : o.value;
+  case Operand::Mem:
+    return load(elemAddr(o, ex.scalar ? 0 : i), o.ew);
+  case Operand::Fabin: {
+    Wavelet w = *Wavelet::decode(cePeek(o.color));
+    switch (o.format) {
+    case PayloadFormat::Dense32:
+      cePop(o.color);
+      return w.payload;
+    case PayloadFormat::Sparse16:
+      cePop(o.color);
+      pe.gpr[1] = w.high();
+      return w.low();
+    case PayloadFormat::Dense16x2:
+      if (!o.half) {
+        bool last = i + 1 >= ex.n;
+        if (last)
+          cePop(o.color);
+        else
+          o.half = true;
+        return w.low();
+      }
+      o.half = false;
+      cePop(o.color);
+      return w.high();
+    }
+    return 0;
+  }
+  case Operand::Fifo: {
+    FifoState &f = pe.fifo[o.reg];
+    if (!f.valid || f.record != o.record) {
+      fail("fifo " + std::to_string(o.reg) +
+           " is popped through a register whose record differs from the "
+           "FIFO's");
+      return 0;
+    }
+    uint32_t v = load(int64_t(f.base) + int64_t(f.rd) * o.ew, o.ew);
+    f.rd = (f.rd + 1) % f.cap;
+    --f.count;
+    if (f.popEn)
+      activate(f.popAc);
+    return v;
+  }
+  default:
+    return 0;
+  }
+}
+
+void Ctx::writeDst(Exec &ex, Operand &o, uint32_t i, uint32_t v,
+                   bool isMain) {
+  switch (o.kind) {
+  case Operand::Gpr:
+    if (isMain)
+      setGpr(o.reg, o.ew, v);
+    else
+      ex.acc = v; // a microthread writes GPRs when it finishes (§6.6)
+    return;
+  case Operand::Mem:
+    store(elemAddr(o, ex.reduction ? 0 : i), o.ew, v);
+    return;
+  case Operand::Fabout:
+    switch (o.format) {
+    case PayloadFormat::Dense32:
+      sendOnRamp(o.color, false, v);
+      return;
+    case PayloadFormat::Sparse16:
+      if (o.ctrl)
+        sendOnRamp(o.color, true, (v & 0xffff) | (uint32_t(o.index) << 16));
+      else
+        sendOnRamp(o.color, false,
+                   (v & 0xffff) | (uint32_t(uint16_t(o.index + i)) << 16));
+      return;
+    case PayloadFormat::Dense16x2:
+      if (!o.half) {
+        if (i + 1 >= ex.n) {
+          sendOnRamp(o.color, false, v & 0xffff);
+        } else {
+          o.half = true;
+          o.pendingLow = uint16_t(v);
+        }
+      } else {
+        o.half = false;
+        sendOnRamp(o.color, false, o.pendingLow | ((v & 0xffff) << 16));
+      }
+      return;
+    }
+    return;
+  case Operand::Fifo: {
+    FifoState &f = pe.fifo[o.reg];
+    if (!f.valid || f.record != o.record) {
+      fail("fifo " + std::to_string(o.reg) +
+           " is pushed through a register whose record differs from the "
+           "FIFO's");
+      return;
+    }
+    store(int64_t(f.base) + int64_t(f.wr) * o.ew, o.ew, v);
+    f.wr = (f.wr + 1) % f.cap;
+    ++f.count;
+    if (f.pushEn)
+      activate(f.pushAc);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+Ctx::Issue Ctx::issueGroup(Exec &ex, bool isMain) {
+  const OpcodeInfo &oi = *ex.info;
+  uint32_t remaining = ex.n - ex.done;
+  uint32_t k = ex.scalar ? 1 : std::min<uint32_t>(oi.simd, remaining);
+  ex.waitReason = nullptr;
+  // Per-operand limits (§9.6, §10.2).
+  for (Operand *s : {&ex.src0, &ex.src1}) {
+    if (s->kind == Operand::Fabin) {
+      if (!ceAvail(s->color)) {
+        ex.waitReason = "fabric input empty";
+        ex.waitColor = s->color;
+        return Issue::Stall;
+      }
+      if (s->term && !s->half && !ex.scalar) {
+        Wavelet w = *Wavelet::decode(cePeek(s->color));
+        if (w.control) {
+          cePop(s->color);
+          ex.earlyEnd = true;
+          return Issue::EarlyEnd;
+        }
+      }
+      uint32_t per = s->format == PayloadFormat::Dense16x2 ? (s->half ? 1 : 2)
+                                                           : 1;
+      k = std::min(k, per);
+    } else if (s->kind == Operand::Fifo) {
+      const FifoState &f = pe.fifo[s->reg];
+      if (!f.count) {
+        ex.waitReason = "fifo empty";
+        ex.waitColor = s->reg;
+        return Issue::Stall;
+      }
+      k = std::min(k, f.count);
+    }
+  }
+  Operand &d = ex.dst;
+  if (d.kind == Operand::Fifo) {
+    const FifoState &f = pe.fifo[d.reg];
+    if (f.count >= f.cap) {
+      ex.waitReason = "fifo full";
+      ex.waitColor = d.reg;
+      return Issue::Stall;
+    }
+    k = std::min(k, f.cap - f.count);
+  } else if (d.kind == Operand::Fabout) {
+    bool needSlot;
+    if (d.format == PayloadFormat::Dense16x2) {
+      k = std::min<uint32_t>(k, d.half ? 1 : 2);
+      needSlot = d.half || k == 2 || ex.done + k >= ex.n;
+    } else {
+      k = 1;
+      needSlot = true;
+    }
+    if (needSlot && !onRampFree(d.color)) {
+      ex.waitReason = "on-ramp queue full";
+      ex.waitColor = d.color;
+      return Issue::Stall;
+    }
+  }
+  if (groupIssued || k > oi.simd) {
+    fail("simulator invariant broken: more than one group or more than " +
+         std::to_string(oi.simd) + " elements in a cycle");
+    return Issue::Stall;
+  }
+  groupIssued = true;
+  // Execute k elements.
+  Opcode op = ex.inst.opcode;
+  for (uint32_t j = 0; j < k && !failed; ++j) {
+    uint32_t i = ex.done + j;
+    if (ex.compare) {
+      uint32_t s = readSrc(ex, ex.src1, i, oi.srcType);
+      pe.cflag = compare(op, ex.src0.value, s);
+      continue;
+    }
+    uint32_t a = readSrc(ex, ex.src0, i, oi.srcType);
+    uint32_t b = ex.src1.kind != Operand::None
+                     ? readSrc(ex, ex.src1, i, oi.srcType)
+                     : 0;
+    if (ex.reduction) {
+      ex.acc = compute(op, ex.acc, a, 0);
+      continue;
+    }
+    uint32_t old = 0;
+    if (ex.readsDst)
+      old = d.kind == Operand::Gpr ? gprValue(d.reg, d.ew)
+                                   : load(elemAddr(d, ex.scalar ? 0 : i), d.ew);
+    writeDst(ex, d, i, compute(op, old, a, b), isMain);
+  }
+  if (ex.reduction)
+    writeDst(ex, d, 0, ex.acc, isMain);
+  ex.done += k;
+  pe.st.elements += k;
+  pe.st.flops += uint64_t(k) * oi.flopsPerElem;
+  pe.st.macs += uint64_t(k) * oi.macsPerElem;
+  return Issue::Issued;
+}
+
+void Ctx::retire(Exec &ex, bool isMain) {
+  ex.active = false;
+  ++pe.st.instructions;
+  for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
+    if ((o->kind == Operand::Fabin || o->kind == Operand::Fabout) && o->acEn)
+      activate(o->ac);
+  if (!isMain) {
+    if (ex.dst.kind == Operand::Gpr)
+      setGpr(ex.dst.reg, ex.dst.ew, ex.acc);
+    return;
+  }
+  if (ex.inst.terminate)
+    endTask();
+  else
+    ++pe.pc;
+}
+
+Ctx::Cycle Ctx::runExec(Exec &ex, bool isMain, bool datapathFree) {
+  if (ex.busyLeft) {
+    if (--ex.busyLeft == 0 && ex.finished)
+      retire(ex, isMain);
+    return Cycle::Datapath;
+  }
+  if (ex.startupLeft) {
+    if (--ex.startupLeft == 0 && ex.n == 0)
+      retire(ex, isMain);
+    return Cycle::Progress;
+  }
+  if (!datapathFree) {
+    ex.waitReason = "datapath busy";
+    return Cycle::Idle;
+  }
+  // A dense16x2 fabout half left over by an early end still has to go out.
+  if (ex.earlyEnd) {
+    Operand &d = ex.dst;
+    if (!onRampFree(d.color)) {
+      ex.waitReason = "on-ramp queue full";
+      ex.waitColor = d.color;
+      return Cycle::Idle;
+    }
+    sendOnRamp(d.color, false, d.pendingLow);
+    d.half = false;
+    retire(ex, isMain);
+    return Cycle::Progress;
+  }
+  Issue r = issueGroup(ex, isMain);
+  if (r == Issue::Stall)
+    return Cycle::Idle;
+  if (r == Issue::EarlyEnd) {
+    if (ex.dst.kind == Operand::Fabout && ex.dst.half)
+      return Cycle::Datapath; // flush the half wavelet next
+    retire(ex, isMain);
+    return Cycle::Datapath;
+  }
+  ex.finished = ex.done >= ex.n;
+  ex.busyLeft = uint8_t(ex.info->cyclesPerGroup - 1);
+  if (ex.finished && !ex.busyLeft)
+    retire(ex, isMain);
+  return Cycle::Datapath;
+}
+
+void Ctx::stepMain() {
+  // Does a microthread's multi-cycle group hold the datapath?
+  bool microHolds = false;
+  for (const Exec &m : pe.micro)
+    microHolds |= m.active && m.busyLeft;
+  uint8_t launched = 0xff;
+  bool mainDatapath = false;
+  if (!pe.running) {
+    pick();
+  } else if (!pe.main.active) {
+    Instruction inst;
+    if (!fetch(pe.pc, inst))
+      return;
+    switch (info(inst.opcode).family) {
+    case Family::Imm:
+      execImm(inst);
+      ++pe.st.instructions;
+      pe.progress = true;
+      break;
+    case Family::Ctl:
+      execCtl(inst);
+      pe.progress = true;
+      break;
+    default: {
+      Exec ex;
+      if (!startExec(ex, inst))
+        return;
+      // Microthread launch (§6.6): first fabric operand with ue.
+      const Operand *u = nullptr;
+      for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
+        if ((o->kind == Operand::Fabin || o->kind == Operand::Fabout) &&
+            o->ue) {
+          u = o;
+          break;
+        }
+      if (u) {
+        Exec &m = pe.micro[u->utid];
+        if (m.active) {
+          pe.main.waitReason = "microthread busy";
+          pe.main.waitColor = u->utid;
+          break; // stall: the launch waits; nothing changed
+        }
+        m = ex;
+        launched = u->utid;
+        pe.progress = true;
+        if (inst.terminate)
+          endTask();
+        else
+          ++pe.pc;
+        break;
+      }
+      pe.main = ex;
+      Cycle c = runExec(pe.main, true, !microHolds);
+      if (c != Cycle::Idle)
+        pe.progress = true;
+      mainDatapath = c == Cycle::Datapath;
+    }
+    }
+  } else {
+    Cycle c = runExec(pe.main, true, !microHolds);
+    if (c != Cycle::Idle)
+      pe.progress = true;
+    mainDatapath = c == Cycle::Datapath;
+  }
+  if (failed)
+    return;
+  stepMicros(mainDatapath || pe.main.busyLeft || microHolds, launched);
+}
+
+void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
+  // Startup and continuing multi-cycle groups proceed on their own.
+  bool any = false;
+  for (unsigned u = 0; u < 8; ++u) {
+    Exec &m = pe.micro[u];
+    if (!m.active || u == launched)
+      continue;
+    any = true;
+    if (m.busyLeft || m.startupLeft) {
+      runExec(m, false, false);
+      pe.progress = true;
+    }
+  }
+  if (!any || datapathTaken || failed)
+    return;
+  // Grant the datapath round robin by utid.
+  for (unsigned k = 1; k <= 8; ++k) {
+    unsigned u = (pe.microLast + k) & 7;
+    Exec &m = pe.micro[u];
+    if (!m.active || u == launched || m.busyLeft || m.startupLeft)
+      continue;
+    if (runExec(m, false, true) != Cycle::Idle) {
+      pe.microLast = uint8_t(u);
+      pe.progress = true;
+      return;
+    }
+  }
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+std::string peError(const Pe &pe, uint64_t now, const std::string &what) {
+  std::ostringstream os;
+  os << "PE (" << pe.x << ", " << pe.y << ") at cycle " << now << ": "
+     << what;
+  return os.str();
+}
+
+void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out) {
+  Ctx ctx{pe, cfg, now, out};
+  pe.progress = false;
+  pe.routerMoved = false;
+  pe.onRampUsed = false;
+  ctx.stepRouter();
+  if (ctx.failed)
+    return;
+  bool ceBefore = pe.progress;
+  pe.progress = false;
+  ctx.stepMain();
+  if (pe.progress)
+    ++pe.st.ceBusyCycles;
+  pe.progress |= ceBefore;
+  if (pe.progress)
+    ++pe.st.busyCycles;
+}
+
+std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
+                     std::vector<uint32_t> &wake) {
+  std::string error;
+  unsigned rd = cfg.rqDepth, cd = cfg.cqDepth;
+  // Dequeues counted in the decide phase.
+  for (unsigned i = 0; i < pe.numPopped; ++i) {
+    unsigned q = pe.popped[i];
+    unsigned port = q / cfg.colors, c = q % cfg.colors;
+    pe.rqHead[q] = uint8_t((pe.rqHead[q] + 1) % rd);
+    if (--pe.rqCount[q] == 0) {
+      unsigned pair = c * 5 + port;
+      pe.nonEmpty[pair / 64] &= ~(uint64_t(1) << (pair % 64));
+    }
+    // A freed slot is a credit for the upstream router (§3).
+    if (port < 4 && pe.neighbour[port])
+      wake.push_back(pe.neighbour[port]->index);
+  }
+  pe.numPopped = 0;
+  for (uint32_t m = pe.cePopMask; m; m &= m - 1) {
+    unsigned c = unsigned(__builtin_ctz(m));
+    pe.cqHead[c] = uint8_t((pe.cqHead[c] + pe.cqPops[c]) % cd);
+    pe.cqCount[c] = uint8_t(pe.cqCount[c] - pe.cqPops[c]);
+    pe.cqPops[c] = 0;
+  }
+  pe.cePopMask = 0;
+  // Arrivals.
+  for (unsigned port = 0; port < 5; ++port) {
+    uint64_t l = pe.inLatch[port];
+    if (!l)
+      continue;
+    pe.inLatch[port] = 0;
+    uint64_t w = l & ~kLatchFull;
+    unsigned color = unsigned(w >> Wavelet::kColorShift) & 31;
+    if (color >= cfg.colors || !(pe.route[color].inputs & (1u << port))) {
+      if (error.empty())
+        error = peError(pe, now,
+                        "a wavelet of color " + std::to_string(color) +
+                            " arrives on port " + dirName(Dir(port)) +
+                            ", which the route of that color does not list "
+                            "as an input");
+      continue;
+    }
+    unsigned q = cfg.rqIndex(port, color);
+    if (pe.rqCount[q] >= rd) {
+      if (error.empty())
+        error = peError(pe, now, "simulator invariant broken: queue (" +
+                                     std::string(dirName(Dir(port))) + ", " +
+                                     std::to_string(color) + ") overflows");
+      continue;
+    }
+    pe.rq[q * rd + (pe.rqHead[q] + pe.rqCount[q]) % rd] = w;
+    if (++pe.rqCount[q] > pe.st.routerQueueHigh)
+      pe.st.routerQueueHigh = pe.rqCount[q];
+    unsigned pair = color * 5 + port;
+    pe.nonEmpty[pair / 64] |= uint64_t(1) << (pair % 64);
+  }
+  if (uint64_t l = pe.ceLatch) {
+    pe.ceLatch = 0;
+    uint64_t w = l & ~kLatchFull;
+    unsigned color = unsigned(w >> Wavelet::kColorShift) & 31;
+    pe.cq[color * cd + (pe.cqHead[color] + pe.cqCount[color]) % cd] = w;
+    if (++pe.cqCount[color] > pe.st.ceQueueHigh)
+      pe.st.ceQueueHigh = pe.cqCount[color];
+  }
+  // Active-bit clears commit before sets (§3).
+  pe.active = (pe.active & ~pe.activeClear) | pe.activeSet;
+  pe.blocked = (pe.blocked & ~pe.blockClear) | pe.blockSet;
+  pe.activeSet = pe.activeClear = pe.blockSet = pe.blockClear = 0;
+  return error;
+}
+
+std::string describeStuck(const Pe &pe, const FabricConfig &cfg) {
+  std::ostringstream os;
+  auto exec = [&](const Exec &e) {
+    os << e.info->mnemonic << " at element " << e.done << " of " << e.n;
+    if (e.waitReason)
+      os << ", waiting: " << e.waitReason << " ("
+         << (std::string(e.waitReason).find("fifo") != std::string::npos
+                 ? "fifo "
+                 : std::string(e.waitReason) == "microthread busy"
+                       ? "utid "
+                       : "color ")
+         << unsigned(e.waitColor) << ")";
+  };
+  bool any = false;
+  if (pe.running) {
+    os << "task " << unsigned(pe.taskId) << " at slot " << pe.pc;
+    if (pe.main.active) {
+      os << " executing ";
+      exec(pe.main);
+    } else if (pe.main.waitReason) {
+      os << " waiting: " << pe.main.waitReason;
+    }
+    any = true;
+  }
+  for (unsigned u = 0; u < 8; ++u)
+    if (pe.micro[u].active) {
+      os << (any ? "; " : "") << "microthread " << u << " executing ";
+      exec(pe.micro[u]);
+      any = true;
+    }
+  for (unsigned port = 0; port < 5; ++port)
+    for (unsigned c = 0; c < cfg.colors; ++c) {
+      unsigned n = pe.rqCount[cfg.rqIndex(port, c)];
+      if (!n)
+        continue;
+      os << (any ? "; " : "") << "router queue (" << dirName(Dir(port))
+         << ", color " << c << ") holds " << n;
+      DirSet outs = pe.route[c].outputs;
+      if (!outs)
+        os << " (no route out)";
+      else if (n >= cfg.rqDepth)
+        os << " (full)";
+      any = true;
+    }
+  for (unsigned c = 0; c < cfg.colors; ++c) {
+    unsigned n = pe.cqCount[c];
+    if (!n)
+      continue;
+    uint64_t bit = uint64_t(1) << c;
+    os << (any ? "; " : "") << "CE queue color " << c << " holds " << n;
+    if (pe.blocked & bit)
+      os << " (color blocked)";
+    else if (!(pe.active & bit))
+      os << " (color inactive, no reader)";
+    any = true;
+  }
+  return any ? os.str() : std::string();
+}
+
+} // namespace weft::sim::detail

@@ -1,0 +1,49 @@
+//===- Step.h - One PE's cycle (internal) -----------------------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_LIB_SIM_STEP_H
+#define WEFT_LIB_SIM_STEP_H
+
+#include "Machine.h"
+
+namespace weft::sim::detail {
+
+/// The fabric-wide constants a PE step needs.
+struct FabricConfig {
+  const target::Target *target = nullptr;
+  unsigned colors = 0;   ///< routable colors
+  unsigned rqDepth = 0;  ///< router input queue depth
+  unsigned cqDepth = 0;  ///< CE queue depth
+  unsigned memWords = 0;
+  unsigned descWords = 0;
+  bool trace = false;
+
+  unsigned rqIndex(unsigned port, unsigned color) const {
+    return port * colors + color;
+  }
+};
+
+/// Steps one PE through the decide phase of cycle `now`: router, picker,
+/// main thread, microthreads. Writes latches (own and neighbours'), records
+/// woken PEs, host sends, errors and trace events in `out`.
+void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out);
+
+/// Applies the PE's counted dequeues and latched wavelets (commit phase).
+/// `wake` receives neighbours whose credits grew. Returns a program error
+/// (wrong input port) or an empty string.
+std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
+                     std::vector<uint32_t> &wake);
+
+/// A one-line description of what the PE is doing or waiting for, and its
+/// non-empty queues (for the hang report). Empty when the PE is idle.
+std::string describeStuck(const Pe &pe, const FabricConfig &cfg);
+
+/// Formats a program error of a PE.
+std::string peError(const Pe &pe, uint64_t now, const std::string &what);
+
+} // namespace weft::sim::detail
+
+#endif // WEFT_LIB_SIM_STEP_H
