@@ -8,12 +8,15 @@
 //   --wavelet-to-listing   every task's instructions encoded with the machine
 //                          model, as "slot: word  assembly" lines, so the
 //                          encoding can be read and checked as text.
-// Later stages add ONNX import and the .wfb binary here.
+//   --wavelet-to-wfb       a wavelet.program as a .wfb PE task binary
+//   --wfb-to-wavelet       a .wfb binary disassembled to wavelet
+//                          (lib/Translate, shared with weftc).
 //
 //===----------------------------------------------------------------------===//
 
 #include "weft/InitDialects.h"
 #include "wavelet/WaveletOps.h"
+#include "weft/Translate/Wfb.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
@@ -62,6 +65,7 @@ static LogicalResult printListing(Operation *pe, Block &body,
 }
 
 int main(int argc, char **argv) {
+  weft::translate::registerWfbTranslations();
   TranslateFromMLIRRegistration listing(
       "wavelet-to-listing", "encode wavelet instructions into a listing",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
