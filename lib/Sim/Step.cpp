@@ -111,6 +111,11 @@ struct Ctx {
            pe.rqCount[cfg.rqIndex(kRamp, c)] < cfg.rqDepth;
   }
   void sendOnRamp(unsigned color, bool control, uint32_t payload) {
+    if (pe.onRampUsed || pe.inLatch[kRamp]) {
+      fail("simulator invariant broken: two wavelets on the on-ramp in one "
+           "cycle");
+      return;
+    }
     pe.onRampUsed = true;
     pe.inLatch[kRamp] =
         Wavelet{uint8_t(color), control, payload}.encode() | kLatchFull;
@@ -225,16 +230,25 @@ bool Ctx::tryForward(unsigned pair, DirSet &granted) {
     if (cfg.trace)
       out.trace.push_back(
           TraceEvent{now, 1, pe.index, 1, uint8_t(d), uint8_t(color)});
+    // Each link carries at most one wavelet per direction per cycle; the
+    // latch of a link that already carries one would be overwritten.
+    uint64_t *latch;
     if (d == kRamp) {
-      pe.ceLatch = w | kLatchFull;
+      latch = &pe.ceLatch;
     } else if (cfg.target->isHostPort(pe.x, pe.y, Dir(d))) {
-      pe.hostLatch[d == unsigned(Dir::West) ? 0 : 1] = w | kLatchFull;
+      latch = &pe.hostLatch[d == unsigned(Dir::West) ? 0 : 1];
       out.hostOut.push_back(pe.index);
     } else {
       Pe *nb = pe.neighbour[d];
-      nb->inLatch[unsigned(opposite(Dir(d)))] = w | kLatchFull;
+      latch = &nb->inLatch[unsigned(opposite(Dir(d)))];
       out.woken.push_back(nb->index);
     }
+    if (*latch) {
+      fail(std::string("simulator invariant broken: two wavelets on the ") +
+           dirName(Dir(d)) + " link in one cycle");
+      return false;
+    }
+    *latch = w | kLatchFull;
   }
   return true;
 }

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace weft;
 using namespace weft::test;
 using sim::Mode;
@@ -254,6 +256,451 @@ TEST(Sim, Samples) {
   RunResult r = runAll(passEast(3), {{"x", f32Bytes(x)}}, /*samples=*/2);
   ASSERT_EQ(r.status, Status::Done) << r.message;
   EXPECT_EQ(bytesF32(r.outputs["y"]), x);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Datapath values (architecture §11)
+//===----------------------------------------------------------------------===//
+
+#include "Arith.h"
+#include "weft/Target/Numerics.h"
+
+namespace {
+using namespace weft::sim::detail;
+
+uint32_t fb(float f) { return f32ToBits(f); }
+
+TEST(SimArith, KnownValues) {
+  EXPECT_EQ(compute(Opcode::FADD, 0, fb(1.5f), fb(2.25f)), fb(3.75f));
+  EXPECT_EQ(compute(Opcode::FSUB, 0, fb(1.0f), fb(4.0f)), fb(-3.0f));
+  // FMAC is not fused: d + r32(a*b).
+  // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 rounds (tie to even) to 1 + 2^-11;
+  // a fused MAC would give 2^-11 + 2^-24.
+  float a = 1.0f + 0x1p-12f;
+  EXPECT_EQ(compute(Opcode::FMAC, fb(-1.0f), fb(a), fb(a)), fb(0x1p-11f));
+  // maxNum/minNum: NaN loses, -0 < +0.
+  EXPECT_EQ(compute(Opcode::FMAX, 0, fb(-0.0f), fb(0.0f)), fb(0.0f));
+  EXPECT_EQ(compute(Opcode::FMIN, 0, fb(0.0f), fb(-0.0f)), fb(-0.0f));
+  EXPECT_EQ(compute(Opcode::FMAX, 0, 0x7fc00001u, fb(2.0f)), fb(2.0f));
+  EXPECT_EQ(compute(Opcode::FMAX, 0, 0x7fc00001u, 0xffc00000u),
+            kCanonicalNaN32);
+  // Arithmetic NaNs are canonical.
+  EXPECT_EQ(compute(Opcode::FSQRT, 0, fb(-1.0f), 0), kCanonicalNaN32);
+  EXPECT_EQ(compute(Opcode::FSQRT, 0, fb(-0.0f), 0), fb(-0.0f));
+  EXPECT_EQ(compute(Opcode::FADD, 0, 0xff800000u, 0x7f800000u),
+            kCanonicalNaN32);
+  // Subnormals are kept.
+  EXPECT_EQ(compute(Opcode::FMUL, 0, fb(0x1p-140f), fb(0.5f)), fb(0x1p-141f));
+  // Sign-bit operations copy NaN payloads.
+  EXPECT_EQ(compute(Opcode::FNEG, 0, 0x7fc00123u, 0), 0xffc00123u);
+  EXPECT_EQ(compute(Opcode::FABSH, 0, 0xbc00u, 0), 0x3c00u);
+  // fp16: 1 + 2^-11 rounds to even (1.0); FMACHS keeps the exact product.
+  EXPECT_EQ(compute(Opcode::FADDH, 0, 0x3c00u, 0x1000u), 0x3c00u);
+  EXPECT_EQ(compute(Opcode::FMACHS, fb(0.0f), 0x3c01u, 0x3c01u),
+            fb((1.0f + 0x1p-10f) * (1.0f + 0x1p-10f)));
+  EXPECT_EQ(compute(Opcode::FMACH, 0x3c00u, 0x3c00u, 0x3c00u), 0x4000u);
+  // Integers wrap and shift by the low 4 bits.
+  EXPECT_EQ(compute(Opcode::ADD16, 0, 0xffffu, 2u), 1u);
+  EXPECT_EQ(compute(Opcode::SHL16, 0, 1u, 17u), 2u);
+  EXPECT_EQ(compute(Opcode::SAR16, 0, 0x8000u, 15u), 0xffffu);
+  EXPECT_EQ(compute(Opcode::SHR16, 0, 0x8000u, 15u), 1u);
+  EXPECT_EQ(compute(Opcode::MUL16, 0, 300u, 300u), (300u * 300u) & 0xffff);
+  // Conversions.
+  EXPECT_EQ(compute(Opcode::FF2I, 0, fb(2.5f), 0), 2u);
+  EXPECT_EQ(compute(Opcode::FF2I, 0, fb(-1e9f), 0), 0x8000u);
+  EXPECT_EQ(compute(Opcode::FI2F, 0, 0xffffu, 0), fb(-1.0f));
+  EXPECT_EQ(compute(Opcode::FH2F, 0, 0x3555u, 0), fb(f16ToF32(0x3555u)));
+  // Selects and compares.
+  EXPECT_EQ(compute(Opcode::SEL32, 1, 7u, 9u), 7u);
+  EXPECT_EQ(compute(Opcode::SEL32, 0, 7u, 9u), 9u);
+  EXPECT_EQ(compute(Opcode::FCLT, 0, fb(1.0f), fb(2.0f)), 1u);
+  EXPECT_EQ(compute(Opcode::FCEQ, 0, fb(0.0f), fb(-0.0f)), 1u);
+  EXPECT_TRUE(weft::sim::detail::compare(Opcode::CLT16, 0xffffu, 1u));
+  EXPECT_FALSE(weft::sim::detail::compare(Opcode::CLTU16, 0xffffu, 1u));
+  EXPECT_FALSE(weft::sim::detail::compare(Opcode::FCLTS, kCanonicalNaN32,
+                                          fb(1.0f)));
+  // Reductions accumulate.
+  EXPECT_EQ(compute(Opcode::FSUM, fb(1.0f), fb(2.0f), 0), fb(3.0f));
+  EXPECT_EQ(compute(Opcode::FSUMHS, fb(1.0f), 0x3c00u, 0), fb(2.0f));
+  // Small immediates by type, and the PRNG mapping.
+  uint32_t bits;
+  EXPECT_TRUE(smallImmBits(4, ElemType::F16, bits));
+  EXPECT_EQ(bits, 0x3800u);
+  EXPECT_FALSE(smallImmBits(4, ElemType::I16, bits));
+  EXPECT_EQ(prngBits(0xffffffffu, ElemType::F32), fb(1.0f - 0x1p-24f));
+  uint32_t s = 1;
+  EXPECT_EQ(xorshift32(s), 270369u);
+}
+
+//===----------------------------------------------------------------------===//
+// Every vector opcode against the cost table
+//===----------------------------------------------------------------------===//
+
+unsigned ew(ElemType t) {
+  return (t == ElemType::F32 || t == ElemType::I32) ? 2 : 1;
+}
+
+TEST(Sim, EveryOpcodeMatchesTheCostTable) {
+  for (const OpcodeInfo &oi : opcodeTable()) {
+    if (oi.family != Family::Vec && oi.family != Family::Un)
+      continue;
+    bool reduction = oi.opcode == Opcode::FSUM || oi.opcode == Opcode::FMAXR ||
+                     oi.opcode == Opcode::FSUMHS;
+    for (unsigned n : {1u, 7u, 13u}) {
+      binary::Program p = makeProgram(1, 1);
+      ImageBuilder b;
+      b.dsd(1024, mem1d(4096, reduction ? 1 : n));
+      b.dsd(1028, mem1d(8192, n));
+      b.dsd(1032, mem1d(12288, n));
+      // Operands with small exact values so nothing is NaN.
+      for (unsigned i = 0; i < n; ++i) {
+        for (unsigned base : {4096u, 8192u, 12288u}) {
+          if (ew(oi.srcType) == 2 || (base == 4096 && ew(oi.dstType) == 2))
+            b.f32(base + 2 * i, float(i % 5) * 0.5f);
+          else
+            b.word(base + i, uint16_t(0x3c00 + i));
+        }
+      }
+      std::vector<Instruction> code = {ldd(0, 1024), lds0(0, 1028),
+                                       lds1(0, 1032)};
+      if (oi.family == Family::Vec)
+        code.push_back(Instruction::vec(oi.opcode, dsr(0), s1(0)));
+      else
+        code.push_back(Instruction::un(oi.opcode, ddsr(0), s0(0)));
+      code.push_back(nopTerm());
+      b.task(32, code, false, true);
+      p.images.push_back(b.build());
+      p.groups.push_back(group("pe", 0, 0, 0));
+      sim::Options o;
+      std::string err;
+      auto s = sim::Simulator::create(p, o, &err);
+      ASSERT_TRUE(s) << err;
+      ASSERT_EQ(s->run(), Status::Done) << oi.mnemonic << ": " << s->message();
+      // pick + the entry's jump to the body + 3 DSR loads + the
+      // instruction + nop.
+      uint64_t expect = 1 + 1 + 3 + instructionCycles(oi.opcode, n, true) + 1;
+      EXPECT_EQ(s->cycle(), expect) << oi.mnemonic << " n=" << n;
+      sim::Stats st = s->stats();
+      EXPECT_EQ(st.macs, uint64_t(n) * oi.macsPerElem) << oi.mnemonic;
+      EXPECT_EQ(st.flops, uint64_t(n) * oi.flopsPerElem) << oi.mnemonic;
+      EXPECT_EQ(st.instructions, 6u) << oi.mnemonic;
+    }
+  }
+}
+
+TEST(Sim, ScalarFormsCostCyclesPerGroup) {
+  for (Opcode op : {Opcode::FADD, Opcode::FEXP, Opcode::FRCP}) {
+    binary::Program p = makeProgram(1, 1);
+    ImageBuilder b;
+    const OpcodeInfo &oi = info(op);
+    std::vector<Instruction> code;
+    if (oi.family == Family::Vec)
+      code.push_back(Instruction::vec(op, gpr(2), imm(SmallImm::One)));
+    else
+      code.push_back(Instruction::un(op, gpr(2), imm(SmallImm::Two)));
+    code.push_back(nopTerm());
+    b.task(32, code, false, true);
+    p.images.push_back(b.build());
+    p.groups.push_back(group("pe", 0, 0, 0));
+    RunResult r = runAll(p, {});
+    ASSERT_EQ(r.status, Status::Done) << r.message;
+    EXPECT_EQ(r.cycles, 1 + instructionCycles(op, 1, false) + 1u)
+        << oi.mnemonic;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Router arbitration and backpressure
+//===----------------------------------------------------------------------===//
+
+TEST(Sim, MergeArbitrationInterleaves) {
+  // PE (0,0) merges color 1 from its west host port and from the PE below
+  // (which relays row 1's west port) into one stream to the east.
+  binary::Program p = makeProgram(1, 2);
+  ImageBuilder top, bottom;
+  top.route(1, {Dir::West, Dir::South}, {Dir::East});
+  bottom.route(1, {Dir::West}, {Dir::North});
+  p.images.push_back(top.build());
+  p.images.push_back(bottom.build());
+  p.groups.push_back(group("top", 0, 0, 0));
+  p.groups.push_back(group("bottom", 1, 0, 1));
+  p.io.push_back(stream("a", false, Dir::West, 0, 1, 1, {8}));
+  p.io.push_back(stream("b", false, Dir::West, 1, 2, 1, {8}));
+  p.io.push_back(stream("y", true, Dir::East, 0, 1, 1, {16}));
+  auto a = iota(8, 100), b = iota(8, 200);
+  RunResult r = runAll(p, {{"a", f32Bytes(a)}, {"b", f32Bytes(b)}});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  std::vector<float> y = bytesF32(r.outputs["y"]);
+  // Round robin over (color, port) pairs: south (port 2) and west (port 3)
+  // alternate once both have wavelets; each stream stays in order.
+  std::vector<float> fromA, fromB;
+  for (float v : y)
+    (v < 200 ? fromA : fromB).push_back(v);
+  EXPECT_EQ(fromA, a);
+  EXPECT_EQ(fromB, b);
+  EXPECT_EQ(y[0], 100.0f); // a arrives first: b has one more hop
+  for (unsigned i = 1; i + 2 < y.size(); ++i)
+    EXPECT_NE(y[i] < 200, y[i + 1] < 200) << "not interleaved at " << i;
+  // a's first wavelet leaves the east port in cycle 1, then one per cycle.
+  EXPECT_EQ(r.cycles, 1u + 16u);
+}
+
+TEST(Sim, BackpressureFromASlowConsumer) {
+  // The CE applies fexp (8 cycles per element) to a fabric input; the host
+  // can only inject as fast as the queues drain, and nothing is lost.
+  binary::Program p = makeProgram(2, 1);
+  ImageBuilder relay, pe;
+  relay.route(1, {Dir::West}, {Dir::East});
+  pe.route(1, {Dir::West}, {Dir::Ramp});
+  pe.route(2, {Dir::Ramp}, {Dir::East});
+  pe.dsd(1024, fabin(1, 40));
+  pe.dsd(1028, fabout(2, 40));
+  pe.task(32, {lds0(0, 1024), ldd(0, 1028),
+               Instruction::un(Opcode::FEXP, ddsr(0), s0(0), true)},
+          false, true);
+  p.images.push_back(relay.build());
+  p.images.push_back(pe.build());
+  p.groups.push_back(group("relay", 0, 0, 0));
+  p.groups.push_back(group("exp", 1, 1, 0));
+  p.io.push_back(stream("x", false, Dir::West, 0, 1, 1, {40}));
+  p.io.push_back(stream("y", true, Dir::East, 0, 1, 2, {40}));
+  auto x = iota(40, -2.0f, 0.1f);
+  RunResult r = runAll(p, {{"x", f32Bytes(x)}});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  std::vector<float> y = bytesF32(r.outputs["y"]);
+  for (unsigned i = 0; i < 40; ++i)
+    EXPECT_EQ(y[i], std::exp(x[i]));
+  EXPECT_GE(r.cycles, 40u * 8u);
+  EXPECT_LE(r.cycles, 40u * 8u + 10u);
+  // The queues filled up: router queues to their depth, the CE queue to 8.
+  EXPECT_NE(r.stats.find("\"ce_queue_high\": 8"), std::string::npos);
+  EXPECT_NE(r.stats.find("\"router_queue_high\": 2"), std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Picker, activation, blocking, microthreads
+//===----------------------------------------------------------------------===//
+
+TEST(Sim, PickerIsRoundRobinOverReadyColors) {
+  // Data tasks on colors 1 and 2 each forward their wavelet's payload (the
+  // GPR pair 0/1) east on color 3; both queues are full, so the picker
+  // alternates 1, 2, 1, 2 ...
+  binary::Program p = makeProgram(1, 1);
+  ImageBuilder b;
+  b.route(1, {Dir::West}, {Dir::Ramp});
+  b.route(2, {Dir::West}, {Dir::Ramp});
+  b.route(3, {Dir::Ramp}, {Dir::East});
+  b.dsd(1024, fabout(3, 1));
+  b.task(1, {ldd(0, 1024), Instruction::un(Opcode::MOV32, ddsr(0), gpr(0),
+                                           true)});
+  b.task(2, {ldd(0, 1024), Instruction::un(Opcode::MOV32, ddsr(0), gpr(0),
+                                           true)});
+  b.activeColor(1);
+  b.activeColor(2);
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  p.io.push_back(stream("a", false, Dir::West, 0, 1, 1, {6}));
+  p.io.push_back(stream("b", false, Dir::West, 0, 1, 2, {6}));
+  p.io.push_back(stream("y", true, Dir::East, 0, 1, 3, {12}));
+  RunResult r = runAll(p, {{"a", f32Bytes(iota(6, 10))},
+                           {"b", f32Bytes(iota(6, 20))}});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  std::vector<float> y = bytesF32(r.outputs["y"]);
+  std::vector<float> want = {10, 20, 11, 21, 12, 22, 13, 23, 14, 24, 15, 25};
+  EXPECT_EQ(y, want);
+}
+
+TEST(Sim, BlockUnblockActivate) {
+  // Task 33 is blocked at load and activated; task 32 sends 1.0, then
+  // unblocks 33, which sends 2.0 and activates 34, which sends 3.0.
+  binary::Program p = makeProgram(1, 1);
+  ImageBuilder b;
+  b.route(3, {Dir::Ramp}, {Dir::East});
+  b.dsd(1024, fabout(3, 1));
+  auto send = [&](SmallImm k, std::vector<Instruction> tail) {
+    std::vector<Instruction> c = {ldd(0, 1024),
+                                  Instruction::un(Opcode::MOV32, ddsr(0),
+                                                  imm(k))};
+    c.insert(c.end(), tail.begin(), tail.end());
+    return c;
+  };
+  b.task(32, send(SmallImm::One, {Instruction::ctl(Opcode::UNBLOCK,
+                                                   CtlMode::ImmColor, 33,
+                                                   true)}),
+         false, true);
+  b.task(33, send(SmallImm::Two, {Instruction::ctl(Opcode::ACTIVATE,
+                                                   CtlMode::ImmColor, 34,
+                                                   true)}),
+         false, true, /*blocked=*/true);
+  b.task(34, send(SmallImm::MinusOne, {nopTerm()}));
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  p.io.push_back(stream("y", true, Dir::East, 0, 1, 3, {3}));
+  RunResult r = runAll(p, {});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  // MOV32 moves 32-bit integers: the immediates are i32 1, 2 and -1.
+  EXPECT_EQ(r.outputs["y"],
+            (std::vector<uint8_t>{1, 0, 0, 0, 2, 0, 0, 0, 255, 255, 255, 255}));
+}
+
+TEST(Sim, MicrothreadLetsTheMainThreadGoOn) {
+  // The main task launches a fabric-input copy on microthread 3 and then
+  // sends 64 values of its own; both streams reach the east edge.
+  binary::Program p = makeProgram(1, 1);
+  ImageBuilder b;
+  b.route(1, {Dir::West}, {Dir::Ramp});
+  b.route(2, {Dir::Ramp}, {Dir::East});
+  b.route(4, {Dir::Ramp}, {Dir::East});
+  Dsd in = fabin(1, 16);
+  in.microthread = true;
+  in.utid = 3;
+  in.onDone = {true, 40};
+  b.dsd(1024, in);
+  b.dsd(1028, fabout(2, 16));
+  b.dsd(1032, fabout(4, 64));
+  b.task(32, {lds0(0, 1024), ldd(0, 1028),
+              Instruction::un(Opcode::MOV32, ddsr(0), s0(0)), ldd(1, 1032),
+              Instruction::un(Opcode::MOV32, ddsr(1), imm(SmallImm::Two),
+                              true)},
+         false, true);
+  // Task 40 runs when the microthread's input completes.
+  b.dsd(1036, fabout(4, 1));
+  b.task(40, {ldd(2, 1036),
+              Instruction::un(Opcode::MOV32, ddsr(2), imm(SmallImm::One),
+                              true)});
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  p.io.push_back(stream("x", false, Dir::West, 0, 1, 1, {16}));
+  p.io.push_back(stream("copy", true, Dir::East, 0, 1, 2, {16}));
+  p.io.push_back(stream("own", true, Dir::East, 0, 1, 4, {65}));
+  auto x = iota(16, 5);
+  RunResult r = runAll(p, {{"x", f32Bytes(x)}});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  EXPECT_EQ(bytesF32(r.outputs["copy"]), x);
+  std::vector<uint8_t> own = r.outputs["own"];
+  EXPECT_EQ(own[4 * 64], 1u); // the completion task ran last (i32 1)
+  for (unsigned i = 0; i < 64; ++i)
+    EXPECT_EQ(own[4 * i], 2u); // i32 2
+  // The two streams overlap in time: far fewer cycles than one after the
+  // other (16 + 64 + 1 on the shared on-ramp is the floor).
+  EXPECT_LT(r.cycles, 16u + 64u + 30u);
+}
+
+//===----------------------------------------------------------------------===//
+// A partial-sum chain ended by a closeout control wavelet
+//===----------------------------------------------------------------------===//
+
+/// Each PE of a row adds its weight vector to the partial sums that arrive
+/// from the west and sends them on east; a closeout control wavelet after
+/// the data starts the control task (index 5) that sends the sums and the
+/// closeout onward. PE 0 starts from its own weights. The last PE sends only
+/// the sums to the east host port.
+binary::Program psumChain(unsigned w, unsigned n) {
+  binary::Program p = makeProgram(w, 1);
+  for (unsigned x = 0; x < w; ++x) {
+    ImageBuilder b;
+    unsigned in = 1 + (x % 2), out = 1 + ((x + 1) % 2);
+    bool last = x + 1 == w;
+    if (x > 0)
+      b.route(in, {Dir::West}, {Dir::Ramp});
+    b.route(out, {Dir::Ramp}, {Dir::East});
+    b.dsd(1024, mem1d(2048, n)); // weights
+    for (unsigned i = 0; i < n; ++i)
+      b.f32(2048 + 2 * i, float(x + 1) * (i + 1));
+    b.dsd(1028, fabin(in, n));
+    b.dsd(1032, fabout(out, n));
+    Dsd close = fabout(out, 1, PayloadFormat::Sparse16);
+    close.control = true;
+    close.index6 = 5;
+    b.dsd(1036, close);
+    b.dsd(1040, mem1d(3000, n)); // accumulator
+    std::vector<Instruction> sendOn = {
+        lds0(2, 1040), ldd(2, 1032),
+        Instruction::un(Opcode::MOV32, ddsr(2), s0(2), last)};
+    if (!last) {
+      sendOn.push_back(ldd(3, 1036));
+      sendOn.push_back(Instruction::un(Opcode::MOV16, ddsr(3),
+                                       imm(SmallImm::Zero), true));
+    }
+    if (x == 0) {
+      std::vector<Instruction> code = {lds0(2, 1024), ldd(2, 1032),
+                                       Instruction::un(Opcode::MOV32, ddsr(2),
+                                                       s0(2)),
+                                       ldd(3, 1036),
+                                       Instruction::un(Opcode::MOV16, ddsr(3),
+                                                       imm(SmallImm::Zero),
+                                                       true)};
+      b.task(32, code, false, true);
+    } else {
+      // acc = weights + incoming; the closeout then sends acc on.
+      b.task(32,
+             {lds0(0, 1024), lds1(0, 1028), ldd(0, 1040),
+              Instruction::vec(Opcode::FADD, dsr(0), s1(0), true)},
+             false, true);
+      b.task(5, sendOn, /*control=*/true);
+      b.activeColor(in);
+    }
+    p.images.push_back(b.build());
+    p.groups.push_back(group("pe" + std::to_string(x), x, x, 0));
+  }
+  p.io.push_back(stream("sum", true, Dir::East, 0, 1, 1 + (w % 2),
+                        {int64_t(n)}));
+  return p;
+}
+
+TEST(Sim, PartialSumChainWithCloseout) {
+  const unsigned n = 8;
+  for (unsigned w : {2u, 5u}) {
+    RunResult r = runAll(psumChain(w, n), {});
+    ASSERT_EQ(r.status, Status::Done) << r.message;
+    std::vector<float> sum = bytesF32(r.outputs["sum"]);
+    for (unsigned i = 0; i < n; ++i)
+      EXPECT_EQ(sum[i], float(w * (w + 1) / 2) * (i + 1));
+    EXPECT_TRUE(r.message.empty()) << r.message;
+  }
+}
+
+TEST(Sim, ControlWaveletEndsAFabricVectorEarly) {
+  // PE 0 sends 5 values then a control wavelet; PE 1 sums a fabin of
+  // length 100 with term: the control wavelet ends it after 5 elements.
+  binary::Program p = makeProgram(2, 1);
+  ImageBuilder s, r;
+  s.route(1, {Dir::Ramp}, {Dir::East});
+  s.dsd(1024, mem1d(2048, 5));
+  for (unsigned i = 0; i < 5; ++i)
+    s.f32(2048 + 2 * i, float(i + 1));
+  s.dsd(1028, fabout(1, 5));
+  Dsd close = fabout(1, 1, PayloadFormat::Sparse16);
+  close.control = true;
+  s.dsd(1032, close);
+  s.task(32, {lds0(0, 1024), ldd(0, 1028),
+              Instruction::un(Opcode::MOV32, ddsr(0), s0(0)), ldd(1, 1032),
+              Instruction::un(Opcode::MOV16, ddsr(1), imm(SmallImm::Zero),
+                              true)},
+         false, true);
+  r.route(1, {Dir::West}, {Dir::Ramp});
+  r.route(2, {Dir::Ramp}, {Dir::East});
+  Dsd in = fabin(1, 100);
+  in.terminateOnControl = true;
+  r.dsd(1024, in);
+  r.dsd(1028, fabout(2, 1));
+  r.task(32, {lds0(0, 1024), ldd(0, 1028),
+              Instruction::immOp(Opcode::MOVI, 6, 0),
+              Instruction::immOp(Opcode::MOVI, 7, 0),
+              Instruction::un(Opcode::FSUM, gpr(6), s0(0)),
+              Instruction::un(Opcode::MOV32, ddsr(0), gpr(6), true)},
+         false, true);
+  p.images.push_back(s.build());
+  p.images.push_back(r.build());
+  p.groups.push_back(group("send", 0, 0, 0));
+  p.groups.push_back(group("sum", 1, 1, 0));
+  p.io.push_back(stream("total", true, Dir::East, 0, 1, 2, {1}));
+  RunResult res = runAll(p, {});
+  ASSERT_EQ(res.status, Status::Done) << res.message;
+  EXPECT_EQ(bytesF32(res.outputs["total"]), std::vector<float>{15.0f});
+  EXPECT_TRUE(res.message.empty()) << res.message; // the closeout was consumed
 }
 
 } // namespace
