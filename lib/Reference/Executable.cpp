@@ -75,28 +75,66 @@ static std::string signatureString(const TensorSignature &sig) {
   return std::string(dtypeName(sig.dtype)) + shapeString(sig.shape);
 }
 
-/// Reads the entry function's tensor signature: every argument and result
-/// must be a statically shaped tensor of a dtype the host can hold.
-static FailureOr<TensorSignature> signatureOf(func::FuncOp entry, Type type,
-                                              DictionaryAttr attrs,
-                                              StringRef what, unsigned index) {
+/// One argument or result: a statically shaped tensor of a dtype the host
+/// can hold.
+static llvm::Expected<TensorSignature>
+signatureOf(Type type, DictionaryAttr attrs, StringRef what, unsigned index) {
+  std::string name;
+  if (attrs)
+    if (auto nameAttr = attrs.getAs<StringAttr>("onnx.name"))
+      name = nameAttr.str();
+  auto describe = [&] {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << what << " " << index;
+    if (!name.empty())
+      os << " '" << name << "'";
+    return s;
+  };
+  auto error = [&](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   describe() + why);
+  };
+  std::string typeText;
+  llvm::raw_string_ostream(typeText) << type;
   auto tensorType = dyn_cast<RankedTensorType>(type);
   if (!tensorType || !tensorType.hasStaticShape())
-    return entry.emitError() << what << " " << index << " has type " << type
-                             << "; the reference needs a static tensor";
+    return error(" has type " + typeText +
+                 "; the host reference needs a static tensor");
   std::optional<DType> dtype = dtypeOf(tensorType.getElementType());
   if (!dtype)
-    return entry.emitError()
-           << what << " " << index << " has element type "
-           << tensorType.getElementType()
-           << ", which the host reference does not exchange";
+    return error(" has type " + typeText +
+                 ", whose elements the host reference does not exchange");
   TensorSignature sig;
-  if (attrs)
-    if (auto name = attrs.getAs<StringAttr>("onnx.name"))
-      sig.name = name.str();
+  sig.name = std::move(name);
   sig.dtype = *dtype;
   sig.shape.assign(tensorType.getShape().begin(), tensorType.getShape().end());
   return sig;
+}
+
+llvm::Expected<GraphSignature>
+weft::reference::readGraphSignature(ModuleOp module,
+                                    llvm::StringRef entryPoint) {
+  auto entry = module.lookupSymbol<func::FuncOp>(entryPoint);
+  if (!entry)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the module has no function @" + entryPoint);
+  GraphSignature graph;
+  FunctionType type = entry.getFunctionType();
+  for (unsigned i = 0, e = type.getNumInputs(); i < e; ++i) {
+    auto sig = signatureOf(type.getInput(i), entry.getArgAttrDict(i), "input", i);
+    if (!sig)
+      return sig.takeError();
+    graph.inputs.push_back(std::move(*sig));
+  }
+  for (unsigned i = 0, e = type.getNumResults(); i < e; ++i) {
+    auto sig =
+        signatureOf(type.getResult(i), entry.getResultAttrDict(i), "output", i);
+    if (!sig)
+      return sig.takeError();
+    graph.outputs.push_back(std::move(*sig));
+  }
+  return graph;
 }
 
 //===----------------------------------------------------------------------===//
@@ -122,7 +160,10 @@ ReferenceExecutable::compile(ModuleOp module, const ReferenceOptions &options) {
     if (!diagnostics.empty())
       diagnostics += "\n";
     llvm::raw_string_ostream os(diagnostics);
-    os << diag.getLocation() << ": " << diag;
+    // Imported ops carry the ONNX node name as their location.
+    if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+      os << "node '" << name.getName().getValue() << "': ";
+    os << diag;
     return success();
   });
   auto fail = [&](llvm::StringRef what) {
@@ -134,24 +175,10 @@ ReferenceExecutable::compile(ModuleOp module, const ReferenceOptions &options) {
   std::unique_ptr<ReferenceExecutable> exe(new ReferenceExecutable());
   exe->entryPoint = options.entryPoint;
 
-  auto entry = module.lookupSymbol<func::FuncOp>(options.entryPoint);
-  if (!entry)
-    return fail("the module has no function @" + options.entryPoint);
-  FunctionType type = entry.getFunctionType();
-  for (unsigned i = 0, e = type.getNumInputs(); i < e; ++i) {
-    FailureOr<TensorSignature> sig = signatureOf(
-        entry, type.getInput(i), entry.getArgAttrDict(i), "input", i);
-    if (failed(sig))
-      return fail("unsupported entry function signature");
-    exe->inputSigs.push_back(std::move(*sig));
-  }
-  for (unsigned i = 0, e = type.getNumResults(); i < e; ++i) {
-    FailureOr<TensorSignature> sig = signatureOf(
-        entry, type.getResult(i), entry.getResultAttrDict(i), "output", i);
-    if (failed(sig))
-      return fail("unsupported entry function signature");
-    exe->outputSigs.push_back(std::move(*sig));
-  }
+  auto signature = readGraphSignature(module, options.entryPoint);
+  if (!signature)
+    return signature.takeError();
+  exe->signature = std::move(*signature);
 
   exe->lowered = module.clone();
   PassManager pm(ctx);
@@ -210,6 +237,14 @@ private:
 };
 } // namespace
 
+/// Whether a host tensor of dtype `given` can stand for `declared`. MLIR
+/// integers in the imported IR are signless, so an 8-bit signature accepts
+/// both i8 and u8 bytes.
+static bool sameElements(DType given, DType declared) {
+  auto is8Bit = [](DType t) { return t == DType::I8 || t == DType::U8; };
+  return given == declared || (is8Bit(given) && is8Bit(declared));
+}
+
 static int64_t numElements(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -224,38 +259,38 @@ ReferenceExecutable::run(llvm::ArrayRef<NamedTensor> inputs) const {
   };
   auto inputNames = [&] {
     std::string names;
-    for (const TensorSignature &sig : inputSigs)
+    for (const TensorSignature &sig : signature.inputs)
       names += (names.empty() ? "'" : ", '") + sig.name + "'";
     return names;
   };
 
   // Match every value to a graph input: by name where it has one, else the
   // next unfilled position.
-  std::vector<const HostTensor *> bound(inputSigs.size(), nullptr);
+  std::vector<const HostTensor *> bound(signature.inputs.size(), nullptr);
   size_t nextPosition = 0;
   for (const NamedTensor &value : inputs) {
     size_t index;
     if (!value.name.empty()) {
-      auto it = llvm::find_if(inputSigs, [&](const TensorSignature &sig) {
+      auto it = llvm::find_if(signature.inputs, [&](const TensorSignature &sig) {
         return sig.name == value.name;
       });
-      if (it == inputSigs.end())
+      if (it == signature.inputs.end())
         return error("the graph has no input named '" + value.name +
                      "' (its inputs are " + inputNames() + ")");
-      index = it - inputSigs.begin();
+      index = it - signature.inputs.begin();
     } else {
       while (nextPosition < bound.size() && bound[nextPosition])
         ++nextPosition;
       if (nextPosition == bound.size())
         return error("too many inputs: the graph takes " +
-                     llvm::Twine(inputSigs.size()));
+                     llvm::Twine(signature.inputs.size()));
       index = nextPosition;
     }
     if (bound[index])
-      return error("input '" + inputSigs[index].name + "' is given twice");
-    const TensorSignature &sig = inputSigs[index];
+      return error("input '" + signature.inputs[index].name + "' is given twice");
+    const TensorSignature &sig = signature.inputs[index];
     const HostTensor &tensor = value.tensor;
-    if (tensor.dtype != sig.dtype || tensor.shape != sig.shape)
+    if (!sameElements(tensor.dtype, sig.dtype) || tensor.shape != sig.shape)
       return error("input '" + sig.name + "' must be " + signatureString(sig) +
                    ", got " + dtypeName(tensor.dtype) +
                    shapeString(tensor.shape));
@@ -269,21 +304,21 @@ ReferenceExecutable::run(llvm::ArrayRef<NamedTensor> inputs) const {
   }
   for (size_t i = 0; i < bound.size(); ++i)
     if (!bound[i])
-      return error("graph input " + llvm::Twine(i) + " '" + inputSigs[i].name +
-                   "' (" + signatureString(inputSigs[i]) + ") has no value");
+      return error("graph input " + llvm::Twine(i) + " '" + signature.inputs[i].name +
+                   "' (" + signatureString(signature.inputs[i]) + ") has no value");
 
-  std::vector<HostTensor> outputs(outputSigs.size());
+  std::vector<HostTensor> outputs(signature.outputs.size());
   std::vector<MemRefDescriptor> descriptors;
-  descriptors.reserve(inputSigs.size() + outputSigs.size());
+  descriptors.reserve(signature.inputs.size() + signature.outputs.size());
   // The entry function never writes its inputs (they are marked read-only
   // for bufferization), so the caller's bytes are passed as they are.
   for (const HostTensor *tensor : bound)
     descriptors.emplace_back(
         const_cast<uint8_t *>(tensor->bytes.data()), tensor->shape);
-  for (size_t i = 0; i < outputSigs.size(); ++i) {
+  for (size_t i = 0; i < signature.outputs.size(); ++i) {
     HostTensor &out = outputs[i];
-    out.dtype = outputSigs[i].dtype;
-    out.shape = outputSigs[i].shape;
+    out.dtype = signature.outputs[i].dtype;
+    out.shape = signature.outputs[i].shape;
     out.bytes.assign(numElements(out.shape) * dtypeSize(out.dtype), 0);
     descriptors.emplace_back(out.bytes.data(), out.shape);
   }

@@ -6,6 +6,7 @@
 
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
+#include "weft/Target/Numerics.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -225,6 +226,50 @@ func.func @main_graph(%x: tensor<1x1x3x3xf32> {onnx.name = "x"})
   EXPECT_NEAR(p[1], 1 / (e0 + 1), 1e-6);
 }
 
+// Half and double precision, with math that has no LLVM intrinsic (erf)
+// and math that has one (exp).
+TEST_F(ReferenceTest, HalfAndDouble) {
+  auto module = parse(R"mlir(
+func.func @main_graph(%h: tensor<3xf16> {onnx.name = "h"},
+                      %d: tensor<3xf64> {onnx.name = "d"})
+    -> (tensor<3xf16> {onnx.name = "eh"}, tensor<3xf64> {onnx.name = "ed"}) {
+  %he = tensor.empty() : tensor<3xf16>
+  %eh = linalg.generic {
+      indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+      iterator_types = ["parallel"]}
+      ins(%h : tensor<3xf16>) outs(%he : tensor<3xf16>) {
+  ^bb0(%a: f16, %o: f16):
+    %e = math.exp %a : f16
+    %r = math.erf %e : f16
+    linalg.yield %r : f16
+  } -> tensor<3xf16>
+  %de = tensor.empty() : tensor<3xf64>
+  %ed = linalg.generic {
+      indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+      iterator_types = ["parallel"]}
+      ins(%d : tensor<3xf64>) outs(%de : tensor<3xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %e = math.exp %a : f64
+    %r = math.erf %e : f64
+    linalg.yield %r : f64
+  } -> tensor<3xf64>
+  return %eh, %ed : tensor<3xf16>, tensor<3xf64>
+}
+)mlir");
+  ASSERT_TRUE(module);
+  // 0x3800 = 0.5, 0xB800 = -0.5, 0x0000 = 0.
+  HostTensor h = makeTensor<uint16_t>(DType::F16, {3}, {0x3800, 0xB800, 0});
+  HostTensor d = makeTensor<double>(DType::F64, {3}, {0.5, -0.5, 0});
+  auto outputs = runReference(*module, {{"h", h}, {"d", d}});
+  ASSERT_TRUE(bool(outputs)) << llvm::toString(outputs.takeError());
+  std::vector<double> ed = valuesOf<double>((*outputs)[1]);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_DOUBLE_EQ(ed[i], std::erf(std::exp(valuesOf<double>(d)[i])));
+  std::vector<uint16_t> eh = valuesOf<uint16_t>((*outputs)[0]);
+  for (int i = 0; i < 3; ++i) // f16 keeps about three decimal digits.
+    EXPECT_NEAR(target::f16ToF32(eh[i]), ed[i], 1e-3) << "at " << i;
+}
+
 TEST_F(ReferenceTest, ReportsUnsupportedSignatures) {
   auto module = parse(R"mlir(
 func.func @main_graph(%x: tensor<?xf32>) -> tensor<?xf32> {
@@ -235,10 +280,21 @@ func.func @main_graph(%x: tensor<?xf32>) -> tensor<?xf32> {
   auto exe = ReferenceExecutable::compile(*module);
   ASSERT_FALSE(bool(exe));
   std::string message = llvm::toString(exe.takeError());
-  EXPECT_NE(message.find("input 0 has type 'tensor<?xf32>'; the reference "
-                         "needs a static tensor"),
-            std::string::npos)
-      << message;
+  EXPECT_EQ(message, "input 0 has type tensor<?xf32>; the host reference "
+                     "needs a static tensor");
+
+  auto bf16 = parse(R"mlir(
+func.func @main_graph(%x: tensor<2xf32>) -> (tensor<2xbf16> {onnx.name = "y"}) {
+  %y = arith.truncf %x : tensor<2xf32> to tensor<2xbf16>
+  return %y : tensor<2xbf16>
+}
+)mlir");
+  ASSERT_TRUE(bf16);
+  auto sig = readGraphSignature(*bf16);
+  ASSERT_FALSE(bool(sig));
+  EXPECT_EQ(llvm::toString(sig.takeError()),
+            "output 0 'y' has type tensor<2xbf16>, whose elements the host "
+            "reference does not exchange");
 
   auto noEntry = parse("func.func @other() { return }");
   ASSERT_TRUE(noEntry);

@@ -54,6 +54,20 @@ struct TensorSignature {
   std::vector<int64_t> shape;
 };
 
+/// The graph inputs and outputs, in order.
+struct GraphSignature {
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> outputs;
+};
+
+/// Reads the signature of `module`'s entry function. Fails, naming the
+/// argument or result, when one is not a statically shaped tensor of a
+/// dtype the host exchanges (f32, f16, f64, i8/u8, i16, i32, i64, bool):
+/// such a model is outside what the reference supports.
+llvm::Expected<GraphSignature>
+readGraphSignature(mlir::ModuleOp module,
+                   llvm::StringRef entryPoint = "main_graph");
+
 /// A value for one graph input. An empty name means "the next input in graph
 /// order"; a non-empty name must be one of the graph's input names.
 struct NamedTensor {
@@ -81,13 +95,14 @@ public:
   ReferenceExecutable &operator=(const ReferenceExecutable &) = delete;
 
   /// Lowers a clone of `module` (the caller's module is not modified) and
-  /// JIT-compiles it. On failure the error carries the diagnostics.
+  /// JIT-compiles it. On failure the error carries the diagnostics; a
+  /// signature readGraphSignature rejects fails with its message.
   static llvm::Expected<std::unique_ptr<ReferenceExecutable>>
   compile(mlir::ModuleOp module, const ReferenceOptions &options = {});
 
   /// The graph inputs and outputs in order.
-  llvm::ArrayRef<TensorSignature> inputs() const { return inputSigs; }
-  llvm::ArrayRef<TensorSignature> outputs() const { return outputSigs; }
+  llvm::ArrayRef<TensorSignature> inputs() const { return signature.inputs; }
+  llvm::ArrayRef<TensorSignature> outputs() const { return signature.outputs; }
 
   /// Runs the graph. Inputs are matched by name where named, else by
   /// position; each must have the declared dtype and shape exactly.
@@ -103,8 +118,7 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> lowered;
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::string entryPoint;
-  std::vector<TensorSignature> inputSigs;
-  std::vector<TensorSignature> outputSigs;
+  GraphSignature signature;
 };
 
 /// Compiles and runs `module` once.
