@@ -11,9 +11,12 @@
 //   --wavelet-to-wfb       a wavelet.program as a .wfb PE task binary
 //   --wfb-to-wavelet       a .wfb binary disassembled to wavelet
 //                          (lib/Translate, shared with weftc).
+//   --import-onnx          an ONNX model as func/tensor/linalg on static
+//                          shapes (lib/Import; --batch-size N).
 //
 //===----------------------------------------------------------------------===//
 
+#include "weft/Import/ImportTranslation.h"
 #include "weft/InitDialects.h"
 #include "wavelet/WaveletOps.h"
 #include "weft/Translate/Wfb.h"
@@ -66,6 +69,7 @@ static LogicalResult printListing(Operation *pe, Block &body,
 
 int main(int argc, char **argv) {
   weft::translate::registerWfbTranslations();
+  weft::import::registerOnnxImportTranslation();
   TranslateFromMLIRRegistration listing(
       "wavelet-to-listing", "encode wavelet instructions into a listing",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
