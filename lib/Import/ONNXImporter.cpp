@@ -599,13 +599,17 @@ GraphImporter::importGraphInputs(SmallVectorImpl<Type> &argTypes) {
   for (const onnx::ValueInfoProto &in : graph.input()) {
     if (initializerNames.contains(in.name()))
       continue;
-    b.setLoc(NameLoc::get(b.getStringAttr(in.name())));
+    b.setLoc(NameLoc::get(b.getStringAttr(in.name()),
+                          FileLineColLoc::get(&ctx, sourceName, 0, 0)));
     auto bad = [&](const Twine &why) {
       return fail("graph input '" + in.name() + "': " + why);
     };
     if (!in.type().has_tensor_type())
       return bad("only tensor inputs are supported");
     const onnx::TypeProto::Tensor &tt = in.type().tensor_type();
+    if (elementByteSize(tt.elem_type()) == 0)
+      return bad("element type " + dtypeName(tt.elem_type()) +
+                 " is not supported");
     FailureOr<Type> et = elementType(tt.elem_type());
     if (failed(et))
       return failure();
@@ -758,7 +762,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &n) {
   std::string name = n.name();
   if (name.empty())
     name = n.output_size() ? n.output(0) : n.op_type();
-  b.setLoc(NameLoc::get(b.getStringAttr(name)));
+  b.setLoc(NameLoc::get(b.getStringAttr(name), FileLineColLoc::get(&ctx, sourceName, 0, 0)));
   if (!n.domain().empty() && n.domain() != "ai.onnx")
     return fail("operator domain '" + n.domain() + "' is not supported");
   for (int i = 0; i < n.input_size(); ++i)

@@ -168,7 +168,8 @@ def short_raw_data():
 
 
 def huge_dims():
-    t = helper.make_tensor("w", TensorProto.FLOAT, [1 << 30, 1 << 30], [], raw=True)
+    t = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 30, 1 << 30],
+                    raw_data=b"\0" * 16)
     return model([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
                  [vi("x", [1, 4])], [vi("y", None)], [t])
 
