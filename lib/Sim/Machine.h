@@ -98,7 +98,7 @@ struct Exec {
   Operand dst, src0, src1;
   uint32_t n = 0, done = 0;
   uint8_t startupLeft = 0;
-  uint8_t busyLeft = 0;
+  uint32_t busyLeft = 0;
   bool scalar = false;    ///< GPR destination, one element
   bool reduction = false;
   bool compare = false;
@@ -150,14 +150,14 @@ struct Pe {
   uint64_t nonEmpty[3] = {0, 0, 0};
   uint32_t rrPointer = 0; ///< last granted (color * 5 + port)
   std::vector<uint64_t> rq;       ///< [port][color][depth]
-  std::vector<uint8_t> rqHead, rqCount;
+  uint8_t rqHead[5 * 32] = {}, rqCount[5 * 32] = {};
   /// Router queues granted this cycle (at most one per output port).
   uint16_t popped[5] = {0, 0, 0, 0, 0};
   uint8_t numPopped = 0;
   uint64_t inLatch[5] = {0, 0, 0, 0, 0}; ///< per input port
   // Compute element queues, one per routable color.
   std::vector<uint64_t> cq;
-  std::vector<uint8_t> cqHead, cqCount, cqPops;
+  uint8_t cqHead[32] = {}, cqCount[32] = {}, cqPops[32] = {};
   uint32_t cePopMask = 0; ///< colors with cqPops != 0
   uint64_t ceLatch = 0;           ///< from the router's ramp output
   uint64_t hostLatch[2] = {0, 0}; ///< to the west / east host port
@@ -176,6 +176,23 @@ struct Pe {
   uint64_t taskStart = 0;
   uint32_t pc = 0;
   Exec main;
+  uint32_t prng = 1;
+
+  // Fast mode: a PE whose CE is busy with a batched instruction and whose
+  // router is idle is not stepped from `sleepFrom` until it is woken.
+  bool sleeping = false;
+  uint64_t sleepFrom = 0;
+  uint64_t sleepToken = 0;
+
+  // Per-cycle bookkeeping.
+  bool progress = false;
+  bool routerMoved = false;
+  bool onRampUsed = false;
+
+  PeStats st;
+  uint64_t hopsPerColor[32] = {};
+
+  // Cold: touched when instructions start or microthreads run.
   Exec micro[8];
   uint8_t microLast = 7;
   uint8_t dpBusy = 0; ///< cycles a multi-cycle group still holds the datapath
@@ -187,15 +204,6 @@ struct Pe {
   uint64_t xdsrRaw[6] = {};
   int16_t strideReg[6] = {};
   FifoState fifo[12];
-  uint32_t prng = 1;
-
-  // Per-cycle bookkeeping.
-  bool progress = false;
-  bool routerMoved = false;
-  bool onRampUsed = false;
-
-  PeStats st;
-  uint64_t hopsPerColor[32] = {};
 };
 
 } // namespace weft::sim::detail

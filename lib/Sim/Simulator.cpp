@@ -29,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <queue>
 #include <sstream>
 #include <thread>
 
@@ -148,6 +149,7 @@ public:
   bool bindInput(const std::string &name, const std::vector<uint8_t> &bytes,
                  std::string *error) override;
   Status run(uint64_t cycles) override;
+  Status runCycles(uint64_t cycles);
   Status status() const override { return st; }
   const std::string &message() const override { return msg; }
   uint64_t cycle() const override { return now; }
@@ -174,7 +176,9 @@ private:
   Target target;
   FabricConfig cfg;
   std::vector<DecodeCache> caches;
-  std::vector<std::unique_ptr<Pe>> pes;
+  /// PEs live contiguously in `arena`, in group order.
+  std::unique_ptr<Pe[]> arena;
+  std::vector<Pe *> pes;
   std::vector<Pe *> grid; ///< y * width + x, nullptr where no code
   std::vector<HostPort> hostPorts;
   std::vector<StreamState> streams;
@@ -187,6 +191,15 @@ private:
   /// cycle + 1 at which a PE was last put in the commit / next set.
   std::vector<uint64_t> commitStamp, nextStamp;
   std::vector<uint32_t> commitSet;
+  /// Sleeping PEs' wake-up cycles: (cycle, token << 32 | PE index).
+  std::priority_queue<std::pair<uint64_t, uint64_t>,
+                      std::vector<std::pair<uint64_t, uint64_t>>,
+                      std::greater<>>
+      timers;
+  uint64_t numSleeping = 0;
+  void catchUp(Pe &pe, uint64_t upTo);
+  void wake(Pe &pe, uint64_t at);
+  bool maySleep(const Pe &pe) const;
 
   uint64_t now = 0;
   Status st = Status::Running;
@@ -218,6 +231,7 @@ bool Engine::load(std::string *error) {
   cfg.memWords = target.memoryWords();
   cfg.descWords = target.descriptorWords();
   cfg.trace = opts.trace;
+  cfg.batch = opts.mode == Mode::Fast;
   if (opts.samples == 0)
     return bad("the number of samples must be at least 1");
 
@@ -246,12 +260,15 @@ bool Engine::load(std::string *error) {
 
   unsigned w = target.width(), h = target.height();
   grid.assign(size_t(w) * h, nullptr);
+  size_t count = 0;
+  for (const binary::Group &g : prog.groups)
+    count += size_t(g.width) * g.height;
+  arena.reset(new Pe[count]);
   for (const binary::Group &g : prog.groups) {
     const binary::CodeImage &img = prog.images[g.image];
     for (uint32_t gy = 0; gy < g.height; ++gy)
       for (uint32_t gx = 0; gx < g.width; ++gx) {
-        auto pe = std::make_unique<Pe>();
-        Pe &p = *pe;
+        Pe &p = arena[pes.size()];
         p.index = uint32_t(pes.size());
         p.x = g.x + gx;
         p.y = g.y + gy;
@@ -267,12 +284,7 @@ bool Engine::load(std::string *error) {
           p.route[r.color] = r;
         }
         p.rq.assign(size_t(5) * cfg.colors * cfg.rqDepth, 0);
-        p.rqHead.assign(size_t(5) * cfg.colors, 0);
-        p.rqCount.assign(size_t(5) * cfg.colors, 0);
         p.cq.assign(size_t(cfg.colors) * cfg.cqDepth, 0);
-        p.cqHead.assign(cfg.colors, 0);
-        p.cqCount.assign(cfg.colors, 0);
-        p.cqPops.assign(cfg.colors, 0);
         p.mem.assign(cfg.memWords, 0);
         uint32_t used = 0;
         for (const binary::Segment &s : img.segments) {
@@ -298,7 +310,7 @@ bool Engine::load(std::string *error) {
         p.st.y = p.y;
         p.st.layer = g.layer;
         grid[size_t(p.y) * w + p.x] = &p;
-        pes.push_back(std::move(pe));
+        pes.push_back(&p);
       }
   }
   for (auto &pe : pes) {
@@ -532,12 +544,16 @@ bool Engine::collectHost(ThreadOut &out) {
   return moved;
 }
 
+/// Whether every output has all its wavelets and every input has been
+/// injected completely (a program that leaves input unread is stuck too).
 bool Engine::outputsComplete() const {
   for (const StreamState &s : streams)
-    if (s.io->output)
-      for (const RowState &r : s.rows)
-        if (r.received < r.expected * opts.samples)
-          return false;
+    for (const RowState &r : s.rows) {
+      if (s.io->output && r.received < r.expected * opts.samples)
+        return false;
+      if (!s.io->output && r.next < r.payloads.size())
+        return false;
+    }
   return true;
 }
 
@@ -705,6 +721,9 @@ bool Engine::cycleOnce() {
       o.trace.clear();
     }
 
+  // A PE asleep in this cycle spent it on its batched instruction.
+  anyProgress |= numSleeping > 0;
+
   // Next cycle's set (fast mode): progressed, woken and credited PEs.
   if (!reference) {
     uint64_t nextMark = now + 1;
@@ -724,8 +743,39 @@ bool Engine::cycleOnce() {
     for (auto &w : wakes)
       for (uint32_t i : w)
         addNext(i);
-    // PEs stepped in thread order; sort for a canonical order.
-    std::sort(next.begin(), next.end());
+    // A PE whose CE is busy with a batched instruction and whose router is
+    // idle sleeps until the instruction retires or something arrives.
+    size_t kept = 0;
+    for (uint32_t i : next) {
+      Pe &pe = *pes[i];
+      if (pe.sleeping) {
+        wake(pe, now + 1);
+      } else if (maySleep(pe)) {
+        pe.sleeping = true;
+        pe.sleepFrom = now + 1;
+        ++pe.sleepToken;
+        ++numSleeping;
+        timers.emplace(now + pe.main.busyLeft,
+                       (pe.sleepToken << 32) | pe.index);
+        continue;
+      }
+      next[kept++] = i;
+    }
+    next.resize(kept);
+    while (!timers.empty() && timers.top().first <= now + 1) {
+      auto [at, tag] = timers.top();
+      timers.pop();
+      Pe &pe = *pes[uint32_t(tag)];
+      if (!pe.sleeping || pe.sleepToken != (tag >> 32))
+        continue; // woken earlier
+      wake(pe, now + 1);
+      if (nextStamp[pe.index] != nextMark) {
+        nextStamp[pe.index] = nextMark;
+        next.push_back(pe.index);
+      }
+    }
+    // The order of `current` never changes a result (see the file
+    // comment), so it is left as collected.
     current.swap(next);
     peakActive = std::max<uint64_t>(peakActive, current.size());
   }
@@ -771,9 +821,46 @@ bool Engine::cycleOnce() {
   return true;
 }
 
+void Engine::catchUp(Pe &pe, uint64_t upTo) {
+  uint64_t skipped = upTo - pe.sleepFrom;
+  pe.main.busyLeft -= uint32_t(skipped);
+  pe.st.busyCycles += skipped;
+  pe.st.ceBusyCycles += skipped;
+  pe.sleepFrom = upTo;
+}
+
+void Engine::wake(Pe &pe, uint64_t at) {
+  catchUp(pe, at);
+  pe.sleeping = false;
+  ++pe.sleepToken;
+  --numSleeping;
+}
+
+bool Engine::maySleep(const Pe &pe) const {
+  if (!pe.running || !pe.main.active || pe.main.busyLeft < 2)
+    return false;
+  if (pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2])
+    return false;
+  for (const Exec &m : pe.micro)
+    if (m.active)
+      return false;
+  return true;
+}
+
 Status Engine::run(uint64_t cycles) {
   if (st != Status::Running)
     return st;
+  uint64_t end = cycles > UINT64_MAX - now ? UINT64_MAX : now + cycles;
+  cfg.batchLimit = std::min(end, opts.maxCycles);
+  Status s = runCycles(cycles);
+  // Statistics count the cycles sleeping PEs have spent so far.
+  for (auto &pe : pes)
+    if (pe->sleeping)
+      catchUp(*pe, now);
+  return s;
+}
+
+Status Engine::runCycles(uint64_t cycles) {
   if (!started) {
     for (const StreamState &s : streams)
       if (!s.bound) {
@@ -791,7 +878,7 @@ Status Engine::run(uint64_t cycles) {
 std::string Engine::deadlockReport() const {
   std::ostringstream os;
   os << "deadlock at cycle " << lastProgress
-     << ": nothing can move, but outputs are incomplete";
+     << ": nothing can move, but outputs are incomplete or inputs unread";
   for (const StreamState &s : streams) {
     for (size_t r = 0; r < s.rows.size(); ++r) {
       const RowState &row = s.rows[r];

@@ -23,6 +23,7 @@
 #include "weft/Target/Numerics.h"
 #include "weft/Target/Wavelet.h"
 
+#include <cstring>
 #include <sstream>
 
 using namespace weft::target;
@@ -151,6 +152,8 @@ struct Ctx {
   Cycle runExec(Exec &ex, bool isMain, bool datapathFree);
   enum class Issue { Stall, Issued, EarlyEnd };
   Issue issueGroup(Exec &ex, bool isMain);
+  bool runBatch(Exec &ex);
+  bool fastLoop(Exec &ex, uint32_t from, uint32_t to);
   uint32_t readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t);
   void writeDst(Exec &ex, Operand &o, uint32_t i, uint32_t v, bool isMain);
   void retire(Exec &ex, bool isMain);
@@ -987,6 +990,154 @@ Ctx::Issue Ctx::issueGroup(Exec &ex, bool isMain) {
   return Issue::Issued;
 }
 
+/// The hot fp32 loops of the batch path, over mem1d vectors whose whole
+/// address range was checked up front, and GPR or immediate broadcasts.
+/// Same values as compute() (one rounding per operation, canonical NaN).
+/// Returns false when the instruction is not one of them.
+bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
+  Opcode op = ex.inst.opcode;
+  if (op != Opcode::FMAC && op != Opcode::FADD && op != Opcode::FMUL &&
+      op != Opcode::FSUB && op != Opcode::MOV32)
+    return false;
+  const Operand &d = ex.dst, &a = ex.src0, &b = ex.src1;
+  if (d.kind != Operand::Mem || d.is4d || d.ew != 2)
+    return false;
+  auto inRange = [&](const Operand &o) {
+    if (o.kind != Operand::Mem)
+      return o.kind == Operand::Gpr || (o.kind == Operand::Imm && !o.prng) ||
+             o.kind == Operand::None;
+    if (o.is4d || o.ew != 2)
+      return false;
+    int64_t first = o.base + int64_t(from) * o.stride[0];
+    int64_t last = o.base + int64_t(to - 1) * o.stride[0];
+    int64_t lo = std::min(first, last), hi = std::max(first, last) + 2;
+    return lo >= 0 && hi <= int64_t(cfg.memWords);
+  };
+  if (!inRange(d) || !inRange(a) || !inRange(b))
+    return false;
+  // Writing over decoded code switches the PE to decoding from memory.
+  {
+    int64_t first = d.base + int64_t(from) * d.stride[0];
+    int64_t last = d.base + int64_t(to - 1) * d.stride[0];
+    int64_t lo = std::min(first, last), hi = std::max(first, last) + 2;
+    const DecodeCache *c = pe.cache;
+    if (c && !pe.codeDirty)
+      for (int64_t w = lo; w < hi && !pe.codeDirty; w += 2)
+        if (uint64_t(w / 2) < c->status.size() && c->status[w / 2])
+          pe.codeDirty = true;
+  }
+  uint16_t *m = pe.mem.data();
+  auto rd = [m](int64_t addr) {
+    uint32_t v = uint32_t(m[addr]) | (uint32_t(m[addr + 1]) << 16);
+    float f;
+    std::memcpy(&f, &v, 4);
+    return f;
+  };
+  auto wr = [m](int64_t addr, float f) {
+    uint32_t v;
+    std::memcpy(&v, &f, 4);
+    if (f != f)
+      v = kCanonicalNaN32;
+    m[addr] = uint16_t(v);
+    m[addr + 1] = uint16_t(v >> 16);
+  };
+  auto scalar = [](const Operand &o) {
+    float f;
+    std::memcpy(&f, &o.value, 4);
+    return f;
+  };
+  const int64_t sd = d.stride[0], sa = a.stride[0], sb = b.stride[0];
+  const bool ma = a.kind == Operand::Mem, mb = b.kind == Operand::Mem;
+  const float ca = ma ? 0.0f : scalar(a), cb = mb ? 0.0f : scalar(b);
+  int64_t ad = d.base + int64_t(from) * sd;
+  int64_t aa = a.base + int64_t(from) * sa, ab = b.base + int64_t(from) * sb;
+  for (uint32_t i = from; i < to; ++i, ad += sd, aa += sa, ab += sb) {
+    float x = ma ? rd(aa) : ca;
+    if (op == Opcode::MOV32) {
+      // A bit copy: no canonicalisation.
+      uint32_t v = ma ? (uint32_t(m[aa]) | (uint32_t(m[aa + 1]) << 16))
+                      : a.value;
+      m[ad] = uint16_t(v);
+      m[ad + 1] = uint16_t(v >> 16);
+      continue;
+    }
+    float y = mb ? rd(ab) : cb;
+    float r;
+    switch (op) {
+    case Opcode::FMAC: {
+      float p = x * y;
+      r = rd(ad) + p;
+      break;
+    }
+    case Opcode::FADD:
+      r = x + y;
+      break;
+    case Opcode::FSUB:
+      r = x - y;
+      break;
+    default:
+      r = x * y;
+      break;
+    }
+    wr(ad, r);
+  }
+  return true;
+}
+
+/// Fast mode: issues every remaining group of a main-thread instruction
+/// whose operands cannot stall (memory, GPRs, immediates) at once and keeps
+/// the datapath busy for the cycles those groups take. Nothing else reads
+/// this CE's memory or registers, and no microthread is busy, so the
+/// results and the cycle of retirement are those of group-by-group issue.
+bool Ctx::runBatch(Exec &ex) {
+  for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
+    if (o->kind != Operand::Mem && o->kind != Operand::Gpr &&
+        o->kind != Operand::Imm && o->kind != Operand::None)
+      return false;
+  if (ex.compare || ex.scalar)
+    return false;
+  for (const Exec &m : pe.micro)
+    if (m.active)
+      return false;
+  const OpcodeInfo &oi = *ex.info;
+  uint64_t groups = (uint64_t(ex.n - ex.done) + oi.simd - 1) / oi.simd;
+  uint64_t room = cfg.batchLimit > now ? (cfg.batchLimit - now) : 0;
+  groups = std::min<uint64_t>(groups, room / oi.cyclesPerGroup);
+  if (groups < 4)
+    return false;
+  Opcode op = ex.inst.opcode;
+  Operand &d = ex.dst;
+  uint32_t end = std::min<uint64_t>(ex.n, ex.done + groups * oi.simd);
+  uint32_t k = end - ex.done;
+  if (!fastLoop(ex, ex.done, end))
+  for (uint32_t i = ex.done; i < end && !failed; ++i) {
+    uint32_t a = readSrc(ex, ex.src0, i, oi.srcType);
+    uint32_t b =
+        ex.src1.kind != Operand::None ? readSrc(ex, ex.src1, i, oi.srcType) : 0;
+    if (ex.reduction) {
+      ex.acc = compute(op, ex.acc, a, 0);
+      continue;
+    }
+    uint32_t old = 0;
+    if (ex.readsDst)
+      old = d.kind == Operand::Gpr ? gprValue(d.reg, d.ew)
+                                   : load(elemAddr(d, i), d.ew);
+    writeDst(ex, d, i, compute(op, old, a, b), true);
+  }
+  if (ex.reduction)
+    writeDst(ex, d, 0, ex.acc, true);
+  ex.done = end;
+  pe.st.elements += k;
+  pe.st.flops += uint64_t(k) * oi.flopsPerElem;
+  pe.st.macs += uint64_t(k) * oi.macsPerElem;
+  ex.finished = ex.done >= ex.n;
+  uint64_t busy = groups * oi.cyclesPerGroup - 1;
+  ex.busyLeft = uint32_t(busy);
+  if (ex.finished && !ex.busyLeft)
+    retire(ex, true);
+  return true;
+}
+
 void Ctx::retire(Exec &ex, bool isMain) {
   ex.active = false;
   ++pe.st.instructions;
@@ -1032,6 +1183,8 @@ Ctx::Cycle Ctx::runExec(Exec &ex, bool isMain, bool datapathFree) {
     retire(ex, isMain);
     return Cycle::Progress;
   }
+  if (isMain && cfg.batch && runBatch(ex))
+    return Cycle::Datapath;
   Issue r = issueGroup(ex, isMain);
   if (r == Issue::Stall)
     return Cycle::Idle;
@@ -1042,7 +1195,7 @@ Ctx::Cycle Ctx::runExec(Exec &ex, bool isMain, bool datapathFree) {
     return Cycle::Datapath;
   }
   ex.finished = ex.done >= ex.n;
-  ex.busyLeft = uint8_t(ex.info->cyclesPerGroup - 1);
+  ex.busyLeft = uint32_t(ex.info->cyclesPerGroup - 1);
   if (ex.finished && !ex.busyLeft)
     retire(ex, isMain);
   return Cycle::Datapath;

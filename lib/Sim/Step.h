@@ -20,6 +20,12 @@ struct FabricConfig {
   unsigned memWords = 0;
   unsigned descWords = 0;
   bool trace = false;
+  /// Fast mode: run a main-thread instruction whose operands are all memory,
+  /// GPRs or immediates in one go and keep the datapath busy for the cycles
+  /// it takes (docs/simulator.md, "Fast mode"). The batch must end before
+  /// cycle `batchLimit`.
+  bool batch = false;
+  uint64_t batchLimit = 0;
 
   unsigned rqIndex(unsigned port, unsigned color) const {
     return port * colors + color;

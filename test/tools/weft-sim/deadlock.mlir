@@ -10,7 +10,7 @@
 // RUN: weft-sim %t/dl.wfb --input x=%t/x.npy --mode reference 2>&1; test $? -eq 2
 // RUN: not weft-sim %t/dl.wfb --input x=%t/x.npy --max-cycles 5 2>&1 | FileCheck %s --check-prefix=LIMIT
 
-// CHECK: weft-sim: error: deadlock at cycle 13: nothing can move, but outputs are incomplete
+// CHECK: weft-sim: error: deadlock at cycle 13: nothing can move, but outputs are incomplete or inputs unread
 // CHECK-NEXT: output 'y' row 0 (east port, color 2): received 0 of 16 wavelets
 // CHECK-NEXT: PE (1, 0): task 32 at slot 322 executing mov32 at element 8 of 16, waiting: fabric input empty (color 1)
 // LIMIT: weft-sim: error: the run reached the cycle limit of 5 cycles
