@@ -850,3 +850,73 @@ TEST(SimRandom, FastModeMatchesReferenceMode) {
 }
 
 } // namespace
+
+namespace {
+
+/// Batched instructions (fast mode) must leave memory exactly as element by
+/// element issue does: every batched opcode, strides of both signs, GPR and
+/// immediate broadcasts, NaN, infinities, signed zeros and subnormals.
+TEST(Sim, BatchedInstructionsMatchElementByElement) {
+  const unsigned n = 40;
+  std::mt19937 rng(7);
+  const uint32_t specials[] = {0x7fc00001u, 0xff800000u, 0x7f800000u,
+                               0x80000000u, 0x00000001u, 0x3f800000u,
+                               0xbf800000u, 0x7f7fffffu};
+  Opcode ops[] = {Opcode::FMAC, Opcode::FADD, Opcode::FSUB, Opcode::FMUL,
+                  Opcode::MOV32, Opcode::FMAX, Opcode::FMACHS, Opcode::FSUM,
+                  Opcode::FEXP, Opcode::FMACH, Opcode::ADD16};
+  for (Opcode op : ops) {
+    for (unsigned variant = 0; variant < 4; ++variant) {
+      const OpcodeInfo &oi = info(op);
+      binary::Program p = makeProgram(1, 1);
+      ImageBuilder b;
+      bool reduction = op == Opcode::FSUM;
+      unsigned dw = ew(oi.dstType), sw = ew(oi.srcType);
+      int stride = variant == 1 ? -1 : 1;
+      unsigned dstBase = stride < 0 ? 4096 + (n - 1) * dw : 4096;
+      Dsd dst = mem1d(dstBase, reduction ? 1 : n, reduction ? 1 : stride);
+      b.dsd(1024, dst);
+      b.dsd(1028, mem1d(8192, n));
+      b.dsd(1032, mem1d(12288, n));
+      for (unsigned i = 0; i < 2 * n; ++i) {
+        uint32_t v = rng() % 4 == 0 ? specials[rng() % 8] : rng();
+        b.word(4096 + i, uint16_t(v));
+        b.word(8192 + i, uint16_t(v >> 16));
+        b.word(12288 + i, uint16_t(rng()));
+      }
+      Operand src1 = variant == 2 ? gpr(6)
+                     : variant == 3 ? imm(SmallImm::Half)
+                                    : s1(0);
+      if (variant == 3 && (oi.srcType == ElemType::I16))
+        src1 = imm(SmallImm::Two);
+      std::vector<Instruction> code = {
+          ldd(0, 1024), lds0(0, 1028), lds1(0, 1032),
+          Instruction::immOp(Opcode::MOVI, 6, 0x155),
+          Instruction::immOp(Opcode::MOVH, 6, 0x3e),
+          Instruction::immOp(Opcode::MOVI, 7, 0x3f)};
+      if (oi.family == Family::Vec)
+        code.push_back(Instruction::vec(op, dsr(0), src1));
+      else
+        code.push_back(Instruction::un(op, ddsr(0), s0(0)));
+      // Send the destination vector out.
+      b.route(2, {Dir::Ramp}, {Dir::East});
+      unsigned outWords = (reduction ? 1 : n) * dw;
+      b.dsd(1036, mem1d(4096, outWords));
+      b.dsd(1040, fabout(2, outWords, PayloadFormat::Dense16x2));
+      code.push_back(lds0(1, 1036));
+      code.push_back(ldd(1, 1040));
+      code.push_back(Instruction::un(Opcode::MOV16, ddsr(1), s0(1), true));
+      b.task(32, code, false, true);
+      p.images.push_back(b.build());
+      p.groups.push_back(group("pe", 0, 0, 0));
+      p.io.push_back(stream("out", true, Dir::East, 0, 1, 2,
+                            {int64_t(outWords)}, ElemType::I16,
+                            PayloadFormat::Dense16x2));
+      RunResult r = runAll(p, {});
+      ASSERT_EQ(r.status, Status::Done)
+          << oi.mnemonic << " variant " << variant << ": " << r.message;
+    }
+  }
+}
+
+} // namespace
