@@ -4,7 +4,7 @@ import lit.formats
 
 config.name = "weft"
 config.test_format = lit.formats.ShTest(not lit_config.isWindows)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.weft_obj_root, "test")
