@@ -113,7 +113,7 @@ void runProgram(benchmark::State &state, const binary::Program &p,
   for (const binary::IoStream &io : p.io)
     if (!io.output)
       inputs[io.name] = std::vector<uint8_t>(io.numBytes(), 0x3f);
-  uint64_t busy = 0, hops = 0, cycles = 0;
+  uint64_t busy = 0, hops = 0, cycles = 0, fabricCycles = 0, bytesPerPE = 0;
   for (auto _ : state) {
     state.PauseTiming();
     sim::Options o;
@@ -138,13 +138,18 @@ void runProgram(benchmark::State &state, const binary::Program &p,
     busy += stats.busyPeCycles;
     hops += stats.hops;
     cycles = stats.cycles;
+    fabricCycles += stats.cycles * p.target.width * p.target.height;
+    bytesPerPE = stats.stateBytes / std::max<uint64_t>(1, stats.allocatedPEs);
     state.ResumeTiming();
   }
   state.counters["busy_pe_cycles_per_s"] =
       benchmark::Counter(double(busy), benchmark::Counter::kIsRate);
   state.counters["hops_per_s"] =
       benchmark::Counter(double(hops), benchmark::Counter::kIsRate);
+  state.counters["fabric_pe_cycles_per_s"] =
+      benchmark::Counter(double(fabricCycles), benchmark::Counter::kIsRate);
   state.counters["cycles"] = double(cycles);
+  state.counters["bytes_per_pe"] = double(bytesPerPE);
   state.counters["threads"] = threads;
 }
 

@@ -78,8 +78,13 @@ public:
     pending.store(n - 1);
     generation.fetch_add(1, std::memory_order_release);
     f(0);
-    while (pending.load(std::memory_order_acquire))
-      spin();
+    // Spin briefly, then yield: on a loaded machine a spinning waiter
+    // would steal the core its worker needs.
+    for (unsigned spins = 0; pending.load(std::memory_order_acquire);)
+      if (++spins > 64)
+        std::this_thread::yield();
+      else
+        spin();
   }
 
 private:
@@ -94,7 +99,7 @@ private:
       unsigned spins = 0;
       uint64_t g;
       while ((g = generation.load(std::memory_order_acquire)) == seen) {
-        if (++spins > 4096)
+        if (++spins > 64)
           std::this_thread::yield();
         else
           spin();
@@ -923,6 +928,10 @@ Stats Engine::stats() const {
   s.lastArrival = lastArrival;
   s.sampleDone = sampleDone;
   s.peakActivePEs = opts.mode == Mode::Fast ? peakActive : pes.size();
+  s.allocatedPEs = pes.size();
+  for (const Pe *pe : pes)
+    s.stateBytes += sizeof(Pe) + pe->mem.capacity() * 2 +
+                    (pe->rq.capacity() + pe->cq.capacity()) * 8;
   for (const auto &pe : pes) {
     s.pes.push_back(pe->st);
     s.busyPeCycles += pe->st.busyCycles;

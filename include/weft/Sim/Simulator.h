@@ -98,6 +98,10 @@ struct Stats {
   std::vector<uint64_t> sampleDone;
   /// Peak number of PEs stepped in one cycle by the fast mode.
   uint64_t peakActivePEs = 0;
+  /// PEs with state (those a group covers) and the bytes that state takes:
+  /// registers, queues and the PE's memory.
+  uint64_t allocatedPEs = 0;
+  uint64_t stateBytes = 0;
   std::vector<PeStats> pes;
 };
 
