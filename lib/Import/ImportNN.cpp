@@ -621,6 +621,10 @@ LogicalResult GraphImporter::importPool(StringRef op) {
         counts[i].push_back(std::max<int64_t>(cnt, 1));
       }
     }
+    int64_t positions = checkedNumElements(w->out);
+    if (positions < 0 || positions > kFoldElements * 256)
+      return fail("pooled output of " + Twine(positions) +
+                  " positions is too large");
     TensorData div = makeTensor(w->out, (*x)->dtype);
     int64_t total = div.numElements();
     for (int64_t lin = 0; lin < total; ++lin) {

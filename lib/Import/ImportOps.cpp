@@ -1473,6 +1473,9 @@ LogicalResult GraphImporter::importResize(StringRef op) {
     }
   if (checkedNumElements(outShape) < 0)
     return fail("resized shape is too large");
+  for (int64_t d : outShape)
+    if (d > kFoldElements * 256)
+      return fail("resized dimension " + Twine(d) + " is too large");
   // One lookup table per resized axis, computed here.
   SmallVector<Value> tables;
   SmallVector<AffineMap> maps;

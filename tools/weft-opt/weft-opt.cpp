@@ -10,7 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "weft/Import/ONNXImporter.h"
 #include "weft/InitDialects.h"
+#include "weft/Transforms/Passes.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -19,6 +21,8 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::DialectRegistry registry;
   weft::registerAllDialects(registry);
+  weft::import::registerImportDialects(registry);
+  weft::registerTransformsPassesAndPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "weft optimizer driver\n", registry));
 }
