@@ -8,6 +8,9 @@
 // RUN: %python %S/Inputs/compare.py %t/out/p.npy %t/p.npy | FileCheck %s --check-prefix=MATCH
 // RUN: %python %S/Inputs/compare.py %t/out/s.npy %t/s.npy | FileCheck %s --check-prefix=MATCH
 
+// The weight blob is not copied into the JIT module: the global is external
+// and the JIT links it to the blob's bytes.
+// CHECK: llvm.mlir.global external constant @[[W:.*]]() {{.*}} : !llvm.array<4 x f32>
 // The entry point takes inputs then caller-allocated outputs, through a C
 // interface wrapper.
 // CHECK: llvm.func @main_graph(
