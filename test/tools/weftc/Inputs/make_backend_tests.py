@@ -11,6 +11,8 @@
 #   test_add_wrong   one expected element off by 0.5         -> FAIL
 #   test_custom_op   an op of an unknown domain              -> SKIP
 #   test_no_data     no test_data_set_* directory            -> SKIP
+# and OUTDIR/slow/test_matmul_chain, 40 chained 512x512 matrix products
+# (seconds of work), for the time limit.
 #
 # ===-----------------------------------------------------------------------===#
 import os
@@ -66,3 +68,16 @@ custom = helper.make_model(graph, opset_imports=[
 write_test("test_custom_op", custom, [([np.ones(2, np.float32)], [np.ones(2, np.float32)])])
 
 write_test("test_no_data", add_model(), [])
+
+# 40 chained products of 512x512 matrices: about 5 G multiply-adds.
+root = os.path.join(sys.argv[1], "slow")
+n, depth = 512, 40
+w = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+nodes = [helper.make_node("MatMul", ["x" if i == 0 else "h%d" % (i - 1), "w"],
+                          ["h%d" % i if i < depth - 1 else "y"]) for i in range(depth)]
+vi = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [n, n])
+graph = helper.make_graph(nodes, "chain", [vi("x")], [vi("y")],
+                          initializer=[numpy_helper.from_array(w, "w")])
+chain = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+x = rng.standard_normal((n, n)).astype(np.float32)
+write_test("test_matmul_chain", chain, [([x], [x])])
