@@ -17,6 +17,8 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
   # Python for lit, scripts and model export (Debian's interpreter).
   python3 python3-numpy
+  # Exporting torchvision models for the import benchmark.
+  python3-torch python3-torchvision
   # Unit tests and benchmarks.
   googletest libgtest-dev libbenchmark-dev
   # Measuring peak memory.
