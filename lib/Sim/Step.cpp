@@ -1109,6 +1109,25 @@ bool Ctx::runBatch(Exec &ex) {
   Operand &d = ex.dst;
   uint32_t end = std::min<uint64_t>(ex.n, ex.done + groups * oi.simd);
   uint32_t k = end - ex.done;
+  // An access out of range must fail in the cycle its group would issue:
+  // leave such instructions to group-by-group issue.
+  for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1}) {
+    if (o->kind != Operand::Mem)
+      continue;
+    uint32_t lo = (o == &ex.dst && ex.reduction) ? 0 : ex.done;
+    uint32_t hi = (o == &ex.dst && ex.reduction) ? 1 : end;
+    if (!o->is4d) {
+      int64_t a = elemAddr(*o, lo), b = elemAddr(*o, hi - 1);
+      if (std::min(a, b) < 0 || std::max(a, b) + o->ew > int64_t(cfg.memWords))
+        return false;
+      continue;
+    }
+    for (uint32_t i = lo; i < hi; ++i) {
+      int64_t a = elemAddr(*o, i);
+      if (a < 0 || a + o->ew > int64_t(cfg.memWords))
+        return false;
+    }
+  }
   if (!fastLoop(ex, ex.done, end))
   for (uint32_t i = ex.done; i < end && !failed; ++i) {
     uint32_t a = readSrc(ex, ex.src0, i, oi.srcType);

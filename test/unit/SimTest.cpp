@@ -920,3 +920,204 @@ TEST(Sim, BatchedInstructionsMatchElementByElement) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The remaining DSD kinds and program errors
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One PE, one local task `code`, an output stream of `outN` f32 on color 2.
+binary::Program onePe(ImageBuilder &b, std::vector<Instruction> code,
+                      unsigned outN, ElemType t = ElemType::F32,
+                      PayloadFormat f = PayloadFormat::Dense32) {
+  binary::Program p = makeProgram(1, 1);
+  b.route(2, {Dir::Ramp}, {Dir::East});
+  b.task(32, std::move(code), false, true);
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  if (outN)
+    p.io.push_back(stream("out", true, Dir::East, 0, 1, 2, {int64_t(outN)}, t,
+                          f));
+  return p;
+}
+
+TEST(Sim, Mem4dWalksAllFourDimensions) {
+  // A 3x2x2x1 box out of a row-major 4x5x3 array: dimension 0 is
+  // contiguous (stride 1), dimension 1 uses stride register 0 (= 5
+  // elements), dimension 2 stride register 1 (= 20 elements).
+  ImageBuilder b;
+  for (unsigned i = 0; i < 60; ++i)
+    b.f32(4096 + 2 * i, float(i));
+  Xdsd x;
+  x.len[0] = 3;
+  x.len[1] = 2;
+  x.len[2] = 2;
+  x.len[3] = 1;
+  x.strideSel[0] = 6;
+  x.strideSel[1] = 0;
+  x.strideSel[2] = 1;
+  x.strideSel[3] = 7;
+  b.xdsd(1024, x);
+  Dsd m4;
+  m4.kind = DsdKind::Mem4D;
+  m4.base = 4096 + 2 * 7; // element 7 (= x 2, y 1)
+  m4.xdsr = 2;
+  b.dsd(1028, m4);
+  b.word(1032, 5);
+  b.word(1036, 20);
+  b.dsd(1040, fabout(2, 12));
+  binary::Program p = onePe(
+      b,
+      {Instruction::immOp(Opcode::LDX, 2, 1024 / 4),
+       Instruction::immOp(Opcode::LDSR, 0, 1032 / 4),
+       Instruction::immOp(Opcode::LDSR, 1, 1036 / 4), lds0(0, 1028),
+       ldd(0, 1040), Instruction::un(Opcode::MOV32, ddsr(0), s0(0), true)},
+      12);
+  RunResult r = runAll(p, {});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  std::vector<float> want;
+  for (unsigned i2 = 0; i2 < 2; ++i2)
+    for (unsigned i1 = 0; i1 < 2; ++i1)
+      for (unsigned i0 = 0; i0 < 3; ++i0)
+        want.push_back(float(7 + i0 + 5 * i1 + 20 * i2));
+  EXPECT_EQ(bytesF32(r.outputs["out"]), want);
+}
+
+TEST(Sim, FifoBetweenTwoTasksWithActivations) {
+  // Task 32 pushes 6 values into FIFO 0 (DDSR 0) in three pushes of 2; the
+  // pushes activate task 34, which pops all 6 through S1DSR 0 (the same
+  // FIFO) and sends them. With capacity 4 the third push finds the FIFO
+  // full while task 34 cannot start: a deadlock, reported as such.
+  for (unsigned cap : {8u, 4u}) {
+    ImageBuilder b;
+    for (unsigned i = 0; i < 6; ++i)
+      b.f32(4096 + 2 * i, float(10 + i));
+    Dsd fifo;
+    fifo.kind = DsdKind::Fifo;
+    fifo.base = 5000;
+    fifo.length = cap;
+    fifo.onPush = {true, 34};
+    b.dsd(1024, fifo);
+    b.dsd(1028, mem1d(4096, 2));
+    b.dsd(1032, mem1d(4100, 2));
+    b.dsd(1036, mem1d(4104, 2));
+    b.dsd(1040, fabout(2, 6));
+    b.task(34, {ldd(1, 1040),
+                Instruction::un(Opcode::MOV32, ddsr(1), s1(0), true)});
+    binary::Program p = onePe(
+        b,
+        {ldd(0, 1024), lds1(0, 1024), lds0(0, 1028),
+         Instruction::un(Opcode::MOV32, ddsr(0), s0(0)), lds0(0, 1032),
+         Instruction::un(Opcode::MOV32, ddsr(0), s0(0)), lds0(0, 1036),
+         Instruction::un(Opcode::MOV32, ddsr(0), s0(0), true)},
+        6);
+    RunResult r = runAll(p, {});
+    if (cap == 8) {
+      ASSERT_EQ(r.status, Status::Done) << r.message;
+      EXPECT_EQ(bytesF32(r.outputs["out"]),
+                (std::vector<float>{10, 11, 12, 13, 14, 15}));
+    } else {
+      ASSERT_EQ(r.status, Status::Deadlock);
+      EXPECT_NE(r.message.find("waiting: fifo full (fifo 0)"),
+                std::string::npos)
+          << r.message;
+    }
+  }
+}
+
+TEST(Sim, Sparse16AndDense16x2OnTheFabric) {
+  // fp16 elements: a dense16x2 input of odd length 5 copied to a sparse16
+  // output whose indices start at index6 = 3.
+  binary::Program p = makeProgram(1, 1);
+  ImageBuilder b;
+  b.route(1, {Dir::West}, {Dir::Ramp});
+  b.route(2, {Dir::Ramp}, {Dir::East});
+  b.dsd(1024, fabin(1, 5, PayloadFormat::Dense16x2));
+  Dsd out = fabout(2, 5, PayloadFormat::Sparse16);
+  out.index6 = 0;
+  b.dsd(1028, out);
+  b.task(32, {lds0(0, 1024), ldd(0, 1028),
+              Instruction::un(Opcode::FNEGH, ddsr(0), s0(0), true)},
+         false, true);
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  p.io.push_back(stream("x", false, Dir::West, 0, 1, 1, {5}, ElemType::F16,
+                        PayloadFormat::Dense16x2));
+  p.io.push_back(stream("y", true, Dir::East, 0, 1, 2, {5}, ElemType::F16,
+                        PayloadFormat::Sparse16));
+  std::vector<uint8_t> x = {0x00, 0x3c, 0x00, 0x40, 0x00, 0x42,
+                            0x00, 0x44, 0x00, 0xc5}; // 1 2 3 4 -5.0
+  RunResult r = runAll(p, {{"x", x}});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  std::vector<uint8_t> want = {0x00, 0xbc, 0x00, 0xc0, 0x00, 0xc2,
+                               0x00, 0xc4, 0x00, 0x45};
+  EXPECT_EQ(r.outputs["y"], want);
+  // Three dense16x2 wavelets carried five elements.
+  EXPECT_NE(r.stats.find("\"host_wavelets_in\": 3"), std::string::npos);
+}
+
+TEST(Sim, ProgramErrorsNameThePeAndTheValues) {
+  struct Case {
+    std::vector<Instruction> code;
+    std::string want;
+  };
+  ImageBuilder base;
+  base.dsd(1024, mem1d(24570, 8)); // runs past the 24576-word memory
+  base.dsd(1028, fabin(9, 4));     // color 9 has no route: never fed
+  std::vector<Case> cases = {
+      {{Instruction::un(Opcode::MOV32, ddsr(3), imm(SmallImm::One), true)},
+       "DDSR 3 is used but was never loaded"},
+      {{ldd(0, 1024), Instruction::un(Opcode::MOV32, ddsr(0),
+                                      imm(SmallImm::One), true)},
+       "memory access at word 24576 is outside the PE's 24576 words"},
+      {{ldd(0, 1028), nopTerm()}, "DDSR 0"}, // placeholder, replaced below
+      {{Instruction::ctl(Opcode::ACTIVATE, CtlMode::GprColor, 3, true)},
+       "names task id 100 from gpr 3"},
+      {{Instruction::jump(Opcode::JMP, 20000)},
+       "jump to slot 20000 past the end of memory"},
+  };
+  cases[2] = {{ldd(0, 1028), lds0(0, 1028),
+               Instruction::un(Opcode::MOV32, ddsr(0), s0(0), true)},
+              "mov32 writes to a fabin DSD"};
+  for (Case &c : cases) {
+    ImageBuilder b = base;
+    std::vector<Instruction> code = {Instruction::immOp(Opcode::MOVI, 3, 100)};
+    code.insert(code.end(), c.code.begin(), c.code.end());
+    binary::Program p = onePe(b, code, 0);
+    RunResult r = runAll(p, {});
+    EXPECT_EQ(r.status, Status::Error) << c.want;
+    EXPECT_NE(r.message.find("PE (0, 0) at cycle"), std::string::npos)
+        << r.message;
+    EXPECT_NE(r.message.find(c.want), std::string::npos) << r.message;
+  }
+}
+
+TEST(Sim, PrngIsSeededPerPe) {
+  // imm prng in i16: each PE draws its own xorshift32 sequence.
+  binary::Program p = makeProgram(2, 1);
+  ImageBuilder b;
+  b.route(2, {Dir::Ramp, Dir::West}, {Dir::East});
+  b.dsd(1024, fabout(2, 2, PayloadFormat::Dense16x2));
+  b.task(32, {ldd(0, 1024),
+              Instruction::un(Opcode::MOV16, ddsr(0), imm(SmallImm::Prng),
+                              true)},
+         false, true);
+  p.images.push_back(b.build());
+  ImageBuilder relay;
+  relay.route(2, {Dir::West}, {Dir::East});
+  p.images.push_back(relay.build());
+  p.groups.push_back(group("gen", 0, 0, 0));
+  p.groups.push_back(group("relay", 1, 1, 0));
+  p.io.push_back(stream("y", true, Dir::East, 0, 1, 2, {2}, ElemType::I16,
+                        PayloadFormat::Dense16x2));
+  RunResult r = runAll(p, {});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  uint32_t s = 0x9E3779B9u ^ ((0u << 16) | 0u);
+  uint16_t a = uint16_t(xorshift32(s)), c = uint16_t(xorshift32(s));
+  std::vector<uint8_t> want = {uint8_t(a), uint8_t(a >> 8), uint8_t(c),
+                               uint8_t(c >> 8)};
+  EXPECT_EQ(r.outputs["y"], want);
+}
+
+} // namespace
