@@ -1,0 +1,616 @@
+//===- LowerToWavelet.cpp - Placed dense layers to per-PE programs --------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// Emits the per-PE programs of docs/execution-model.md ("Dense layer") for a
+// partitioned fabric.program: routes, DSD records, weights as per-PE
+// segments, and the init, multiply-accumulate, closeout and input-copy
+// tasks. PEs with the same role form one wavelet.pe_group, so the binary
+// shares their code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/LowerToWavelet.h"
+#include "weft/Conversion/DenseLayer.h"
+
+#include "fabric/FabricOps.h"
+#include "wavelet/WaveletOps.h"
+
+#include "weft/Target/ISA.h"
+#include "weft/Target/Numerics.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Pass/Pass.h"
+
+#include <map>
+
+using namespace mlir;
+namespace wt = weft::target;
+namespace fab = weft::fabric;
+namespace wv = weft::wavelet;
+
+namespace weft::conversion {
+namespace {
+
+/// Colors of the dense-layer scheme (docs/execution-model.md).
+constexpr int64_t kColorIn = 1;      // A: input chunk along its row
+constexpr int64_t kColorColumn = 2;  // B: input chunk down its column
+constexpr int64_t kColorPsum[2] = {3, 4}; // partial sums, by column parity
+constexpr int64_t kCloseoutIndex = 1;     // control entry of the closeout
+constexpr int64_t kInitTask = 32, kCopyTask = 33, kCloseTask = 34;
+
+// PE memory map, in words (records must lie in the first 16 KiB).
+constexpr int64_t kDsdBase = 1024;
+constexpr int64_t kDataBase = 1152;
+
+enum Dsd : int64_t {
+  kDsdW = 0,
+  kDsdAcc,
+  kDsdPsumIn,
+  kDsdPsumOut,
+  kDsdBias,
+  kDsdIn,
+  kDsdColumnOut,
+  kDsdClose,
+};
+
+using DirSet = uint8_t;
+constexpr DirSet bit(wt::Dir d) { return DirSet(1u << unsigned(d)); }
+
+/// The role of a PE in the scheme; PEs with equal roles share code.
+struct Role {
+  int64_t column;  // c
+  bool diagonal = false, relayIn = false;
+  bool north = false, south = false; // B continues north / south
+  int64_t lm = 0;                    // neurons of its row chunk
+  bool operator==(const Role &o) const {
+    return column == o.column && diagonal == o.diagonal &&
+           relayIn == o.relayIn && north == o.north && south == o.south &&
+           lm == o.lm;
+  }
+};
+
+class Emitter {
+public:
+  Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,
+          const DenseMapping &m, StringRef layerName)
+      : b(b), loc(loc), layer(layer), m(m), layerName(layerName) {}
+
+  LogicalResult emitGroups(int64_t gridWidth);
+
+  int64_t outputColor() const { return kColorPsum[m.smear % 2]; }
+
+private:
+  Role roleOf(int64_t c, int64_t r) const;
+  void emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role);
+  void route(int64_t color, DirSet in, DirSet out);
+  void dsd(StringRef name, int64_t index, wv::DsdKind kind,
+           ArrayRef<NamedAttribute> fields);
+  void dsrLoad(wv::RegFile f, int64_t reg, StringRef rec);
+  void inst(StringRef opcode, ArrayRef<int32_t> args, bool term = false);
+  wv::TaskOp task(StringRef name, wv::TaskKind kind, int64_t id,
+                  bool active);
+  ElementsAttr blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
+                    ArrayRef<char> bytes);
+
+  int32_t op(wt::OperandKind k) { return int32_t(k); }
+
+  OpBuilder &b;
+  Location loc;
+  const DenseLayer &layer;
+  const DenseMapping &m;
+  StringRef layerName;
+  unsigned blobs = 0;
+};
+
+Role Emitter::roleOf(int64_t c, int64_t r) const {
+  Role role;
+  role.column = c;
+  role.diagonal = r == c;
+  role.relayIn = c < r && r < m.smear;
+  // The column multicast leaves the diagonal both ways and continues away
+  // from it to the ends of the rectangle.
+  role.north = r > 0 && r <= c;
+  role.south = r + 1 < m.rows && r >= c;
+  role.lm = chunkSize(layer.M, m.rows, r);
+  return role;
+}
+
+void Emitter::route(int64_t color, DirSet in, DirSet out) {
+  OperationState st(loc, wv::RouteOp::getOperationName());
+  st.addAttribute("color", b.getI64IntegerAttr(color));
+  st.addAttribute("inputs", b.getI32IntegerAttr(in));
+  st.addAttribute("outputs", b.getI32IntegerAttr(out));
+  b.create(st);
+}
+
+void Emitter::dsd(StringRef name, int64_t index, wv::DsdKind kind,
+                  ArrayRef<NamedAttribute> fields) {
+  OperationState st(loc, wv::DsdOp::getOperationName());
+  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
+  st.addAttribute("address", b.getI64IntegerAttr(kDsdBase + 4 * index));
+  st.addAttribute("kind", wv::DsdKindAttr::get(b.getContext(), kind));
+  st.addAttributes(fields);
+  b.create(st);
+}
+
+void Emitter::dsrLoad(wv::RegFile f, int64_t reg, StringRef rec) {
+  OperationState st(loc, wv::DsrOp::getOperationName());
+  st.addAttribute("file", wv::RegFileAttr::get(b.getContext(), f));
+  st.addAttribute("reg", b.getI64IntegerAttr(reg));
+  st.addAttribute("record", FlatSymbolRefAttr::get(b.getContext(), rec));
+  b.create(st);
+}
+
+void Emitter::inst(StringRef opcode, ArrayRef<int32_t> args, bool term) {
+  OperationState st(loc, wv::InstOp::getOperationName());
+  st.addAttribute("opcode", b.getStringAttr(opcode));
+  st.addAttribute("args", b.getDenseI32ArrayAttr(args));
+  if (term)
+    st.addAttribute("term", b.getUnitAttr());
+  b.create(st);
+}
+
+wv::TaskOp Emitter::task(StringRef name, wv::TaskKind kind, int64_t id,
+                         bool active) {
+  OperationState st(loc, wv::TaskOp::getOperationName());
+  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
+  st.addAttribute("kind", wv::TaskKindAttr::get(b.getContext(), kind));
+  st.addAttribute("id", b.getI64IntegerAttr(id));
+  if (active)
+    st.addAttribute("active", b.getUnitAttr());
+  st.addRegion()->emplaceBlock();
+  return cast<wv::TaskOp>(b.create(st));
+}
+
+ElementsAttr Emitter::blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
+                           ArrayRef<char> bytes) {
+  auto type = RankedTensorType::get(shape, elem);
+  std::string key = (layerName + "_" + name + "_" + Twine(blobs++)).str();
+  return DenseResourceElementsAttr::get(
+      type, key, HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes));
+}
+
+void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
+                        const Role &role) {
+  MLIRContext *ctx = b.getContext();
+  int64_t S = m.smear;
+  bool first = c == 0, last = c == S - 1;
+  bool mixed = m.precision == Precision::Mixed;
+  int64_t lk = chunkSize(layer.K, S, c), lm = role.lm;
+  int64_t kb = chunkBegin(layer.K, S, c);
+  int64_t wWords = mixed ? 1 : 2;
+  int64_t accBase = kDataBase, biasBase = accBase + 2 * lm,
+          wBase = biasBase + 2 * lm;
+  bool hasBias = last && !layer.bias.empty();
+  int64_t h = r1 - r0;
+  int64_t px = m.x0 + c, py = m.y0 + r0;
+
+  // The group (or a single PE).
+  std::string name =
+      (layerName + "_c" + Twine(c) + "_r" + Twine(r0) +
+       (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
+          .str();
+  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
+                               : wv::PeOp::getOperationName());
+  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
+  if (h > 1) {
+    st.addAttribute("rect", fab::RectAttr::get(ctx, px, py, 1, h));
+  } else {
+    st.addAttribute("x", b.getI64IntegerAttr(px));
+    st.addAttribute("y", b.getI64IntegerAttr(py));
+  }
+  st.addAttribute("layer", b.getStringAttr(layerName));
+  st.addRegion()->emplaceBlock();
+  Operation *pe = b.create(st);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&pe->getRegion(0).front());
+
+  // Routes.
+  using wt::Dir;
+  if (role.relayIn)
+    route(kColorIn, bit(Dir::West), bit(Dir::East));
+  if (role.diagonal)
+    route(kColorIn, bit(Dir::West), bit(Dir::Ramp));
+  {
+    DirSet in = role.diagonal ? bit(Dir::Ramp)
+                : role.north && !role.south ? bit(Dir::South)
+                : role.south && !role.north ? bit(Dir::North)
+                : (role.column > r0 ? bit(Dir::South) : bit(Dir::North));
+    // Above the diagonal the chunk comes from the south, below from the
+    // north.
+    if (!role.diagonal)
+      in = r0 < c ? bit(Dir::South) : bit(Dir::North);
+    DirSet out = bit(Dir::Ramp) | (role.north ? bit(Dir::North) : 0) |
+                 (role.south ? bit(Dir::South) : 0);
+    route(kColorColumn, in, out);
+  }
+  int64_t pin = kColorPsum[c % 2], pout = kColorPsum[(c + 1) % 2];
+  if (!first)
+    route(pin, bit(Dir::West), bit(Dir::Ramp));
+  route(pout, bit(Dir::Ramp), bit(Dir::East));
+
+  // Per-PE parameters: gpr 5 = words per weight column.
+  {
+    OperationState p(loc, wv::ParamOp::getOperationName());
+    p.addAttribute("gpr", b.getI64IntegerAttr(5));
+    p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
+                              2, 0, b.getAffineConstantExpr(lm * wWords))));
+    b.create(p);
+  }
+
+  // Weights (and bias) of every PE of the group.
+  {
+    std::vector<char> bytes;
+    int64_t per = lk * lm;
+    bytes.reserve(size_t(h * per * (mixed ? 2 : 4)));
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t mb = chunkBegin(layer.M, m.rows, r);
+      for (int64_t t = 0; t < lk; ++t)
+        for (int64_t n = 0; n < lm; ++n) {
+          float w = layer.weights[size_t((kb + t) * layer.M + mb + n)];
+          if (mixed) {
+            uint16_t hbits = wt::f32ToF16(w);
+            bytes.push_back(char(hbits & 0xff));
+            bytes.push_back(char(hbits >> 8));
+          } else {
+            uint32_t bits = wt::f32ToBits(w);
+            for (int i = 0; i < 4; ++i)
+              bytes.push_back(char((bits >> (8 * i)) & 0xff));
+          }
+        }
+    }
+    OperationState s(loc, wv::SegmentOp::getOperationName());
+    s.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr("weights"));
+    s.addAttribute("address", b.getI64IntegerAttr(wBase));
+    s.addAttribute("per_pe", b.getUnitAttr());
+    s.addAttribute("value", blob("w", {h, 1, per},
+                                 mixed ? Type(b.getF16Type())
+                                       : Type(b.getF32Type()),
+                                 bytes));
+    b.create(s);
+  }
+  if (hasBias) {
+    std::vector<char> bytes;
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t mb = chunkBegin(layer.M, m.rows, r);
+      for (int64_t n = 0; n < lm; ++n) {
+        uint32_t bits = wt::f32ToBits(layer.bias[size_t(mb + n)]);
+        for (int i = 0; i < 4; ++i)
+          bytes.push_back(char((bits >> (8 * i)) & 0xff));
+      }
+    }
+    OperationState s(loc, wv::SegmentOp::getOperationName());
+    s.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr("bias_data"));
+    s.addAttribute("address", b.getI64IntegerAttr(biasBase));
+    s.addAttribute("per_pe", b.getUnitAttr());
+    s.addAttribute("value", blob("b", {h, 1, lm}, b.getF32Type(), bytes));
+    b.create(s);
+  }
+
+  // DSD records.
+  auto i64 = [&](StringRef n, int64_t v) {
+    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
+  };
+  auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
+  dsd("w", kDsdW, wv::DsdKind::mem1d,
+      {i64("length", lm), i64("base", wBase), unit("ix")});
+  dsd("acc", kDsdAcc, wv::DsdKind::mem1d,
+      {i64("length", lm), i64("base", accBase)});
+  if (!first)
+    dsd("psum_in", kDsdPsumIn, wv::DsdKind::fabin,
+        {i64("length", lm), i64("color", pin)});
+  dsd("psum_out", kDsdPsumOut, wv::DsdKind::fabout,
+      {i64("length", lm), i64("color", pout)});
+  if (hasBias)
+    dsd("bias", kDsdBias, wv::DsdKind::mem1d,
+        {i64("length", lm), i64("base", biasBase)});
+  if (role.diagonal) {
+    dsd("in", kDsdIn, wv::DsdKind::fabin,
+        {i64("length", lk), i64("color", kColorIn)});
+    // The copy runs on microthread 0 and starts the closeout task when its
+    // last wavelet has entered the on-ramp.
+    dsd("column_out", kDsdColumnOut, wv::DsdKind::fabout,
+        {i64("length", lk), i64("color", kColorColumn), i64("utid", 0),
+         i64("ac", kCloseTask)});
+    dsd("close_wavelet", kDsdClose, wv::DsdKind::fabout,
+        {i64("length", 1), i64("color", kColorColumn),
+         b.getNamedAttr("format", b.getStringAttr("sparse16")), unit("ctrl"),
+         i64("index", kCloseoutIndex)});
+  }
+
+  using K = wt::OperandKind;
+  const int32_t gpr = op(K::Gpr), imm = op(K::Imm), dsrK = op(K::Dsr),
+                ddsr = op(K::Ddsr), s0 = op(K::S0dsr), s1 = op(K::S1dsr);
+  const int32_t zero = int32_t(wt::SmallImm::Zero);
+
+  // init: load the DSRs once (they are never modified), clear the
+  // accumulator and the weight index, start the input copy.
+  {
+    wv::TaskOp t = task("init", wv::TaskKind::local, kInitTask, true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&t.getBody().front());
+    dsrLoad(wv::RegFile::s0dsr, 0, "w");
+    dsrLoad(wv::RegFile::ddsr, 0, "acc");
+    if (first && !last) {
+      dsrLoad(wv::RegFile::s0dsr, 1, "acc");
+      dsrLoad(wv::RegFile::ddsr, 1, "psum_out");
+    } else if (!last) {
+      dsrLoad(wv::RegFile::s0dsr, 1, "acc");
+      dsrLoad(wv::RegFile::s1dsr, 1, "psum_in");
+      dsrLoad(wv::RegFile::ddsr, 1, "psum_out");
+    } else {
+      if (!first) {
+        dsrLoad(wv::RegFile::s0dsr, 1, "acc");
+        dsrLoad(wv::RegFile::s1dsr, 1, "psum_in");
+        dsrLoad(wv::RegFile::ddsr, 1, "acc");
+      }
+      if (hasBias) {
+        dsrLoad(wv::RegFile::s0dsr, 2, "acc");
+        dsrLoad(wv::RegFile::s1dsr, 2, "bias");
+        dsrLoad(wv::RegFile::ddsr, 2, "acc");
+      }
+      dsrLoad(wv::RegFile::s0dsr, 3, "acc");
+      dsrLoad(wv::RegFile::ddsr, 3, "psum_out");
+    }
+    if (role.diagonal) {
+      dsrLoad(wv::RegFile::s0dsr, 5, "in");
+      dsrLoad(wv::RegFile::ddsr, 5, "column_out");
+      dsrLoad(wv::RegFile::ddsr, 6, "close_wavelet");
+    }
+    inst("movi", {4, 0});
+    inst("mov32", {ddsr, 0, imm, zero});
+    if (role.diagonal)
+      inst("activate", {0, int32_t(kCopyTask)});
+    inst("nop", {}, true);
+  }
+  // One input element x (in gpr 0/1): acc += W[:, t] * x; t += 1.
+  {
+    wv::TaskOp t = task("mac", wv::TaskKind::data, kColorColumn, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&t.getBody().front());
+    if (mixed) {
+      inst("ff2h", {gpr, 2, gpr, 0});
+      inst("fmachs", {dsrK, 0, gpr, 2});
+    } else {
+      inst("fmac", {dsrK, 0, gpr, 0});
+    }
+    inst("add16", {gpr, 4, gpr, 5}, true);
+  }
+  // The closeout after the chunk: reduce the partial sums along the row.
+  {
+    wv::TaskOp t =
+        task("closeout", wv::TaskKind::control, kCloseoutIndex, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&t.getBody().front());
+    inst("movi", {4, 0});
+    if (first && !last) {
+      inst("mov32", {ddsr, 1, s0, 1});
+    } else if (!last) {
+      inst("fadd", {dsrK, 1, s1, 1});
+    } else {
+      if (!first)
+        inst("fadd", {dsrK, 1, s1, 1});
+      if (hasBias)
+        inst("fadd", {dsrK, 2, s1, 2});
+      if (layer.relu)
+        inst("fmax", {dsrK, 3, imm, zero});
+      else
+        inst("mov32", {ddsr, 3, s0, 3});
+    }
+    inst("mov32", {ddsr, 0, imm, zero}, true);
+  }
+  if (role.diagonal) {
+    {
+      wv::TaskOp t = task("copy", wv::TaskKind::local, kCopyTask, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      inst("mov32", {ddsr, 5, s0, 5}, true);
+    }
+    {
+      wv::TaskOp t = task("send_closeout", wv::TaskKind::local, kCloseTask, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      inst("mov16", {ddsr, 6, imm, zero});
+      inst("activate", {0, int32_t(kCopyTask)}, true);
+    }
+  }
+}
+
+LogicalResult Emitter::emitGroups(int64_t gridWidth) {
+  for (int64_t c = 0; c < m.smear; ++c) {
+    int64_t r0 = 0;
+    for (int64_t r = 1; r <= m.rows; ++r) {
+      if (r < m.rows && roleOf(c, r) == roleOf(c, r0))
+        continue;
+      emitGroup(c, r0, r, roleOf(c, r0));
+      r0 = r;
+    }
+  }
+  // PEs east of the rectangle pass the results on to the east edge.
+  int64_t x = m.x0 + m.smear;
+  if (x < gridWidth) {
+    int64_t w = gridWidth - x;
+    OperationState st(loc, m.rows * w > 1 ? wv::PeGroupOp::getOperationName()
+                                          : wv::PeOp::getOperationName());
+    st.addAttribute(SymbolTable::getSymbolAttrName(),
+                    b.getStringAttr((layerName + "_relay").str()));
+    if (m.rows * w > 1) {
+      st.addAttribute("rect", fab::RectAttr::get(b.getContext(), x, m.y0, w,
+                                                  m.rows));
+    } else {
+      st.addAttribute("x", b.getI64IntegerAttr(x));
+      st.addAttribute("y", b.getI64IntegerAttr(m.y0));
+    }
+    st.addRegion()->emplaceBlock();
+    Operation *pe = b.create(st);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&pe->getRegion(0).front());
+    route(outputColor(), bit(wt::Dir::West), bit(wt::Dir::East));
+  }
+  return success();
+}
+
+/// The kernel's dense layer and mapping, or an error on the kernel.
+static FailureOr<std::pair<DenseLayer, DenseMapping>>
+analyzeKernel(fab::KernelOp kernel) {
+  auto yield = cast<fab::YieldOp>(kernel.getBody().front().getTerminator());
+  if (yield->getNumOperands() != 1)
+    return kernel.emitOpError("must yield exactly one value to be lowered as "
+                              "a dense layer");
+  std::string why;
+  FailureOr<DenseLayer> layer = matchDenseLayer(yield->getOperand(0), why);
+  if (failed(layer))
+    return kernel.emitOpError("is not a dense layer: ") << why;
+  std::optional<fab::RectAttr> rect = kernel.getRect();
+  if (!rect)
+    return kernel.emitOpError("is not placed: run --weft-partition-dense "
+                              "first");
+  DenseMapping m;
+  m.x0 = rect->getX();
+  m.y0 = rect->getY();
+  m.smear = int64_t(kernel.getSmear());
+  m.rows = rect->getHeight();
+  if (auto p = kernel->getAttrOfType<StringAttr>("weft.precision"))
+    m.precision = p.getValue() == "mixed" ? Precision::Mixed : Precision::FP32;
+  if (int64_t(rect->getWidth()) != m.smear)
+    return kernel.emitOpError("rectangle is ")
+           << rect->getWidth() << " columns wide but the smear factor is "
+           << m.smear << "; a dense layer uses one column per input chunk";
+  if (m.smear > m.rows)
+    return kernel.emitOpError("smear factor ")
+           << m.smear << " exceeds the " << m.rows
+           << " rows: input chunk c turns into column c at row c";
+  if (m.x0 != 0)
+    return kernel.emitOpError("must start at column 0, where the input "
+                              "enters from the west host ports");
+  if (m.smear > layer->K || chunkSize(layer->K, m.smear, m.smear - 1) == 0)
+    return kernel.emitOpError("smear factor ")
+           << m.smear << " leaves an input chunk of " << layer->K
+           << " inputs empty";
+  if (m.rows > layer->M || chunkSize(layer->M, m.rows, m.rows - 1) == 0)
+    return kernel.emitOpError("")
+           << m.rows << " rows leave a neuron chunk of " << layer->M
+           << " neurons empty";
+  return std::make_pair(std::move(*layer), m);
+}
+
+struct LowerFabricToWaveletPass
+    : PassWrapper<LowerFabricToWaveletPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerFabricToWaveletPass)
+
+  StringRef getArgument() const final {
+    return "weft-lower-fabric-to-wavelet";
+  }
+  StringRef getDescription() const final {
+    return "Emit the per-PE wavelet programs of placed dense layers";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<wv::WaveletDialect, fab::FabricDialect>();
+  }
+
+  void runOnOperation() override {
+    SmallVector<fab::ProgramOp> programs(
+        getOperation().getOps<fab::ProgramOp>());
+    for (fab::ProgramOp program : programs)
+      if (failed(lower(program)))
+        return signalPassFailure();
+  }
+
+  LogicalResult lower(fab::ProgramOp program) {
+    MLIRContext *ctx = program.getContext();
+    SmallVector<fab::KernelOp> kernels(program.getBody().front()
+                                           .getOps<fab::KernelOp>());
+    if (kernels.size() != 1)
+      return program.emitOpError("has ")
+             << kernels.size()
+             << " kernels; the dense-layer lowering handles exactly one";
+    fab::KernelOp kernel = kernels.front();
+    auto analysis = analyzeKernel(kernel);
+    if (failed(analysis))
+      return failure();
+    auto &[layer, m] = *analysis;
+    auto target = program.getTargetAttr();
+    int64_t gridW = target.getWidth(), gridH = target.getHeight();
+    if (m.y0 + m.rows > gridH || m.smear > gridW)
+      return kernel.emitOpError("rectangle does not fit the ")
+             << gridW << "x" << gridH << " fabric";
+    // The host tensors: the stream into the kernel and the one out of it.
+    fab::IoOp in, out;
+    for (auto s : program.getBody().front().getOps<fab::StreamOp>()) {
+      auto src = SymbolTable::lookupNearestSymbolFrom<fab::IoOp>(
+          program, s.getSrcAttr());
+      auto dst = SymbolTable::lookupNearestSymbolFrom<fab::IoOp>(
+          program, s.getDstAttr());
+      if (src && s.getDst() == kernel.getSymName())
+        in = src;
+      if (dst && s.getSrc() == kernel.getSymName())
+        out = dst;
+    }
+    if (!in || !out)
+      return kernel.emitOpError("needs a stream from a host input and one to "
+                                "a host output");
+    auto inType = cast<RankedTensorType>(in.getType());
+    auto outType = cast<RankedTensorType>(out.getType());
+    if (inType.getNumElements() != layer.K ||
+        outType.getNumElements() != layer.M)
+      return kernel.emitOpError("host tensors ")
+             << inType << " and " << outType << " do not carry one sample of "
+             << layer.K << " inputs and " << layer.M << " outputs";
+
+    OpBuilder b(program);
+    Location loc = program.getLoc();
+    OperationState st(loc, wv::ProgramOp::getOperationName());
+    st.addAttribute(SymbolTable::getSymbolAttrName(),
+                    program.getSymNameAttr());
+    st.addAttribute("target", target);
+    st.addAttribute("layers",
+                    b.getArrayAttr({b.getStringAttr(kernel.getSymName())}));
+    for (NamedAttribute a : program->getDiscardableAttrs())
+      st.addAttribute(a.getName(), a.getValue());
+    st.addRegion()->emplaceBlock();
+    Operation *wprog = b.create(st);
+    b.setInsertionPointToStart(&wprog->getRegion(0).front());
+
+    Emitter emitter(b, kernel.getLoc(), layer, m, kernel.getSymName());
+    auto io = [&](fab::IoOp op, bool output, int64_t first, int64_t end,
+                  int64_t color) {
+      OperationState s(op.getLoc(), wv::IoOp::getOperationName());
+      s.addAttribute(SymbolTable::getSymbolAttrName(), op.getSymNameAttr());
+      s.addAttribute("direction",
+                     fab::PortDirAttr::get(ctx, output ? fab::PortDir::output
+                                                       : fab::PortDir::input));
+      s.addAttribute("edge", fab::EdgeAttr::get(ctx, output ? fab::Edge::east
+                                                            : fab::Edge::west));
+      s.addAttribute("first_row", b.getI64IntegerAttr(first));
+      s.addAttribute("end_row", b.getI64IntegerAttr(end));
+      s.addAttribute("color", b.getI64IntegerAttr(color));
+      s.addAttribute("format", b.getStringAttr("dense32"));
+      s.addAttribute("type", TypeAttr::get(op.getType()));
+      b.create(s);
+    };
+    io(in, false, m.y0, m.y0 + m.smear, kColorIn);
+    io(out, true, m.y0, m.y0 + m.rows, emitter.outputColor());
+    if (failed(emitter.emitGroups(gridW)))
+      return failure();
+    program.erase();
+    return success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createLowerFabricToWaveletPass() {
+  return std::make_unique<LowerFabricToWaveletPass>();
+}
+
+void registerLowerFabricToWaveletPass() {
+  PassRegistration<LowerFabricToWaveletPass>();
+}
+
+} // namespace weft::conversion
