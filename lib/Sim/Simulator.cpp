@@ -195,7 +195,10 @@ private:
   std::vector<uint32_t> current;
   /// cycle + 1 at which a PE was last put in the commit / next set.
   std::vector<uint64_t> commitStamp, nextStamp;
-  std::vector<uint32_t> commitSet;
+  std::vector<uint32_t> commitSet, nextSet;
+  std::vector<std::string> commitErrors;
+  std::vector<uint32_t> commitErrorPe;
+  std::vector<std::vector<uint32_t>> wakes;
   /// Sleeping PEs' wake-up cycles: (cycle, token << 32 | PE index).
   std::priority_queue<std::pair<uint64_t, uint64_t>,
                       std::vector<std::pair<uint64_t, uint64_t>>,
@@ -682,9 +685,12 @@ bool Engine::cycleOnce() {
     for (uint32_t i : o.woken)
       addCommit(i);
   }
-  std::vector<std::string> commitErrors(T);
-  std::vector<uint32_t> commitErrorPe(T, UINT32_MAX);
-  std::vector<std::vector<uint32_t>> wakes(T);
+  // Per-thread scratch, kept across cycles so the loop does not allocate.
+  commitErrors.resize(T);
+  commitErrorPe.assign(T, UINT32_MAX);
+  wakes.resize(T);
+  for (auto &w : wakes)
+    w.clear();
   bool parallelCommit = T > 1 && commitSet.size() >= 64;
   auto commitRange = [&](unsigned t) {
     size_t n = commitSet.size();
@@ -732,7 +738,8 @@ bool Engine::cycleOnce() {
   // Next cycle's set (fast mode): progressed, woken and credited PEs.
   if (!reference) {
     uint64_t nextMark = now + 1;
-    std::vector<uint32_t> next;
+    std::vector<uint32_t> &next = nextSet;
+    next.clear();
     auto addNext = [&](uint32_t i) {
       if (nextStamp[i] != nextMark) {
         nextStamp[i] = nextMark;
