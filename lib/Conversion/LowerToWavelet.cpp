@@ -318,10 +318,16 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
     dsd("column_out", kDsdColumnOut, wv::DsdKind::fabout,
         {i64("length", lk), i64("color", kColorColumn), i64("utid", 0),
          i64("ac", kCloseTask)});
+    // The closeout goes out on microthread 1 and restarts the copy once it
+    // has entered the on-ramp: neither send ever blocks the main thread,
+    // which must keep consuming the column's data (its own CE queue is one
+    // of the multicast's destinations), and the next chunk cannot overtake
+    // the closeout.
     dsd("close_wavelet", kDsdClose, wv::DsdKind::fabout,
         {i64("length", 1), i64("color", kColorColumn),
          b.getNamedAttr("format", b.getStringAttr("sparse16")), unit("ctrl"),
-         i64("index", kCloseoutIndex)});
+         i64("index", kCloseoutIndex), i64("utid", 1),
+         i64("ac", kCopyTask)});
   }
 
   using K = wt::OperandKind;
@@ -416,8 +422,7 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
       wv::TaskOp t = task("send_closeout", wv::TaskKind::local, kCloseTask, false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
-      inst("mov16", {ddsr, 6, imm, zero});
-      inst("activate", {0, int32_t(kCopyTask)}, true);
+      inst("mov16", {ddsr, 6, imm, zero}, true);
     }
   }
 }
