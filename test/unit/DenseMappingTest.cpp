@@ -1,0 +1,93 @@
+//===- DenseMappingTest.cpp - Dense-layer chunks, cost model, choice ------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/DenseLayer.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace weft::conversion;
+namespace wt = weft::target;
+
+namespace {
+
+TEST(DenseMapping, ChunksCoverEverythingOnce) {
+  for (int64_t n : {1, 5, 37, 784, 1000})
+    for (int64_t parts = 1; parts <= std::min<int64_t>(n, 40); ++parts) {
+      int64_t total = 0;
+      for (int64_t i = 0; i < parts; ++i) {
+        EXPECT_EQ(chunkBegin(n, parts, i), total);
+        total += chunkSize(n, parts, i);
+      }
+      EXPECT_EQ(total, n);
+      EXPECT_EQ(chunkSize(n, parts, 0), (n + parts - 1) / parts);
+    }
+  // 9 inputs in 4 chunks of 3: the last chunk is empty.
+  EXPECT_EQ(chunkSize(9, 4, 3), 0);
+}
+
+TEST(DenseMapping, CostModelFromTheIsaTable) {
+  DenseMapping m;
+  m.smear = 16;
+  m.rows = 16;
+  // 49 inputs per column, 16 neurons per row: per element 1 + (1 + 16) + 1,
+  // per sample 3 + 4 * (1 + 16).
+  EXPECT_EQ(predictCyclesPerSample(784, 256, m), 49 * 19 + 3 + 4 * 17);
+  m.precision = Precision::Mixed;
+  // fmachs: 1 + ceil(16 / 4) = 5 cycles, plus the ff2h.
+  EXPECT_EQ(predictCyclesPerSample(784, 256, m), 49 * 8 + 3 + 4 * 17);
+}
+
+TEST(DenseMapping, ChoosesTheFastestFittingRectangle) {
+  std::string why;
+  auto t = wt::Target::parse("16x16");
+  ASSERT_TRUE(t);
+  auto m = chooseDenseMapping(784, 256, Precision::FP32, *t, why);
+  ASSERT_TRUE(succeeded(m)) << why;
+  EXPECT_EQ(m->smear, 16);
+  EXPECT_EQ(m->rows, 16);
+  // A layer with 10 neurons cannot use more than 10 rows, nor more columns
+  // than rows.
+  m = chooseDenseMapping(1000, 10, Precision::FP32, *t, why);
+  ASSERT_TRUE(succeeded(m)) << why;
+  EXPECT_LE(m->rows, 10);
+  EXPECT_LE(m->smear, m->rows);
+}
+
+TEST(DenseMapping, EveryChoiceIsValid) {
+  std::mt19937 rng(3);
+  for (int i = 0; i < 300; ++i) {
+    int64_t K = 1 + rng() % 3000, M = 1 + rng() % 600;
+    unsigned w = 1 + rng() % 24, h = 1 + rng() % 24;
+    auto t = wt::Target::parse(std::to_string(w) + "x" + std::to_string(h));
+    ASSERT_TRUE(t);
+    Precision p = rng() % 2 ? Precision::Mixed : Precision::FP32;
+    std::string why;
+    auto m = chooseDenseMapping(K, M, p, *t, why);
+    if (failed(m)) {
+      EXPECT_NE(why.find("bytes of weights"), std::string::npos) << why;
+      continue;
+    }
+    EXPECT_LE(m->smear, m->rows);
+    EXPECT_LE(m->smear, int64_t(w));
+    EXPECT_LE(m->rows, int64_t(h));
+    EXPECT_GT(chunkSize(K, m->smear, m->smear - 1), 0);
+    EXPECT_GT(chunkSize(M, m->rows, m->rows - 1), 0);
+    EXPECT_LE(memoryPerPE(K, M, *m), int64_t(t->memoryBytes()));
+  }
+}
+
+TEST(DenseMapping, TooBigSaysWhatIsNeeded) {
+  std::string why;
+  auto t = wt::Target::parse("4x4");
+  auto m = chooseDenseMapping(4096, 4096, Precision::FP32, *t, why);
+  ASSERT_TRUE(failed(m));
+  EXPECT_NE(why.find("67108864 bytes of weights"), std::string::npos) << why;
+  EXPECT_NE(why.find("PEs of 49152 bytes"), std::string::npos) << why;
+}
+
+} // namespace
