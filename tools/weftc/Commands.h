@@ -7,6 +7,7 @@
 #ifndef WEFT_TOOLS_WEFTC_COMMANDS_H
 #define WEFT_TOOLS_WEFTC_COMMANDS_H
 
+#include "weft/Binary/Binary.h"
 #include "weft/TensorIO/TensorIO.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -14,8 +15,11 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace weftc {
 
@@ -23,6 +27,49 @@ namespace weftc {
 int referenceMain(int argc, char **argv);
 /// `weftc conformance`: ConformanceCommand.cpp.
 int conformanceMain(int argc, char **argv);
+/// `weftc compile`: CompileCommand.cpp.
+int compileMain(int argc, char **argv);
+/// `weftc run`: RunCommand.cpp.
+int runMain(int argc, char **argv);
+
+/// The stages of the fabric pipeline, in order (`--until-after`).
+enum class Stage { Import, Cleanup, Fabric, Partition, Wavelet, Binary };
+
+/// How `weftc compile` and `weftc run` compile a model.
+struct CompileOptions {
+  std::string grid = "16x16";
+  std::string precision = "fp32";
+  int64_t batchSize = 1;
+  /// Graph inputs frozen into the program as constants (weights the model
+  /// takes as inputs, as the ONNX node tests do): NAME=FILE.
+  std::vector<std::string> constants;
+  /// The last stage to run.
+  Stage untilAfter = Stage::Binary;
+};
+
+/// What a compile produced, and the figures `weftc run` reports.
+struct CompiledModel {
+  /// The module as imported (before constants are bound): what the host
+  /// reference runs.
+  mlir::OwningOpRef<mlir::ModuleOp> imported;
+  /// The module after the last stage that ran.
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// The binary, when the pipeline ran to the end.
+  std::optional<weft::binary::Program> binary;
+  /// From the partitioned fabric program (when it ran that far).
+  std::string kernelName, inputName, outputName;
+  int64_t batch = 1, K = 0, M = 0, smear = 0, rows = 0, predictedCycles = 0;
+  int64_t gridPEs = 0;
+  unsigned gridWidth = 0, gridHeight = 0;
+  bool mixed = false;
+};
+
+/// Runs the pipeline on the model at `path` up to `options.untilAfter`.
+/// Pass-manager and timing command-line options apply (they must have been
+/// registered by the command). On failure returns false with `error` set to the diagnostics.
+bool compileModel(mlir::MLIRContext &ctx, llvm::StringRef path,
+                  const CompileOptions &options, CompiledModel &out,
+                  std::string &error);
 
 /// A context with every dialect import and the host reference need.
 /// Single-threaded: conformance forks children from the driver, and runs

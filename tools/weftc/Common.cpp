@@ -7,6 +7,7 @@
 #include "Commands.h"
 
 #include "weft/Import/ONNXImporter.h"
+#include "weft/InitDialects.h"
 #include "weft/Reference/Reference.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -33,6 +34,7 @@ std::unique_ptr<MLIRContext> weftc::createContext() {
   DialectRegistry registry;
   weft::import::registerImportDialects(registry);
   weft::reference::registerReferenceDialects(registry);
+  weft::registerAllDialects(registry);
   return std::make_unique<MLIRContext>(registry,
                                        MLIRContext::Threading::DISABLED);
 }

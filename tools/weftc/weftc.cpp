@@ -28,6 +28,10 @@ struct Command {
 } // namespace
 
 static const Command commands[] = {
+    {"compile", "compile an ONNX model to a fabric binary (.wfb)",
+     weftc::compileMain},
+    {"run", "compile an ONNX model and run it on the simulated fabric",
+     weftc::runMain},
     {"reference", "run an ONNX model on the host reference",
      weftc::referenceMain},
     {"conformance", "run ONNX backend tests and compare with their outputs",

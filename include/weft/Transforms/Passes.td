@@ -89,4 +89,78 @@ def DropIdentity : Pass<"weft-drop-identity", "mlir::func::FuncOp"> {
   let statistics = [Statistic<"numDropped", "num-dropped", "Ops removed">];
 }
 
+//===----------------------------------------------------------------------===//
+// Fabric conversion
+//===----------------------------------------------------------------------===//
+
+def ConvertToFabric : Pass<"weft-convert-to-fabric", "mlir::ModuleOp"> {
+  let summary = "Turn an imported one-layer network into a fabric.program";
+  let description = [{
+    Replaces the imported `func.func` (after `--weft-import-cleanup`) with a
+    `fabric.program` of the same name on the target given by `grid`: one
+    `fabric.io` per graph input and output (named after `onnx.name`), one
+    `fabric.kernel` per dense layer and the `fabric.stream`s between them.
+    The batch dimension is streamed: a [N, K] input becomes the per-sample
+    tensor<1xKxf32>, and N is recorded as `weft.batch` on the program. The
+    kernel body is the layer rebuilt on one sample (weights as constants,
+    a broadcast bias accumulator, `linalg.matmul`, ReLU as `maximumf`), so
+    `matchDenseLayer` recognises it again. Rows are placeholders until
+    `--weft-partition-dense`.
+
+    Supports exactly one dense layer (Gemm or MatMul, optional bias,
+    optional ReLU); any other op is an error naming the ONNX node, the op
+    and the reason.
+
+    Example:
+    ```mlir
+    func.func @main_graph(%x: tensor<4x64xf32> {onnx.name = "x"})
+        -> (tensor<4x32xf32> {onnx.name = "y"}) { ... }
+    // becomes
+    fabric.program @main_graph {target = #fabric.target<16x16>, weft.batch = 4 : i64} {
+      fabric.io @x input west rows 0 to 1 : tensor<1x64xf32>
+      fabric.io @y output east rows 0 to 1 : tensor<1x32xf32>
+      fabric.kernel @fc : (tensor<1x64xf32>) -> tensor<1x32xf32> { ... }
+      fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 64>
+      fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 32>
+    }
+    ```
+  }];
+  let options = [Option<"grid", "grid", "std::string", "\"16x16\"",
+                        "The target fabric (weft::target::Target::parse "
+                        "text: WxH[,mem=..,colors=..,rq=..,cq=..])">];
+  let dependentDialects = ["weft::fabric::FabricDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [Statistic<"numKernels", "num-kernels",
+                              "Kernels created">];
+}
+
+def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
+  let summary = "Choose each dense kernel's rectangle and smear factor";
+  let description = [{
+    For every `fabric.kernel` holding a dense layer, asks the cost model
+    (`chooseDenseMapping`, docs/execution-model.md) for the rectangle of
+    `smear` columns by `rows` rows with the fewest predicted cycles per
+    sample that fits the per-PE memory, and records it: `rect`, `smear`,
+    `weft.precision` ("fp32" or "mixed") and `weft.predicted_cycles`
+    (steady-state cycles per sample). The input `fabric.io` gets rows
+    [0, smear) of the west edge, the output `fabric.io` rows
+    [y0, y0 + rows) of the east edge. A layer that does not fit is an error
+    saying what it needs.
+
+    Example:
+    ```mlir
+    fabric.kernel @fc : (tensor<1x784xf32>) -> tensor<1x256xf32>
+        at #fabric.rect<0, 0, 4, 16> attributes {smear = 4 : i64,
+        weft.precision = "fp32", weft.predicted_cycles = 1234 : i64} {...}
+    ```
+  }];
+  let options = [Option<"precision", "precision", "std::string", "\"fp32\"",
+                        "fp32, or mixed (fp16 storage and multiply, fp32 "
+                        "accumulate)">];
+  let statistics = [Statistic<"numPartitioned", "num-partitioned",
+                              "Kernels partitioned">];
+}
+
 #endif // WEFT_TRANSFORMS_PASSES

@@ -1,0 +1,89 @@
+// Every rejection names the ONNX node (from the op's location), the op and
+// the reason; nothing is silently dropped.
+// RUN: not weft-opt %s --split-input-file --weft-convert-to-fabric 2>&1 | FileCheck %s
+// RUN: not weft-opt %s --split-input-file --weft-convert-to-fabric=grid=0x4 2>&1 | FileCheck %s --check-prefix=GRID
+
+// GRID: error: bad grid '0x4':
+
+// CHECK: error: the graph has 2 inputs and 1 outputs; the fabric path supports exactly one of each (one dense layer)
+func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "a"}, %w: tensor<2x3xf32> {onnx.name = "b"}) -> (tensor<1x3xf32> {onnx.name = "y"}) {
+  %e = tensor.empty() : tensor<1x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3xf32>) -> tensor<1x3xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<1x2xf32>, tensor<2x3xf32>) outs(%z : tensor<1x3xf32>) -> tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+
+// -----
+
+// CHECK: error: {{.*}}node 'flatten' (tensor.collapse_shape): 'tensor.collapse_shape' is not supported on the fabric yet; weft maps exactly one dense layer (Gemm or MatMul, optional bias, optional ReLU)
+func.func @main_graph(%x: tensor<1x2x2xf32> {onnx.name = "x"}) -> (tensor<1x4xf32> {onnx.name = "y"}) {
+  %f = tensor.collapse_shape %x [[0], [1, 2]] : tensor<1x2x2xf32> into tensor<1x4xf32> loc("flatten")
+  return %f : tensor<1x4xf32>
+}
+
+// -----
+
+// CHECK: error: graph input 'x' has type 'tensor<1x2x2xf32>'; a dense layer takes a static [batch, K] f32 tensor
+func.func @main_graph(%x: tensor<1x2x2xf32> {onnx.name = "x"}) -> (tensor<1x2x2xf32> {onnx.name = "y"}) {
+  return %x : tensor<1x2x2xf32>
+}
+
+// -----
+
+// A Sigmoid after the product is not a dense layer the fabric supports.
+// CHECK: error: {{.*}}node 'probs' (linalg.generic): not a dense layer the fabric supports: it is not a matrix product (linalg.matmul) with optional bias and ReLU
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x3xf32> {onnx.name = "y"}) {
+  %w = arith.constant dense<1.0> : tensor<2x3xf32>
+  %e = tensor.empty() : tensor<1x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3xf32>) -> tensor<1x3xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<1x2xf32>, tensor<2x3xf32>) outs(%z : tensor<1x3xf32>) -> tensor<1x3xf32> loc("fc")
+  %s = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%p : tensor<1x3xf32>) outs(%e : tensor<1x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    %x1 = math.exp %n : f32
+    linalg.yield %x1 : f32
+  } -> tensor<1x3xf32> loc("probs")
+  return %s : tensor<1x3xf32>
+}
+
+// -----
+
+// Two layers: the second layer's input is the first layer's output.
+// CHECK: error: {{.*}}node 'fc1' (linalg.matmul): only one dense layer is supported; the layer's input is computed by another op instead of being the graph input 'x'
+func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x2xf32> {onnx.name = "y"}) {
+  %w = arith.constant dense<1.0> : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<1x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<1x2xf32>, tensor<2x2xf32>) outs(%z : tensor<1x2xf32>) -> tensor<1x2xf32> loc("fc1")
+  %y = linalg.matmul ins(%h, %w : tensor<1x2xf32>, tensor<2x2xf32>) outs(%z : tensor<1x2xf32>) -> tensor<1x2xf32> loc("fc2")
+  return %y : tensor<1x2xf32>
+}
+
+// -----
+
+// A weight that is not a constant (here computed from the input).
+// CHECK: error: {{.*}}node 'fc' (linalg.matmul): not a dense layer the fabric supports: its weight or bias is not a constant
+func.func @main_graph(%x: tensor<2x2xf32> {onnx.name = "x"}) -> (tensor<2x2xf32> {onnx.name = "y"}) {
+  %e = tensor.empty() : tensor<2x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %y = linalg.matmul ins(%x, %x : tensor<2x2xf32>, tensor<2x2xf32>) outs(%z : tensor<2x2xf32>) -> tensor<2x2xf32> loc("fc")
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// Transposed input (Gemm transA) is not a dense layer on streamed rows.
+// CHECK: error: {{.*}}node 'fc' (linalg.matmul): not a dense layer the fabric supports: its matrix product transposes the input
+func.func @main_graph(%x: tensor<2x1xf32> {onnx.name = "x"}) -> (tensor<1x3xf32> {onnx.name = "y"}) {
+  %w = arith.constant dense<1.0> : tensor<2x3xf32>
+  %e = tensor.empty() : tensor<1x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3xf32>) -> tensor<1x3xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w : tensor<2x1xf32>, tensor<2x3xf32>) outs(%z : tensor<1x3xf32>) -> tensor<1x3xf32> loc("fc")
+  return %y : tensor<1x3xf32>
+}

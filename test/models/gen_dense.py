@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+# Writes one-dense-layer ONNX models, and random inputs for them, for the
+# weftc end-to-end tests. Everything is seeded, so a run writes the same
+# bytes every time.
+#
+#   gen_dense.py model OUT.onnx --k K --m M [--form gemm|gemm-transb|matmul|
+#                matmul-add] [--no-bias] [--relu] [--batch N|dynamic]
+#                [--seed S]
+#   gen_dense.py two-layers OUT.onnx      (two Gemms: not one layer)
+#   gen_dense.py softmax OUT.onnx         (Gemm then Softmax)
+#   gen_dense.py input OUT.npy --shape N,K [--seed S]
+#
+# Weights are N(0, 1/K) so outputs stay O(1) at every fan-in; inputs are
+# N(0, 1) (never exactly zero, so no MAC is skippable).
+import argparse
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def save(nodes, inputs, outputs, inits, path):
+    g = helper.make_graph(nodes, "dense", inputs, outputs, inits)
+    m = helper.make_model(g, producer_name="weft-test",
+                          opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
+def weights(rng, k, m, transposed):
+    w = (rng.standard_normal((k, m)) / np.sqrt(k)).astype(np.float32)
+    return np.ascontiguousarray(w.T) if transposed else w
+
+
+def dense(args):
+    rng = np.random.default_rng(args.seed)
+    k, m = args.k, args.m
+    batch = args.batch if args.batch == "dynamic" else int(args.batch)
+    bias = not args.no_bias
+    w = weights(rng, k, m, args.form == "gemm-transb")
+    b = rng.standard_normal(m).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w")]
+    if bias:
+        inits.append(numpy_helper.from_array(b, "b"))
+    nodes = []
+    out = "y" if not args.relu else "h"
+    if args.form in ("gemm", "gemm-transb"):
+        ins = ["x", "w"] + (["b"] if bias else [])
+        nodes.append(helper.make_node("Gemm", ins, [out], name="fc",
+                                      transB=1 if args.form == "gemm-transb" else 0))
+    elif args.form == "matmul" or not bias:
+        nodes.append(helper.make_node("MatMul", ["x", "w"], [out], name="fc"))
+    else:
+        nodes.append(helper.make_node("MatMul", ["x", "w"], ["p"], name="fc"))
+        nodes.append(helper.make_node("Add", ["p", "b"], [out], name="fc_bias"))
+    if args.relu:
+        nodes.append(helper.make_node("Relu", ["h"], ["y"], name="act"))
+    save(nodes, [vi("x", [batch, k])], [vi("y", [batch, m])], inits, args.out)
+
+
+def two_layers(path):
+    rng = np.random.default_rng(5)
+    save([helper.make_node("Gemm", ["x", "w1"], ["h"], name="fc1"),
+          helper.make_node("Gemm", ["h", "w2"], ["y"], name="fc2")],
+         [vi("x", [1, 8])], [vi("y", [1, 4])],
+         [numpy_helper.from_array(weights(rng, 8, 6, False), "w1"),
+          numpy_helper.from_array(weights(rng, 6, 4, False), "w2")], path)
+
+
+def softmax(path):
+    rng = np.random.default_rng(6)
+    save([helper.make_node("Gemm", ["x", "w"], ["h"], name="fc"),
+          helper.make_node("Softmax", ["h"], ["y"], name="probs")],
+         [vi("x", [1, 8])], [vi("y", [1, 4])],
+         [numpy_helper.from_array(weights(rng, 8, 4, False), "w")], path)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("what", choices=["model", "two-layers", "softmax", "input"])
+    p.add_argument("out")
+    p.add_argument("--k", type=int, default=64)
+    p.add_argument("--m", type=int, default=32)
+    p.add_argument("--form", default="gemm",
+                   choices=["gemm", "gemm-transb", "matmul", "matmul-add"])
+    p.add_argument("--no-bias", action="store_true")
+    p.add_argument("--relu", action="store_true")
+    p.add_argument("--batch", default="1")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--shape", default="1,64")
+    args = p.parse_args()
+    if args.what == "model":
+        dense(args)
+    elif args.what == "two-layers":
+        two_layers(args.out)
+    elif args.what == "softmax":
+        softmax(args.out)
+    else:
+        shape = [int(s) for s in args.shape.split(",")]
+        rng = np.random.default_rng(args.seed)
+        np.save(args.out, rng.standard_normal(shape).astype(np.float32))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

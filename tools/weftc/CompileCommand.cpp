@@ -1,0 +1,339 @@
+//===- CompileCommand.cpp - weftc compile ---------------------------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// weftc compile model.onnx -o model.wfb [--grid WxH] [--precision fp32|mixed]
+//               [--batch-size N] [--constant NAME=FILE ...]
+//               [--emit=mlir|fabric|wavelet|wfb]
+//               [--until-after=import|cleanup|fabric|partition|wavelet]
+//               [--mlir-print-ir-after-all] [--mlir-timing] ...
+//
+// The pipeline (docs/weftc.md): import -> --weft-import-cleanup ->
+// --weft-convert-to-fabric -> --weft-partition-dense ->
+// --weft-lower-fabric-to-wavelet -> .wfb. `--until-after` stops after a
+// stage and prints the IR there; `--emit` names what to write (mlir: the
+// imported IR, fabric: after partitioning, wavelet: after lowering, wfb: the
+// binary). Output is deterministic: the same model and options give the same
+// bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "fabric/FabricOps.h"
+#include "wavelet/WaveletOps.h"
+#include "weft/Binary/File.h"
+#include "weft/Conversion/LowerToWavelet.h"
+#include "weft/Transforms/Passes.h"
+#include "weft/Translate/Wfb.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace mlir;
+using namespace weftc;
+namespace wf = weft::fabric;
+
+/// Freezes graph input `name` to the tensor in `file`: its uses read a
+/// constant and the argument is removed.
+static LogicalResult bindConstant(func::FuncOp fn, StringRef spec,
+                                  std::string &error) {
+  auto [name, file] = spec.split('=');
+  if (name.empty() || file.empty()) {
+    error = "--constant " + spec.str() + ": expected NAME=FILE";
+    return failure();
+  }
+  std::optional<unsigned> index;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (auto n = fn.getArgAttrOfType<StringAttr>(i, "onnx.name");
+        n && n.getValue() == name)
+      index = i;
+  if (!index) {
+    error = "--constant " + spec.str() + ": the graph has no input '" +
+            name.str() + "'";
+    return failure();
+  }
+  std::string why;
+  std::optional<weft::tensorio::HostTensor> t =
+      weft::tensorio::readTensorFile(file.str(), &why);
+  if (!t) {
+    error = "cannot read '" + file.str() + "': " + why;
+    return failure();
+  }
+  auto type = cast<RankedTensorType>(fn.getArgument(*index).getType());
+  if (t->dtype != weft::tensorio::DType::F32 || !type.getElementType().isF32() ||
+      ArrayRef<int64_t>(t->shape) != type.getShape()) {
+    std::string shape;
+    for (int64_t d : t->shape)
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    error = "--constant " + spec.str() + ": the file holds " +
+            weft::tensorio::dtypeName(t->dtype) + "[" + shape +
+            "], but input '" + name.str() + "' is " +
+            llvm::formatv("{0}", type).str();
+    return failure();
+  }
+  ArrayRef<float> values(reinterpret_cast<const float *>(t->bytes.data()),
+                         t->bytes.size() / sizeof(float));
+  ElementsAttr attr;
+  if (values.size() <= 16)
+    attr = DenseElementsAttr::get(type, values);
+  else
+    attr = DenseResourceElementsAttr::get(
+        type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
+  OpBuilder b(fn.getBody());
+  Value cst = arith::ConstantOp::create(b, fn.getArgument(*index).getLoc(), attr);
+  fn.getArgument(*index).replaceAllUsesWith(cst);
+  if (failed(fn.eraseArgument(*index))) {
+    error = "cannot remove input '" + name.str() + "'";
+    return failure();
+  }
+  return success();
+}
+
+/// Reads the figures `weftc run` reports off the partitioned program.
+static void readFabricFigures(ModuleOp module, CompiledModel &out) {
+  for (auto program : module.getOps<wf::ProgramOp>()) {
+    weft::target::Target t = program.getModel();
+    out.gridWidth = t.width();
+    out.gridHeight = t.height();
+    out.gridPEs = int64_t(t.numPEs());
+    if (auto b = program->getAttrOfType<IntegerAttr>("weft.batch"))
+      out.batch = b.getInt();
+    for (Operation &op : program.getBody().front()) {
+      if (auto io = dyn_cast<wf::IoOp>(op)) {
+        (io.getDirection() == wf::PortDir::input ? out.inputName
+                                                  : out.outputName) =
+            io.getSymName().str();
+      } else if (auto k = dyn_cast<wf::KernelOp>(op)) {
+        out.kernelName = k.getSymName().str();
+        auto in = cast<RankedTensorType>(k.getFunctionType().getInput(0));
+        auto res = cast<RankedTensorType>(k.getFunctionType().getResult(0));
+        out.K = in.getNumElements();
+        out.M = res.getNumElements();
+        out.smear = int64_t(k.getSmear());
+        if (auto r = k.getRectAttr())
+          out.rows = r.getHeight();
+        if (auto p = k->getAttrOfType<IntegerAttr>("weft.predicted_cycles"))
+          out.predictedCycles = p.getInt();
+        if (auto p = k->getAttrOfType<StringAttr>("weft.precision"))
+          out.mixed = p.getValue() == "mixed";
+      }
+    }
+  }
+}
+
+bool weftc::compileModel(MLIRContext &ctx, StringRef path,
+                         const CompileOptions &options, CompiledModel &out,
+                         std::string &error) {
+  DefaultTimingManager tm;
+  applyDefaultTimingManagerCLOptions(tm);
+  TimingScope root = tm.getRootScope();
+
+  {
+    TimingScope importTimer = root.nest("import");
+    out.imported = loadModel(ctx, path, options.batchSize, error);
+    if (!out.imported) {
+      error = "cannot import '" + path.str() + "':\n" + error;
+      return false;
+    }
+  }
+  out.module = OwningOpRef<ModuleOp>(out.imported->clone());
+
+  // Everything after the import reports through this handler.
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      error += (error.empty() ? "" : "\n") + diag.str();
+    return success();
+  });
+  error.clear();
+
+  if (!options.constants.empty()) {
+    auto fns = out.module->getOps<func::FuncOp>();
+    if (fns.empty()) {
+      error = "the model has no graph function";
+      return false;
+    }
+    for (const std::string &spec : options.constants)
+      if (failed(bindConstant(*fns.begin(), spec, error)))
+        return false;
+  }
+  if (options.untilAfter == Stage::Import)
+    return true;
+
+  auto runStage = [&](StringRef name, StringRef pipeline) {
+    PassManager pm(&ctx, ModuleOp::getOperationName(),
+                   OpPassManager::Nesting::Implicit);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return false;
+    TimingScope timer = root.nest(name);
+    pm.enableTiming(timer);
+    if (failed(parsePassPipeline(pipeline, pm, llvm::errs()))) {
+      error = "cannot build the '" + name.str() + "' stage from '" +
+              pipeline.str() + "'";
+      return false;
+    }
+    if (failed(pm.run(*out.module))) {
+      if (error.empty())
+        error = "the '" + name.str() + "' stage failed";
+      return false;
+    }
+    return true;
+  };
+
+  if (!runStage("cleanup", "weft-import-cleanup"))
+    return false;
+  if (options.untilAfter == Stage::Cleanup)
+    return true;
+  if (!runStage("fabric",
+                "weft-convert-to-fabric{grid=" + options.grid + "}"))
+    return false;
+  if (options.untilAfter == Stage::Fabric)
+    return true;
+  if (!runStage("partition",
+                "weft-partition-dense{precision=" + options.precision + "}"))
+    return false;
+  readFabricFigures(*out.module, out);
+  if (options.untilAfter == Stage::Partition)
+    return true;
+  if (!PassInfo::lookup("weft-lower-fabric-to-wavelet")) {
+    error = "this weftc has no --weft-lower-fabric-to-wavelet pass; stop at "
+            "--until-after=partition";
+    return false;
+  }
+  if (!runStage("wavelet", "weft-lower-fabric-to-wavelet"))
+    return false;
+  if (options.untilAfter == Stage::Wavelet)
+    return true;
+
+  TimingScope emitTimer = root.nest("emit-wfb");
+  auto programs = out.module->getOps<weft::wavelet::ProgramOp>();
+  if (programs.empty()) {
+    error = "the lowering left no wavelet.program";
+    return false;
+  }
+  FailureOr<weft::binary::Program> binary =
+      weft::translate::lowerToBinary(*programs.begin());
+  if (failed(binary)) {
+    if (error.empty())
+      error = "the binary emitter failed";
+    return false;
+  }
+  out.binary = std::move(*binary);
+  return true;
+}
+
+int weftc::compileMain(int argc, char **argv) {
+  cl::OptionCategory category("weftc compile options");
+  cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                 cl::desc("<model.onnx or imported .mlir>"),
+                                 cl::cat(category));
+  cl::opt<std::string> outputPath("o", cl::init("-"),
+                                  cl::desc("Output file ('-' for stdout; a "
+                                           ".wfb needs a file)"),
+                                  cl::value_desc("FILE"), cl::cat(category));
+  cl::opt<std::string> grid("grid", cl::init("16x16"),
+                            cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N]"),
+                            cl::cat(category));
+  cl::opt<std::string> precision(
+      "precision", cl::init("fp32"),
+      cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 accumulate)"),
+      cl::cat(category));
+  cl::opt<int64_t> batchSize(
+      "batch-size", cl::init(1),
+      cl::desc("Size bound to a symbolic batch dimension (batch rows are "
+               "streamed as samples)"),
+      cl::cat(category));
+  cl::list<std::string> constants(
+      "constant",
+      cl::desc("Freeze graph input NAME to the tensor in FILE (weights the "
+               "model takes as inputs)"),
+      cl::value_desc("NAME=FILE"), cl::cat(category));
+  cl::opt<std::string> emit(
+      "emit", cl::init("wfb"),
+      cl::desc("What to write: mlir (imported IR), fabric (after "
+               "partitioning), wavelet (after lowering), wfb (the binary)"),
+      cl::cat(category));
+  cl::opt<std::string> untilAfter(
+      "until-after", cl::init(""),
+      cl::desc("Stop after a stage and print its IR: import, cleanup, "
+               "fabric, partition, wavelet"),
+      cl::cat(category));
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  registerAsmPrinterCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "compile an ONNX model to a fabric binary\n");
+
+  auto fail = [&](const Twine &message) {
+    errs() << argv[0] << ": error: " << message << "\n";
+    return 1;
+  };
+
+  CompileOptions options;
+  options.grid = grid;
+  options.precision = precision;
+  options.batchSize = batchSize;
+  options.constants.assign(constants.begin(), constants.end());
+  StringMap<Stage> stages = {{"import", Stage::Import},
+                             {"cleanup", Stage::Cleanup},
+                             {"fabric", Stage::Fabric},
+                             {"partition", Stage::Partition},
+                             {"wavelet", Stage::Wavelet}};
+  StringMap<Stage> emits = {{"mlir", Stage::Import},
+                            {"fabric", Stage::Partition},
+                            {"wavelet", Stage::Wavelet},
+                            {"wfb", Stage::Binary}};
+  if (!emits.count(emit))
+    return fail("--emit must be mlir, fabric, wavelet or wfb, not '" + emit +
+                "'");
+  options.untilAfter = emits.lookup(emit);
+  if (!untilAfter.empty()) {
+    if (!stages.count(untilAfter))
+      return fail("--until-after must be import, cleanup, fabric, partition "
+                  "or wavelet, not '" +
+                  untilAfter + "'");
+    options.untilAfter = std::min(options.untilAfter, stages.lookup(untilAfter));
+  }
+  if (options.untilAfter == Stage::Binary && outputPath == "-")
+    return fail("a .wfb needs an output file (-o FILE), or choose "
+                "--emit=mlir|fabric|wavelet");
+
+  weft::registerTransformsPassesAndPipelines();
+  weft::conversion::registerLowerFabricToWaveletPass();
+  std::unique_ptr<MLIRContext> ctx = createContext();
+  CompiledModel compiled;
+  std::string error;
+  if (!compileModel(*ctx, modelPath, options, compiled, error))
+    return fail(error);
+
+  if (options.untilAfter == Stage::Binary) {
+    if (!weft::binary::writeFile(outputPath, *compiled.binary, &error))
+      return fail("cannot write '" + outputPath + "': " + error);
+    return 0;
+  }
+  std::error_code ec;
+  ToolOutputFile file(outputPath, ec, sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot write '" + outputPath + "': " + ec.message());
+  compiled.module->print(file.os());
+  file.os() << "\n";
+  file.keep();
+  return 0;
+}
