@@ -394,14 +394,16 @@ void Ctx::execImm(const Instruction &inst) {
     for (unsigned i = 0; i < 4; ++i)
       store(addr + i, 1, uint16_t(v >> (16 * i)));
   };
+  // Every DSR, XDSR and stride load or store addresses a record first.
+  int64_t addr = 0;
+  bool record = unsigned(op) <= unsigned(Opcode::STSR);
+  if (record && !recordAddr(addr))
+    return;
   switch (op) {
   case Opcode::LDS0:
   case Opcode::LDS1:
   case Opcode::LDD: {
     unsigned file = op == Opcode::LDS0 ? 0 : op == Opcode::LDS1 ? 1 : 2;
-    int64_t addr;
-    if (!recordAddr(addr))
-      return;
     uint64_t v = loadRecord(addr);
     std::string err;
     std::optional<Dsd> d = Dsd::decode(v, &err);
@@ -434,9 +436,6 @@ void Ctx::execImm(const Instruction &inst) {
     break;
   }
   case Opcode::LDX: {
-    int64_t addr;
-    if (!recordAddr(addr))
-      return;
     uint64_t v = loadRecord(addr);
     std::string err;
     if (v >> 51) {
@@ -461,9 +460,6 @@ void Ctx::execImm(const Instruction &inst) {
   case Opcode::STS1:
   case Opcode::STD: {
     unsigned file = op == Opcode::STS0 ? 0 : op == Opcode::STS1 ? 1 : 2;
-    int64_t addr;
-    if (!recordAddr(addr))
-      return;
     if (!(pe.dsrValid[file] & (1u << inst.reg))) {
       fail(std::string(info(op).mnemonic) + " stores DSR " +
            std::to_string(inst.reg) + ", which was never loaded");
@@ -473,9 +469,6 @@ void Ctx::execImm(const Instruction &inst) {
     break;
   }
   case Opcode::STX: {
-    int64_t addr;
-    if (!recordAddr(addr))
-      return;
     if (!(pe.xdsrValid & (1u << inst.reg))) {
       fail("stx stores XDSR " + std::to_string(inst.reg) +
            ", which was never loaded");
@@ -485,17 +478,11 @@ void Ctx::execImm(const Instruction &inst) {
     break;
   }
   case Opcode::LDSR: {
-    int64_t addr;
-    if (!recordAddr(addr))
-      return;
     uint16_t w = pe.mem[addr];
     pe.strideReg[inst.reg] = int16_t(uint16_t(w << 1)) >> 1;
     break;
   }
   case Opcode::STSR: {
-    int64_t addr;
-    if (!recordAddr(addr))
-      return;
     store(addr, 1, uint16_t(pe.strideReg[inst.reg]));
     break;
   }
