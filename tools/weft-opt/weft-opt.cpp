@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Import/ONNXImporter.h"
 #include "weft/InitDialects.h"
 #include "weft/Transforms/Passes.h"
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
   weft::registerAllDialects(registry);
   weft::import::registerImportDialects(registry);
   weft::registerTransformsPassesAndPipelines();
+  weft::conversion::registerLowerFabricToWaveletPass();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "weft optimizer driver\n", registry));
 }

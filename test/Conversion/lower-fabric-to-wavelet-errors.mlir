@@ -1,0 +1,108 @@
+// RUN: weft-opt %s --weft-lower-fabric-to-wavelet --split-input-file --verify-diagnostics
+
+fabric.program @unplaced attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
+  // expected-error @below {{is not placed: run --weft-partition-dense first}}
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> {
+  ^bb0(%x: tensor<1x4xf32>):
+    %w = arith.constant dense<1.0> : tensor<4x2xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x2xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x4xf32>, tensor<4x2xf32>) outs(%f : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %mm : tensor<1x2xf32>
+  }
+  fabric.stream @s0 @x[0] -> @fc[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @s1 @fc[0] -> @y[0] : !fabric.wavelets<f32, 2>
+}
+
+// -----
+
+fabric.program @not_dense attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  // expected-error @below {{is not a dense layer: it is not a matrix product (linalg.matmul) with optional bias and ReLU}}
+  fabric.kernel @neg : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 1, 1> {
+  ^bb0(%x: tensor<1x4xf32>):
+    %e = tensor.empty() : tensor<1x4xf32>
+    %n = linalg.negf ins(%x : tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) -> tensor<1x4xf32>
+    fabric.yield %n : tensor<1x4xf32>
+  }
+  fabric.stream @s0 @x[0] -> @neg[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @s1 @neg[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+fabric.program @wide attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
+  // expected-error @below {{smear factor 2 exceeds the 1 rows: input chunk c turns into column c at row c}}
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 2, 1> attributes {smear = 2 : i64} {
+  ^bb0(%x: tensor<1x4xf32>):
+    %w = arith.constant dense<1.0> : tensor<4x2xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x2xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x4xf32>, tensor<4x2xf32>) outs(%f : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %mm : tensor<1x2xf32>
+  }
+  fabric.stream @s0 @x[0] -> @fc[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @s1 @fc[0] -> @y[0] : !fabric.wavelets<f32, 2>
+}
+
+// -----
+
+fabric.program @smear_mismatch attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
+  // expected-error @below {{rectangle is 2 columns wide but the smear factor is 1; a dense layer uses one column per input chunk}}
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 2, 2> {
+  ^bb0(%x: tensor<1x4xf32>):
+    %w = arith.constant dense<1.0> : tensor<4x2xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x2xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x4xf32>, tensor<4x2xf32>) outs(%f : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %mm : tensor<1x2xf32>
+  }
+  fabric.stream @s0 @x[0] -> @fc[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @s1 @fc[0] -> @y[0] : !fabric.wavelets<f32, 2>
+}
+
+// -----
+
+fabric.program @empty_chunk attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 3 : tensor<1x4xf32>
+  // expected-error @below {{3 rows leave a neuron chunk of 4 neurons empty}}
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 1, 3> {
+  ^bb0(%x: tensor<1x4xf32>):
+    %w = arith.constant dense<1.0> : tensor<4x4xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x4xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x4xf32>) -> tensor<1x4xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x4xf32>, tensor<4x4xf32>) outs(%f : tensor<1x4xf32>) -> tensor<1x4xf32>
+    fabric.yield %mm : tensor<1x4xf32>
+  }
+  fabric.stream @s0 @x[0] -> @fc[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @s1 @fc[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+fabric.program @no_output attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  // expected-error @below {{needs a stream from a host input and one to a host output}}
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 1, 1> {
+  ^bb0(%x: tensor<1x4xf32>):
+    %w = arith.constant dense<1.0> : tensor<4x2xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x2xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x4xf32>, tensor<4x2xf32>) outs(%f : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %mm : tensor<1x2xf32>
+  }
+  fabric.stream @s0 @x[0] -> @fc[0] : !fabric.wavelets<f32, 4>
+}
