@@ -135,6 +135,34 @@ static Value buildLayerBody(OpBuilder &b, Location loc, Value x,
       .getResult(0);
 }
 
+/// Whether the body of `g` is exactly one arithmetic op on its block
+/// arguments (and constants) whose result it yields: `x + b` or
+/// `max(x, 0)`, never `alpha * x + b`. A second check behind
+/// matchDenseLayer, so that nothing the matcher does not model (a Gemm's
+/// alpha or beta) is silently dropped when the layer is rebuilt.
+static bool isSingleOpBody(linalg::GenericOp g) {
+  Block &body = g.getRegion().front();
+  Operation *compute = nullptr;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<arith::ConstantOp>(op))
+      continue;
+    if (compute)
+      return false;
+    compute = &op;
+  }
+  if (!compute || compute->getNumResults() != 1 ||
+      body.getTerminator()->getOperands() !=
+          ValueRange(compute->getResult(0)))
+    return false;
+  for (Value v : compute->getOperands())
+    if (!(isa<BlockArgument>(v) &&
+          cast<BlockArgument>(v).getOwner() == &body &&
+          cast<BlockArgument>(v).getArgNumber() < g.getNumDpsInputs()) &&
+        !v.getDefiningOp<arith::ConstantOp>())
+      return false;
+  return true;
+}
+
 /// Checks the function is one dense layer from its only input to its only
 /// output and returns the layer; emits the error otherwise.
 static FailureOr<conversion::DenseLayer> matchGraph(func::FuncOp fn) {
@@ -176,6 +204,14 @@ static FailureOr<conversion::DenseLayer> matchGraph(func::FuncOp fn) {
     return last->emitError() << describeOp(last)
                              << ": not a dense layer the fabric supports: "
                              << why;
+
+  for (Operation *op : layer->ops)
+    if (auto g = dyn_cast<linalg::GenericOp>(op); g && !isSingleOpBody(g))
+      return op->emitError()
+             << describeOp(op)
+             << ": not a dense layer the fabric supports: its elementwise "
+                "op computes more than x + bias or max(x, 0) (a Gemm alpha "
+                "or beta other than 1?)";
 
   // The layer must start at the graph input: anything between them would
   // be a second layer.

@@ -87,3 +87,27 @@ func.func @main_graph(%x: tensor<2x1xf32> {onnx.name = "x"}) -> (tensor<1x3xf32>
   %y = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w : tensor<2x1xf32>, tensor<2x3xf32>) outs(%z : tensor<1x3xf32>) -> tensor<1x3xf32> loc("fc")
   return %y : tensor<1x3xf32>
 }
+
+// -----
+
+// Gemm with alpha = 0.5: the elementwise op after the product is more than a
+// bias add, so the layer is refused instead of losing the scale.
+// CHECK: error: {{.*}}node 'y' (linalg.generic): not a dense layer the fabric supports: its elementwise op computes more than x + bias or max(x, 0) (a Gemm alpha or beta other than 1?)
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (0, d1)>
+func.func @main_graph(%x: tensor<2x2xf32> {onnx.name = "a"}) -> (tensor<2x3xf32> {onnx.name = "y"}) {
+  %alpha = arith.constant 5.000000e-01 : f32
+  %c = arith.constant dense<0.0> : tensor<1x3xf32>
+  %w = arith.constant dense<1.0> : tensor<2x3xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<2x2xf32>, tensor<2x3xf32>) outs(%z : tensor<2x3xf32>) -> tensor<2x3xf32> loc("y")
+  %y = linalg.generic {indexing_maps = [#map, #row, #map], iterator_types = ["parallel", "parallel"]} ins(%p, %c : tensor<2x3xf32>, tensor<1x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %in_3: f32, %out: f32):
+    %4 = arith.mulf %in, %alpha : f32
+    %5 = arith.addf %4, %in_3 : f32
+    linalg.yield %5 : f32
+  } -> tensor<2x3xf32> loc("y")
+  return %y : tensor<2x3xf32>
+}

@@ -293,9 +293,15 @@ int weftc::runMain(int argc, char **argv) {
          << " PEs of the " << compiled.gridWidth << "x" << compiled.gridHeight
          << " fabric (" << (compiled.mixed ? "mixed" : "fp32") << "), "
          << numSamples << (numSamples == 1 ? " sample" : " samples") << "\n";
+  // Latency of one sample (architecture §5.4): from the first injection
+  // to the arrival of the first sample's last output wavelet.
+  int64_t firstInjection =
+      st ? st->getInteger("first_injection").value_or(0) : 0;
+  if (!done.empty())
+    latency = done.front() - firstInjection;
   outs() << "weftc: simulated " << cycles << " cycles, latency " << latency
-         << " cycles, " << simMacs << " MACs (layer: " << macsPerSample
-         << " per sample)\n";
+         << " cycles (first sample), " << simMacs << " MACs (layer: "
+         << macsPerSample << " per sample)\n";
   double steady = 0;
   if (done.size() >= 2) {
     steady = double(done.back() - done.front()) / double(done.size() - 1);
@@ -364,12 +370,13 @@ int weftc::runMain(int argc, char **argv) {
             std::to_string(worst % cols) + "]";
   if (!cmp.equal) {
     outs() << "weftc: check '" << outSig.name << "': MISMATCH: " << cmp.message
-           << " (rtol " << tolerance.rtol << ", atol " << tolerance.atol
-           << ")\n";
+           << " (rtol " << format("%g", tolerance.rtol) << ", atol "
+           << format("%g", tolerance.atol) << ")\n";
     return 3;
   }
   outs() << "weftc: check '" << outSig.name << "': matches the host reference"
          << " (max abs error " << format("%.3g", maxErr) << " at " << where
-         << "; rtol " << tolerance.rtol << ", atol " << tolerance.atol << ")\n";
+         << "; rtol " << format("%g", tolerance.rtol) << ", atol "
+         << format("%g", tolerance.atol) << ")\n";
   return 0;
 }

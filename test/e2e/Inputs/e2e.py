@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+# ===- e2e.py - Checks for the end-to-end weftc tests -----------------------===#
+#
+# Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+#
+# ===-----------------------------------------------------------------------===#
+#
+#   e2e.py differ A.npy B.npy          outputs of two inputs must differ
+#   e2e.py numpy MODEL.onnx X.npy Y.npy [--rtol R --atol A]
+#                                      Y matches numpy on the ONNX graph
+#                                      (Gemm/MatMul/Add/Relu), independently of
+#                                      weft's importer and host reference
+#   e2e.py macs STATS.json MIN         the simulator counted >= MIN MACs
+#
+# ===-----------------------------------------------------------------------===#
+import json
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+def numpy_model(model, x):
+    m = onnx.load(model)
+    env = {t.name: numpy_helper.to_array(t).astype(np.float32) for t in m.graph.initializer}
+    env[m.graph.input[0].name] = x
+    for n in m.graph.node:
+        a = {at.name: onnx.helper.get_attribute_value(at) for at in n.attribute}
+        ins = [env[i] for i in n.input]
+        if n.op_type == "Gemm":
+            A, B = ins[0], ins[1]
+            if a.get("transA", 0):
+                A = A.T
+            if a.get("transB", 0):
+                B = B.T
+            y = a.get("alpha", 1.0) * (A.astype(np.float64) @ B.astype(np.float64))
+            if len(ins) > 2:
+                y = y + a.get("beta", 1.0) * ins[2]
+        elif n.op_type == "MatMul":
+            y = ins[0].astype(np.float64) @ ins[1].astype(np.float64)
+        elif n.op_type == "Add":
+            y = ins[0] + ins[1]
+        elif n.op_type == "Relu":
+            y = np.maximum(ins[0], 0)
+        else:
+            sys.exit("e2e.py: no numpy model of " + n.op_type)
+        env[n.output[0]] = y
+    return env[m.graph.output[0].name]
+
+
+def main():
+    what = sys.argv[1]
+    if what == "differ":
+        a, b = np.load(sys.argv[2]), np.load(sys.argv[3])
+        d = float(np.max(np.abs(a.astype(np.float64) - b)))
+        if d == 0:
+            sys.exit("e2e.py: the two outputs are identical")
+        print("DIFFER by up to %.3g" % d)
+    elif what == "numpy":
+        rtol, atol = 1e-3, 1e-4
+        rest = sys.argv[5:]
+        for i in range(0, len(rest), 2):
+            if rest[i] == "--rtol":
+                rtol = float(rest[i + 1])
+            elif rest[i] == "--atol":
+                atol = float(rest[i + 1])
+        want = numpy_model(sys.argv[2], np.load(sys.argv[3]))
+        got = np.load(sys.argv[4])
+        if got.shape != want.shape:
+            sys.exit("e2e.py: shape %s, numpy says %s" % (got.shape, want.shape))
+        bad = np.abs(got - want) > atol + rtol * np.abs(want)
+        if bad.any():
+            i = np.unravel_index(np.argmax(np.abs(got - want)), got.shape)
+            sys.exit("e2e.py: %d elements differ from numpy; worst at %s: %r vs %r"
+                     % (bad.sum(), i, got[i], want[i]))
+        print("NUMPY MATCH %s" % (got.shape,))
+    elif what == "macs":
+        s = json.load(open(sys.argv[2]))
+        need = int(sys.argv[3])
+        if s["macs"] < need:
+            sys.exit("e2e.py: the simulator counted %d MACs, the layer needs %d" % (s["macs"], need))
+        print("MACS %d >= %d" % (s["macs"], need))
+    else:
+        sys.exit("e2e.py: unknown check " + what)
+
+
+if __name__ == "__main__":
+    main()
