@@ -224,8 +224,9 @@ static int64_t vec(wt::Opcode op, int64_t n) {
   return int64_t(wt::instructionCycles(op, uint64_t(n), true));
 }
 
-int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m) {
-  int64_t lk = chunkSize(K, m.smear, 0), lm = chunkSize(M, m.rows, 0);
+int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
+                               bool bias) {
+  int64_t lm = chunkSize(M, m.rows, 0);
   // Per input element, a data task (docs/execution-model.md): the pick,
   // (the fp16 conversion of x,) the multiply-accumulate over the PE's
   // neurons, and the weight-index increment that ends the task.
@@ -233,11 +234,19 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m) {
       m.precision == Precision::Mixed
           ? 1 + 1 + vec(wt::Opcode::FMACHS, lm) + 1
           : 1 + vec(wt::Opcode::FMAC, lm) + 1;
-  // Per sample, the closeout's control task on the last column: pick, the
-  // entry's jump, the index reset, partial-sum add, bias add, activation
-  // to the output, accumulator reset.
-  int64_t closeout = 3 + 4 * vec(wt::Opcode::FADD, lm);
-  return lk * perElement + closeout;
+  // Per sample, the closeout's control task: pick, the entry's jump, the
+  // index reset, then Lm-long vector instructions: forward (or add and
+  // forward) and clear on the first and middle columns; partial-sum add,
+  // bias add, activation to the output and clear on the last.
+  int64_t vecLm = vec(wt::Opcode::FADD, lm);
+  int64_t last = m.smear - 1;
+  int64_t lastOps = (m.smear > 1) + bias + 2;
+  int64_t t = chunkSize(K, m.smear, last) * perElement + 3 + lastOps * vecLm;
+  if (m.smear > 1)
+    t = std::max(t, chunkSize(K, m.smear, 0) * perElement + 3 + 2 * vecLm);
+  // The PE that turns the input chunk into its column also picks the two
+  // tasks that send the closeout and restart the copy (4 cycles).
+  return t + 4;
 }
 
 /// Word addresses of the PE memory map (docs/execution-model.md).
@@ -255,12 +264,14 @@ FailureOr<DenseMapping> chooseDenseMapping(int64_t K, int64_t M, Precision p,
                                            std::string &why) {
   std::optional<DenseMapping> best;
   int64_t bestT = 0;
-  int64_t maxS = std::min<int64_t>(K, target.width());
+  // Input chunk c turns into column c at row c, so the layer's footprint is
+  // max(smear, rows) rows high.
+  int64_t maxS = std::min<int64_t>({K, target.width(), target.height()});
   int64_t maxR = std::min<int64_t>(M, target.height());
   for (int64_t s = 1; s <= maxS; ++s) {
     if (chunkSize(K, s, s - 1) == 0)
       continue; // the last column would get no input
-    for (int64_t r = s; r <= maxR; ++r) {
+    for (int64_t r = 1; r <= maxR; ++r) {
       if (chunkSize(M, r, r - 1) == 0)
         continue; // the last row would get no neuron
       DenseMapping m;
@@ -289,8 +300,7 @@ FailureOr<DenseMapping> chooseDenseMapping(int64_t K, int64_t M, Precision p,
         std::to_string(K * M * bytesPerWeight) +
         " bytes of weights: at least " + std::to_string(pes) + " PEs of " +
         std::to_string(target.memoryBytes()) +
-        " bytes (with at most as many input chunks as neuron rows, smear <= "
-        "rows <= neurons), but the " +
+        " bytes, but the " +
         std::to_string(target.width()) + "x" +
         std::to_string(target.height()) + " fabric has no such rectangle";
   return failure();

@@ -64,14 +64,20 @@ constexpr DirSet bit(wt::Dir d) { return DirSet(1u << unsigned(d)); }
 
 /// The role of a PE in the scheme; PEs with equal roles share code.
 struct Role {
-  int64_t column;  // c
-  bool diagonal = false, relayIn = false;
-  bool north = false, south = false; // B continues north / south
+  int64_t column = 0;                // c
+  bool compute = false;              // holds weights (row < rows)
+  bool diagonal = false;             // turns input chunk c into column c
+  bool relayIn = false;              // passes a row's input chunk east
+  bool hasColumn = false;            // on column c's multicast
+  wt::Dir columnIn = wt::Dir::Ramp;  // where the multicast comes from
+  bool north = false, south = false; // the multicast continues north/south
   int64_t lm = 0;                    // neurons of its row chunk
+  bool empty() const { return !compute && !diagonal && !relayIn && !hasColumn; }
   bool operator==(const Role &o) const {
-    return column == o.column && diagonal == o.diagonal &&
-           relayIn == o.relayIn && north == o.north && south == o.south &&
-           lm == o.lm;
+    return column == o.column && compute == o.compute &&
+           diagonal == o.diagonal && relayIn == o.relayIn &&
+           hasColumn == o.hasColumn && columnIn == o.columnIn &&
+           north == o.north && south == o.south && lm == o.lm;
   }
 };
 
@@ -88,6 +94,9 @@ public:
 private:
   Role roleOf(int64_t c, int64_t r) const;
   void emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role);
+  /// The diagonal PE's input-to-column copy: its DSDs and tasks.
+  void emitCopyDsds(int64_t lk);
+  void emitCopyTasks();
   void route(int64_t color, DirSet in, DirSet out);
   void dsd(StringRef name, int64_t index, wv::DsdKind kind,
            ArrayRef<NamedAttribute> fields);
@@ -111,13 +120,18 @@ private:
 Role Emitter::roleOf(int64_t c, int64_t r) const {
   Role role;
   role.column = c;
+  role.compute = r < m.rows;
   role.diagonal = r == c;
   role.relayIn = c < r && r < m.smear;
-  // The column multicast leaves the diagonal both ways and continues away
-  // from it to the ends of the rectangle.
+  // Column c's multicast starts at the diagonal PE (c, c) and reaches rows
+  // 0 .. rows-1; between a diagonal below the rectangle and its last row it
+  // only passes north.
+  role.hasColumn = r <= c || r < m.rows;
+  role.columnIn = r == c ? wt::Dir::Ramp : r < c ? wt::Dir::South
+                                                 : wt::Dir::North;
   role.north = r > 0 && r <= c;
-  role.south = r + 1 < m.rows && r >= c;
-  role.lm = chunkSize(layer.M, m.rows, r);
+  role.south = r >= c && r + 1 < m.rows;
+  role.lm = role.compute ? chunkSize(layer.M, m.rows, r) : 0;
   return role;
 }
 
@@ -176,6 +190,48 @@ ElementsAttr Emitter::blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
       type, key, HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes));
 }
 
+void Emitter::emitCopyDsds(int64_t lk) {
+  auto i64 = [&](StringRef n, int64_t v) {
+    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
+  };
+  auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
+    dsd("in", kDsdIn, wv::DsdKind::fabin,
+        {i64("length", lk), i64("color", kColorIn)});
+    // The copy runs on microthread 0 and starts the closeout task when its
+    // last wavelet has entered the on-ramp.
+    dsd("column_out", kDsdColumnOut, wv::DsdKind::fabout,
+        {i64("length", lk), i64("color", kColorColumn), i64("utid", 0),
+         i64("ac", kCloseTask)});
+    // The closeout goes out on microthread 1 and restarts the copy once it
+    // has entered the on-ramp: neither send ever blocks the main thread,
+    // which must keep consuming the column's data (its own CE queue is one
+    // of the multicast's destinations), and the next chunk cannot overtake
+    // the closeout.
+    dsd("close_wavelet", kDsdClose, wv::DsdKind::fabout,
+        {i64("length", 1), i64("color", kColorColumn),
+         b.getNamedAttr("format", b.getStringAttr("sparse16")), unit("ctrl"),
+         i64("index", kCloseoutIndex), i64("utid", 1),
+         i64("ac", kCopyTask)});
+}
+
+void Emitter::emitCopyTasks() {
+  using K = wt::OperandKind;
+  const int32_t imm = op(K::Imm), ddsr = op(K::Ddsr), s0 = op(K::S0dsr);
+  const int32_t zero = int32_t(wt::SmallImm::Zero);
+    {
+      wv::TaskOp t = task("copy", wv::TaskKind::local, kCopyTask, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      inst("mov32", {ddsr, 5, s0, 5}, true);
+    }
+    {
+      wv::TaskOp t = task("send_closeout", wv::TaskKind::local, kCloseTask, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      inst("mov16", {ddsr, 6, imm, zero}, true);
+    }
+}
+
 void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
                         const Role &role) {
   MLIRContext *ctx = b.getContext();
@@ -217,18 +273,28 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
     route(kColorIn, bit(Dir::West), bit(Dir::East));
   if (role.diagonal)
     route(kColorIn, bit(Dir::West), bit(Dir::Ramp));
-  {
-    DirSet in = role.diagonal ? bit(Dir::Ramp)
-                : role.north && !role.south ? bit(Dir::South)
-                : role.south && !role.north ? bit(Dir::North)
-                : (role.column > r0 ? bit(Dir::South) : bit(Dir::North));
-    // Above the diagonal the chunk comes from the south, below from the
-    // north.
-    if (!role.diagonal)
-      in = r0 < c ? bit(Dir::South) : bit(Dir::North);
-    DirSet out = bit(Dir::Ramp) | (role.north ? bit(Dir::North) : 0) |
-                 (role.south ? bit(Dir::South) : 0);
-    route(kColorColumn, in, out);
+  if (role.hasColumn)
+    route(kColorColumn, bit(role.columnIn),
+          (role.compute ? bit(Dir::Ramp) : 0) |
+              (role.north ? bit(Dir::North) : 0) |
+              (role.south ? bit(Dir::South) : 0));
+  if (!role.compute && !role.diagonal)
+    return; // a router-only PE
+  if (!role.compute) {
+    // A diagonal below the rectangle only turns its chunk north.
+    emitCopyDsds(lk);
+    wv::TaskOp t = task("init", wv::TaskKind::local, kInitTask, true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      dsrLoad(wv::RegFile::s0dsr, 5, "in");
+      dsrLoad(wv::RegFile::ddsr, 5, "column_out");
+      dsrLoad(wv::RegFile::ddsr, 6, "close_wavelet");
+      inst("activate", {0, int32_t(kCopyTask)});
+      inst("nop", {}, true);
+    }
+    emitCopyTasks();
+    return;
   }
   int64_t pin = kColorPsum[c % 2], pout = kColorPsum[(c + 1) % 2];
   if (!first)
@@ -310,25 +376,8 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
   if (hasBias)
     dsd("bias", kDsdBias, wv::DsdKind::mem1d,
         {i64("length", lm), i64("base", biasBase)});
-  if (role.diagonal) {
-    dsd("in", kDsdIn, wv::DsdKind::fabin,
-        {i64("length", lk), i64("color", kColorIn)});
-    // The copy runs on microthread 0 and starts the closeout task when its
-    // last wavelet has entered the on-ramp.
-    dsd("column_out", kDsdColumnOut, wv::DsdKind::fabout,
-        {i64("length", lk), i64("color", kColorColumn), i64("utid", 0),
-         i64("ac", kCloseTask)});
-    // The closeout goes out on microthread 1 and restarts the copy once it
-    // has entered the on-ramp: neither send ever blocks the main thread,
-    // which must keep consuming the column's data (its own CE queue is one
-    // of the multicast's destinations), and the next chunk cannot overtake
-    // the closeout.
-    dsd("close_wavelet", kDsdClose, wv::DsdKind::fabout,
-        {i64("length", 1), i64("color", kColorColumn),
-         b.getNamedAttr("format", b.getStringAttr("sparse16")), unit("ctrl"),
-         i64("index", kCloseoutIndex), i64("utid", 1),
-         i64("ac", kCopyTask)});
-  }
+  if (role.diagonal)
+    emitCopyDsds(lk);
 
   using K = wt::OperandKind;
   const int32_t gpr = op(K::Gpr), imm = op(K::Imm), dsrK = op(K::Dsr),
@@ -411,29 +460,19 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
     }
     inst("mov32", {ddsr, 0, imm, zero}, true);
   }
-  if (role.diagonal) {
-    {
-      wv::TaskOp t = task("copy", wv::TaskKind::local, kCopyTask, false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&t.getBody().front());
-      inst("mov32", {ddsr, 5, s0, 5}, true);
-    }
-    {
-      wv::TaskOp t = task("send_closeout", wv::TaskKind::local, kCloseTask, false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&t.getBody().front());
-      inst("mov16", {ddsr, 6, imm, zero}, true);
-    }
-  }
+  if (role.diagonal)
+    emitCopyTasks();
 }
 
 LogicalResult Emitter::emitGroups(int64_t gridWidth) {
+  int64_t height = std::max(m.smear, m.rows);
   for (int64_t c = 0; c < m.smear; ++c) {
     int64_t r0 = 0;
-    for (int64_t r = 1; r <= m.rows; ++r) {
-      if (r < m.rows && roleOf(c, r) == roleOf(c, r0))
+    for (int64_t r = 1; r <= height; ++r) {
+      if (r < height && roleOf(c, r) == roleOf(c, r0))
         continue;
-      emitGroup(c, r0, r, roleOf(c, r0));
+      if (!roleOf(c, r0).empty())
+        emitGroup(c, r0, r, roleOf(c, r0));
       r0 = r;
     }
   }
@@ -487,10 +526,6 @@ analyzeKernel(fab::KernelOp kernel) {
     return kernel.emitOpError("rectangle is ")
            << rect->getWidth() << " columns wide but the smear factor is "
            << m.smear << "; a dense layer uses one column per input chunk";
-  if (m.smear > m.rows)
-    return kernel.emitOpError("smear factor ")
-           << m.smear << " exceeds the " << m.rows
-           << " rows: input chunk c turns into column c at row c";
   if (m.x0 != 0)
     return kernel.emitOpError("must start at column 0, where the input "
                               "enters from the west host ports");
@@ -542,7 +577,9 @@ struct LowerFabricToWaveletPass
     auto &[layer, m] = *analysis;
     auto target = program.getTargetAttr();
     int64_t gridW = target.getWidth(), gridH = target.getHeight();
-    if (m.y0 + m.rows > gridH || m.smear > gridW)
+    // Input chunk c turns into column c at row c, so a layer with more
+    // input chunks than rows reaches below its rectangle.
+    if (m.y0 + std::max(m.smear, m.rows) > gridH || m.smear > gridW)
       return kernel.emitOpError("rectangle does not fit the ")
              << gridW << "x" << gridH << " fabric";
     // The host tensors: the stream into the kernel and the one out of it.

@@ -35,10 +35,11 @@ fabric.program @not_dense attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @wide attributes {target = #fabric.target<4x4>} {
-  fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
-  fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
-  // expected-error @below {{smear factor 2 exceeds the 1 rows: input chunk c turns into column c at row c}}
+fabric.program @wide attributes {target = #fabric.target<4x1>} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
+  // Two input chunks: chunk 1 would enter on row 1, which the fabric lacks.
+  // expected-error @below {{rectangle does not fit the 4x1 fabric}}
   fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 2, 1> attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>

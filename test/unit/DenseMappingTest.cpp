@@ -35,11 +35,20 @@ TEST(DenseMapping, CostModelFromTheIsaTable) {
   m.smear = 16;
   m.rows = 16;
   // 49 inputs per column, 16 neurons per row: per element 1 + (1 + 16) + 1,
-  // per sample 3 + 4 * (1 + 16).
-  EXPECT_EQ(predictCyclesPerSample(784, 256, m), 49 * 19 + 3 + 4 * 17);
+  // per sample the last column's closeout 3 + 4 * (1 + 16), and 4 cycles of
+  // the diagonal PE's closeout tasks. (The simulator measures 1,006.)
+  EXPECT_EQ(predictCyclesPerSample(784, 256, m), 49 * 19 + 3 + 4 * 17 + 4);
+  EXPECT_EQ(predictCyclesPerSample(784, 256, m, /*bias=*/false),
+            49 * 19 + 3 + 3 * 17 + 4);
   m.precision = Precision::Mixed;
-  // fmachs: 1 + ceil(16 / 4) = 5 cycles, plus the ff2h.
-  EXPECT_EQ(predictCyclesPerSample(784, 256, m), 49 * 8 + 3 + 4 * 17);
+  // fmachs: 1 + ceil(16 / 4) = 5 cycles, plus the ff2h. (Simulated: 467.)
+  EXPECT_EQ(predictCyclesPerSample(784, 256, m), 49 * 8 + 3 + 4 * 17 + 4);
+  // 37 inputs over 13 columns: chunks of 3 but the last has 1, so the
+  // first columns set the pace.
+  DenseMapping n;
+  n.smear = 13;
+  n.rows = 15;
+  EXPECT_EQ(predictCyclesPerSample(37, 129, n), 3 * 12 + 3 + 2 * 10 + 4);
 }
 
 TEST(DenseMapping, ChoosesTheFastestFittingRectangle) {
@@ -50,12 +59,12 @@ TEST(DenseMapping, ChoosesTheFastestFittingRectangle) {
   ASSERT_TRUE(succeeded(m)) << why;
   EXPECT_EQ(m->smear, 16);
   EXPECT_EQ(m->rows, 16);
-  // A layer with 10 neurons cannot use more than 10 rows, nor more columns
-  // than rows.
+  // A layer with 10 neurons cannot use more than 10 rows, but may smear its
+  // fan-in over more columns (their chunks turn below the rectangle).
   m = chooseDenseMapping(1000, 10, Precision::FP32, *t, why);
   ASSERT_TRUE(succeeded(m)) << why;
   EXPECT_LE(m->rows, 10);
-  EXPECT_LE(m->smear, m->rows);
+  EXPECT_EQ(m->smear, 16);
 }
 
 TEST(DenseMapping, EveryChoiceIsValid) {
@@ -72,7 +81,7 @@ TEST(DenseMapping, EveryChoiceIsValid) {
       EXPECT_NE(why.find("bytes of weights"), std::string::npos) << why;
       continue;
     }
-    EXPECT_LE(m->smear, m->rows);
+    EXPECT_LE(std::max(m->smear, m->rows), int64_t(h));
     EXPECT_LE(m->smear, int64_t(w));
     EXPECT_LE(m->rows, int64_t(h));
     EXPECT_GT(chunkSize(K, m->smear, m->smear - 1), 0);

@@ -55,8 +55,9 @@ enum class Precision { FP32, Mixed };
 /// a rectangle of `smear` columns by `rows` rows at (x0, y0). Column c holds
 /// input chunk c (the fan-in is smeared over the columns), row r holds
 /// neuron chunk r; chunks are ceil(K / smear) and ceil(M / rows) long, the
-/// last ones shorter. Requires smear <= rows (input chunk c enters on row c
-/// and turns into column c at PE (c, c)).
+/// last ones shorter. Input chunk c enters on row c and turns into column c
+/// at PE (c, c), so the layer occupies max(smear, rows) rows; rows from
+/// `rows` on only carry input chunks (routers and the turning PEs).
 struct DenseMapping {
   int64_t x0 = 0, y0 = 0;
   int64_t smear = 1, rows = 1;
@@ -70,8 +71,10 @@ int64_t chunkBegin(int64_t n, int64_t parts, int64_t i);
 
 /// The cost model (docs/execution-model.md, "Cost model"): steady-state
 /// cycles per sample of the layer under `m`, from the same ISA cost table the
-/// simulator uses.
-int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m);
+/// simulator uses. `bias`: the layer adds a bias (one more vector
+/// instruction on the last column).
+int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
+                               bool bias = true);
 
 /// Bytes of PE memory the most loaded PE of the mapping needs (code, task
 /// table, descriptors, weights, accumulator, bias).
