@@ -106,8 +106,8 @@ static Value buildLayerBody(OpBuilder &b, Location loc, Value x,
                         (kernelName + "_weights").str());
   Value init = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
   if (!layer.bias.empty()) {
-    Value bias =
-        f32Constant(b, loc, {layer.M}, layer.bias, (kernelName + "_bias").str());
+    Value bias = f32Constant(b, loc, {layer.M}, layer.bias,
+                             (kernelName + "_bias").str());
     init = linalg::BroadcastOp::create(b, loc, bias, init, ArrayRef<int64_t>{0})
                .getResult()[0];
   } else {
@@ -151,12 +151,10 @@ static bool isSingleOpBody(linalg::GenericOp g) {
     compute = &op;
   }
   if (!compute || compute->getNumResults() != 1 ||
-      body.getTerminator()->getOperands() !=
-          ValueRange(compute->getResult(0)))
+      body.getTerminator()->getOperands() != ValueRange(compute->getResult(0)))
     return false;
   for (Value v : compute->getOperands())
-    if (!(isa<BlockArgument>(v) &&
-          cast<BlockArgument>(v).getOwner() == &body &&
+    if (!(isa<BlockArgument>(v) && cast<BlockArgument>(v).getOwner() == &body &&
           cast<BlockArgument>(v).getArgNumber() < g.getNumDpsInputs()) &&
         !v.getDefiningOp<arith::ConstantOp>())
       return false;
@@ -201,9 +199,9 @@ static FailureOr<conversion::DenseLayer> matchGraph(func::FuncOp fn) {
   FailureOr<conversion::DenseLayer> layer =
       conversion::matchDenseLayer(result, why);
   if (failed(layer))
-    return last->emitError() << describeOp(last)
-                             << ": not a dense layer the fabric supports: "
-                             << why;
+    return last->emitError()
+           << describeOp(last)
+           << ": not a dense layer the fabric supports: " << why;
 
   for (Operation *op : layer->ops)
     if (auto g = dyn_cast<linalg::GenericOp>(op); g && !isSingleOpBody(g))
@@ -217,8 +215,7 @@ static FailureOr<conversion::DenseLayer> matchGraph(func::FuncOp fn) {
   // be a second layer.
   if (layer->input != fn.getArgument(0)) {
     Operation *before = layer->input.getDefiningOp();
-    InFlightDiagnostic d =
-        (before ? before->emitError() : fn.emitError());
+    InFlightDiagnostic d = (before ? before->emitError() : fn.emitError());
     if (before)
       d << describeOp(before) << ": ";
     d << "only one dense layer is supported; the layer's input is computed "
@@ -307,9 +304,9 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     wf::IoOp in = io(onnxName(fn.getArgAttrDict(0), "input"),
                      wf::PortDir::input, wf::Edge::west, inType, fn.getLoc());
-    wf::IoOp out = io(onnxName(fn.getResultAttrDict(0), "output"),
-                      wf::PortDir::output, wf::Edge::east, outType,
-                      ret.getLoc());
+    wf::IoOp out =
+        io(onnxName(fn.getResultAttrDict(0), "output"), wf::PortDir::output,
+           wf::Edge::east, outType, ret.getLoc());
 
     // The kernel, named after the matmul's ONNX node.
     Operation *matmul = nullptr;
@@ -320,8 +317,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
     for (Operation *op : layer->ops)
       locs.push_back(op->getLoc());
     Location kernelLoc = FusedLoc::get(ctx, locs);
-    std::string kernelName = uniqueName(
-        symbols, nodeName(matmul ? matmul->getLoc() : kernelLoc));
+    std::string kernelName =
+        uniqueName(symbols, nodeName(matmul ? matmul->getLoc() : kernelLoc));
     auto kernel = wf::KernelOp::create(
         b, kernelLoc, b.getStringAttr(kernelName), /*rect=*/nullptr,
         b.getI64IntegerAttr(1), /*tile=*/nullptr,
@@ -330,8 +327,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
     {
       OpBuilder::InsertionGuard guard(b);
       Block *kb = b.createBlock(&kernel.getBody(), {}, {inType}, {fn.getLoc()});
-      Value y = buildLayerBody(b, kernelLoc, kb->getArgument(0), *layer,
-                               kernelName);
+      Value y =
+          buildLayerBody(b, kernelLoc, kb->getArgument(0), *layer, kernelName);
       wf::YieldOp::create(b, kernelLoc, ValueRange{y});
     }
 
@@ -340,7 +337,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       StringRef s = SymbolTable::getSymbolName(src).getValue();
       StringRef d = SymbolTable::getSymbolName(dst).getValue();
       auto op = wf::StreamOp::create(
-          b, kernelLoc, b.getStringAttr(uniqueName(symbols, (s + "_to_" + d).str())),
+          b, kernelLoc,
+          b.getStringAttr(uniqueName(symbols, (s + "_to_" + d).str())),
           FlatSymbolRefAttr::get(ctx, s), b.getI64IntegerAttr(0),
           FlatSymbolRefAttr::get(ctx, d), b.getI64IntegerAttr(0),
           TypeAttr::get(wf::WaveletsType::get(ctx, f32, count)),
@@ -350,8 +348,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
     stream(in, kernel, layer->K);
     stream(kernel, out, layer->M);
 
-    LDBG() << "kernel @" << kernelName << ": " << layer->K << " -> "
-           << layer->M << (layer->bias.empty() ? "" : " + bias")
+    LDBG() << "kernel @" << kernelName << ": " << layer->K << " -> " << layer->M
+           << (layer->bias.empty() ? "" : " + bias")
            << (layer->relu ? ", relu" : "") << ", batch " << layer->batch;
     ++numKernels;
     fn.erase();

@@ -48,15 +48,13 @@ static wf::IoOp hostPortOf(wf::ProgramOp program, wf::KernelOp kernel,
   return nullptr;
 }
 
-static LogicalResult partitionKernel(wf::ProgramOp program,
-                                     wf::KernelOp kernel,
+static LogicalResult partitionKernel(wf::ProgramOp program, wf::KernelOp kernel,
                                      wc::Precision precision,
                                      int64_t &predicted) {
   auto yield = cast<wf::YieldOp>(kernel.getBody().front().getTerminator());
   if (yield.getResults().size() != 1)
-    return kernel.emitOpError()
-           << "yields " << yield.getResults().size()
-           << " values; a dense kernel yields one";
+    return kernel.emitOpError() << "yields " << yield.getResults().size()
+                                << " values; a dense kernel yields one";
   std::string why;
   FailureOr<wc::DenseLayer> layer =
       wc::matchDenseLayer(yield.getResults()[0], why);
@@ -72,12 +70,11 @@ static LogicalResult partitionKernel(wf::ProgramOp program,
   const wc::DenseMapping &m = *mapping;
   MLIRContext *ctx = kernel.getContext();
   Builder b(ctx);
-  kernel.setRectAttr(
-      wf::RectAttr::get(ctx, m.x0, m.y0, m.smear, m.rows));
+  kernel.setRectAttr(wf::RectAttr::get(ctx, m.x0, m.y0, m.smear, m.rows));
   kernel.setSmear(m.smear);
-  kernel->setAttr("weft.precision",
-                  b.getStringAttr(precision == wc::Precision::Mixed ? "mixed"
-                                                                    : "fp32"));
+  kernel->setAttr(
+      "weft.precision",
+      b.getStringAttr(precision == wc::Precision::Mixed ? "mixed" : "fp32"));
   predicted = wc::predictCyclesPerSample(layer->K, layer->M, m);
   kernel->setAttr("weft.predicted_cycles", b.getI64IntegerAttr(predicted));
 
@@ -91,11 +88,10 @@ static LogicalResult partitionKernel(wf::ProgramOp program,
     out.setFirstRow(m.y0);
     out.setEndRow(m.y0 + m.rows);
   }
-  LDBG() << "@" << kernel.getSymName() << ": " << layer->K << " -> "
-         << layer->M << " on " << m.smear << " x " << m.rows << " PEs at ("
-         << m.x0 << ", " << m.y0 << "), " << predicted
-         << " cycles per sample, " << wc::memoryPerPE(layer->K, layer->M, m)
-         << " bytes per PE";
+  LDBG() << "@" << kernel.getSymName() << ": " << layer->K << " -> " << layer->M
+         << " on " << m.smear << " x " << m.rows << " PEs at (" << m.x0 << ", "
+         << m.y0 << "), " << predicted << " cycles per sample, "
+         << wc::memoryPerPE(layer->K, layer->M, m) << " bytes per PE";
   return success();
 }
 

@@ -77,7 +77,8 @@ static LogicalResult bindConstant(func::FuncOp fn, StringRef spec,
     return failure();
   }
   auto type = cast<RankedTensorType>(fn.getArgument(*index).getType());
-  if (t->dtype != weft::tensorio::DType::F32 || !type.getElementType().isF32() ||
+  if (t->dtype != weft::tensorio::DType::F32 ||
+      !type.getElementType().isF32() ||
       ArrayRef<int64_t>(t->shape) != type.getShape()) {
     std::string shape;
     for (int64_t d : t->shape)
@@ -97,7 +98,8 @@ static LogicalResult bindConstant(func::FuncOp fn, StringRef spec,
     attr = DenseResourceElementsAttr::get(
         type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
   OpBuilder b(fn.getBody());
-  Value cst = arith::ConstantOp::create(b, fn.getArgument(*index).getLoc(), attr);
+  Value cst =
+      arith::ConstantOp::create(b, fn.getArgument(*index).getLoc(), attr);
   fn.getArgument(*index).replaceAllUsesWith(cst);
   if (failed(fn.eraseArgument(*index))) {
     error = "cannot remove input '" + name.str() + "'";
@@ -118,7 +120,7 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
     for (Operation &op : program.getBody().front()) {
       if (auto io = dyn_cast<wf::IoOp>(op)) {
         (io.getDirection() == wf::PortDir::input ? out.inputName
-                                                  : out.outputName) =
+                                                 : out.outputName) =
             io.getSymName().str();
       } else if (auto k = dyn_cast<wf::KernelOp>(op)) {
         out.kernelName = k.getSymName().str();
@@ -200,8 +202,7 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
     return false;
   if (options.untilAfter == Stage::Cleanup)
     return true;
-  if (!runStage("fabric",
-                "weft-convert-to-fabric{grid=" + options.grid + "}"))
+  if (!runStage("fabric", "weft-convert-to-fabric{grid=" + options.grid + "}"))
     return false;
   if (options.untilAfter == Stage::Fabric)
     return true;
@@ -247,9 +248,10 @@ int weftc::compileMain(int argc, char **argv) {
                                   cl::desc("Output file ('-' for stdout; a "
                                            ".wfb needs a file)"),
                                   cl::value_desc("FILE"), cl::cat(category));
-  cl::opt<std::string> grid("grid", cl::init("16x16"),
-                            cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N]"),
-                            cl::cat(category));
+  cl::opt<std::string> grid(
+      "grid", cl::init("16x16"),
+      cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N]"),
+      cl::cat(category));
   cl::opt<std::string> precision(
       "precision", cl::init("fp32"),
       cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 accumulate)"),
@@ -309,7 +311,8 @@ int weftc::compileMain(int argc, char **argv) {
       return fail("--until-after must be import, cleanup, fabric, partition "
                   "or wavelet, not '" +
                   untilAfter + "'");
-    options.untilAfter = std::min(options.untilAfter, stages.lookup(untilAfter));
+    options.untilAfter =
+        std::min(options.untilAfter, stages.lookup(untilAfter));
   }
   if (options.untilAfter == Stage::Binary && outputPath == "-")
     return fail("a .wfb needs an output file (-o FILE), or choose "

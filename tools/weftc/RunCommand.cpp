@@ -20,10 +20,10 @@
 #include "Commands.h"
 
 #include "weft/Binary/File.h"
+#include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
 #include "weft/Target/ISA.h"
-#include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -84,9 +84,9 @@ int weftc::runMain(int argc, char **argv) {
       cl::desc("Freeze graph input NAME to the tensor in FILE (weights the "
                "model takes as inputs); the reference gets it as an input"),
       cl::value_desc("NAME=FILE"), cl::cat(category));
-  cl::opt<std::string> outputDir("output-dir",
-                                 cl::desc("Write the outputs to DIR/<name>.npy"),
-                                 cl::value_desc("DIR"), cl::cat(category));
+  cl::opt<std::string> outputDir(
+      "output-dir", cl::desc("Write the outputs to DIR/<name>.npy"),
+      cl::value_desc("DIR"), cl::cat(category));
   cl::opt<bool> check("check",
                       cl::desc("Compare with the host reference; exit 1 on a "
                                "mismatch"),
@@ -102,9 +102,10 @@ int weftc::runMain(int argc, char **argv) {
       cl::desc("Samples to stream: the size bound to a symbolic batch "
                "dimension (default: the model's batch)"),
       cl::cat(category));
-  cl::opt<std::string> grid("grid", cl::init("16x16"),
-                            cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N]"),
-                            cl::cat(category));
+  cl::opt<std::string> grid(
+      "grid", cl::init("16x16"),
+      cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N]"),
+      cl::cat(category));
   cl::opt<std::string> precision(
       "precision", cl::init("fp32"),
       cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 accumulate)"),
@@ -221,16 +222,20 @@ int weftc::runMain(int argc, char **argv) {
 
   // The simulator: a separate process on the .wfb alone.
   std::string simOut = (temp.path + "/out").str();
-  std::string stats =
-      statsPath.empty() ? (temp.path + "/stats.json").str() : statsPath.getValue();
+  std::string stats = statsPath.empty() ? (temp.path + "/stats.json").str()
+                                        : statsPath.getValue();
   std::string logOut = (temp.path + "/sim.stdout").str();
   std::string logErr = (temp.path + "/sim.stderr").str();
-  std::vector<std::string> args = {
-      sim,           wfb,
-      "--input",     compiled.inputName + "=" + inputs[0].file,
-      "--output-dir", simOut,
-      "--stats",     stats,
-      "--samples",   std::to_string(numSamples)};
+  std::vector<std::string> args = {sim,
+                                   wfb,
+                                   "--input",
+                                   compiled.inputName + "=" + inputs[0].file,
+                                   "--output-dir",
+                                   simOut,
+                                   "--stats",
+                                   stats,
+                                   "--samples",
+                                   std::to_string(numSamples)};
   std::vector<StringRef> argRefs(args.begin(), args.end());
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logOut),
                                           StringRef(logErr)};
@@ -239,7 +244,8 @@ int weftc::runMain(int argc, char **argv) {
                                &execError);
   std::string simStdout = readText(logOut);
   for (StringRef line : split(StringRef(simStdout).trim(), '\n'))
-    if (line.starts_with("weft-sim: done") || line.starts_with("weft-sim: warning"))
+    if (line.starts_with("weft-sim: done") ||
+        line.starts_with("weft-sim: warning"))
       outs() << line << "\n";
   if (rc != 0) {
     errs() << readText(logErr);
@@ -300,8 +306,8 @@ int weftc::runMain(int argc, char **argv) {
   if (!done.empty())
     latency = done.front() - firstInjection;
   outs() << "weftc: simulated " << cycles << " cycles, latency " << latency
-         << " cycles (first sample), " << simMacs << " MACs (layer: "
-         << macsPerSample << " per sample)\n";
+         << " cycles (first sample), " << simMacs
+         << " MACs (layer: " << macsPerSample << " per sample)\n";
   double steady = 0;
   if (done.size() >= 2) {
     steady = double(done.back() - done.front()) / double(done.size() - 1);
@@ -357,7 +363,8 @@ int weftc::runMain(int argc, char **argv) {
   int64_t worst = 0;
   if (got->bytes.size() == want->front().bytes.size()) {
     const float *g = reinterpret_cast<const float *>(got->bytes.data());
-    const float *w = reinterpret_cast<const float *>(want->front().bytes.data());
+    const float *w =
+        reinterpret_cast<const float *>(want->front().bytes.data());
     for (size_t i = 0; i < got->bytes.size() / 4; ++i)
       if (double e = std::abs(double(g[i]) - double(w[i])); e > maxErr) {
         maxErr = e;
