@@ -42,8 +42,9 @@ static FailureOr<SmallVector<float>> constantValues(Value v,
   return readF32(attr, why);
 }
 
-/// Whether `g` is elementwise over its result with a single block whose
-/// yield is `Op(arg0, x)`; returns the other operand of Op.
+/// Whether `g`'s body is exactly `yield Op(arg0, x)` (or `Op(x, arg0)`),
+/// nothing else computed; returns x. For a two-input generic, x must be the
+/// second block argument.
 template <typename Op>
 static Value binaryBody(linalg::GenericOp g) {
   Block &b = g.getRegion().front();
@@ -53,7 +54,19 @@ static Value binaryBody(linalg::GenericOp g) {
   auto op = yield.getOperand(0).getDefiningOp<Op>();
   if (!op || op->getBlock() != &b)
     return {};
-  return op->getOperand(1);
+  // Only the op itself (and constants it uses) may be in the body: a scaled
+  // product (Gemm alpha/beta) is not a plain bias add.
+  for (Operation &o : b.without_terminator())
+    if (&o != op.getOperation() && !isa<arith::ConstantOp>(o))
+      return {};
+  Value arg0 = b.getArgument(0);
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Value other = lhs == arg0 ? rhs : rhs == arg0 ? lhs : Value();
+  if (!other)
+    return {};
+  if (g.getNumDpsInputs() == 2 && other != b.getArgument(1))
+    return {};
+  return other;
 }
 
 static bool allParallel(linalg::GenericOp g) {
@@ -133,6 +146,22 @@ FailureOr<DenseLayer> matchDenseLayer(Value result, std::string &why) {
     }
   }
   auto mm = v.getDefiningOp<linalg::MatmulOp>();
+  // A product scaled by Gemm's alpha (or a bias scaled by beta): an
+  // elementwise multiply of the matmul's result.
+  auto scalesProduct = [](linalg::GenericOp g) {
+    return g &&
+           llvm::any_of(g.getDpsInputs(),
+                        [](Value in) {
+                          return in.getDefiningOp<linalg::MatmulOp>() !=
+                                 nullptr;
+                        }) &&
+           !g.getRegion().front().getOps<arith::MulFOp>().empty();
+  };
+  if (!mm && scalesProduct(v.getDefiningOp<linalg::GenericOp>())) {
+    why = "its elementwise op computes more than x + bias or max(x, 0) (a "
+          "Gemm alpha or beta other than 1?)";
+    return failure();
+  }
   if (!mm) {
     why = "it is not a matrix product (linalg.matmul) with optional bias "
           "and ReLU";
