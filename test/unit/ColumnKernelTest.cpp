@@ -87,8 +87,13 @@ struct SimRun {
 
 /// A 1 x (y0 + rows) fabric: host input on the west ports of rows
 /// y0 .. y0+rows on color 1, the kernel at column 0, output east on color 2.
-SimRun simulate(ColumnOp op, int64_t n, int64_t rows,
-             const std::vector<float> &in, int64_t y0 = 0) {
+/// Several kernels chain west to east, kernel i at column i, each sending
+/// on the color the next one receives.
+SimRun simulateChain(const std::vector<ColumnOp> &ops, int64_t n,
+                     int64_t rows, const std::vector<float> &in,
+                     int64_t y0 = 0) {
+  const int64_t width = int64_t(ops.size());
+  const int64_t firstColor = 6;
   SimRun run;
   mlir::DialectRegistry registry;
   weft::registerAllDialects(registry);
@@ -96,13 +101,16 @@ SimRun simulate(ColumnOp op, int64_t n, int64_t rows,
   mlir::MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   std::string src =
-      "wavelet.program @t attributes {target = #fabric.target<1x" +
-      std::to_string(y0 + rows) + ">, layers = [\"k\"]} {\n" +
+      "wavelet.program @t attributes {target = #fabric.target<" +
+      std::to_string(width) + "x" + std::to_string(y0 + rows) +
+      ">, layers = [\"k\"]} {\n" +
       "  wavelet.io @x input west rows " + std::to_string(y0) + " to " +
-      std::to_string(y0 + rows) + " color 1 \"dense32\" : tensor<1x" +
+      std::to_string(y0 + rows) + " color " + std::to_string(firstColor) +
+      " \"dense32\" : tensor<1x" +
       std::to_string(n) + "xf32>\n" + "  wavelet.io @y output east rows " +
       std::to_string(y0) + " to " + std::to_string(y0 + rows) +
-      " color 2 \"dense32\" : tensor<1x" + std::to_string(n) + "xf32>\n}\n";
+      " color " + std::to_string(firstColor + width) +
+      " \"dense32\" : tensor<1x" + std::to_string(n) + "xf32>\n}\n";
   std::string diags;
   mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
     diags += d.str() + "\n";
@@ -116,17 +124,21 @@ SimRun simulate(ColumnOp op, int64_t n, int64_t rows,
   auto program = *module->getOps<wv::ProgramOp>().begin();
   mlir::OpBuilder b(&ctx);
   b.setInsertionPointToEnd(&program.getBody().front());
-  ColumnKernel k;
-  k.op = op;
-  k.x = 0;
-  k.layout = {n, rows, y0};
-  k.inColor = 1;
-  k.outColor = 2;
-  k.internal = {3, 4, 5};
-  if (mlir::failed(
-          emitColumnKernel(b, program.getLoc(), k, "k", "k"))) {
-    run.error = "emit: " + diags;
-    return run;
+  for (int64_t i = 0; i < width; ++i) {
+    ColumnKernel k;
+    k.op = ops[size_t(i)];
+    k.x = i;
+    k.layout = {n, rows, y0};
+    k.inColor = firstColor + i;
+    k.outColor = firstColor + i + 1;
+    // Internal colors stay inside their column, so columns can share them.
+    k.internal = {1, 2, 3};
+    if (mlir::failed(emitColumnKernel(b, program.getLoc(), k,
+                                      "k" + std::to_string(i), "k"))) {
+      run.error = "emit: " + diags;
+      return run;
+    }
+    run.predicted = std::max(run.predicted, predictColumnKernelCycles(k));
   }
   if (mlir::failed(mlir::verify(*module))) {
     run.error = "verify: " + diags;
@@ -161,8 +173,12 @@ SimRun simulate(ColumnOp op, int64_t n, int64_t rows,
   run.out.resize(y.size() / 4);
   std::memcpy(run.out.data(), y.data(), y.size());
   run.sampleDone = sim->stats().sampleDone;
-  run.predicted = predictColumnKernelCycles(k);
   return run;
+}
+
+SimRun simulate(ColumnOp op, int64_t n, int64_t rows,
+                const std::vector<float> &in, int64_t y0 = 0) {
+  return simulateChain({op}, n, rows, in, y0);
 }
 
 std::vector<float> randomInputs(int64_t count, float scale, unsigned seed) {
@@ -265,6 +281,37 @@ TEST(ColumnKernel, RowsBelowTheTopEdge) {
   SimRun run = simulate(ColumnOp::Softmax, 10, 3, in, /*y0=*/2);
   ASSERT_TRUE(run.error.empty()) << run.error;
   checkSoftmax(ColumnOp::Softmax, 10, in, run.out);
+}
+
+TEST(ColumnKernel, ChainOfKernels) {
+  // Tanh -> Relu -> LogSoftmax -> Softmax -> Sigmoid, columns 0..4: the
+  // pipeline runs at the pace of its slowest column.
+  const int64_t n = 23, rows = 4;
+  std::vector<ColumnOp> ops = {ColumnOp::Tanh, ColumnOp::Relu,
+                               ColumnOp::LogSoftmax, ColumnOp::Softmax,
+                               ColumnOp::Sigmoid};
+  std::vector<float> in = randomInputs(n * 10, 3, 17);
+  SimRun run = simulateChain(ops, n, rows, in);
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  for (size_t s = 0; s < 10; ++s) {
+    std::vector<double> v(in.begin() + long(s * n),
+                          in.begin() + long((s + 1) * n));
+    for (double &x : v)
+      x = std::max(std::tanh(x), 0.0);
+    std::vector<float> f(v.begin(), v.end());
+    std::vector<double> ls = exactSoftmax(ColumnOp::LogSoftmax, f.data(), n);
+    f.assign(ls.begin(), ls.end());
+    std::vector<double> sm = exactSoftmax(ColumnOp::Softmax, f.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_NEAR(run.out[s * n + size_t(i)], exact(ColumnOp::Sigmoid,
+                                                    sm[size_t(i)]),
+                  1e-6)
+          << "sample " << s << " element " << i;
+  }
+  double sim = run.period();
+  std::printf("chain of 5: predicted %lld simulated %.1f\n",
+              (long long)run.predicted, sim);
+  EXPECT_LE(std::fabs(double(run.predicted) - sim), 0.1 * sim);
 }
 
 TEST(ColumnKernel, SoftmaxOfEqualAndInfiniteInputs) {
