@@ -145,8 +145,7 @@ static bool unaryOfArg(const Body &b, StringRef name) {
 }
 
 /// `op(x, y)` or `op(y, x)` with one side `isX`; returns the other side.
-template <typename Pred>
-static Value commuted(Operation *op, Pred isX) {
+template <typename Pred> static Value commuted(Operation *op, Pred isX) {
   if (!op || op->getNumOperands() != 2)
     return {};
   if (isX(op->getOperand(0)))
@@ -168,11 +167,10 @@ static Value wholeReduction(Value v, StringRef kind, double init,
   }
   Body b = bodyOf(g);
   Operation *op = b.yielded ? b.def(b.yielded, kind) : nullptr;
-  bool argsOk = op && computeOps(b) == 1 &&
-                ((b.isArg(op->getOperand(0), 0) &&
-                  b.isArg(op->getOperand(1), 1)) ||
-                 (b.isArg(op->getOperand(0), 1) &&
-                  b.isArg(op->getOperand(1), 0)));
+  bool argsOk =
+      op && computeOps(b) == 1 &&
+      ((b.isArg(op->getOperand(0), 0) && b.isArg(op->getOperand(1), 1)) ||
+       (b.isArg(op->getOperand(0), 1) && b.isArg(op->getOperand(1), 0)));
   if (!argsOk) {
     what = ("is not a reduction with " + kind).str();
     return {};
@@ -245,9 +243,7 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
       Operation *op = body.def(body.yielded, max);
       if (op && computeOps(body) == 1 &&
           commuted(op, [&](Value v) { return body.isArg(v, 0); }) &&
-          isFloatConst(commuted(op, [&](Value v) {
-                         return body.isArg(v, 0);
-                       }),
+          isFloatConst(commuted(op, [&](Value v) { return body.isArg(v, 0); }),
                        0.0)) {
         input = x;
         return ColumnOp::Relu;
@@ -290,8 +286,8 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
   if (div && last.isArg(div->getOperand(0), 0) &&
       last.isArg(div->getOperand(1), 1) && computeOps(last) == 1) {
     op = ColumnOp::Softmax;
-  } else if (Operation *log = sub ? last.def(sub->getOperand(1), "math.log")
-                                  : nullptr;
+  } else if (Operation *log =
+                 sub ? last.def(sub->getOperand(1), "math.log") : nullptr;
              log && last.isArg(sub->getOperand(0), 0) &&
              last.isArg(log->getOperand(0), 1) && computeOps(last) == 2) {
     op = ColumnOp::LogSoftmax;
@@ -303,8 +299,7 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
   std::string what;
   Value e = wholeReduction(s, "arith.addf", 0.0, what);
   if (!e) {
-    why = "the normalizer of its " + std::string(columnOpName(op)) + " " +
-          what;
+    why = "the normalizer of its " + std::string(columnOpName(op)) + " " + what;
     return failure();
   }
   auto expG = e.getDefiningOp<linalg::GenericOp>();
@@ -366,14 +361,14 @@ constexpr int32_t kGprMax = 6, kGprSum = 8;
 
 // DSD records (index i is at kDsdBase + 4 i).
 enum Rec : int64_t {
-  kRecIn = 0,   // fabin L on inColor
-  kRecOut,      // fabout L on outColor
-  kRecBuf,      // mem1d L at buf
-  kRecBuf2,     // mem1d L at buf2 (LogSoftmax: the exponentials; Tanh: ones)
-  kRecRedIn,    // fabin 1: the partial max/sum from the row below
-  kRecRedOut,   // fabout 1: this row's partial max/sum to the row above
-  kRecBcIn,     // fabin 1: the global max/sum from row 0
-  kRecBcOut,    // fabout 1: row 0's broadcast
+  kRecIn = 0, // fabin L on inColor
+  kRecOut,    // fabout L on outColor
+  kRecBuf,    // mem1d L at buf
+  kRecBuf2,   // mem1d L at buf2 (LogSoftmax: the exponentials; Tanh: ones)
+  kRecRedIn,  // fabin 1: the partial max/sum from the row below
+  kRecRedOut, // fabout 1: this row's partial max/sum to the row above
+  kRecBcIn,   // fabin 1: the global max/sum from row 0
+  kRecBcOut,  // fabout 1: row 0's broadcast
 };
 
 using DirSet = uint8_t;
@@ -381,10 +376,10 @@ constexpr DirSet bit(wt::Dir d) { return DirSet(1u << unsigned(d)); }
 
 /// What distinguishes the program of one PE of the column.
 struct Role {
-  int64_t len = 0;      // chunk length
-  bool first = false;   // row 0 of a multi-row softmax
-  bool last = false;    // last row of a multi-row softmax
-  int64_t parity = 0;   // row parity (softmax reduction colors)
+  int64_t len = 0;    // chunk length
+  bool first = false; // row 0 of a multi-row softmax
+  bool last = false;  // last row of a multi-row softmax
+  int64_t parity = 0; // row parity (softmax reduction colors)
   bool operator==(const Role &o) const {
     return len == o.len && first == o.first && last == o.last &&
            parity == o.parity;
@@ -482,9 +477,8 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   int64_t y = k.layout.y0 + r0;
   bool reduce = isSoftmax(k.op) && k.layout.rows > 1;
 
-  std::string sym = (name + "_r" + Twine(r0) +
-                     (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
-                        .str();
+  std::string sym =
+      (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine())).str();
   OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
                                : wv::PeOp::getOperationName());
   st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
@@ -530,7 +524,7 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     auto type = RankedTensorType::get({L}, b.getF32Type());
     OperationState s(loc, wv::SegmentOp::getOperationName());
     s.addAttribute(SymbolTable::getSymbolAttrName(),
-                  b.getStringAttr("ones_data"));
+                   b.getStringAttr("ones_data"));
     s.addAttribute("address", b.getI64IntegerAttr(buf2));
     s.addAttribute("value", DenseElementsAttr::get(type, 1.0f));
     b.create(s);
@@ -545,8 +539,8 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     dsd("buf", kRecBuf, wv::DsdKind::mem1d,
         {i64("length", L), i64("base", buf)});
   if (k.op == ColumnOp::Tanh || k.op == ColumnOp::LogSoftmax)
-    dsd(k.op == ColumnOp::Tanh ? "ones" : "exps", kRecBuf2,
-        wv::DsdKind::mem1d, {i64("length", L), i64("base", buf2)});
+    dsd(k.op == ColumnOp::Tanh ? "ones" : "exps", kRecBuf2, wv::DsdKind::mem1d,
+        {i64("length", L), i64("base", buf2)});
   if (reduce) {
     if (!role.last)
       dsd("red_in", kRecRedIn, wv::DsdKind::fabin,
@@ -656,12 +650,12 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
       }
     };
     label("sample");
-    inst("mov32", {ddsr, 0, s0, 0});        // buf = in
-    inst("mov32", {gpr, kGprMax, s0, 1});   // m = buf[0]
-    inst("fmaxr", {gpr, kGprMax, s0, 1});   // m = max(m, buf...)
+    inst("mov32", {ddsr, 0, s0, 0});      // buf = in
+    inst("mov32", {gpr, kGprMax, s0, 1}); // m = buf[0]
+    inst("fmaxr", {gpr, kGprMax, s0, 1}); // m = max(m, buf...)
     allReduce("fmax", kGprMax);
-    inst("fsub", {dsrK, 1, gpr, kGprMax});  // buf = buf - m
-    inst("fexp", {ddsr, 2, s0, 1});         // e = exp(buf)
+    inst("fsub", {dsrK, 1, gpr, kGprMax}); // buf = buf - m
+    inst("fexp", {ddsr, 2, s0, 1});        // e = exp(buf)
     inst("mov32", {gpr, kGprSum, imm, zero});
     inst("fsum", {gpr, kGprSum, s0, log ? 2 : 1}); // s = sum(e)
     allReduce("fadd", kGprSum);
@@ -686,8 +680,8 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
   const RowChunks &lay = k.layout;
   if (lay.n < 1 || lay.rows < 1 || lay.y0 < 0 || k.x < 0)
     return emitError(loc) << "column kernel " << name << " has " << lay.n
-                          << " elements on " << lay.rows << " rows at ("
-                          << k.x << ", " << lay.y0
+                          << " elements on " << lay.rows << " rows at (" << k.x
+                          << ", " << lay.y0
                           << "); it needs at least one of each";
   if (chunkSize(lay.n, lay.rows, lay.rows - 1) < 1)
     return emitError(loc) << "column kernel " << name << ": " << lay.rows
@@ -712,11 +706,11 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
                           << ", rows " << lay.y0 << ".." << lay.y0 + lay.rows
                           << " does not fit the " << target.width() << "x"
                           << target.height() << " fabric";
-  int64_t words = 2 * L * (k.op == ColumnOp::Relu     ? 0
-                           : k.op == ColumnOp::Tanh ||
-                                   k.op == ColumnOp::LogSoftmax
-                               ? 2
-                               : 1);
+  int64_t words =
+      2 * L *
+      (k.op == ColumnOp::Relu                                   ? 0
+       : k.op == ColumnOp::Tanh || k.op == ColumnOp::LogSoftmax ? 2
+                                                                : 1);
   if (kDataBase + words > int64_t(target.memoryWords()))
     return emitError(loc) << "column kernel " << name << ": a chunk of " << L
                           << " elements needs " << 2 * (kDataBase + words)
@@ -728,9 +722,8 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
     if (int64_t(k.internal.size()) < internalColors(k.op))
       return emitError(loc)
              << "column kernel " << name << " (" << columnOpName(k.op)
-             << " over " << lay.rows << " rows) needs "
-             << internalColors(k.op) << " internal colors, got "
-             << k.internal.size();
+             << " over " << lay.rows << " rows) needs " << internalColors(k.op)
+             << " internal colors, got " << k.internal.size();
     colors.append(k.internal.begin(),
                   k.internal.begin() + internalColors(k.op));
   }
@@ -738,8 +731,7 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
     if (!target.isRoutableColor(colors[i]))
       return emitError(loc) << "column kernel " << name << ": color "
                             << colors[i] << " is not routable on a target "
-                            << "with " << target.routableColors()
-                            << " colors";
+                            << "with " << target.routableColors() << " colors";
     for (size_t j = 0; j < i; ++j)
       if (colors[i] == colors[j])
         return emitError(loc) << "column kernel " << name << " uses color "
@@ -796,8 +788,8 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
   const int64_t R = lay.rows;
   const bool log = k.op == ColumnOp::LogSoftmax;
   std::vector<int64_t> t(size_t(R), 0), sent(size_t(R), 0);
-  const int64_t recvScalar = 1;                  // fmax/fadd/mov32 gpr, fabin
-  const int64_t sendScalar = cyc(O::MOV32, 1);   // mov32 fabout(1), gpr
+  const int64_t recvScalar = 1;                // fmax/fadd/mov32 gpr, fabin
+  const int64_t sendScalar = cyc(O::MOV32, 1); // mov32 fabout(1), gpr
   auto allReduce = [&]() {
     if (R == 1)
       return;
@@ -839,8 +831,7 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
     ends.push_back(t[0]);
   }
   // The schedule becomes periodic after a few samples.
-  return (ends[samples - 1] - ends[samples / 2]) /
-         (samples - 1 - samples / 2);
+  return (ends[samples - 1] - ends[samples / 2]) / (samples - 1 - samples / 2);
 }
 
 } // namespace weft::conversion

@@ -89,9 +89,8 @@ struct SimRun {
 /// y0 .. y0+rows on color 1, the kernel at column 0, output east on color 2.
 /// Several kernels chain west to east, kernel i at column i, each sending
 /// on the color the next one receives.
-SimRun simulateChain(const std::vector<ColumnOp> &ops, int64_t n,
-                     int64_t rows, const std::vector<float> &in,
-                     int64_t y0 = 0) {
+SimRun simulateChain(const std::vector<ColumnOp> &ops, int64_t n, int64_t rows,
+                     const std::vector<float> &in, int64_t y0 = 0) {
   const int64_t width = int64_t(ops.size());
   const int64_t firstColor = 6;
   SimRun run;
@@ -103,14 +102,13 @@ SimRun simulateChain(const std::vector<ColumnOp> &ops, int64_t n,
   std::string src =
       "wavelet.program @t attributes {target = #fabric.target<" +
       std::to_string(width) + "x" + std::to_string(y0 + rows) +
-      ">, layers = [\"k\"]} {\n" +
-      "  wavelet.io @x input west rows " + std::to_string(y0) + " to " +
-      std::to_string(y0 + rows) + " color " + std::to_string(firstColor) +
-      " \"dense32\" : tensor<1x" +
+      ">, layers = [\"k\"]} {\n" + "  wavelet.io @x input west rows " +
+      std::to_string(y0) + " to " + std::to_string(y0 + rows) + " color " +
+      std::to_string(firstColor) + " \"dense32\" : tensor<1x" +
       std::to_string(n) + "xf32>\n" + "  wavelet.io @y output east rows " +
-      std::to_string(y0) + " to " + std::to_string(y0 + rows) +
-      " color " + std::to_string(firstColor + width) +
-      " \"dense32\" : tensor<1x" + std::to_string(n) + "xf32>\n}\n";
+      std::to_string(y0) + " to " + std::to_string(y0 + rows) + " color " +
+      std::to_string(firstColor + width) + " \"dense32\" : tensor<1x" +
+      std::to_string(n) + "xf32>\n}\n";
   std::string diags;
   mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
     diags += d.str() + "\n";
@@ -225,14 +223,15 @@ void checkSoftmax(ColumnOp op, int64_t n, const std::vector<float> &in,
       if (op == ColumnOp::Softmax && ref > 1e-30)
         maxSoftmaxRel = std::max(maxSoftmaxRel, std::fabs(y - ref) / ref);
       if (op == ColumnOp::LogSoftmax)
-        maxLogSoftmaxAbs = std::max(
-            maxLogSoftmaxAbs, std::fabs(y - ref) / std::max(1.0, std::fabs(ref)));
+        maxLogSoftmaxAbs =
+            std::max(maxLogSoftmaxAbs,
+                     std::fabs(y - ref) / std::max(1.0, std::fabs(ref)));
       if (op == ColumnOp::Softmax)
         ASSERT_LE(std::fabs(y - ref), kSoftmaxRel * ref + 1e-37)
             << "sample " << s << " element " << i;
       else
-        ASSERT_LE(std::fabs(y - ref), kLogSoftmaxAbs * std::max(1.0,
-                                                                std::fabs(ref)))
+        ASSERT_LE(std::fabs(y - ref),
+                  kLogSoftmaxAbs * std::max(1.0, std::fabs(ref)))
             << "sample " << s << " element " << i;
     }
   }
@@ -241,8 +240,8 @@ void checkSoftmax(ColumnOp op, int64_t n, const std::vector<float> &in,
 struct Shape {
   int64_t n, rows;
 };
-const Shape kShapes[] = {{1, 1}, {7, 1}, {10, 3}, {7, 2}, {129, 4},
-                         {64, 5}, {5, 5},  {33, 2}};
+const Shape kShapes[] = {{1, 1},   {7, 1},  {10, 3}, {7, 2},
+                         {129, 4}, {64, 5}, {5, 5},  {33, 2}};
 
 TEST(ColumnKernel, ElementwiseOnTheFabric) {
   for (ColumnOp op : {ColumnOp::Relu, ColumnOp::Sigmoid, ColumnOp::Tanh})
@@ -261,9 +260,8 @@ TEST(ColumnKernel, SoftmaxOnTheFabric) {
     for (Shape sh : kShapes)
       for (float scale : {3.0f, 1000.0f}) {
         SCOPED_TRACE(std::string(columnOpName(op)) + " n=" +
-                     std::to_string(sh.n) + " rows=" +
-                     std::to_string(sh.rows) + " scale=" +
-                     std::to_string(scale));
+                     std::to_string(sh.n) + " rows=" + std::to_string(sh.rows) +
+                     " scale=" + std::to_string(scale));
         // Large magnitudes overflow exp unless the maximum is subtracted.
         std::vector<float> in =
             randomInputs(sh.n * 9, scale, unsigned(sh.n * 7 + sh.rows));
@@ -303,9 +301,8 @@ TEST(ColumnKernel, ChainOfKernels) {
     f.assign(ls.begin(), ls.end());
     std::vector<double> sm = exactSoftmax(ColumnOp::Softmax, f.data(), n);
     for (int64_t i = 0; i < n; ++i)
-      EXPECT_NEAR(run.out[s * n + size_t(i)], exact(ColumnOp::Sigmoid,
-                                                    sm[size_t(i)]),
-                  1e-6)
+      EXPECT_NEAR(run.out[s * n + size_t(i)],
+                  exact(ColumnOp::Sigmoid, sm[size_t(i)]), 1e-6)
           << "sample " << s << " element " << i;
   }
   double sim = run.period();
@@ -384,12 +381,11 @@ TEST(ColumnKernel, TanhAccuracy) {
   sweep(ColumnOp::Tanh, 0.55f, 12.0f, false, ulp1, abs1, rel1, worst);
   std::printf("tanh on [0.55, 12]: max %.2f ulp (at x = %g)\n", ulp1, worst);
   sweep(ColumnOp::Tanh, -12.0f, -0.55f, false, ulp1, abs1, rel1, worst);
-  std::printf("tanh on [-12, -0.55]: max %.2f ulp (at x = %g)\n", ulp1,
-              worst);
+  std::printf("tanh on [-12, -0.55]: max %.2f ulp (at x = %g)\n", ulp1, worst);
 }
 
 TEST(ColumnKernel, CostModelMatchesSimulation) {
-  const Shape shapes[] = {{1, 1},   {10, 3},  {129, 4}, {64, 5},
+  const Shape shapes[] = {{1, 1},   {10, 3},   {129, 4}, {64, 5},
                           {256, 1}, {784, 16}, {10, 10}, {1000, 8}};
   for (ColumnOp op : {ColumnOp::Relu, ColumnOp::Sigmoid, ColumnOp::Tanh,
                       ColumnOp::Softmax, ColumnOp::LogSoftmax})
@@ -419,8 +415,7 @@ TEST(ColumnKernel, EmitErrors) {
     return mlir::success();
   });
   auto module = mlir::parseSourceString<mlir::ModuleOp>(
-      "wavelet.program @t attributes {target = #fabric.target<1x4>} {}",
-      &ctx);
+      "wavelet.program @t attributes {target = #fabric.target<1x4>} {}", &ctx);
   ASSERT_TRUE(module);
   auto program = *module->getOps<wv::ProgramOp>().begin();
   mlir::OpBuilder b(&ctx);
@@ -433,8 +428,7 @@ TEST(ColumnKernel, EmitErrors) {
   k.internal = {3, 4, 5};
   // ceil(5 / 4) = 2: chunks 2, 2, 1, 0.
   EXPECT_TRUE(mlir::failed(emitColumnKernel(b, program.getLoc(), k, "k", "k")));
-  EXPECT_NE(diags.find("leave the last chunk of 5 elements"),
-            std::string::npos)
+  EXPECT_NE(diags.find("leave the last chunk of 5 elements"), std::string::npos)
       << diags;
   k.layout = {8, 4, 0};
   k.internal = {3, 4};
@@ -473,8 +467,8 @@ protected:
     if (!module)
       return mlir::failure();
     auto fn = *module->getOps<mlir::func::FuncOp>().begin();
-    auto ret = mlir::cast<mlir::func::ReturnOp>(
-        fn.getBody().front().getTerminator());
+    auto ret =
+        mlir::cast<mlir::func::ReturnOp>(fn.getBody().front().getTerminator());
     mlir::Value input;
     auto op = matchColumnKernel(ret.getOperand(0), input, why);
     inputIsArg = input && input == fn.getArgument(0);
@@ -487,17 +481,25 @@ protected:
 
 std::string unary(const std::string &shape, const std::string &map,
                   const std::string &iters, const std::string &body) {
-  return "#map = affine_map<" + map + ">\n"
-         "func.func @f(%arg0: tensor<" + shape + "xf32>) -> tensor<" +
-         shape + "xf32> {\n"
+  return "#map = affine_map<" + map +
+         ">\n"
+         "func.func @f(%arg0: tensor<" +
+         shape + "xf32>) -> tensor<" + shape +
+         "xf32> {\n"
          "  %cst = arith.constant 1.000000e+00 : f32\n"
-         "  %0 = tensor.empty() : tensor<" + shape + "xf32>\n"
+         "  %0 = tensor.empty() : tensor<" +
+         shape +
+         "xf32>\n"
          "  %1 = linalg.generic {indexing_maps = [#map, #map], "
-         "iterator_types = [" + iters + "]} ins(%arg0 : tensor<" + shape +
-         "xf32>) outs(%0 : tensor<" + shape + "xf32>) {\n"
-         "  ^bb0(%in: f32, %out: f32):\n" + body +
-         "  } -> tensor<" + shape + "xf32>\n"
-         "  return %1 : tensor<" + shape + "xf32>\n}\n";
+         "iterator_types = [" +
+         iters + "]} ins(%arg0 : tensor<" + shape + "xf32>) outs(%0 : tensor<" +
+         shape +
+         "xf32>) {\n"
+         "  ^bb0(%in: f32, %out: f32):\n" +
+         body + "  } -> tensor<" + shape +
+         "xf32>\n"
+         "  return %1 : tensor<" +
+         shape + "xf32>\n}\n";
 }
 
 const char *kRelu = "    %c0 = arith.constant 0.000000e+00 : f32\n"
@@ -579,65 +581,95 @@ std::string softmax(bool log, const std::string &shape,
   std::string kt = "tensor<" + kept + ">", bt = "tensor<" + bshape + ">";
   std::string s =
       "#map = affine_map<" + idmap + ">\n#map1 = affine_map<" + rmap +
-      ">\n#map2 = affine_map<" + bmap + ">\n"
-      "func.func @f(%arg0: " + t + ") -> " + t + " {\n"
+      ">\n#map2 = affine_map<" + bmap +
+      ">\n"
+      "func.func @f(%arg0: " +
+      t + ") -> " + t +
+      " {\n"
       "  %cst = arith.constant 0.000000e+00 : f32\n"
       "  %cst_0 = arith.constant 0xFF800000 : f32\n"
-      "  %0 = tensor.empty() : " + kt + "\n"
-      "  %1 = linalg.fill ins(%cst_0 : f32) outs(%0 : " + kt + ") -> " + kt +
+      "  %0 = tensor.empty() : " +
+      kt +
+      "\n"
+      "  %1 = linalg.fill ins(%cst_0 : f32) outs(%0 : " +
+      kt + ") -> " + kt +
       "\n"
       "  %2 = linalg.generic {indexing_maps = [#map, #map1], iterator_types "
-      "= [" + iters + "]} ins(%arg0 : " + t + ") outs(%1 : " + kt + ") {\n"
+      "= [" +
+      iters + "]} ins(%arg0 : " + t + ") outs(%1 : " + kt +
+      ") {\n"
       "  ^bb0(%in: f32, %out: f32):\n"
       "    %9 = arith.maximumf %out, %in : f32\n"
       "    linalg.yield %9 : f32\n"
-      "  } -> " + kt + "\n"
-      "  %e = tensor.expand_shape %2 " + reassoc + " output_shape [" +
-      (bshape == "1x1xf32" ? "1, 1" : "1") + "] : " + kt + " into " + bt +
+      "  } -> " +
+      kt +
       "\n"
-      "  %3 = tensor.empty() : " + t + "\n"
+      "  %e = tensor.expand_shape %2 " +
+      reassoc + " output_shape [" + (bshape == "1x1xf32" ? "1, 1" : "1") +
+      "] : " + kt + " into " + bt +
+      "\n"
+      "  %3 = tensor.empty() : " +
+      t +
+      "\n"
       "  %4 = linalg.generic {indexing_maps = [#map, #map2, #map], "
-      "iterator_types = [" + par + "]} ins(%arg0, %e : " + t + ", " + bt +
-      ") outs(%3 : " + t + ") {\n"
+      "iterator_types = [" +
+      par + "]} ins(%arg0, %e : " + t + ", " + bt + ") outs(%3 : " + t +
+      ") {\n"
       "  ^bb0(%in: f32, %in_2: f32, %out: f32):\n"
       "    %9 = arith.subf %in, %in_2 : f32\n"
       "    linalg.yield %9 : f32\n"
-      "  } -> " + t + "\n"
+      "  } -> " +
+      t +
+      "\n"
       "  %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = "
-      "[" + par + "]} ins(%4 : " + t + ") outs(%3 : " + t + ") {\n"
+      "[" +
+      par + "]} ins(%4 : " + t + ") outs(%3 : " + t +
+      ") {\n"
       "  ^bb0(%in: f32, %out: f32):\n"
       "    %9 = math.exp %in : f32\n"
       "    linalg.yield %9 : f32\n"
-      "  } -> " + t + "\n"
-      "  %6 = linalg.fill ins(%cst : f32) outs(%0 : " + kt + ") -> " + kt +
+      "  } -> " +
+      t +
+      "\n"
+      "  %6 = linalg.fill ins(%cst : f32) outs(%0 : " +
+      kt + ") -> " + kt +
       "\n"
       "  %7 = linalg.generic {indexing_maps = [#map, #map1], iterator_types "
-      "= [" + iters + "]} ins(%5 : " + t + ") outs(%6 : " + kt + ") {\n"
+      "= [" +
+      iters + "]} ins(%5 : " + t + ") outs(%6 : " + kt +
+      ") {\n"
       "  ^bb0(%in: f32, %out: f32):\n"
       "    %9 = arith.addf %out, %in : f32\n"
       "    linalg.yield %9 : f32\n"
-      "  } -> " + kt + "\n"
-      "  %e1 = tensor.expand_shape %7 " + reassoc + " output_shape [" +
-      (bshape == "1x1xf32" ? "1, 1" : "1") + "] : " + kt + " into " + bt +
+      "  } -> " +
+      kt +
+      "\n"
+      "  %e1 = tensor.expand_shape %7 " +
+      reassoc + " output_shape [" + (bshape == "1x1xf32" ? "1, 1" : "1") +
+      "] : " + kt + " into " + bt +
       "\n"
       "  %8 = linalg.generic {indexing_maps = [#map, #map2, #map], "
-      "iterator_types = [" + par + "]} ins(" + (log ? "%4" : "%5") +
-      ", %e1 : " + t + ", " + bt + ") outs(%3 : " + t + ") {\n"
+      "iterator_types = [" +
+      par + "]} ins(" + (log ? "%4" : "%5") + ", %e1 : " + t + ", " + bt +
+      ") outs(%3 : " + t +
+      ") {\n"
       "  ^bb0(%in: f32, %in_2: f32, %out: f32):\n" +
       (log ? "    %l = math.log %in_2 : f32\n"
              "    %9 = arith.subf %in, %l : f32\n"
            : "    %9 = arith.divf %in, %in_2 : f32\n") +
       "    linalg.yield %9 : f32\n"
-      "  } -> " + t + "\n"
-      "  return %8 : " + t + "\n}\n";
+      "  } -> " +
+      t +
+      "\n"
+      "  return %8 : " +
+      t + "\n}\n";
   return s;
 }
 
 std::string softmax2d(bool log, const std::string &shape) {
   return softmax(log, shape, "(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0)",
                  "(d0, d1) -> (d0, 0)", "\"parallel\", \"reduction\"",
-                 "\"parallel\", \"parallel\"", "1xf32", "1x1xf32",
-                 "[[0, 1]]");
+                 "\"parallel\", \"parallel\"", "1xf32", "1x1xf32", "[[0, 1]]");
 }
 
 TEST_F(Match, Softmax) {
@@ -649,9 +681,8 @@ TEST_F(Match, Softmax) {
     EXPECT_EQ(*r, log ? ColumnOp::LogSoftmax : ColumnOp::Softmax);
     EXPECT_TRUE(arg);
     // The rank-1 form reduces to tensor<f32>.
-    r = match(softmax(log, "10", "(d0) -> (d0)", "(d0) -> ()",
-                      "(d0) -> (0)", "\"reduction\"", "\"parallel\"", "f32",
-                      "1xf32", "[]"),
+    r = match(softmax(log, "10", "(d0) -> (d0)", "(d0) -> ()", "(d0) -> (0)",
+                      "\"reduction\"", "\"parallel\"", "f32", "1xf32", "[]"),
               why, arg);
     ASSERT_TRUE(mlir::succeeded(r)) << why;
     EXPECT_EQ(*r, log ? ColumnOp::LogSoftmax : ColumnOp::Softmax);
@@ -667,8 +698,9 @@ TEST_F(Match, SoftmaxFailures) {
   for (std::string from : {"tensor<1xf32>", "tensor<1x1xf32>"}) {
     size_t p;
     while ((p = two.find(from)) != std::string::npos)
-      two.replace(p, from.size(), from == "tensor<1xf32>" ? "tensor<2xf32>"
-                                                          : "tensor<2x1xf32>");
+      two.replace(p, from.size(),
+                  from == "tensor<1xf32>" ? "tensor<2xf32>"
+                                          : "tensor<2x1xf32>");
   }
   size_t p;
   while ((p = two.find("output_shape [1, 1]")) != std::string::npos)
