@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Conversion/LowerToWavelet.h"
+#include "weft/Conversion/ColorAllocation.h"
+#include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 
 #include "fabric/FabricOps.h"
@@ -29,6 +31,8 @@
 
 #include <map>
 
+#include "llvm/ADT/StringMap.h"
+
 using namespace mlir;
 namespace wt = weft::target;
 namespace fab = weft::fabric;
@@ -37,11 +41,7 @@ namespace wv = weft::wavelet;
 namespace weft::conversion {
 namespace {
 
-/// Colors of the dense-layer scheme (docs/execution-model.md).
-constexpr int64_t kColorIn = 1;      // A: input chunk along its row
-constexpr int64_t kColorColumn = 2;  // B: input chunk down its column
-constexpr int64_t kColorPsum[2] = {3, 4}; // partial sums, by column parity
-constexpr int64_t kCloseoutIndex = 1;     // control entry of the closeout
+constexpr int64_t kCloseoutIndex = 1; // control entry of the closeout
 constexpr int64_t kInitTask = 32, kCopyTask = 33, kCloseTask = 34;
 
 // PE memory map, in words (records must lie in the first 16 KiB).
@@ -81,15 +81,24 @@ struct Role {
   }
 };
 
+/// The colors of one dense layer (docs/execution-model.md, "Colors"),
+/// chosen by the color allocator.
+struct DenseColors {
+  int64_t in = 1;         // A: input chunk c along row c (the stream in)
+  int64_t column = 2;     // B: input chunk c down column c
+  int64_t psum[2] = {3, 4}; // the hop leaving column c has psum[(c + 1) % 2]
+  int64_t out = 5;        // the last column's results (the stream out)
+};
+
 class Emitter {
 public:
   Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,
-          const DenseMapping &m, StringRef layerName)
-      : b(b), loc(loc), layer(layer), m(m), layerName(layerName) {}
+          const DenseMapping &m, const DenseColors &colors,
+          StringRef layerName)
+      : b(b), loc(loc), layer(layer), m(m), colors(colors),
+        layerName(layerName) {}
 
-  LogicalResult emitGroups(int64_t gridWidth);
-
-  int64_t outputColor() const { return kColorPsum[m.smear % 2]; }
+  void emitGroups();
 
 private:
   Role roleOf(int64_t c, int64_t r) const;
@@ -113,6 +122,7 @@ private:
   Location loc;
   const DenseLayer &layer;
   const DenseMapping &m;
+  DenseColors colors;
   StringRef layerName;
   unsigned blobs = 0;
 };
@@ -196,11 +206,11 @@ void Emitter::emitCopyDsds(int64_t lk) {
   };
   auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
     dsd("in", kDsdIn, wv::DsdKind::fabin,
-        {i64("length", lk), i64("color", kColorIn)});
+        {i64("length", lk), i64("color", colors.in)});
     // The copy runs on microthread 0 and starts the closeout task when its
     // last wavelet has entered the on-ramp.
     dsd("column_out", kDsdColumnOut, wv::DsdKind::fabout,
-        {i64("length", lk), i64("color", kColorColumn), i64("utid", 0),
+        {i64("length", lk), i64("color", colors.column), i64("utid", 0),
          i64("ac", kCloseTask)});
     // The closeout goes out on microthread 1 and restarts the copy once it
     // has entered the on-ramp: neither send ever blocks the main thread,
@@ -208,7 +218,7 @@ void Emitter::emitCopyDsds(int64_t lk) {
     // of the multicast's destinations), and the next chunk cannot overtake
     // the closeout.
     dsd("close_wavelet", kDsdClose, wv::DsdKind::fabout,
-        {i64("length", 1), i64("color", kColorColumn),
+        {i64("length", 1), i64("color", colors.column),
          b.getNamedAttr("format", b.getStringAttr("sparse16")), unit("ctrl"),
          i64("index", kCloseoutIndex), i64("utid", 1),
          i64("ac", kCopyTask)});
@@ -270,11 +280,11 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
   // Routes.
   using wt::Dir;
   if (role.relayIn)
-    route(kColorIn, bit(Dir::West), bit(Dir::East));
+    route(colors.in, bit(Dir::West), bit(Dir::East));
   if (role.diagonal)
-    route(kColorIn, bit(Dir::West), bit(Dir::Ramp));
+    route(colors.in, bit(Dir::West), bit(Dir::Ramp));
   if (role.hasColumn)
-    route(kColorColumn, bit(role.columnIn),
+    route(colors.column, bit(role.columnIn),
           (role.compute ? bit(Dir::Ramp) : 0) |
               (role.north ? bit(Dir::North) : 0) |
               (role.south ? bit(Dir::South) : 0));
@@ -296,7 +306,8 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
     emitCopyTasks();
     return;
   }
-  int64_t pin = kColorPsum[c % 2], pout = kColorPsum[(c + 1) % 2];
+  int64_t pin = colors.psum[c % 2];
+  int64_t pout = last ? colors.out : colors.psum[(c + 1) % 2];
   if (!first)
     route(pin, bit(Dir::West), bit(Dir::Ramp));
   route(pout, bit(Dir::Ramp), bit(Dir::East));
@@ -426,7 +437,7 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
   }
   // One input element x (in gpr 0/1): acc += W[:, t] * x; t += 1.
   {
-    wv::TaskOp t = task("mac", wv::TaskKind::data, kColorColumn, false);
+    wv::TaskOp t = task("mac", wv::TaskKind::data, colors.column, false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&t.getBody().front());
     if (mixed) {
@@ -464,7 +475,7 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
     emitCopyTasks();
 }
 
-LogicalResult Emitter::emitGroups(int64_t gridWidth) {
+void Emitter::emitGroups() {
   int64_t height = std::max(m.smear, m.rows);
   for (int64_t c = 0; c < m.smear; ++c) {
     int64_t r0 = 0;
@@ -476,68 +487,96 @@ LogicalResult Emitter::emitGroups(int64_t gridWidth) {
       r0 = r;
     }
   }
-  // PEs east of the rectangle pass the results on to the east edge.
-  int64_t x = m.x0 + m.smear;
-  if (x < gridWidth) {
-    int64_t w = gridWidth - x;
-    OperationState st(loc, m.rows * w > 1 ? wv::PeGroupOp::getOperationName()
-                                          : wv::PeOp::getOperationName());
-    st.addAttribute(SymbolTable::getSymbolAttrName(),
-                    b.getStringAttr((layerName + "_relay").str()));
-    if (m.rows * w > 1) {
-      st.addAttribute("rect", fab::RectAttr::get(b.getContext(), x, m.y0, w,
-                                                  m.rows));
-    } else {
-      st.addAttribute("x", b.getI64IntegerAttr(x));
-      st.addAttribute("y", b.getI64IntegerAttr(m.y0));
-    }
-    st.addRegion()->emplaceBlock();
-    Operation *pe = b.create(st);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&pe->getRegion(0).front());
-    route(outputColor(), bit(wt::Dir::West), bit(wt::Dir::East));
-  }
-  return success();
 }
 
-/// The kernel's dense layer and mapping, or an error on the kernel.
-static FailureOr<std::pair<DenseLayer, DenseMapping>>
-analyzeKernel(fab::KernelOp kernel) {
+/// One kernel of the chain, analysed.
+struct Stage {
+  fab::KernelOp kernel;
+  bool dense = false;
+  DenseLayer layer;     // dense
+  DenseMapping m;       // dense
+  ColumnKernel column;  // column kernels
+  int64_t x = 0, width = 1, height = 1;
+  int64_t inRows = 1, outRows = 1; // row chunks received and sent
+  int64_t inN = 0, outN = 0;       // elements per sample in and out
+  // Stream classes (indices into the allocator's requests).
+  int64_t bStream = -1, pStream[2] = {-1, -1};
+  std::vector<int64_t> internalStreams;
+};
+
+/// The kernel's layer and placement, or an error on the kernel.
+static LogicalResult analyzeKernel(fab::KernelOp kernel, Stage &st) {
+  st.kernel = kernel;
   auto yield = cast<fab::YieldOp>(kernel.getBody().front().getTerminator());
   if (yield->getNumOperands() != 1)
-    return kernel.emitOpError("must yield exactly one value to be lowered as "
-                              "a dense layer");
-  std::string why;
-  FailureOr<DenseLayer> layer = matchDenseLayer(yield->getOperand(0), why);
-  if (failed(layer))
-    return kernel.emitOpError("is not a dense layer: ") << why;
+    return kernel.emitOpError("must yield exactly one value to be lowered");
   std::optional<fab::RectAttr> rect = kernel.getRect();
   if (!rect)
     return kernel.emitOpError("is not placed: run --weft-partition-dense "
                               "first");
-  DenseMapping m;
-  m.x0 = rect->getX();
-  m.y0 = rect->getY();
-  m.smear = int64_t(kernel.getSmear());
-  m.rows = rect->getHeight();
+  Precision precision = Precision::FP32;
   if (auto p = kernel->getAttrOfType<StringAttr>("weft.precision"))
-    m.precision = p.getValue() == "mixed" ? Precision::Mixed : Precision::FP32;
-  if (int64_t(rect->getWidth()) != m.smear)
-    return kernel.emitOpError("rectangle is ")
-           << rect->getWidth() << " columns wide but the smear factor is "
-           << m.smear << "; a dense layer uses one column per input chunk";
-  if (m.x0 != 0)
-    return kernel.emitOpError("must start at column 0, where the input "
-                              "enters from the west host ports");
-  if (m.smear > layer->K || chunkSize(layer->K, m.smear, m.smear - 1) == 0)
-    return kernel.emitOpError("smear factor ")
-           << m.smear << " leaves an input chunk of " << layer->K
-           << " inputs empty";
-  if (m.rows > layer->M || chunkSize(layer->M, m.rows, m.rows - 1) == 0)
+    precision = p.getValue() == "mixed" ? Precision::Mixed : Precision::FP32;
+  std::string whyDense, whyColumn;
+  FailureOr<DenseLayer> layer = matchDenseLayer(yield->getOperand(0), whyDense);
+  if (succeeded(layer)) {
+    st.dense = true;
+    DenseMapping &m = st.m;
+    m.x0 = rect->getX();
+    m.y0 = rect->getY();
+    m.smear = int64_t(kernel.getSmear());
+    m.rows = rect->getHeight();
+    m.precision = precision;
+    if (int64_t(rect->getWidth()) != m.smear)
+      return kernel.emitOpError("rectangle is ")
+             << rect->getWidth() << " columns wide but the smear factor is "
+             << m.smear << "; a dense layer uses one column per input chunk";
+    if (m.y0 != 0)
+      return kernel.emitOpError("must start at row 0, where input chunk 0 "
+                                "enters");
+    if (m.smear > layer->K || chunkSize(layer->K, m.smear, m.smear - 1) == 0)
+      return kernel.emitOpError("smear factor ")
+             << m.smear << " leaves an input chunk of " << layer->K
+             << " inputs empty";
+    if (m.rows > layer->M || chunkSize(layer->M, m.rows, m.rows - 1) == 0)
+      return kernel.emitOpError("")
+             << m.rows << " rows leave a neuron chunk of " << layer->M
+             << " neurons empty";
+    st.layer = std::move(*layer);
+    st.x = m.x0;
+    st.width = m.smear;
+    st.height = std::max(m.smear, m.rows);
+    st.inRows = m.smear;
+    st.outRows = m.rows;
+    st.inN = st.layer.K;
+    st.outN = st.layer.M;
+    return success();
+  }
+  Value input;
+  FailureOr<ColumnOp> op =
+      matchColumnKernel(yield->getOperand(0), input, whyColumn);
+  if (failed(op))
+    return kernel.emitOpError("is neither a dense layer (")
+           << whyDense << ") nor a per-row layer (" << whyColumn << ")";
+  int64_t n = cast<ShapedType>(yield->getOperand(0).getType()).getNumElements();
+  if (rect->getWidth() != 1 || rect->getY() != 0)
+    return kernel.emitOpError("is a ")
+           << columnOpName(*op)
+           << " layer and must occupy one column from row 0, not "
+           << rect->getWidth() << " columns from row " << rect->getY();
+  int64_t rows = rect->getHeight();
+  if (rows > n || chunkSize(n, rows, rows - 1) == 0)
     return kernel.emitOpError("")
-           << m.rows << " rows leave a neuron chunk of " << layer->M
-           << " neurons empty";
-  return std::make_pair(std::move(*layer), m);
+           << rows << " rows leave a chunk of its " << n << " elements empty";
+  st.column.op = *op;
+  st.column.x = rect->getX();
+  st.column.layout = RowChunks{n, rows, 0};
+  st.x = rect->getX();
+  st.width = 1;
+  st.height = rows;
+  st.inRows = st.outRows = rows;
+  st.inN = st.outN = n;
+  return success();
 }
 
 struct LowerFabricToWaveletPass
@@ -548,7 +587,7 @@ struct LowerFabricToWaveletPass
     return "weft-lower-fabric-to-wavelet";
   }
   StringRef getDescription() const final {
-    return "Emit the per-PE wavelet programs of placed dense layers";
+    return "Emit the per-PE wavelet programs of a placed chain of layers";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<wv::WaveletDialect, fab::FabricDialect>();
@@ -562,48 +601,173 @@ struct LowerFabricToWaveletPass
         return signalPassFailure();
   }
 
-  LogicalResult lower(fab::ProgramOp program) {
-    MLIRContext *ctx = program.getContext();
-    SmallVector<fab::KernelOp> kernels(program.getBody().front()
-                                           .getOps<fab::KernelOp>());
-    if (kernels.size() != 1)
-      return program.emitOpError("has ")
-             << kernels.size()
-             << " kernels; the dense-layer lowering handles exactly one";
-    fab::KernelOp kernel = kernels.front();
-    auto analysis = analyzeKernel(kernel);
-    if (failed(analysis))
-      return failure();
-    auto &[layer, m] = *analysis;
-    auto target = program.getTargetAttr();
-    int64_t gridW = target.getWidth(), gridH = target.getHeight();
-    // Input chunk c turns into column c at row c, so a layer with more
-    // input chunks than rows reaches below its rectangle.
-    if (m.y0 + std::max(m.smear, m.rows) > gridH || m.smear > gridW)
-      return kernel.emitOpError("rectangle does not fit the ")
-             << gridW << "x" << gridH << " fabric";
-    // The host tensors: the stream into the kernel and the one out of it.
-    fab::IoOp in, out;
-    for (auto s : program.getBody().front().getOps<fab::StreamOp>()) {
-      auto src = SymbolTable::lookupNearestSymbolFrom<fab::IoOp>(
-          program, s.getSrcAttr());
-      auto dst = SymbolTable::lookupNearestSymbolFrom<fab::IoOp>(
-          program, s.getDstAttr());
-      if (src && s.getDst() == kernel.getSymName())
-        in = src;
-      if (dst && s.getSrc() == kernel.getSymName())
-        out = dst;
+  /// The chain @in -> k0 -> ... -> kn -> @out the streams describe.
+  LogicalResult chainOf(fab::ProgramOp program, fab::IoOp &in, fab::IoOp &out,
+                        SmallVectorImpl<fab::KernelOp> &kernels) {
+    Block &body = program.getBody().front();
+    llvm::StringMap<StringRef> next;
+    for (auto s : body.getOps<fab::StreamOp>()) {
+      if (!next.try_emplace(s.getSrc(), s.getDst()).second)
+        return s.emitOpError("leaves @")
+               << s.getSrc()
+               << ", which already has a stream out; the lowering handles a "
+                  "single chain of layers";
+    }
+    for (auto io : body.getOps<fab::IoOp>()) {
+      if (io.getDirection() == fab::PortDir::input) {
+        if (in)
+          return io.emitOpError("is a second host input; the lowering "
+                                "handles one");
+        in = io;
+      } else {
+        if (out)
+          return io.emitOpError("is a second host output; the lowering "
+                                "handles one");
+        out = io;
+      }
     }
     if (!in || !out)
-      return kernel.emitOpError("needs a stream from a host input and one to "
-                                "a host output");
+      return program.emitOpError("needs a stream from a host input and one "
+                                 "to a host output");
+    StringRef at = in.getSymName();
+    while (at != out.getSymName()) {
+      auto it = next.find(at);
+      if (it == next.end())
+        return program.emitOpError("has no stream out of @")
+               << at << "; the chain from @" << in.getSymName()
+               << " does not reach @" << out.getSymName();
+      at = it->second;
+      if (at == out.getSymName())
+        break;
+      auto k = SymbolTable::lookupNearestSymbolFrom<fab::KernelOp>(
+          program, StringAttr::get(program.getContext(), at));
+      if (!k)
+        return program.emitOpError("has a stream into @")
+               << at << ", which is not a kernel";
+      if (kernels.size() > 1000 || llvm::is_contained(kernels, k))
+        return k.emitOpError("is on a cycle of streams");
+      kernels.push_back(k);
+    }
+    if (kernels.empty())
+      return program.emitOpError("has no kernel between its host ports");
+    size_t all = llvm::range_size(body.getOps<fab::KernelOp>());
+    if (all != kernels.size())
+      return program.emitOpError("has ")
+             << all << " kernels but only " << kernels.size()
+             << " are on the chain from the input to the output";
+    return success();
+  }
+
+  LogicalResult lower(fab::ProgramOp program) {
+    MLIRContext *ctx = program.getContext();
+    fab::IoOp in, out;
+    SmallVector<fab::KernelOp> kernels;
+    if (failed(chainOf(program, in, out, kernels)))
+      return failure();
+    auto target = program.getTargetAttr();
+    int64_t gridW = target.getWidth(), gridH = target.getHeight();
+
+    std::vector<Stage> stages(kernels.size());
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (failed(analyzeKernel(kernels[i], stages[i])))
+        return failure();
+    // Placement and layouts must line up along the chain.
+    int64_t x = 0;
+    for (size_t i = 0; i < stages.size(); ++i) {
+      Stage &st = stages[i];
+      if (st.x != x)
+        return st.kernel.emitOpError("starts at column ")
+               << st.x << " but the previous layer ends at column " << x
+               << "; layers are placed side by side from column 0";
+      if (st.height > gridH || st.x + st.width > gridW)
+        return st.kernel.emitOpError("rectangle does not fit the ")
+               << gridW << "x" << gridH << " fabric (it needs " << st.width
+               << " columns and " << st.height << " rows at column " << st.x
+               << ")";
+      if (i > 0 && (stages[i - 1].outRows != st.inRows ||
+                    stages[i - 1].outN != st.inN))
+        return st.kernel.emitOpError("receives ")
+               << st.inN << " elements in " << st.inRows
+               << " row chunks, but @" << stages[i - 1].kernel.getSymName()
+               << " sends " << stages[i - 1].outN << " in "
+               << stages[i - 1].outRows << " rows";
+      x += st.width;
+    }
     auto inType = cast<RankedTensorType>(in.getType());
     auto outType = cast<RankedTensorType>(out.getType());
-    if (inType.getNumElements() != layer.K ||
-        outType.getNumElements() != layer.M)
-      return kernel.emitOpError("host tensors ")
-             << inType << " and " << outType << " do not carry one sample of "
-             << layer.K << " inputs and " << layer.M << " outputs";
+    if (inType.getNumElements() != stages.front().inN ||
+        outType.getNumElements() != stages.back().outN)
+      return stages.front().kernel.emitOpError("host tensors ")
+             << inType << " and " << outType
+             << " do not carry one sample in and out of the chain";
+
+    // Colors: every stream with the PEs that carry it.
+    std::vector<StreamRequest> req;
+    auto add = [&](std::string name) {
+      req.push_back(StreamRequest{std::move(name), {}, -1});
+      return int64_t(req.size() - 1);
+    };
+    // links[i]: the row chunks entering stage i (i = stages.size(): out).
+    std::vector<int64_t> links;
+    for (size_t i = 0; i <= stages.size(); ++i)
+      links.push_back(add(i < stages.size()
+                              ? ("into @" + stages[i].kernel.getSymName()).str()
+                              : ("out of @" + stages.back().kernel.getSymName())
+                                    .str()));
+    for (size_t i = 0; i < stages.size(); ++i) {
+      Stage &st = stages[i];
+      std::string k = st.kernel.getSymName().str();
+      // (`add` may grow `req`: take references only after it.)
+      if (st.dense) {
+        st.bStream = add("@" + k + " columns");
+        st.pStream[0] = add("@" + k + " partial sums (even hops)");
+        st.pStream[1] = add("@" + k + " partial sums (odd hops)");
+      } else {
+        for (int64_t j = 0; j < internalColors(st.column.op); ++j)
+          st.internalStreams.push_back(
+              add("@" + k + " internal " + std::to_string(j)));
+      }
+      auto &inPes = req[links[i]].pes, &outPes = req[links[i + 1]].pes;
+      if (st.dense) {
+        const DenseMapping &m = st.m;
+        for (int64_t c = 0; c < m.smear; ++c) {
+          for (int64_t r = 0; r < std::max(m.smear, m.rows); ++r) {
+            if (c <= r && r < m.smear)
+              inPes.push_back({st.x + c, r}); // A relays and the turn
+            if (r <= c || r < m.rows)
+              req[st.bStream].pes.push_back({st.x + c, r});
+          }
+          for (int64_t r = 0; r < m.rows; ++r) {
+            // The hop leaving column c: sent at c, received at c + 1.
+            if (c + 1 < m.smear) {
+              auto &hop = req[st.pStream[(c + 1) % 2]].pes;
+              hop.push_back({st.x + c, r});
+              hop.push_back({st.x + c + 1, r});
+            } else {
+              outPes.push_back({st.x + c, r});
+            }
+          }
+        }
+      } else {
+        for (int64_t r = 0; r < st.height; ++r) {
+          inPes.push_back({st.x, r});
+          outPes.push_back({st.x, r});
+        }
+        for (int64_t s : st.internalStreams)
+          for (int64_t r = 0; r < st.height; ++r)
+            req[s].pes.push_back({st.x, r});
+      }
+    }
+    // PEs east of the chain relay the results to the east edge.
+    for (int64_t px = x; px < gridW; ++px)
+      for (int64_t r = 0; r < stages.back().outRows; ++r)
+        req[links.back()].pes.push_back({px, r});
+    std::string why;
+    std::optional<std::vector<int64_t>> colors =
+        allocateColors(req, target.getRoutableColors(), {}, why);
+    if (!colors)
+      return program.emitOpError("needs more colors than the fabric has: ")
+             << why;
 
     OpBuilder b(program);
     Location loc = program.getLoc();
@@ -611,17 +775,17 @@ struct LowerFabricToWaveletPass
     st.addAttribute(SymbolTable::getSymbolAttrName(),
                     program.getSymNameAttr());
     st.addAttribute("target", target);
-    st.addAttribute("layers",
-                    b.getArrayAttr({b.getStringAttr(kernel.getSymName())}));
+    SmallVector<Attribute> names;
+    for (Stage &s : stages)
+      names.push_back(s.kernel.getSymNameAttr());
+    st.addAttribute("layers", b.getArrayAttr(names));
     for (NamedAttribute a : program->getDiscardableAttrs())
       st.addAttribute(a.getName(), a.getValue());
     st.addRegion()->emplaceBlock();
     Operation *wprog = b.create(st);
     b.setInsertionPointToStart(&wprog->getRegion(0).front());
 
-    Emitter emitter(b, kernel.getLoc(), layer, m, kernel.getSymName());
-    auto io = [&](fab::IoOp op, bool output, int64_t first, int64_t end,
-                  int64_t color) {
+    auto io = [&](fab::IoOp op, bool output, int64_t end, int64_t color) {
       OperationState s(op.getLoc(), wv::IoOp::getOperationName());
       s.addAttribute(SymbolTable::getSymbolAttrName(), op.getSymNameAttr());
       s.addAttribute("direction",
@@ -629,17 +793,61 @@ struct LowerFabricToWaveletPass
                                                        : fab::PortDir::input));
       s.addAttribute("edge", fab::EdgeAttr::get(ctx, output ? fab::Edge::east
                                                             : fab::Edge::west));
-      s.addAttribute("first_row", b.getI64IntegerAttr(first));
+      s.addAttribute("first_row", b.getI64IntegerAttr(0));
       s.addAttribute("end_row", b.getI64IntegerAttr(end));
       s.addAttribute("color", b.getI64IntegerAttr(color));
       s.addAttribute("format", b.getStringAttr("dense32"));
       s.addAttribute("type", TypeAttr::get(op.getType()));
       b.create(s);
     };
-    io(in, false, m.y0, m.y0 + m.smear, kColorIn);
-    io(out, true, m.y0, m.y0 + m.rows, emitter.outputColor());
-    if (failed(emitter.emitGroups(gridW)))
-      return failure();
+    io(in, false, stages.front().inRows, (*colors)[links.front()]);
+    io(out, true, stages.back().outRows, (*colors)[links.back()]);
+
+    for (size_t i = 0; i < stages.size(); ++i) {
+      Stage &s = stages[i];
+      int64_t cin = (*colors)[links[i]], cout = (*colors)[links[i + 1]];
+      StringRef name = s.kernel.getSymName();
+      if (s.dense) {
+        DenseColors dc;
+        dc.in = cin;
+        dc.out = cout;
+        dc.column = (*colors)[s.bStream];
+        dc.psum[0] = (*colors)[s.pStream[0]];
+        dc.psum[1] = (*colors)[s.pStream[1]];
+        Emitter emitter(b, s.kernel.getLoc(), s.layer, s.m, dc, name);
+        emitter.emitGroups();
+      } else {
+        s.column.inColor = cin;
+        s.column.outColor = cout;
+        for (int64_t j : s.internalStreams)
+          s.column.internal.push_back((*colors)[j]);
+        if (failed(emitColumnKernel(b, s.kernel.getLoc(), s.column, name,
+                                    name)))
+          return failure();
+      }
+    }
+    if (x < gridW) {
+      int64_t rows = stages.back().outRows, w = gridW - x;
+      OperationState r(loc, rows * w > 1 ? wv::PeGroupOp::getOperationName()
+                                         : wv::PeOp::getOperationName());
+      r.addAttribute(SymbolTable::getSymbolAttrName(),
+                     b.getStringAttr("relay_east"));
+      if (rows * w > 1) {
+        r.addAttribute("rect", fab::RectAttr::get(ctx, x, 0, w, rows));
+      } else {
+        r.addAttribute("x", b.getI64IntegerAttr(x));
+        r.addAttribute("y", b.getI64IntegerAttr(0));
+      }
+      r.addRegion()->emplaceBlock();
+      Operation *pe = b.create(r);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&pe->getRegion(0).front());
+      OperationState rt(loc, wv::RouteOp::getOperationName());
+      rt.addAttribute("color", b.getI64IntegerAttr((*colors)[links.back()]));
+      rt.addAttribute("inputs", b.getI32IntegerAttr(bit(wt::Dir::West)));
+      rt.addAttribute("outputs", b.getI32IntegerAttr(bit(wt::Dir::East)));
+      b.create(rt);
+    }
     program.erase();
     return success();
   }

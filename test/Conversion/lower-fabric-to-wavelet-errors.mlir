@@ -22,7 +22,7 @@ fabric.program @unplaced attributes {target = #fabric.target<4x4>} {
 fabric.program @not_dense attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
-  // expected-error @below {{is not a dense layer: it is not a matrix product (linalg.matmul) with optional bias and ReLU}}
+  // expected-error @below {{is neither a dense layer (it is not a matrix product (linalg.matmul) with optional bias and ReLU) nor a per-row layer}}
   fabric.kernel @neg : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 1, 1> {
   ^bb0(%x: tensor<1x4xf32>):
     %e = tensor.empty() : tensor<1x4xf32>
@@ -93,9 +93,9 @@ fabric.program @empty_chunk attributes {target = #fabric.target<4x4>} {
 
 // -----
 
+// expected-error @below {{needs a stream from a host input and one to a host output}}
 fabric.program @no_output attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
-  // expected-error @below {{needs a stream from a host input and one to a host output}}
   fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 1, 1> {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
@@ -106,4 +106,55 @@ fabric.program @no_output attributes {target = #fabric.target<4x4>} {
     fabric.yield %mm : tensor<1x2xf32>
   }
   fabric.stream @s0 @x[0] -> @fc[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+// Too few colors: the input rows, the column multicast, the partial sums
+// and the output all meet in the second column.
+// expected-error @below {{needs more colors than the fabric has: no color is left for stream}}
+fabric.program @few_colors attributes {target = #fabric.target<2x2, colors = 3>} {
+  fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
+  ^bb0(%x: tensor<1x4xf32>):
+    %w = arith.constant dense<1.0> : tensor<4x2xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x2xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x4xf32>, tensor<4x2xf32>) outs(%f : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %mm : tensor<1x2xf32>
+  }
+  fabric.stream @s0 @x[0] -> @fc[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @s1 @fc[0] -> @y[0] : !fabric.wavelets<f32, 2>
+}
+
+// -----
+
+fabric.program @mismatch attributes {target = #fabric.target<6x4>} {
+  fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
+  fabric.kernel @a : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
+  ^bb0(%x: tensor<1x4xf32>):
+    %w = arith.constant dense<1.0> : tensor<4x4xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x4xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x4xf32>) -> tensor<1x4xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x4xf32>, tensor<4x4xf32>) outs(%f : tensor<1x4xf32>) -> tensor<1x4xf32>
+    fabric.yield %mm : tensor<1x4xf32>
+  }
+  // The first layer sends 2 row chunks; this one takes 4 input chunks.
+  // expected-error @below {{receives 4 elements in 4 row chunks, but @a sends 4 in 2 rows}}
+  fabric.kernel @b : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<2, 0, 4, 2> attributes {smear = 4 : i64} {
+  ^bb0(%x: tensor<1x4xf32>):
+    %w = arith.constant dense<1.0> : tensor<4x2xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x2xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x4xf32>, tensor<4x2xf32>) outs(%f : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %mm : tensor<1x2xf32>
+  }
+  fabric.stream @s0 @x[0] -> @a[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @s1 @a[0] -> @b[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @s2 @b[0] -> @y[0] : !fabric.wavelets<f32, 2>
 }

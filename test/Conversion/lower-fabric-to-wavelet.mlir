@@ -12,11 +12,13 @@
 
 // CHECK-LABEL: wavelet.program @dense
 // CHECK-SAME: layers = ["fc"]
-// CHECK: wavelet.io @x input west rows 0 to 2 color 1 "dense32" : tensor<1x6xf32>
-// CHECK: wavelet.io @y output east rows 0 to 3 color 3 "dense32" : tensor<1x5xf32>
+// Colors come from the allocator: the input stream, the output stream,
+// the column multicast and the partial sums.
+// CHECK: wavelet.io @x input west rows 0 to 2 color 0 "dense32" : tensor<1x6xf32>
+// CHECK: wavelet.io @y output east rows 0 to 3 color 1 "dense32" : tensor<1x5xf32>
 // The diagonal PE of column 0 turns the row-0 input into its column.
 // CHECK: wavelet.pe @fc_c0_r0 at (0, 0)
-// CHECK: wavelet.route color 1 from [west] to [ramp]
+// CHECK: wavelet.route color 0 from [west] to [ramp]
 // CHECK: wavelet.route color 2 from [ramp] to [south, ramp]
 // CHECK: wavelet.task @mac data 2 {
 // CHECK-NEXT: wavelet.inst fmac dsr 0, gpr 0
@@ -28,8 +30,8 @@
 // CHECK: wavelet.pe @fc_c1_r2 at (1, 2)
 // CHECK: wavelet.inst fadd dsr 2, s1dsr 2
 // CHECK-NEXT: wavelet.inst fmax dsr 3, imm zero
-// CHECK: wavelet.pe_group @fc_relay at <2, 0, 2, 3>
-// CHECK-NEXT: wavelet.route color 3 from [west] to [east]
+// CHECK: wavelet.pe_group @relay_east at <2, 0, 2, 3>
+// CHECK-NEXT: wavelet.route color 1 from [west] to [east]
 
 // SIM: weft-sim: done in
 // MATCH: MATCH
