@@ -4,28 +4,38 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// --weft-convert-to-fabric: the imported func.func (one dense layer, after
+// --weft-convert-to-fabric: the imported func.func (after
 // --weft-import-cleanup) becomes a fabric.program: host ports for the graph
-// input and output, one kernel holding the layer on one sample, and the two
-// streams between them. Batch rows are streamed as samples
-// (docs/execution-model.md), so every tensor in the program is per sample and
-// the batch is recorded as `weft.batch`.
+// input and output, one kernel per layer of the chain between them, and the
+// streams input -> k0 -> ... -> kn -> output. Batch rows are streamed as
+// samples (docs/execution-model.md), so every tensor in the program is per
+// sample and the batch is recorded as `weft.batch`.
 //
-// The kernel body is rebuilt from the matched DenseLayer rather than cloned:
-// the imported ops are typed on the whole batch, and the rebuilt form
-// (weights [K, M], a broadcast bias accumulator or zeros, linalg.matmul,
-// ReLU as arith.maximumf with 0) is the importer's own Gemm form on one row,
-// which matchDenseLayer recognises again in the lowering.
+// The chain is found by walking back from the graph output: at each value,
+// a reshape of the sample is dropped (it does not change the row-major
+// order), a dense layer is recognised by matchDenseLayer, and an activation
+// or (log-)softmax by matchColumnKernel on a per-sample copy of its ops.
+//
+// A dense kernel's body is rebuilt from the matched DenseLayer rather than
+// cloned: the imported ops are typed on the whole batch, and the rebuilt
+// form (weights [K, M], a broadcast bias accumulator or zeros,
+// linalg.matmul, ReLU as arith.maximumf with 0) is the importer's own Gemm
+// form on one row, which matchDenseLayer recognises again in the lowering.
+// A column kernel's ops are cloned with the batch dimension set to 1, so
+// the body is the importer's form on one sample.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fabric/FabricOps.h"
+#include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/DebugLog.h"
 
 #define DEBUG_TYPE "weft-convert-to-fabric"
@@ -66,10 +76,12 @@ static std::string onnxName(DictionaryAttr attrs, StringRef fallback) {
   return fallback.str();
 }
 
-/// Upstream ops a dense layer is made of after import and clean-up.
-static bool isDenseLayerOp(Operation *op) {
+/// Upstream ops the layers of a chain are made of after import and
+/// clean-up (math ops only appear inside linalg.generic bodies).
+static bool isFabricOp(Operation *op) {
   return isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp,
              linalg::BroadcastOp, linalg::MatmulOp, linalg::GenericOp,
+             tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp,
              func::ReturnOp>(op);
 }
 
@@ -161,72 +173,299 @@ static bool isSingleOpBody(linalg::GenericOp g) {
   return true;
 }
 
-/// Checks the function is one dense layer from its only input to its only
-/// output and returns the layer; emits the error otherwise.
-static FailureOr<conversion::DenseLayer> matchGraph(func::FuncOp fn) {
+/// Whether `type` is a statically shaped f32 tensor.
+static bool isStaticF32(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && t.hasStaticShape() && t.getElementType().isF32();
+}
+
+/// One layer of the chain, in the imported graph.
+struct Layer {
+  bool dense = true;
+  conversion::DenseLayer denseLayer;
+  conversion::ColumnOp op = conversion::ColumnOp::Relu;
+  /// A column kernel's body on one sample (its argument is the input).
+  std::unique_ptr<Block> body;
+  Value bodyResult;
+  Value input, result;
+  /// The imported ops the layer is made of.
+  SmallVector<Operation *> ops;
+  /// The op that names the kernel (the matmul, or the last op).
+  Operation *namer = nullptr;
+};
+
+/// The network the pass maps: the layers from the graph input to the
+/// graph output, and the reshapes between them.
+struct Network {
+  int64_t batch = 1;
+  std::vector<Layer> layers;
+  SmallVector<Operation *> reshapes;
+};
+
+/// `type` on one sample: the batch dimension (the first) set to 1.
+static RankedTensorType perSample(RankedTensorType type, int64_t batch) {
+  if (batch == 1 || type.getRank() == 0 || type.getDimSize(0) != batch)
+    return type;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = 1;
+  return type.clone(shape);
+}
+
+/// The value an activation or (log-)softmax in the importer's form starts
+/// from, seen from the generic `g` that produces its result: the input of
+/// a one-input elementwise op, or the `x` of softmax's `x - max(x)`.
+static Value columnInput(linalg::GenericOp g) {
+  if (g.getNumDpsInputs() == 1)
+    return g.getDpsInputs()[0];
+  if (g.getNumDpsInputs() != 2)
+    return {};
+  // Softmax divides exp(d) by the sum, LogSoftmax subtracts from d.
+  Value d = g.getDpsInputs()[0];
+  if (auto e = d.getDefiningOp<linalg::GenericOp>();
+      e && e.getNumDpsInputs() == 1 &&
+      llvm::any_of(e.getRegion().front(), [](Operation &op) {
+        return op.getName().getStringRef() == "math.exp";
+      }))
+    d = e.getDpsInputs()[0];
+  auto shift = d.getDefiningOp<linalg::GenericOp>();
+  if (!shift || shift.getNumDpsInputs() != 2)
+    return {};
+  return shift.getDpsInputs()[0];
+}
+
+/// Recognises the activation or (log-)softmax whose result is `result`:
+/// collects its ops back to its input, clones them on one sample into a
+/// fresh block and asks matchColumnKernel. Fails with `why`.
+static LogicalResult matchColumnLayer(Value result, int64_t batch, Layer &layer,
+                                      std::string &why) {
+  auto g = result.getDefiningOp<linalg::GenericOp>();
+  Value x = g ? columnInput(g) : Value();
+  if (!x) {
+    why = "it is neither a one-input elementwise linalg.generic nor the last "
+          "step of a softmax";
+    return failure();
+  }
+  // The ops from x to the result (operands of nested regions included).
+  Block *top = g->getBlock();
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Operation *> work = {g};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!slice.insert(op))
+      continue;
+    bool bad = false;
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands()) {
+        if (v == x)
+          continue;
+        Operation *def = v.getDefiningOp();
+        if (def && def->getBlock() == top)
+          work.push_back(def);
+        else if (!def && cast<BlockArgument>(v).getOwner() == top)
+          bad = true;
+      }
+    });
+    if (bad ||
+        !isa<linalg::GenericOp, linalg::FillOp, tensor::EmptyOp,
+             arith::ConstantOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+            op)) {
+      why = "it reads values other than its input (from " +
+            op->getName().getStringRef().str() + ")";
+      return failure();
+    }
+  }
+  SmallVector<Operation *> ops(slice.begin(), slice.end());
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+
+  // The copy on one sample: the batch dimension of every result set to 1.
+  auto inType = perSample(cast<RankedTensorType>(x.getType()), batch);
+  auto block = std::make_unique<Block>();
+  block->addArgument(inType, x.getLoc());
+  // The block has no parent yet: the builder takes the context directly.
+  OpBuilder b(result.getContext());
+  b.setInsertionPointToEnd(block.get());
+  IRMapping map;
+  map.map(x, block->getArgument(0));
+  {
+    // A copy that does not verify on one sample is reported below, not
+    // as a stray diagnostic.
+    ScopedDiagnosticHandler quiet(result.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    for (Operation *op : ops) {
+      Operation *copy = b.clone(*op, map);
+      if (batch > 1 && !isa<arith::ConstantOp>(copy)) {
+        for (Value r : copy->getResults())
+          if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+            r.setType(perSample(t, batch));
+        if (auto e = dyn_cast<tensor::ExpandShapeOp>(copy))
+          e.setStaticOutputShape(e.getResultType().getShape());
+      }
+      if (failed(copy->getName().verifyInvariants(copy))) {
+        why = "its ops do not work on one sample (the batch dimension is "
+              "not the first everywhere)";
+        return failure();
+      }
+    }
+  }
+  Value copied = map.lookup(result);
+  Value input;
+  FailureOr<conversion::ColumnOp> op =
+      conversion::matchColumnKernel(copied, input, why);
+  if (failed(op))
+    return failure();
+  if (input != block->getArgument(0)) {
+    why = "its input is not the value it starts from";
+    return failure();
+  }
+  layer.dense = false;
+  layer.op = *op;
+  layer.body = std::move(block);
+  layer.bodyResult = copied;
+  layer.input = x;
+  layer.result = result;
+  layer.ops = std::move(ops);
+  layer.namer = g;
+  return success();
+}
+
+/// Whether a failure at `def` is about a dense layer only: a matrix
+/// product, or an elementwise op that combines one with constants (a bias,
+/// Gemm's alpha or beta).
+static bool isDenseRooted(Operation *def) {
+  if (isa<linalg::MatmulOp>(def))
+    return true;
+  auto g = dyn_cast<linalg::GenericOp>(def);
+  if (!g || g.getNumDpsInputs() < 2)
+    return false;
+  int64_t products = 0;
+  for (Value v : g.getDpsInputs()) {
+    if (v.getDefiningOp<linalg::MatmulOp>())
+      ++products;
+    else if (!v.getDefiningOp<arith::ConstantOp>())
+      return false;
+  }
+  return products == 1;
+}
+
+/// Checks the function is one chain of layers from its only input to its
+/// only output and returns it; emits the error otherwise.
+static FailureOr<Network> matchGraph(func::FuncOp fn) {
   FunctionType type = fn.getFunctionType();
   if (type.getNumInputs() != 1 || type.getNumResults() != 1)
     return fn.emitError() << "the graph has " << type.getNumInputs()
                           << " inputs and " << type.getNumResults()
                           << " outputs; the fabric path supports exactly one "
-                             "of each (one dense layer)";
-  // Ops that can never be part of a dense layer are named first: that is
-  // the most useful message for a network with convolutions, reshapes...
+                             "of each (a chain of layers)";
+  // Ops that can never be part of a layer are named first: that is the
+  // most useful message for a network with convolutions, pooling...
   for (Operation &op : fn.getBody().front())
-    if (!isDenseLayerOp(&op))
+    if (!isFabricOp(&op))
       return op.emitError()
              << describeOp(&op) << ": '" << op.getName()
-             << "' is not supported on the fabric yet; weft maps exactly one "
-                "dense layer (Gemm or MatMul, optional bias, optional ReLU)";
+             << "' is not supported on the fabric yet; weft maps chains of "
+                "dense layers (Gemm or MatMul, optional bias), activations "
+                "(Relu, Sigmoid, Tanh), Softmax/LogSoftmax and reshapes of "
+                "the sample";
 
   std::string inName = onnxName(fn.getArgAttrDict(0), "input");
+  std::string outName = onnxName(fn.getResultAttrDict(0), "output");
   auto inType = dyn_cast<RankedTensorType>(type.getInput(0));
-  if (!inType || inType.getRank() != 2 || !inType.getElementType().isF32() ||
-      !inType.hasStaticShape())
+  if (!isStaticF32(type.getInput(0)) || inType.getRank() == 0)
     return fn.emitError() << "graph input '" << inName << "' has type "
                           << type.getInput(0)
-                          << "; a dense layer takes a static [batch, K] f32 "
-                             "tensor";
+                          << "; the fabric path takes a static f32 tensor "
+                             "whose first dimension is the batch";
+  if (!isStaticF32(type.getResult(0)))
+    return fn.emitError() << "graph output '" << outName << "' has type "
+                          << type.getResult(0)
+                          << "; the fabric path produces a static f32 tensor";
+  Network net;
+  net.batch = inType.getRank() >= 2 ? inType.getDimSize(0) : 1;
 
   auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-  Value result = ret.getOperand(0);
-  Operation *last = result.getDefiningOp();
-  if (!last)
-    return fn.emitError() << "graph output '"
-                          << onnxName(fn.getResultAttrDict(0), "output")
-                          << "' is the graph input; there is no layer to map";
-  std::string why;
-  FailureOr<conversion::DenseLayer> layer =
-      conversion::matchDenseLayer(result, why);
-  if (failed(layer))
-    return last->emitError()
-           << describeOp(last)
-           << ": not a dense layer the fabric supports: " << why;
-
-  for (Operation *op : layer->ops)
-    if (auto g = dyn_cast<linalg::GenericOp>(op); g && !isSingleOpBody(g))
-      return op->emitError()
-             << describeOp(op)
-             << ": not a dense layer the fabric supports: its elementwise "
-                "op computes more than x + bias or max(x, 0) (a Gemm alpha "
-                "or beta other than 1?)";
-
-  // The layer must start at the graph input: anything between them would
-  // be a second layer.
-  if (layer->input != fn.getArgument(0)) {
-    Operation *before = layer->input.getDefiningOp();
-    InFlightDiagnostic d = (before ? before->emitError() : fn.emitError());
-    if (before)
-      d << describeOp(before) << ": ";
-    d << "only one dense layer is supported; the layer's input is computed "
-         "by another op instead of being the graph input '"
-      << inName << "'";
-    return d;
+  Value arg = fn.getArgument(0);
+  Value v = ret.getOperand(0);
+  while (v != arg) {
+    Operation *def = v.getDefiningOp();
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp>(
+            def)) {
+      auto from = cast<RankedTensorType>(def->getOperand(0).getType());
+      auto to = cast<RankedTensorType>(v.getType());
+      bool keepsSamples =
+          net.batch == 1 ||
+          (from.getRank() >= 1 && to.getRank() >= 1 &&
+           from.getDimSize(0) == net.batch && to.getDimSize(0) == net.batch);
+      if (!from.hasStaticShape() || !to.hasStaticShape() || !keepsSamples)
+        return def->emitError()
+               << describeOp(def) << ": reshapes " << from << " to " << to
+               << " across samples; the fabric streams the batch dimension ("
+               << net.batch << " samples) and only reshapes within a sample";
+      net.reshapes.push_back(def);
+      v = def->getOperand(0);
+      continue;
+    }
+    Layer layer;
+    std::string denseWhy;
+    FailureOr<conversion::DenseLayer> dense =
+        conversion::matchDenseLayer(v, denseWhy);
+    if (succeeded(dense)) {
+      for (Operation *op : dense->ops)
+        if (auto g = dyn_cast<linalg::GenericOp>(op); g && !isSingleOpBody(g))
+          return op->emitError()
+                 << describeOp(op)
+                 << ": not a dense layer the fabric supports: its elementwise "
+                    "op computes more than x + bias or max(x, 0) (a Gemm "
+                    "alpha or beta other than 1?)";
+      Operation *matmul = nullptr;
+      for (Operation *op : dense->ops)
+        if (isa<linalg::MatmulOp>(op))
+          matmul = op;
+      if (dense->batch != net.batch)
+        return matmul->emitError()
+               << describeOp(matmul) << ": its input has " << dense->batch
+               << " rows, but the graph streams " << net.batch
+               << " samples; a dense layer takes one row per sample";
+      layer.input = dense->input;
+      layer.result = v;
+      layer.ops = dense->ops;
+      layer.namer = matmul;
+      layer.denseLayer = std::move(*dense);
+      net.layers.push_back(std::move(layer));
+      v = net.layers.back().input;
+      continue;
+    }
+    if (isDenseRooted(def))
+      return def->emitError()
+             << describeOp(def)
+             << ": not a dense layer the fabric supports: " << denseWhy;
+    std::string columnWhy;
+    if (succeeded(matchColumnLayer(v, net.batch, layer, columnWhy))) {
+      net.layers.push_back(std::move(layer));
+      v = net.layers.back().input;
+      continue;
+    }
+    return def->emitError()
+           << describeOp(def)
+           << ": not a layer the fabric supports: not a dense layer ("
+           << denseWhy << "), nor an activation or softmax over the sample ("
+           << columnWhy << ")";
   }
-  // Everything that is not part of the layer (or a constant, empty or fill
-  // feeding it) would be silently dropped: refuse it.
+  if (net.layers.empty())
+    return fn.emitError() << "graph output '" << outName
+                          << "' is the graph input"
+                          << (net.reshapes.empty() ? "" : " reshaped")
+                          << "; there is no layer to map";
+  std::reverse(net.layers.begin(), net.layers.end());
+
+  // Everything that is not part of a layer (or a constant, empty or fill
+  // feeding one) would be silently dropped: refuse it.
+  llvm::SmallPtrSet<Operation *, 16> inLayers;
+  for (Layer &l : net.layers)
+    inLayers.insert(l.ops.begin(), l.ops.end());
   llvm::SmallPtrSet<Operation *, 16> used;
-  SmallVector<Operation *> work(layer->ops.begin(), layer->ops.end());
+  SmallVector<Operation *> work(inLayers.begin(), inLayers.end());
+  work.append(net.reshapes.begin(), net.reshapes.end());
   work.push_back(ret);
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
@@ -238,16 +477,16 @@ static FailureOr<conversion::DenseLayer> matchGraph(func::FuncOp fn) {
   }
   for (Operation &op : fn.getBody().front())
     if (!used.contains(&op) && !isa<arith::ConstantOp, tensor::EmptyOp>(op))
-      return op.emitError() << describeOp(&op)
-                            << ": is not part of the dense layer; the "
-                               "fabric path supports one layer only";
+      return op.emitError()
+             << describeOp(&op) << ": is not part of the chain of layers from '"
+             << inName << "' to '" << outName
+             << "'; the fabric path maps one chain";
   for (Operation *op : used)
-    if (isa<linalg::MatmulOp, linalg::GenericOp>(op) &&
-        !llvm::is_contained(layer->ops, op))
+    if (isa<linalg::MatmulOp, linalg::GenericOp>(op) && !inLayers.contains(op))
       return op->emitError() << describeOp(op)
-                             << ": only one dense layer is supported; this "
-                                "op is outside it";
-  return layer;
+                             << ": is used by the chain of layers but is not "
+                                "part of any layer";
+  return net;
 }
 
 namespace {
@@ -275,18 +514,17 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
   }
 
   LogicalResult convert(func::FuncOp fn, const target::Target &t) {
-    FailureOr<conversion::DenseLayer> layer = matchGraph(fn);
-    if (failed(layer))
+    FailureOr<Network> net = matchGraph(fn);
+    if (failed(net))
       return failure();
     MLIRContext *ctx = &getContext();
     OpBuilder b(fn);
     Type f32 = b.getF32Type();
-    auto inType = RankedTensorType::get({1, layer->K}, f32);
-    auto outType = RankedTensorType::get({1, layer->M}, f32);
+    int64_t batch = net->batch;
 
     auto program = wf::ProgramOp::create(b, fn.getLoc(), fn.getSymName(),
                                          wf::TargetAttr::get(ctx, t.config()));
-    program->setAttr("weft.batch", b.getI64IntegerAttr(layer->batch));
+    program->setAttr("weft.batch", b.getI64IntegerAttr(batch));
     Block *body = &program.getBody().emplaceBlock();
     SymbolTable symbols(program);
     b.setInsertionPointToEnd(body);
@@ -302,56 +540,85 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       return op;
     };
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-    wf::IoOp in = io(onnxName(fn.getArgAttrDict(0), "input"),
-                     wf::PortDir::input, wf::Edge::west, inType, fn.getLoc());
+    FunctionType fnType = fn.getFunctionType();
+    wf::IoOp in =
+        io(onnxName(fn.getArgAttrDict(0), "input"), wf::PortDir::input,
+           wf::Edge::west,
+           perSample(cast<RankedTensorType>(fnType.getInput(0)), batch),
+           fn.getLoc());
     wf::IoOp out =
         io(onnxName(fn.getResultAttrDict(0), "output"), wf::PortDir::output,
-           wf::Edge::east, outType, ret.getLoc());
+           wf::Edge::east,
+           perSample(cast<RankedTensorType>(fnType.getResult(0)), batch),
+           ret.getLoc());
 
-    // The kernel, named after the matmul's ONNX node.
-    Operation *matmul = nullptr;
-    for (Operation *op : layer->ops)
-      if (isa<linalg::MatmulOp>(op))
-        matmul = op;
-    SmallVector<Location> locs;
-    for (Operation *op : layer->ops)
-      locs.push_back(op->getLoc());
-    Location kernelLoc = FusedLoc::get(ctx, locs);
-    std::string kernelName =
-        uniqueName(symbols, nodeName(matmul ? matmul->getLoc() : kernelLoc));
-    auto kernel = wf::KernelOp::create(
-        b, kernelLoc, b.getStringAttr(kernelName), /*rect=*/nullptr,
-        b.getI64IntegerAttr(1), /*tile=*/nullptr,
-        TypeAttr::get(b.getFunctionType({inType}, {outType})));
-    symbols.insert(kernel);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      Block *kb = b.createBlock(&kernel.getBody(), {}, {inType}, {fn.getLoc()});
-      Value y =
-          buildLayerBody(b, kernelLoc, kb->getArgument(0), *layer, kernelName);
-      wf::YieldOp::create(b, kernelLoc, ValueRange{y});
+    // The kernels, in chain order.
+    SmallVector<Operation *> nodes = {in};
+    SmallVector<int64_t> counts = {
+        perSample(cast<RankedTensorType>(fnType.getInput(0)), batch)
+            .getNumElements()};
+    for (Layer &layer : net->layers) {
+      SmallVector<Location> locs;
+      for (Operation *op : layer.ops)
+        locs.push_back(op->getLoc());
+      Location kernelLoc = FusedLoc::get(ctx, locs);
+      std::string base = nodeName(layer.namer->getLoc());
+      std::string kernelName =
+          uniqueName(symbols, base.empty() ? "layer" : base);
+      RankedTensorType kin, kout;
+      if (layer.dense) {
+        kin = RankedTensorType::get({1, layer.denseLayer.K}, f32);
+        kout = RankedTensorType::get({1, layer.denseLayer.M}, f32);
+      } else {
+        kin = cast<RankedTensorType>(layer.body->getArgument(0).getType());
+        kout = perSample(cast<RankedTensorType>(layer.result.getType()), batch);
+      }
+      auto kernel = wf::KernelOp::create(
+          b, kernelLoc, b.getStringAttr(kernelName), /*rect=*/nullptr,
+          b.getI64IntegerAttr(1), /*tile=*/nullptr,
+          TypeAttr::get(b.getFunctionType({kin}, {kout})));
+      symbols.insert(kernel);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        if (layer.dense) {
+          Block *kb = b.createBlock(&kernel.getBody(), {}, {kin}, {kernelLoc});
+          Value y = buildLayerBody(b, kernelLoc, kb->getArgument(0),
+                                   layer.denseLayer, kernelName);
+          wf::YieldOp::create(b, kernelLoc, ValueRange{y});
+        } else {
+          Block *kb = layer.body.release();
+          kernel.getBody().push_back(kb);
+          b.setInsertionPointToEnd(kb);
+          wf::YieldOp::create(b, kernelLoc, ValueRange{layer.bodyResult});
+        }
+      }
+      nodes.push_back(kernel);
+      counts.push_back(kout.getNumElements());
+      LDBG() << "kernel @" << kernelName << ": "
+             << (layer.dense
+                     ? (Twine(layer.denseLayer.K) + " -> " +
+                        Twine(layer.denseLayer.M) +
+                        (layer.denseLayer.bias.empty() ? "" : " + bias") +
+                        (layer.denseLayer.relu ? ", relu" : ""))
+                           .str()
+                     : std::string(conversion::columnOpName(layer.op)));
+      ++numKernels;
     }
+    nodes.push_back(out);
 
-    // The streams host -> kernel -> host.
-    auto stream = [&](Operation *src, Operation *dst, int64_t count) {
-      StringRef s = SymbolTable::getSymbolName(src).getValue();
-      StringRef d = SymbolTable::getSymbolName(dst).getValue();
+    // The streams, in chain order.
+    for (size_t i = 0; i + 1 < nodes.size(); ++i) {
+      StringRef s = SymbolTable::getSymbolName(nodes[i]).getValue();
+      StringRef d = SymbolTable::getSymbolName(nodes[i + 1]).getValue();
       auto op = wf::StreamOp::create(
-          b, kernelLoc,
+          b, nodes[i + 1]->getLoc(),
           b.getStringAttr(uniqueName(symbols, (s + "_to_" + d).str())),
           FlatSymbolRefAttr::get(ctx, s), b.getI64IntegerAttr(0),
           FlatSymbolRefAttr::get(ctx, d), b.getI64IntegerAttr(0),
-          TypeAttr::get(wf::WaveletsType::get(ctx, f32, count)),
+          TypeAttr::get(wf::WaveletsType::get(ctx, f32, counts[i])),
           /*color=*/nullptr);
       symbols.insert(op);
-    };
-    stream(in, kernel, layer->K);
-    stream(kernel, out, layer->M);
-
-    LDBG() << "kernel @" << kernelName << ": " << layer->K << " -> " << layer->M
-           << (layer->bias.empty() ? "" : " + bias")
-           << (layer->relu ? ", relu" : "") << ", batch " << layer->batch;
-    ++numKernels;
+    }
     fn.erase();
     return success();
   }

@@ -5,7 +5,7 @@
 
 // GRID: error: bad grid '0x4':
 
-// CHECK: error: the graph has 2 inputs and 1 outputs; the fabric path supports exactly one of each (one dense layer)
+// CHECK: error: the graph has 2 inputs and 1 outputs; the fabric path supports exactly one of each (a chain of layers)
 func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "a"}, %w: tensor<2x3xf32> {onnx.name = "b"}) -> (tensor<1x3xf32> {onnx.name = "y"}) {
   %e = tensor.empty() : tensor<1x3xf32>
   %zero = arith.constant 0.0 : f32
@@ -16,7 +16,8 @@ func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "a"}, %w: tensor<2x3xf32>
 
 // -----
 
-// CHECK: error: {{.*}}node 'flatten' (tensor.collapse_shape): 'tensor.collapse_shape' is not supported on the fabric yet; weft maps exactly one dense layer (Gemm or MatMul, optional bias, optional ReLU)
+// A reshape of the sample is dropped; with nothing else there is no layer.
+// CHECK: error: graph output 'y' is the graph input reshaped; there is no layer to map
 func.func @main_graph(%x: tensor<1x2x2xf32> {onnx.name = "x"}) -> (tensor<1x4xf32> {onnx.name = "y"}) {
   %f = tensor.collapse_shape %x [[0], [1, 2]] : tensor<1x2x2xf32> into tensor<1x4xf32> loc("flatten")
   return %f : tensor<1x4xf32>
@@ -24,15 +25,15 @@ func.func @main_graph(%x: tensor<1x2x2xf32> {onnx.name = "x"}) -> (tensor<1x4xf3
 
 // -----
 
-// CHECK: error: graph input 'x' has type 'tensor<1x2x2xf32>'; a dense layer takes a static [batch, K] f32 tensor
-func.func @main_graph(%x: tensor<1x2x2xf32> {onnx.name = "x"}) -> (tensor<1x2x2xf32> {onnx.name = "y"}) {
-  return %x : tensor<1x2x2xf32>
+// CHECK: error: graph input 'x' has type 'tensor<2x3xi32>'; the fabric path takes a static f32 tensor whose first dimension is the batch
+func.func @main_graph(%x: tensor<2x3xi32> {onnx.name = "x"}) -> (tensor<2x3xi32> {onnx.name = "y"}) {
+  return %x : tensor<2x3xi32>
 }
 
 // -----
 
-// A Sigmoid after the product is not a dense layer the fabric supports.
-// CHECK: error: {{.*}}node 'probs' (linalg.generic): not a dense layer the fabric supports: it is not a matrix product (linalg.matmul) with optional bias and ReLU
+// exp(-x) after the product is neither a dense layer nor an activation.
+// CHECK: error: {{.*}}node 'probs' (linalg.generic): not a layer the fabric supports: not a dense layer (it is not a matrix product (linalg.matmul) with optional bias and ReLU), nor an activation or softmax over the sample (its elementwise body is not Relu (maximumf with 0), Sigmoid (1 / (1 + exp(-x))) or Tanh (math.tanh))
 #map = affine_map<(d0, d1) -> (d0, d1)>
 func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x3xf32> {onnx.name = "y"}) {
   %w = arith.constant dense<1.0> : tensor<2x3xf32>
@@ -51,8 +52,9 @@ func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x3xf32>
 
 // -----
 
-// Two layers: the second layer's input is the first layer's output.
-// CHECK: error: {{.*}}node 'fc1' (linalg.matmul): only one dense layer is supported; the layer's input is computed by another op instead of being the graph input 'x'
+// A residual connection: the sum of two layers' outputs is not a chain.
+// CHECK: error: {{.*}}node 'res' (linalg.generic): not a layer the fabric supports: not a dense layer (it is not a matrix product (linalg.matmul) with optional bias and ReLU), nor an activation or softmax over the sample (it is neither a one-input elementwise linalg.generic nor the last step of a softmax)
+#map = affine_map<(d0, d1) -> (d0, d1)>
 func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x2xf32> {onnx.name = "y"}) {
   %w = arith.constant dense<1.0> : tensor<2x2xf32>
   %e = tensor.empty() : tensor<1x2xf32>
@@ -60,7 +62,50 @@ func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x2xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
   %h = linalg.matmul ins(%x, %w : tensor<1x2xf32>, tensor<2x2xf32>) outs(%z : tensor<1x2xf32>) -> tensor<1x2xf32> loc("fc1")
   %y = linalg.matmul ins(%h, %w : tensor<1x2xf32>, tensor<2x2xf32>) outs(%z : tensor<1x2xf32>) -> tensor<1x2xf32> loc("fc2")
+  %r = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%y, %h : tensor<1x2xf32>, tensor<1x2xf32>) outs(%e : tensor<1x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2xf32> loc("res")
+  return %r : tensor<1x2xf32>
+}
+
+// -----
+
+// A reshape that mixes samples: the batch is streamed, so it cannot be
+// dropped.
+// CHECK: error: {{.*}}node 'mix' (tensor.collapse_shape): reshapes 'tensor<2x3xf32>' to 'tensor<6xf32>' across samples; the fabric streams the batch dimension (2 samples) and only reshapes within a sample
+func.func @main_graph(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<6xf32> {onnx.name = "y"}) {
+  %f = tensor.collapse_shape %x [[0, 1]] : tensor<2x3xf32> into tensor<6xf32> loc("mix")
+  return %f : tensor<6xf32>
+}
+
+// -----
+
+// An op whose result the chain never uses would be dropped silently.
+// CHECK: error: {{.*}}node 'side' (linalg.fill): is not part of the chain of layers from 'x' to 'y'; the fabric path maps one chain
+func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x2xf32> {onnx.name = "y"}) {
+  %w = arith.constant dense<1.0> : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<1x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
+  %s = linalg.fill ins(%one : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32> loc("side")
+  %y = linalg.matmul ins(%x, %w : tensor<1x2xf32>, tensor<2x2xf32>) outs(%z : tensor<1x2xf32>) -> tensor<1x2xf32> loc("fc")
   return %y : tensor<1x2xf32>
+}
+
+// -----
+
+// An op the fabric path does not know at all is named first.
+// CHECK: error: {{.*}}node 'pad' (tensor.pad): 'tensor.pad' is not supported on the fabric yet; weft maps chains of dense layers (Gemm or MatMul, optional bias), activations (Relu, Sigmoid, Tanh), Softmax/LogSoftmax and reshapes of the sample
+func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x4xf32> {onnx.name = "y"}) {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2xf32> to tensor<1x4xf32> loc("pad")
+  return %p : tensor<1x4xf32>
 }
 
 // -----

@@ -70,3 +70,152 @@ func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x3xf32>
   %y = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w : tensor<1x2xf32>, tensor<3x2xf32>) outs(%acc : tensor<1x3xf32>) -> tensor<1x3xf32> loc("y")
   return %y : tensor<1x3xf32>
 }
+
+// -----
+
+// A chain (ONNX Flatten, Gemm + Relu, Gemm, LogSoftmax on a batch of 2, as
+// imported): the Flatten is dropped, the ReLU fused into the first dense
+// kernel, the LogSoftmax becomes a column kernel whose ops are cloned on one
+// sample (the batch dimension of every result set to 1), and the streams
+// run host input -> fc1 -> fc2 -> logsoftmax_2 -> host output in that order.
+
+// CHECK-LABEL: fabric.program @main_graph
+// CHECK-SAME: weft.batch = 2 : i64
+// CHECK-DAG: fabric.io @x input west rows 0 to 1 : tensor<1x1x2x2xf32>
+// CHECK-DAG: fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
+// CHECK: fabric.kernel @fc1 : (tensor<1x4xf32>) -> tensor<1x3xf32> {
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x4xf32>, tensor<4x3xf32>)
+// CHECK: arith.maximumf
+// CHECK: fabric.kernel @fc2 : (tensor<1x3xf32>) -> tensor<1x2xf32> {
+// CHECK-NOT: arith.maximumf
+// CHECK: fabric.kernel @logsoftmax_2 : (tensor<1x2xf32>) -> tensor<1x2xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.+]]: tensor<1x2xf32>):
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1xf32>) -> tensor<1xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<1x2xf32>)
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1]] output_shape [1, 1] : tensor<1xf32> into tensor<1x1xf32>
+// CHECK: math.exp
+// CHECK: math.log
+// CHECK: fabric.yield %{{.+}} : tensor<1x2xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 4>
+// CHECK-NEXT: fabric.stream @fc1_to_fc2 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 3>
+// CHECK-NEXT: fabric.stream @fc2_to_logsoftmax_2 @fc2[0] -> @logsoftmax_2[0] : !fabric.wavelets<f32, 2>
+// CHECK-NEXT: fabric.stream @logsoftmax_2_to_y @logsoftmax_2[0] -> @y[0] : !fabric.wavelets<f32, 2>
+// CHECK-NOT: func.func
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d0)>
+#map2 = affine_map<(d0, d1) -> (d0, 0)>
+func.func @main_graph(%arg0: tensor<2x1x2x2xf32> {onnx.name = "x"}) -> (tensor<2x2xf32> {onnx.name = "y"}) {
+  %cst = arith.constant 0xFF800000 : f32 loc("logsoftmax_2")
+  %cst_0 = arith.constant dense<[[-0.275602907, 1.29406381], [-0.275602907, 1.29406381]]> : tensor<2x2xf32> loc("fc2")
+  %cst_1 = arith.constant 0.000000e+00 : f32
+  %cst_2 = arith.constant dense<[[-0.736454069, -0.162909955, -0.482119322], [-0.736454069, -0.162909955, -0.482119322]]> : tensor<2x3xf32> loc("fc1")
+  %cst_3 = arith.constant dense<[[3.457440e-01, 0.0229335688], [-0.16884999, -0.451435059], [-0.148490012, 0.00470089028]]> : tensor<3x2xf32> loc("fc2")
+  %cst_4 = arith.constant dense<[[0.172792092, 0.41080907, 0.165218532], [-0.651578605, 0.452677935, 0.223187283], [-0.268476605, 0.290559053, 0.182286203], [0.14706625, 0.014211121, 0.273356497]]> : tensor<4x3xf32> loc("fc1")
+  %collapsed = tensor.collapse_shape %arg0 [[0], [1, 2, 3]] : tensor<2x1x2x2xf32> into tensor<2x4xf32> loc("flatten")
+  %0 = linalg.matmul ins(%collapsed, %cst_4 : tensor<2x4xf32>, tensor<4x3xf32>) outs(%cst_2 : tensor<2x3xf32>) -> tensor<2x3xf32> loc("fc1")
+  %1 = tensor.empty() : tensor<2x3xf32> loc("relu_1")
+  %2 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<2x3xf32>) outs(%1 : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %13 = arith.maximumf %in, %cst_1 : f32 loc("relu_1")
+    linalg.yield %13 : f32 loc("relu_1")
+  } -> tensor<2x3xf32> loc("relu_1")
+  %3 = linalg.matmul ins(%2, %cst_3 : tensor<2x3xf32>, tensor<3x2xf32>) outs(%cst_0 : tensor<2x2xf32>) -> tensor<2x2xf32> loc("fc2")
+  %4 = tensor.empty() : tensor<2xf32> loc("logsoftmax_2")
+  %5 = linalg.fill ins(%cst : f32) outs(%4 : tensor<2xf32>) -> tensor<2xf32> loc("logsoftmax_2")
+  %6 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%3 : tensor<2x2xf32>) outs(%5 : tensor<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %13 = arith.maximumf %out, %in : f32 loc("logsoftmax_2")
+    linalg.yield %13 : f32 loc("logsoftmax_2")
+  } -> tensor<2xf32> loc("logsoftmax_2")
+  %expanded = tensor.expand_shape %6 [[0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32> loc("logsoftmax_2")
+  %7 = tensor.empty() : tensor<2x2xf32> loc("logsoftmax_2")
+  %8 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]} ins(%3, %expanded : tensor<2x2xf32>, tensor<2x1xf32>) outs(%7 : tensor<2x2xf32>) {
+  ^bb0(%in: f32, %in_6: f32, %out: f32):
+    %13 = arith.subf %in, %in_6 : f32 loc("logsoftmax_2")
+    linalg.yield %13 : f32 loc("logsoftmax_2")
+  } -> tensor<2x2xf32> loc("logsoftmax_2")
+  %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%8 : tensor<2x2xf32>) outs(%7 : tensor<2x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %13 = math.exp %in : f32 loc("logsoftmax_2")
+    linalg.yield %13 : f32 loc("logsoftmax_2")
+  } -> tensor<2x2xf32> loc("logsoftmax_2")
+  %10 = linalg.fill ins(%cst_1 : f32) outs(%4 : tensor<2xf32>) -> tensor<2xf32> loc("logsoftmax_2")
+  %11 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%9 : tensor<2x2xf32>) outs(%10 : tensor<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %13 = arith.addf %out, %in : f32 loc("logsoftmax_2")
+    linalg.yield %13 : f32 loc("logsoftmax_2")
+  } -> tensor<2xf32> loc("logsoftmax_2")
+  %expanded_5 = tensor.expand_shape %11 [[0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32> loc("logsoftmax_2")
+  %12 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]} ins(%8, %expanded_5 : tensor<2x2xf32>, tensor<2x1xf32>) outs(%7 : tensor<2x2xf32>) {
+  ^bb0(%in: f32, %in_6: f32, %out: f32):
+    %13 = math.log %in_6 : f32 loc("logsoftmax_2")
+    %14 = arith.subf %in, %13 : f32 loc("logsoftmax_2")
+    linalg.yield %14 : f32 loc("logsoftmax_2")
+  } -> tensor<2x2xf32> loc("logsoftmax_2")
+  return %12 : tensor<2x2xf32>
+}
+
+
+// -----
+
+// MatMul + Add with Sigmoid then Tanh after the first layer (as imported,
+// batch 1): two column kernels between the dense ones, each with the
+// importer's elementwise body.
+
+// CHECK-LABEL: fabric.program @main_graph
+// CHECK: fabric.kernel @fc1 : (tensor<1x3xf32>) -> tensor<1x4xf32> {
+// CHECK: linalg.broadcast
+// CHECK: fabric.kernel @sigmoid_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> {
+// CHECK: arith.negf
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: fabric.kernel @tanh_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> {
+// CHECK: math.tanh
+// CHECK: fabric.kernel @fc2 : (tensor<1x4xf32>) -> tensor<1x2xf32> {
+// CHECK: fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 3>
+// CHECK-NEXT: fabric.stream @fc1_to_sigmoid_1 @fc1[0] -> @sigmoid_1[0] : !fabric.wavelets<f32, 4>
+// CHECK-NEXT: fabric.stream @sigmoid_1_to_tanh_1 @sigmoid_1[0] -> @tanh_1[0] : !fabric.wavelets<f32, 4>
+// CHECK-NEXT: fabric.stream @tanh_1_to_fc2 @tanh_1[0] -> @fc2[0] : !fabric.wavelets<f32, 4>
+// CHECK-NEXT: fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 2>
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d1)>
+func.func @main_graph(%arg0: tensor<1x3xf32> {onnx.name = "x"}) -> (tensor<1x2xf32> {onnx.name = "y"}) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %cst_0 = arith.constant 0.000000e+00 : f32
+  %cst_1 = arith.constant dense<[-2.71116257, -1.88901329]> : tensor<2xf32> loc("fc2_bias")
+  %cst_2 = arith.constant dense<[[0.0198610537, -0.146228373], [-0.390954226, -0.128596127], [0.00407109037, -0.137801453], [0.647031903, 0.503362179]]> : tensor<4x2xf32> loc("fc2")
+  %cst_3 = arith.constant dense<[-0.736454069, -0.162909955, -0.482119322, 0.598846197]> : tensor<4xf32> loc("fc1_bias")
+  %cst_4 = arith.constant dense<[[0.199523121, 0.474361449, 0.190777928, -0.752378165], [0.522707462, 0.25771448, -0.310010105, 0.335508704], [0.210485965, 0.169817477, 0.016409589, 0.31564489]]> : tensor<3x4xf32> loc("fc1")
+  %0 = tensor.empty() : tensor<1x4xf32> loc("fc1")
+  %1 = linalg.fill ins(%cst_0 : f32) outs(%0 : tensor<1x4xf32>) -> tensor<1x4xf32> loc("fc1")
+  %2 = linalg.matmul ins(%arg0, %cst_4 : tensor<1x3xf32>, tensor<3x4xf32>) outs(%1 : tensor<1x4xf32>) -> tensor<1x4xf32> loc("fc1")
+  %3 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%2, %cst_3 : tensor<1x4xf32>, tensor<4xf32>) outs(%0 : tensor<1x4xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %10 = arith.addf %in, %in_5 : f32 loc("fc1_bias")
+    linalg.yield %10 : f32 loc("fc1_bias")
+  } -> tensor<1x4xf32> loc("fc1_bias")
+  %4 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%3 : tensor<1x4xf32>) outs(%0 : tensor<1x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.negf %in : f32 loc("sigmoid_1")
+    %11 = math.exp %10 : f32 loc("sigmoid_1")
+    %12 = arith.addf %11, %cst : f32 loc("sigmoid_1")
+    %13 = arith.divf %cst, %12 : f32 loc("sigmoid_1")
+    linalg.yield %13 : f32 loc("sigmoid_1")
+  } -> tensor<1x4xf32> loc("sigmoid_1")
+  %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%4 : tensor<1x4xf32>) outs(%0 : tensor<1x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = math.tanh %in : f32 loc("tanh_1")
+    linalg.yield %10 : f32 loc("tanh_1")
+  } -> tensor<1x4xf32> loc("tanh_1")
+  %6 = tensor.empty() : tensor<1x2xf32> loc("fc2")
+  %7 = linalg.fill ins(%cst_0 : f32) outs(%6 : tensor<1x2xf32>) -> tensor<1x2xf32> loc("fc2")
+  %8 = linalg.matmul ins(%5, %cst_2 : tensor<1x4xf32>, tensor<4x2xf32>) outs(%7 : tensor<1x2xf32>) -> tensor<1x2xf32> loc("fc2")
+  %9 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%8, %cst_1 : tensor<1x2xf32>, tensor<2xf32>) outs(%6 : tensor<1x2xf32>) {
+  ^bb0(%in: f32, %in_5: f32, %out: f32):
+    %10 = arith.addf %in, %in_5 : f32 loc("fc2_bias")
+    linalg.yield %10 : f32 loc("fc2_bias")
+  } -> tensor<1x2xf32> loc("fc2_bias")
+  return %9 : tensor<1x2xf32>
+}
+

@@ -22,7 +22,7 @@ fabric.program @too_big attributes {target = #fabric.target<4x4>, weft.batch = 1
 
 #map = affine_map<(d0, d1) -> (d0, d1)>
 fabric.program @not_dense attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
-  // expected-error @below {{'fabric.kernel' op is not a dense layer: it is not a matrix product (linalg.matmul) with optional bias and ReLU}}
+  // expected-error @below {{'fabric.kernel' op is neither a dense layer (it is not a matrix product (linalg.matmul) with optional bias and ReLU) nor a column kernel (its elementwise body is not Relu}}
   fabric.kernel @neg : (tensor<1x4xf32>) -> tensor<1x4xf32> {
   ^bb0(%x: tensor<1x4xf32>):
     %e = tensor.empty() : tensor<1x4xf32>
@@ -33,4 +33,51 @@ fabric.program @not_dense attributes {target = #fabric.target<4x4>, weft.batch =
     } -> tensor<1x4xf32>
     fabric.yield %y : tensor<1x4xf32>
   }
+}
+
+// -----
+
+// Each layer fits the 4x16 fabric alone, but not side by side: the error
+// says how many columns the chain needs and how much memory its weights do.
+// expected-error @below {{'fabric.program' op does not fit: the chain of 2 kernels needs at least 9 columns of at most 16 rows (each kernel's narrowest rectangle that fits the per-PE memory, side by side) and 1064960 bytes of weights (at least 23 PEs of 49152 bytes), but the 4x16 fabric has 4 columns}}
+fabric.program @chain_too_wide attributes {target = #fabric.target<4x16>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x784xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x256xf32>
+  fabric.kernel @fc1 : (tensor<1x784xf32>) -> tensor<1x256xf32> {
+  ^bb0(%x: tensor<1x784xf32>):
+    %w = arith.constant dense<0.25> : tensor<784x256xf32>
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x256xf32>
+    %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x256xf32>) -> tensor<1x256xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<1x784xf32>, tensor<784x256xf32>) outs(%acc : tensor<1x256xf32>) -> tensor<1x256xf32>
+    fabric.yield %y : tensor<1x256xf32>
+  }
+  fabric.kernel @fc2 : (tensor<1x256xf32>) -> tensor<1x256xf32> {
+  ^bb0(%x: tensor<1x256xf32>):
+    %w = arith.constant dense<0.25> : tensor<256x256xf32>
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x256xf32>
+    %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x256xf32>) -> tensor<1x256xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<1x256xf32>, tensor<256x256xf32>) outs(%acc : tensor<1x256xf32>) -> tensor<1x256xf32>
+    fabric.yield %y : tensor<1x256xf32>
+  }
+  fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 784>
+  fabric.stream @fc1_to_fc2 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 256>
+  fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 256>
+}
+
+// -----
+
+// Two streams leave one kernel: not a chain.
+fabric.program @fork attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x2xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
+  fabric.kernel @k : (tensor<1x2xf32>) -> tensor<1x2xf32> {
+  ^bb0(%x: tensor<1x2xf32>):
+    fabric.yield %x : tensor<1x2xf32>
+  }
+  fabric.stream @x_to_k @x[0] -> @k[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @k_to_y @k[0] -> @y[0] : !fabric.wavelets<f32, 2>
+  // expected-error @below {{'fabric.stream' op is a second stream leaving @k; the partitioner maps one chain}}
+  fabric.stream @k_to_y2 @k[0] -> @y[0] : !fabric.wavelets<f32, 2>
 }

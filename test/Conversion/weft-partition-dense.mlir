@@ -1,5 +1,6 @@
 // RUN: weft-opt %s --split-input-file --weft-partition-dense | FileCheck %s
 // RUN: weft-opt %s --split-input-file --weft-partition-dense=precision=mixed | FileCheck %s --check-prefix=MIXED
+// RUN: weft-opt %s --split-input-file '--weft-partition-dense=grid=auto max-grid=8x8' | FileCheck %s --check-prefix=AUTO
 
 // The cost model's choice is recorded on the kernel (rect, smear, precision,
 // predicted cycles per sample) and the host ports follow it: input chunk c
@@ -50,3 +51,79 @@ fabric.program @one_pe attributes {target = #fabric.target<1x1>, weft.batch = 1 
   fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 5>
   fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 3>
 }
+
+// -----
+
+// A chain (dense, Sigmoid, Tanh, dense): rectangles west to east from
+// column 0 at row 0, each dense kernel's smear equal to the rows of the
+// kernel before it, column kernels one column wide with the rows they
+// receive; the host input has the first kernel's smear in rows, the host
+// output the last kernel's rows.
+
+// CHECK-LABEL: fabric.program @main_graph
+// CHECK: fabric.io @x input west rows 0 to [[#S0:]] : tensor<1x3xf32>
+// CHECK: fabric.io @y output east rows 0 to [[#R3:]] : tensor<1x2xf32>
+// CHECK: fabric.kernel @fc1 : {{.*}} at <0, 0, [[#S0]], [[#R0:]]> attributes {{{.*}}weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
+// CHECK: fabric.kernel @sigmoid_1 : {{.*}} at <[[#S0]], 0, 1, [[#R0]]> attributes {weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
+// CHECK: fabric.kernel @tanh_1 : {{.*}} at <[[#S0+1]], 0, 1, [[#R0]]> attributes {weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
+// CHECK: fabric.kernel @fc2 : {{.*}} at <[[#S0+2]], 0, [[#R0]], [[#R3]]> attributes {{{.*}}weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
+// AUTO-LABEL: fabric.program @main_graph
+// AUTO-SAME: target = #fabric.target<[[W:[0-9]+]]x[[H:[0-9]+]],
+// AUTO-SAME: weft.grid_auto = "[[W]]x[[H]]: predicted utilization {{.*}}; {{[0-9]+}} grids fit up to 8x8)"
+// AUTO: fabric.kernel @fc1 {{.*}} at <0, 0,
+// AUTO: fabric.kernel @fc2
+#map = affine_map<(d0, d1) -> (d0, d1)>
+module {
+  fabric.program @main_graph attributes {target = #fabric.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+    fabric.io @x  input  west rows 0 to 1 : tensor<1x3xf32>
+    fabric.io @y  output  east rows 0 to 1 : tensor<1x2xf32>
+    fabric.kernel @fc1 : (tensor<1x3xf32>) -> tensor<1x4xf32> {
+    ^bb0(%arg0: tensor<1x3xf32>):
+      %cst = arith.constant dense<[[0.199523121, 0.474361449, 0.190777928, -0.752378165], [0.522707462, 0.25771448, -0.310010105, 0.335508704], [0.210485965, 0.169817477, 0.016409589, 0.31564489]]> : tensor<3x4xf32>
+      %0 = tensor.empty() : tensor<1x4xf32>
+      %cst_0 = arith.constant dense<[-0.736454069, -0.162909955, -0.482119322, 0.598846197]> : tensor<4xf32>
+      %broadcasted = linalg.broadcast ins(%cst_0 : tensor<4xf32>) outs(%0 : tensor<1x4xf32>) dimensions = [0] 
+      %1 = linalg.matmul ins(%arg0, %cst : tensor<1x3xf32>, tensor<3x4xf32>) outs(%broadcasted : tensor<1x4xf32>) -> tensor<1x4xf32>
+      fabric.yield %1 : tensor<1x4xf32>
+    }
+    fabric.kernel @sigmoid_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> {
+    ^bb0(%arg0: tensor<1x4xf32>):
+      %cst = arith.constant 1.000000e+00 : f32
+      %0 = tensor.empty() : tensor<1x4xf32>
+      %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<1x4xf32>) outs(%0 : tensor<1x4xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %2 = arith.negf %in : f32
+        %3 = math.exp %2 : f32
+        %4 = arith.addf %3, %cst : f32
+        %5 = arith.divf %cst, %4 : f32
+        linalg.yield %5 : f32
+      } -> tensor<1x4xf32>
+      fabric.yield %1 : tensor<1x4xf32>
+    }
+    fabric.kernel @tanh_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> {
+    ^bb0(%arg0: tensor<1x4xf32>):
+      %0 = tensor.empty() : tensor<1x4xf32>
+      %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<1x4xf32>) outs(%0 : tensor<1x4xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %2 = math.tanh %in : f32
+        linalg.yield %2 : f32
+      } -> tensor<1x4xf32>
+      fabric.yield %1 : tensor<1x4xf32>
+    }
+    fabric.kernel @fc2 : (tensor<1x4xf32>) -> tensor<1x2xf32> {
+    ^bb0(%arg0: tensor<1x4xf32>):
+      %cst = arith.constant dense<[[0.0198610537, -0.146228373], [-0.390954226, -0.128596127], [0.00407109037, -0.137801453], [0.647031903, 0.503362179]]> : tensor<4x2xf32>
+      %0 = tensor.empty() : tensor<1x2xf32>
+      %cst_0 = arith.constant dense<[-2.71116257, -1.88901329]> : tensor<2xf32>
+      %broadcasted = linalg.broadcast ins(%cst_0 : tensor<2xf32>) outs(%0 : tensor<1x2xf32>) dimensions = [0] 
+      %1 = linalg.matmul ins(%arg0, %cst : tensor<1x4xf32>, tensor<4x2xf32>) outs(%broadcasted : tensor<1x2xf32>) -> tensor<1x2xf32>
+      fabric.yield %1 : tensor<1x2xf32>
+    }
+    fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 3>
+    fabric.stream @fc1_to_sigmoid_1 @fc1[0] -> @sigmoid_1[0] : !fabric.wavelets<f32, 4>
+    fabric.stream @sigmoid_1_to_tanh_1 @sigmoid_1[0] -> @tanh_1[0] : !fabric.wavelets<f32, 4>
+    fabric.stream @tanh_1_to_fc2 @tanh_1[0] -> @fc2[0] : !fabric.wavelets<f32, 4>
+    fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 2>
+  }
+}
+

@@ -9,6 +9,14 @@
 #   gen_dense.py two-layers OUT.onnx      (two Gemms: not one layer)
 #   gen_dense.py softmax OUT.onnx         (Gemm then Softmax)
 #   gen_dense.py input OUT.npy --shape N,K [--seed S]
+#   gen_dense.py mlp OUT.onnx --sizes 784,256,128,10 --acts relu,relu,softmax
+#                [--form gemm|gemm-transb|matmul|matmul-add] [--no-bias]
+#                [--batch N|dynamic] [--flatten C,H,W] [--seed S]
+#       A multi-layer perceptron: one dense layer per pair of sizes, each
+#       followed by the activations named for it in --acts (none, relu,
+#       sigmoid, tanh, softmax, logsoftmax; several joined with '+', e.g.
+#       relu+softmax). --flatten takes a [N, C, H, W] input and flattens it
+#       first (C*H*W must be the first size).
 #
 # Weights are N(0, 1/K) so outputs stay O(1) at every fan-in; inputs are
 # N(0, 1) (never exactly zero, so no MAC is skippable).
@@ -81,9 +89,78 @@ def softmax(path):
          [numpy_helper.from_array(weights(rng, 8, 4, False), "w")], path)
 
 
+ACTS = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh",
+        "softmax": "Softmax", "logsoftmax": "LogSoftmax"}
+
+
+def mlp(args):
+    rng = np.random.default_rng(args.seed)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    acts = args.acts.split(",") if args.acts else []
+    layers = len(sizes) - 1
+    if layers < 1 or len(acts) > layers:
+        sys.exit("gen_dense.py: --sizes needs two or more sizes and --acts "
+                 "at most one entry per layer")
+    acts += ["none"] * (layers - len(acts))
+    batch = args.batch if args.batch == "dynamic" else int(args.batch)
+    bias = not args.no_bias
+    nodes, inits = [], []
+    cur = "x"
+    if args.flatten:
+        chw = [int(s) for s in args.flatten.split(",")]
+        if int(np.prod(chw)) != sizes[0]:
+            sys.exit("gen_dense.py: --flatten %s is not %d elements" % (args.flatten, sizes[0]))
+        x = vi("x", [batch] + chw)
+        nodes.append(helper.make_node("Flatten", ["x"], ["flat"], name="flatten", axis=1))
+        cur = "flat"
+    else:
+        x = vi("x", [batch, sizes[0]])
+    n = 0
+
+    def fresh(base):
+        nonlocal n
+        n += 1
+        return "%s%d" % (base, n)
+
+    for i in range(layers):
+        k, m = sizes[i], sizes[i + 1]
+        w = weights(rng, k, m, args.form == "gemm-transb")
+        b = rng.standard_normal(m).astype(np.float32)
+        wn, bn, out = "w%d" % (i + 1), "b%d" % (i + 1), fresh("t")
+        inits.append(numpy_helper.from_array(w, wn))
+        name = "fc%d" % (i + 1)
+        if args.form in ("gemm", "gemm-transb"):
+            if bias:
+                inits.append(numpy_helper.from_array(b, bn))
+            nodes.append(helper.make_node(
+                "Gemm", [cur, wn] + ([bn] if bias else []), [out], name=name,
+                transB=1 if args.form == "gemm-transb" else 0))
+        else:
+            nodes.append(helper.make_node("MatMul", [cur, wn], [out], name=name))
+            if bias and args.form == "matmul-add":
+                inits.append(numpy_helper.from_array(b, bn))
+                added = fresh("t")
+                nodes.append(helper.make_node("Add", [out, bn], [added],
+                                              name=name + "_bias"))
+                out = added
+        cur = out
+        for j, a in enumerate(acts[i].split("+")):
+            if a == "none":
+                continue
+            if a not in ACTS:
+                sys.exit("gen_dense.py: unknown activation " + a)
+            out = fresh("t")
+            attrs = {"axis": -1} if a in ("softmax", "logsoftmax") else {}
+            nodes.append(helper.make_node(ACTS[a], [cur], [out],
+                                          name="%s_%s" % (a, i + 1), **attrs))
+            cur = out
+    nodes[-1].output[0] = "y"
+    save(nodes, [x], [vi("y", [batch, sizes[-1]])], inits, args.out)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["model", "two-layers", "softmax", "input"])
+    p.add_argument("what", choices=["model", "two-layers", "softmax", "input", "mlp"])
     p.add_argument("out")
     p.add_argument("--k", type=int, default=64)
     p.add_argument("--m", type=int, default=32)
@@ -94,6 +171,11 @@ def main():
     p.add_argument("--batch", default="1")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--shape", default="1,64")
+    p.add_argument("--sizes", default="64,32,10")
+    p.add_argument("--acts", default="")
+    p.add_argument("--flatten", default="")
+    p.add_argument("--nonzero", action="store_true",
+                   help="input: values bounded away from zero (|x| >= 0.1)")
     args = p.parse_args()
     if args.what == "model":
         dense(args)
@@ -101,10 +183,15 @@ def main():
         two_layers(args.out)
     elif args.what == "softmax":
         softmax(args.out)
+    elif args.what == "mlp":
+        mlp(args)
     else:
         shape = [int(s) for s in args.shape.split(",")]
         rng = np.random.default_rng(args.seed)
-        np.save(args.out, rng.standard_normal(shape).astype(np.float32))
+        x = rng.standard_normal(shape).astype(np.float32)
+        if args.nonzero:
+            x = np.where(np.abs(x) < 0.1, np.copysign(0.1, x), x).astype(np.float32)
+        np.save(args.out, x)
 
 
 if __name__ == "__main__":

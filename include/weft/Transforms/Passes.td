@@ -94,22 +94,26 @@ def DropIdentity : Pass<"weft-drop-identity", "mlir::func::FuncOp"> {
 //===----------------------------------------------------------------------===//
 
 def ConvertToFabric : Pass<"weft-convert-to-fabric", "mlir::ModuleOp"> {
-  let summary = "Turn an imported one-layer network into a fabric.program";
+  let summary = "Turn an imported network (a chain of layers) into a fabric.program";
   let description = [{
     Replaces the imported `func.func` (after `--weft-import-cleanup`) with a
     `fabric.program` of the same name on the target given by `grid`: one
-    `fabric.io` per graph input and output (named after `onnx.name`), one
-    `fabric.kernel` per dense layer and the `fabric.stream`s between them.
-    The batch dimension is streamed: a [N, K] input becomes the per-sample
-    tensor<1xKxf32>, and N is recorded as `weft.batch` on the program. The
-    kernel body is the layer rebuilt on one sample (weights as constants,
-    a broadcast bias accumulator, `linalg.matmul`, ReLU as `maximumf`), so
-    `matchDenseLayer` recognises it again. Rows are placeholders until
-    `--weft-partition-dense`.
+    `fabric.io` for the graph input (west) and one for the output (east),
+    named after `onnx.name`, one `fabric.kernel` per layer, and the
+    `fabric.stream`s of the chain input -> k0 -> k1 -> ... -> output, created
+    in chain order. The batch dimension is streamed: every tensor of the
+    program is per sample, and the batch is recorded as `weft.batch`.
 
-    Supports exactly one dense layer (Gemm or MatMul, optional bias,
-    optional ReLU); any other op is an error naming the ONNX node, the op
-    and the reason.
+    A layer is either dense (Gemm or MatMul, optional bias, an optional ReLU
+    fused; the body rebuilt on one sample so `matchDenseLayer` recognises
+    it again) or a column kernel (Relu, Sigmoid, Tanh, Softmax or
+    LogSoftmax over the whole per-sample vector: the imported ops cloned on
+    one sample, recognised by `matchColumnKernel`). Reshapes of the sample
+    (Reshape, Flatten, Squeeze, Unsqueeze: `tensor.collapse_shape`,
+    `tensor.expand_shape`, `tensor.reshape` keeping the batch dimension) do
+    not change the row-major order and are dropped. Anything else is an
+    error naming the ONNX node, the op and the reason. Rows are placeholders
+    until `--weft-partition-dense`.
 
     Example:
     ```mlir
@@ -120,8 +124,10 @@ def ConvertToFabric : Pass<"weft-convert-to-fabric", "mlir::ModuleOp"> {
       fabric.io @x input west rows 0 to 1 : tensor<1x64xf32>
       fabric.io @y output east rows 0 to 1 : tensor<1x32xf32>
       fabric.kernel @fc : (tensor<1x64xf32>) -> tensor<1x32xf32> { ... }
+      fabric.kernel @probs : (tensor<1x32xf32>) -> tensor<1x32xf32> { ... }
       fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 64>
-      fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 32>
+      fabric.stream @fc_to_probs @fc[0] -> @probs[0] : !fabric.wavelets<f32, 32>
+      fabric.stream @probs_to_y @probs[0] -> @y[0] : !fabric.wavelets<f32, 32>
     }
     ```
   }];
@@ -137,17 +143,22 @@ def ConvertToFabric : Pass<"weft-convert-to-fabric", "mlir::ModuleOp"> {
 }
 
 def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
-  let summary = "Choose each dense kernel's rectangle and smear factor";
+  let summary = "Lay a chain of kernels out as a balanced pipeline";
   let description = [{
-    For every `fabric.kernel` holding a dense layer, asks the cost model
-    (`chooseDenseMapping`, docs/execution-model.md) for the rectangle of
-    `smear` columns by `rows` rows with the fewest predicted cycles per
-    sample that fits the per-PE memory, and records it: `rect`, `smear`,
-    `weft.precision` ("fp32" or "mixed") and `weft.predicted_cycles`
-    (steady-state cycles per sample). The input `fabric.io` gets rows
-    [0, smear) of the west edge, the output `fabric.io` rows
-    [y0, y0 + rows) of the east edge. A layer that does not fit is an error
-    saying what it needs.
+    For the chain of `fabric.kernel`s of each program (host input -> k0 ->
+    ... -> host output, dense layers and column kernels), chooses the
+    smear of the first dense kernel and the rows of every kernel so that the
+    slowest kernel's predicted cycles per sample are the fewest, then the
+    PEs (`partitionChain`, docs/execution-model.md): rectangles west to east
+    from column 0, all at row 0, a dense kernel (x, 0, S, R) with smear S
+    equal to the rows of the kernel before it, a column kernel (x, 0, 1, R).
+    Records `rect`, `smear`, `weft.precision` ("fp32" or "mixed") and
+    `weft.predicted_cycles` on every kernel and the rows of the host ports.
+    `grid=auto` first chooses the fabric (`chooseGrid`: the smallest grid up
+    to `max-grid` whose predicted utilization is within 5% of the best) and
+    rewrites the program's target; `grid=WxH` replaces it; the default keeps
+    the target of `--weft-convert-to-fabric`. A chain that does not fit is
+    an error saying what it needs.
 
     Example:
     ```mlir
@@ -156,11 +167,20 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
         weft.precision = "fp32", weft.predicted_cycles = 1234 : i64} {...}
     ```
   }];
-  let options = [Option<"precision", "precision", "std::string", "\"fp32\"",
-                        "fp32, or mixed (fp16 storage and multiply, fp32 "
-                        "accumulate)">];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"fp32\"",
+           "fp32, or mixed (fp16 storage and multiply, fp32 accumulate)">,
+    Option<"grid", "grid", "std::string", "\"\"",
+           "Empty (keep the program's target), auto (choose the fabric up "
+           "to max-grid), or WxH[,mem=..,colors=..]">,
+    Option<"maxGrid", "max-grid", "std::string", "\"64x64\"",
+           "The largest fabric grid=auto considers (its memory and colors "
+           "apply to every grid)">];
   let statistics = [Statistic<"numPartitioned", "num-partitioned",
-                              "Kernels partitioned">];
+                              "Kernels partitioned">,
+                    Statistic<"bottleneck", "bottleneck-cycles",
+                              "Predicted cycles per sample of the slowest "
+                              "kernel">];
 }
 
 #endif // WEFT_TRANSFORMS_PASSES

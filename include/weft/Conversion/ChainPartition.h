@@ -1,0 +1,131 @@
+//===- ChainPartition.h - A balanced pipeline for a chain ----- -*- C++ -*-===//
+//-*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The partitioning algorithm of --weft-partition-dense, without MLIR: a
+// chain of kernels (dense layers and column kernels) is laid out west to
+// east from column 0, every rectangle at row 0 (docs/execution-model.md,
+// "A network on the fabric"). The rows of the vector between two kernels tie
+// them together: a dense kernel smears its fan-in over as many columns as
+// the previous kernel has output rows (S_{l+1} = R_l), and a column kernel
+// keeps the rows it receives. The algorithm chooses S_0 and every R_l so
+// that the slowest kernel's predicted cycles per sample are the fewest (a
+// balanced pipeline), then the fewest PEs; and, for `--grid auto`, the
+// fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_CONVERSION_CHAINPARTITION_H
+#define WEFT_CONVERSION_CHAINPARTITION_H
+
+#include "weft/Conversion/ColumnKernels.h"
+#include "weft/Conversion/DenseLayer.h"
+#include "weft/Target/Target.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace weft::conversion {
+
+/// One kernel of the chain, as the partitioner sees it.
+struct ChainLayer {
+  enum class Kind { Dense, Column };
+  Kind kind = Kind::Dense;
+  /// Dense: fan-in and neurons. Column: K == M == the vector's length.
+  int64_t K = 0, M = 0;
+  bool bias = false;            ///< dense: adds a bias
+  ColumnOp op = ColumnOp::Relu; ///< column: what it computes
+
+  static ChainLayer dense(int64_t K, int64_t M, bool bias) {
+    ChainLayer l;
+    l.K = K;
+    l.M = M;
+    l.bias = bias;
+    return l;
+  }
+  static ChainLayer column(ColumnOp op, int64_t n) {
+    ChainLayer l;
+    l.kind = Kind::Column;
+    l.K = l.M = n;
+    l.op = op;
+    return l;
+  }
+};
+
+/// Where one kernel goes: the rectangle (x0, 0, width, rows). A dense
+/// kernel's width is its smear factor S and its footprint max(S, rows) rows
+/// (input chunk c turns into column c at row c); a column kernel is one
+/// column of `rows` rows.
+struct ChainPlacement {
+  int64_t x0 = 0, width = 1, rows = 1, footprint = 1;
+  int64_t predictedCycles = 0;
+  /// Bytes of PE memory the most loaded PE needs (dense kernels; column
+  /// kernels: their largest buffers).
+  int64_t memoryPerPE = 0;
+};
+
+struct ChainMapping {
+  std::vector<ChainPlacement> kernels;
+  /// Rows of the host input (the first kernel's S, or R for a column
+  /// kernel) and of the host output (the last kernel's rows).
+  int64_t inputRows = 1, outputRows = 1;
+  /// The largest predicted cycles per sample over the kernels: the
+  /// pipeline's steady-state interval.
+  int64_t bottleneckCycles = 0;
+  /// Columns used (the sum of the widths) and rows used (the largest
+  /// footprint).
+  int64_t width = 0, height = 0;
+  /// PEs of the kernels' rectangles (sum of width x rows).
+  int64_t pes = 0;
+};
+
+/// Lays the chain out on `target` with `precision` for the dense kernels:
+/// the fewest predicted cycles for the slowest kernel, then the fewest PEs,
+/// subject to the total width and every footprint fitting the fabric, the
+/// per-PE memory, and no empty chunk. Fails with a sentence in `why` saying
+/// what the chain needs (columns, PEs of memory) when nothing fits.
+std::optional<ChainMapping> partitionChain(const std::vector<ChainLayer> &chain,
+                                           Precision precision,
+                                           const target::Target &target,
+                                           std::string &why);
+
+/// Multiply-accumulates per sample of the chain (dense kernels only).
+int64_t chainMacsPerSample(const std::vector<ChainLayer> &chain);
+
+/// The fabric `--grid auto` chooses, and why.
+struct GridChoice {
+  int64_t width = 0, height = 0;
+  ChainMapping mapping;
+  /// Predicted utilization MACs / (width x height x peak x bottleneck) on
+  /// this grid, and the best over every grid considered.
+  double utilization = 0, bestUtilization = 0;
+  int64_t bestWidth = 0, bestHeight = 0;
+  /// Grids on which the chain fits, of those considered.
+  int64_t gridsFitting = 0;
+};
+
+/// Grid sizes `chooseGrid` considers along one side up to `max`: every size
+/// up to 16, multiples of 4 up to 64, multiples of 8 up to 128, multiples of
+/// 16 beyond, and `max` itself.
+std::vector<int64_t> candidateGridSizes(int64_t max);
+
+/// `--grid auto`: over every W x H grid with W and H from
+/// candidateGridSizes of `largest`'s width and height (and `largest`'s
+/// memory and colors), the predicted utilization U of the chain's best
+/// mapping; returns the grid with the fewest PEs whose U is within
+/// `tolerance` (relative, e.g. 0.05) of the best U found, ties broken by
+/// fewer predicted cycles, then the squarer grid. Fails with the
+/// partitionChain sentence for `largest` when the chain fits no grid.
+std::optional<GridChoice> chooseGrid(const std::vector<ChainLayer> &chain,
+                                     Precision precision,
+                                     const target::Target &largest,
+                                     double tolerance, std::string &why);
+
+} // namespace weft::conversion
+
+#endif // WEFT_CONVERSION_CHAINPARTITION_H

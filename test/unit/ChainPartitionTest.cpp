@@ -1,0 +1,279 @@
+//===- ChainPartitionTest.cpp - The balanced-pipeline partitioner ---------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// partitionChain against the contract of the chain lowering (contiguous
+// rectangles from column 0 at row 0, S_{l+1} = R_l, footprints and widths
+// inside the fabric, the cost model's cycles), against a brute force over
+// every layout on small fabrics, and against chooseDenseMapping on one
+// layer; chooseGrid against its documented rule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/ChainPartition.h"
+
+#include "weft/Target/ISA.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+using namespace weft;
+using namespace weft::conversion;
+using Kind = ChainLayer::Kind;
+
+static target::Target grid(unsigned w, unsigned h, unsigned mem = 48 * 1024) {
+  target::TargetConfig c;
+  c.width = w;
+  c.height = h;
+  c.memoryBytes = mem;
+  return *target::Target::create(c);
+}
+
+static int64_t cost(const ChainLayer &l, int64_t s, int64_t r, Precision p) {
+  if (l.kind == Kind::Column) {
+    ColumnKernel k;
+    k.op = l.op;
+    k.layout = RowChunks{l.K, r, 0};
+    return predictColumnKernelCycles(k);
+  }
+  DenseMapping m;
+  m.smear = s;
+  m.rows = r;
+  m.precision = p;
+  return predictCyclesPerSample(l.K, l.M, m, l.bias);
+}
+
+/// Checks `m` is a valid layout of `chain` on `t` (the lowering's
+/// contract) with the cost model's cycles.
+static void expectValid(const std::vector<ChainLayer> &chain,
+                        const ChainMapping &m, const target::Target &t,
+                        Precision p) {
+  ASSERT_EQ(m.kernels.size(), chain.size());
+  int64_t x = 0, rowsIn = m.inputRows, bottleneck = 0, pes = 0, height = 0;
+  for (size_t l = 0; l < chain.size(); ++l) {
+    const ChainPlacement &k = m.kernels[l];
+    SCOPED_TRACE("kernel " + std::to_string(l));
+    EXPECT_EQ(k.x0, x);
+    if (chain[l].kind == Kind::Dense) {
+      EXPECT_EQ(k.width, rowsIn) << "S_l must be the rows of the kernel before";
+      EXPECT_EQ(k.footprint, std::max(k.width, k.rows));
+      EXPECT_GT(chunkSize(chain[l].K, k.width, k.width - 1), 0);
+      EXPECT_GT(chunkSize(chain[l].M, k.rows, k.rows - 1), 0);
+      DenseMapping dm;
+      dm.smear = k.width;
+      dm.rows = k.rows;
+      dm.precision = p;
+      EXPECT_LE(memoryPerPE(chain[l].K, chain[l].M, dm),
+                int64_t(t.memoryBytes()));
+    } else {
+      EXPECT_EQ(k.width, 1);
+      EXPECT_EQ(k.rows, rowsIn) << "a column kernel keeps its rows";
+      EXPECT_EQ(k.footprint, k.rows);
+    }
+    EXPECT_LE(k.footprint, int64_t(t.height()));
+    EXPECT_EQ(k.predictedCycles, cost(chain[l], k.width, k.rows, p));
+    bottleneck = std::max(bottleneck, k.predictedCycles);
+    pes += k.width * k.rows;
+    height = std::max(height, k.footprint);
+    x += k.width;
+    rowsIn = k.rows;
+  }
+  EXPECT_LE(x, int64_t(t.width()));
+  EXPECT_EQ(m.width, x);
+  EXPECT_EQ(m.height, height);
+  EXPECT_EQ(m.outputRows, rowsIn);
+  EXPECT_EQ(m.bottleneckCycles, bottleneck);
+  EXPECT_EQ(m.pes, pes);
+}
+
+/// The best (bottleneck, PEs) over every layout, by enumeration.
+static std::pair<int64_t, int64_t>
+bruteForce(const std::vector<ChainLayer> &chain, const target::Target &t,
+           Precision p) {
+  int64_t H = t.height(), W = t.width();
+  std::pair<int64_t, int64_t> best = {INT64_MAX, INT64_MAX};
+  std::function<void(size_t, int64_t, int64_t, int64_t, int64_t)> go =
+      [&](size_t l, int64_t rowsIn, int64_t width, int64_t worst, int64_t pes) {
+        if (width > W)
+          return;
+        if (l == chain.size()) {
+          best = std::min(best, std::make_pair(worst, pes));
+          return;
+        }
+        const ChainLayer &c = chain[l];
+        if (rowsIn > std::min(c.K, H) ||
+            chunkSize(c.K, rowsIn, rowsIn - 1) == 0)
+          return;
+        if (c.kind == Kind::Column) {
+          go(l + 1, rowsIn, width + 1, std::max(worst, cost(c, 1, rowsIn, p)),
+             pes + rowsIn);
+          return;
+        }
+        for (int64_t r = 1; r <= std::min(c.M, H); ++r) {
+          if (chunkSize(c.M, r, r - 1) == 0 || std::max(rowsIn, r) > H)
+            continue;
+          DenseMapping m;
+          m.smear = rowsIn;
+          m.rows = r;
+          m.precision = p;
+          if (memoryPerPE(c.K, c.M, m) > int64_t(t.memoryBytes()))
+            continue;
+          go(l + 1, r, width + rowsIn, std::max(worst, cost(c, rowsIn, r, p)),
+             pes + rowsIn * r);
+        }
+      };
+  for (int64_t s = 1; s <= H; ++s)
+    go(0, s, 0, 0, 0);
+  return best;
+}
+
+TEST(ChainPartition, OneLayerAgreesWithChooseDenseMapping) {
+  for (auto [K, M] : std::vector<std::pair<int64_t, int64_t>>{
+           {784, 256}, {1000, 10}, {37, 129}, {64, 32}, {5, 3}}) {
+    SCOPED_TRACE(std::to_string(K) + " -> " + std::to_string(M));
+    target::Target t = grid(16, 16);
+    std::string why;
+    auto single = chooseDenseMapping(K, M, Precision::FP32, t, why);
+    ASSERT_TRUE(succeeded(single)) << why;
+    std::vector<ChainLayer> chain = {ChainLayer::dense(K, M, true)};
+    auto m = partitionChain(chain, Precision::FP32, t, why);
+    ASSERT_TRUE(m) << why;
+    expectValid(chain, *m, t, Precision::FP32);
+    EXPECT_EQ(m->bottleneckCycles, predictCyclesPerSample(K, M, *single));
+    EXPECT_EQ(m->pes, single->smear * single->rows);
+  }
+}
+
+TEST(ChainPartition, Mlp784On16x16) {
+  std::vector<ChainLayer> chain = {ChainLayer::dense(784, 256, true),
+                                   ChainLayer::dense(256, 128, true),
+                                   ChainLayer::dense(128, 10, true),
+                                   ChainLayer::column(ColumnOp::Softmax, 10)};
+  for (Precision p : {Precision::FP32, Precision::Mixed}) {
+    target::Target t = grid(16, 16);
+    std::string why;
+    auto m = partitionChain(chain, p, t, why);
+    ASSERT_TRUE(m) << why;
+    expectValid(chain, *m, t, p);
+    // The first layer has by far the most MACs: it gets the most PEs.
+    EXPECT_GT(m->kernels[0].width * m->kernels[0].rows,
+              m->kernels[2].width * m->kernels[2].rows);
+  }
+}
+
+TEST(ChainPartition, OptimalAgainstBruteForce) {
+  std::vector<std::vector<ChainLayer>> chains = {
+      {ChainLayer::dense(64, 48, true), ChainLayer::column(ColumnOp::Relu, 48),
+       ChainLayer::dense(48, 10, false)},
+      {ChainLayer::dense(200, 100, true), ChainLayer::dense(100, 30, true),
+       ChainLayer::column(ColumnOp::Softmax, 30)},
+      {ChainLayer::column(ColumnOp::Sigmoid, 40),
+       ChainLayer::dense(40, 90, true), ChainLayer::column(ColumnOp::Tanh, 90),
+       ChainLayer::dense(90, 7, true)},
+      {ChainLayer::dense(300, 300, true), ChainLayer::dense(300, 300, true)},
+  };
+  for (size_t i = 0; i < chains.size(); ++i)
+    for (auto [w, h, mem] :
+         std::vector<std::tuple<unsigned, unsigned, unsigned>>{
+             {8, 8, 48 * 1024},
+             {12, 5, 48 * 1024},
+             {6, 9, 16 * 1024},
+             {20, 3, 48 * 1024}}) {
+      SCOPED_TRACE("chain " + std::to_string(i) + " on " + std::to_string(w) +
+                   "x" + std::to_string(h) + " mem " + std::to_string(mem));
+      target::Target t = grid(w, h, mem);
+      std::string why;
+      auto m = partitionChain(chains[i], Precision::FP32, t, why);
+      auto best = bruteForce(chains[i], t, Precision::FP32);
+      if (best.first == INT64_MAX) {
+        EXPECT_FALSE(m);
+        EXPECT_FALSE(why.empty());
+        continue;
+      }
+      ASSERT_TRUE(m) << why;
+      expectValid(chains[i], *m, t, Precision::FP32);
+      EXPECT_EQ(m->bottleneckCycles, best.first);
+      EXPECT_EQ(m->pes, best.second);
+    }
+}
+
+TEST(ChainPartition, TooBigSaysWhatItNeeds) {
+  std::string why;
+  // One layer that fits no rectangle: chooseDenseMapping's sentence.
+  EXPECT_FALSE(partitionChain({ChainLayer::dense(784, 256, true)},
+                              Precision::FP32, grid(4, 4), why));
+  EXPECT_NE(why.find("kernel 0 (dense 784 -> 256): a dense layer of 784 "
+                     "inputs and 256 neurons needs 802816 bytes of weights"),
+            std::string::npos)
+      << why;
+  // Every layer fits alone, not side by side: the columns it needs.
+  std::vector<ChainLayer> chain = {ChainLayer::dense(784, 256, true),
+                                   ChainLayer::dense(256, 256, true),
+                                   ChainLayer::dense(256, 256, true)};
+  EXPECT_FALSE(partitionChain(chain, Precision::FP32, grid(4, 16), why));
+  EXPECT_NE(why.find("the chain of 3 kernels needs at least"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("columns of at most 16 rows"), std::string::npos) << why;
+  EXPECT_NE(why.find("but the 4x16 fabric has 4 columns"), std::string::npos)
+      << why;
+  auto m = partitionChain(chain, Precision::FP32, grid(16, 16), why);
+  ASSERT_TRUE(m) << why;
+  expectValid(chain, *m, grid(16, 16), Precision::FP32);
+}
+
+TEST(ChainPartition, CandidateGridSizes) {
+  std::vector<int64_t> s = candidateGridSizes(64);
+  EXPECT_EQ(s.front(), 1);
+  EXPECT_EQ(s.back(), 64);
+  EXPECT_TRUE(std::count(s.begin(), s.end(), 16));
+  EXPECT_TRUE(std::count(s.begin(), s.end(), 20));
+  EXPECT_FALSE(std::count(s.begin(), s.end(), 18));
+  std::vector<int64_t> big = candidateGridSizes(200);
+  EXPECT_TRUE(std::count(big.begin(), big.end(), 72));
+  EXPECT_FALSE(std::count(big.begin(), big.end(), 140));
+  EXPECT_TRUE(std::count(big.begin(), big.end(), 144));
+  EXPECT_EQ(big.back(), 200);
+}
+
+TEST(ChainPartition, ChooseGridFollowsItsRule) {
+  std::vector<ChainLayer> chain = {ChainLayer::dense(784, 256, true),
+                                   ChainLayer::dense(256, 128, true),
+                                   ChainLayer::dense(128, 10, true),
+                                   ChainLayer::column(ColumnOp::Softmax, 10)};
+  const double tolerance = 0.05;
+  std::string why;
+  auto choice =
+      chooseGrid(chain, Precision::FP32, grid(32, 32), tolerance, why);
+  ASSERT_TRUE(choice) << why;
+  target::Target chosen =
+      grid(unsigned(choice->width), unsigned(choice->height));
+  expectValid(chain, choice->mapping, chosen, Precision::FP32);
+  double macs = double(chainMacsPerSample(chain));
+  EXPECT_EQ(macs, 784 * 256 + 256 * 128 + 128 * 10);
+  EXPECT_DOUBLE_EQ(choice->utilization,
+                   macs / (double(choice->width * choice->height) *
+                           double(choice->mapping.bottleneckCycles)));
+  EXPECT_GE(choice->utilization, (1 - tolerance) * choice->bestUtilization);
+  // No considered grid with fewer PEs qualifies, and none is better than
+  // the best.
+  for (int64_t w : candidateGridSizes(32))
+    for (int64_t h : candidateGridSizes(32)) {
+      auto m = partitionChain(chain, Precision::FP32,
+                              grid(unsigned(w), unsigned(h)), why);
+      if (!m)
+        continue;
+      double u = macs / (double(w * h) * double(m->bottleneckCycles));
+      EXPECT_LE(u, choice->bestUtilization * (1 + 1e-12));
+      if (w * h < choice->width * choice->height)
+        EXPECT_LT(u, (1 - tolerance) * choice->bestUtilization)
+            << w << "x" << h << " has fewer PEs";
+    }
+  // Nothing fits: the sentence for the largest grid.
+  EXPECT_FALSE(chooseGrid(chain, Precision::FP32, grid(2, 2), tolerance, why));
+  EXPECT_NE(why.find("needs 802816 bytes of weights"), std::string::npos)
+      << why;
+}
