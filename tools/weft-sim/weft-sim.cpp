@@ -7,7 +7,10 @@
 //   weft-sim prog.wfb --input NAME=FILE ... --output-dir DIR
 //            [--stats FILE.json] [--trace FILE.json] [--max-cycles N]
 //            [--threads N] [--mode reference|fast] [--samples N]
-//            [--output-format npy|pb] [--quiet]
+//            [--output-format npy|pb] [--quiet] [--progress]
+//
+// --progress prints the simulated cycle and the samples done to stderr
+// about every two seconds of a long run.
 //
 // Input and output files are .npy or ONNX TensorProto .pb. Exit status: 0 on
 // a complete run, 1 on bad usage or an unloadable binary, 2 on a deadlock,
@@ -37,7 +40,7 @@ void usage(std::ostream &os) {
   os << "usage: weft-sim PROGRAM.wfb --input NAME=FILE ... [--output-dir DIR]\n"
         "         [--stats FILE.json] [--trace FILE.json] [--max-cycles N]\n"
         "         [--threads N] [--mode reference|fast] [--samples N]\n"
-        "         [--output-format npy|pb] [--quiet]\n"
+        "         [--output-format npy|pb] [--quiet] [--progress]\n"
         "Runs a weft binary on the cycle-level fabric simulator. Inputs and\n"
         "outputs are .npy or ONNX TensorProto (.pb) files.\n";
 }
@@ -103,7 +106,7 @@ int main(int argc, char **argv) {
       outFormat = "npy";
   std::vector<std::pair<std::string, std::string>> inputs;
   sim::Options opts;
-  bool quiet = false;
+  bool quiet = false, progress = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string &v) {
@@ -161,6 +164,8 @@ int main(int argc, char **argv) {
         return die("--output-format is 'npy' or 'pb'");
     } else if (key == "--quiet") {
       quiet = true;
+    } else if (key == "--progress") {
+      progress = true;
     } else if (!a.empty() && a[0] == '-') {
       usage(std::cerr);
       return die("unknown option '" + a + "'");
@@ -234,7 +239,28 @@ int main(int argc, char **argv) {
                  s.name + "=FILE)");
 
   auto start = std::chrono::steady_clock::now();
-  sim::Status status = simulator->run();
+  sim::Status status;
+  if (!progress) {
+    status = simulator->run();
+  } else {
+    // In slices of cycles, reporting about every two seconds.
+    auto last = start;
+    while ((status = simulator->run(4096)) == sim::Status::Running) {
+      auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - last).count() < 2.0)
+        continue;
+      last = now;
+      sim::Stats s = simulator->stats();
+      uint64_t done = 0;
+      for (uint64_t t : s.sampleDone)
+        done += t != 0;
+      std::fprintf(stderr,
+                   "weft-sim: cycle %llu, %llu of %llu samples done, %.0f s\n",
+                   (unsigned long long)s.cycles, (unsigned long long)done,
+                   (unsigned long long)opts.samples,
+                   std::chrono::duration<double>(now - start).count());
+    }
+  }
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();

@@ -37,7 +37,10 @@ enum class Stage { Import, Cleanup, Fabric, Partition, Wavelet, Binary };
 
 /// How `weftc compile` and `weftc run` compile a model.
 struct CompileOptions {
+  /// WxH[,options], or auto[,options]: the smallest fabric up to `maxGrid`
+  /// within 5% of the best predicted utilization (--weft-partition-dense).
   std::string grid = "16x16";
+  std::string maxGrid = "64x64";
   std::string precision = "fp32";
   int64_t batchSize = 1;
   /// Graph inputs frozen into the program as constants (weights the model
@@ -45,6 +48,15 @@ struct CompileOptions {
   std::vector<std::string> constants;
   /// The last stage to run.
   Stage untilAfter = Stage::Binary;
+};
+
+/// One kernel of the partitioned program, as `weftc run` reports it.
+struct KernelFigures {
+  std::string name;
+  /// "dense 784 -> 256" or "Softmax of 10".
+  std::string what;
+  bool dense = true;
+  int64_t K = 0, M = 0, x0 = 0, width = 0, rows = 0, predictedCycles = 0;
 };
 
 /// What a compile produced, and the figures `weftc run` reports.
@@ -56,17 +68,25 @@ struct CompiledModel {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   /// The binary, when the pipeline ran to the end.
   std::optional<weft::binary::Program> binary;
-  /// From the partitioned fabric program (when it ran that far).
-  std::string kernelName, inputName, outputName;
-  int64_t batch = 1, K = 0, M = 0, smear = 0, rows = 0, predictedCycles = 0;
+  /// From the partitioned fabric program (when it ran that far): the host
+  /// ports, the kernels in chain order, the slowest kernel's predicted
+  /// cycles per sample and the dense kernels' MACs per sample.
+  std::string programName, inputName, outputName;
+  std::vector<KernelFigures> kernels;
+  int64_t batch = 1, predictedCycles = 0, macsPerSample = 0;
   int64_t gridPEs = 0;
-  unsigned gridWidth = 0, gridHeight = 0;
+  unsigned gridWidth = 0, gridHeight = 0, routableColors = 0;
+  /// How --grid auto chose the fabric (empty otherwise).
+  std::string gridAuto;
+  /// Distinct colors the routes of the lowered program use.
+  int64_t colorsUsed = 0;
   bool mixed = false;
 };
 
 /// Runs the pipeline on the model at `path` up to `options.untilAfter`.
 /// Pass-manager and timing command-line options apply (they must have been
-/// registered by the command). On failure returns false with `error` set to the diagnostics.
+/// registered by the command). On failure returns false with `error` set to the
+/// diagnostics.
 bool compileModel(mlir::MLIRContext &ctx, llvm::StringRef path,
                   const CompileOptions &options, CompiledModel &out,
                   std::string &error);
@@ -80,9 +100,9 @@ std::unique_ptr<mlir::MLIRContext> createContext();
 /// already in the imported form (func @main_graph on tensors). On failure
 /// returns nullptr and sets `error` to the diagnostics, one per line.
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(mlir::MLIRContext &ctx,
-                                              llvm::StringRef path,
-                                              int64_t batchSize,
-                                              std::string &error);
+                                            llvm::StringRef path,
+                                            int64_t batchSize,
+                                            std::string &error);
 
 } // namespace weftc
 

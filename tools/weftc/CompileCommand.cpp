@@ -25,12 +25,14 @@
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
 #include "weft/Binary/File.h"
+#include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Transforms/Passes.h"
 #include "weft/Translate/Wfb.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -44,6 +46,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <set>
 
 using namespace llvm;
 using namespace mlir;
@@ -112,32 +117,101 @@ static LogicalResult bindConstant(func::FuncOp fn, StringRef spec,
 static void readFabricFigures(ModuleOp module, CompiledModel &out) {
   for (auto program : module.getOps<wf::ProgramOp>()) {
     weft::target::Target t = program.getModel();
+    out.programName = program.getSymName().str();
     out.gridWidth = t.width();
     out.gridHeight = t.height();
     out.gridPEs = int64_t(t.numPEs());
+    out.routableColors = t.routableColors();
     if (auto b = program->getAttrOfType<IntegerAttr>("weft.batch"))
       out.batch = b.getInt();
+    if (auto a = program->getAttrOfType<StringAttr>("weft.grid_auto"))
+      out.gridAuto = a.getValue().str();
+    std::map<std::string, KernelFigures> byName;
     for (Operation &op : program.getBody().front()) {
       if (auto io = dyn_cast<wf::IoOp>(op)) {
         (io.getDirection() == wf::PortDir::input ? out.inputName
                                                  : out.outputName) =
             io.getSymName().str();
       } else if (auto k = dyn_cast<wf::KernelOp>(op)) {
-        out.kernelName = k.getSymName().str();
+        KernelFigures f;
+        f.name = k.getSymName().str();
         auto in = cast<RankedTensorType>(k.getFunctionType().getInput(0));
         auto res = cast<RankedTensorType>(k.getFunctionType().getResult(0));
-        out.K = in.getNumElements();
-        out.M = res.getNumElements();
-        out.smear = int64_t(k.getSmear());
-        if (auto r = k.getRectAttr())
-          out.rows = r.getHeight();
+        f.K = in.getNumElements();
+        f.M = res.getNumElements();
+        // A dense kernel has a matrix product; a column kernel does not.
+        f.dense = !k.getBody().front().getOps<linalg::MatmulOp>().empty();
+        std::string why;
+        Value input;
+        auto yield = cast<wf::YieldOp>(k.getBody().front().getTerminator());
+        FailureOr<weft::conversion::ColumnOp> column = failure();
+        if (!f.dense)
+          column = weft::conversion::matchColumnKernel(yield.getResults()[0],
+                                                       input, why);
+        f.what =
+            succeeded(column)
+                ? (Twine(weft::conversion::columnOpName(*column)) + " of " +
+                   Twine(f.M))
+                      .str()
+                : (Twine("dense ") + Twine(f.K) + " -> " + Twine(f.M)).str();
+        if (auto r = k.getRectAttr()) {
+          f.x0 = r.getX();
+          f.width = r.getWidth();
+          f.rows = r.getHeight();
+        }
         if (auto p = k->getAttrOfType<IntegerAttr>("weft.predicted_cycles"))
-          out.predictedCycles = p.getInt();
+          f.predictedCycles = p.getInt();
         if (auto p = k->getAttrOfType<StringAttr>("weft.precision"))
           out.mixed = p.getValue() == "mixed";
+        byName[f.name] = f;
       }
     }
+    // Chain order: follow the streams from the host input.
+    llvm::StringMap<StringRef> next;
+    for (auto s : program.getBody().front().getOps<wf::StreamOp>())
+      next[s.getSrc()] = s.getDst();
+    out.kernels.clear();
+    for (StringRef at = out.inputName; next.count(at) && byName.size();) {
+      at = next[at];
+      auto it = byName.find(at.str());
+      if (it == byName.end())
+        break;
+      out.kernels.push_back(it->second);
+      byName.erase(it);
+    }
+    for (auto &[name, f] : byName) // not on the chain (not expected)
+      out.kernels.push_back(f);
+    out.predictedCycles = 0;
+    out.macsPerSample = 0;
+    for (const KernelFigures &f : out.kernels) {
+      out.predictedCycles = std::max(out.predictedCycles, f.predictedCycles);
+      if (f.dense)
+        out.macsPerSample += f.K * f.M;
+    }
   }
+}
+
+/// Counts the distinct colors the routes of the lowered program use.
+static int64_t countColors(ModuleOp module) {
+  std::set<int64_t> colors;
+  module.walk([&](Operation *op) {
+    if (op->getName().getStringRef() == "wavelet.route")
+      if (auto c = op->getAttrOfType<IntegerAttr>("color"))
+        colors.insert(c.getInt());
+  });
+  return int64_t(colors.size());
+}
+
+/// The fabric and partition stages' grid options for `grid` (WxH[,...] or
+/// auto[,...]) and `maxGrid`.
+static std::pair<std::string, std::string>
+gridOptions(const std::string &grid, const std::string &maxGrid) {
+  StringRef g(grid);
+  if (!g.consume_front("auto"))
+    return {grid, ""};
+  // auto,colors=4: the options apply to every grid considered.
+  std::string largest = maxGrid + g.str();
+  return {largest, "grid=auto max-grid=" + largest};
 }
 
 bool weftc::compileModel(MLIRContext &ctx, StringRef path,
@@ -202,12 +276,13 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
     return false;
   if (options.untilAfter == Stage::Cleanup)
     return true;
-  if (!runStage("fabric", "weft-convert-to-fabric{grid=" + options.grid + "}"))
+  auto [fabricGrid, partitionGrid] = gridOptions(options.grid, options.maxGrid);
+  if (!runStage("fabric", "weft-convert-to-fabric{grid=" + fabricGrid + "}"))
     return false;
   if (options.untilAfter == Stage::Fabric)
     return true;
-  if (!runStage("partition",
-                "weft-partition-dense{precision=" + options.precision + "}"))
+  if (!runStage("partition", "weft-partition-dense{precision=" +
+                                 options.precision + " " + partitionGrid + "}"))
     return false;
   readFabricFigures(*out.module, out);
   if (options.untilAfter == Stage::Partition)
@@ -219,6 +294,7 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   }
   if (!runStage("wavelet", "weft-lower-fabric-to-wavelet"))
     return false;
+  out.colorsUsed = countColors(*out.module);
   if (options.untilAfter == Stage::Wavelet)
     return true;
 
@@ -250,8 +326,13 @@ int weftc::compileMain(int argc, char **argv) {
                                   cl::value_desc("FILE"), cl::cat(category));
   cl::opt<std::string> grid(
       "grid", cl::init("16x16"),
-      cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N]"),
+      cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N], or auto[,...] "
+               "(the smallest grid up to --max-grid within 5% of the best "
+               "predicted utilization)"),
       cl::cat(category));
+  cl::opt<std::string> maxGrid(
+      "max-grid", cl::init("64x64"),
+      cl::desc("The largest fabric --grid auto considers"), cl::cat(category));
   cl::opt<std::string> precision(
       "precision", cl::init("fp32"),
       cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 accumulate)"),
@@ -290,6 +371,7 @@ int weftc::compileMain(int argc, char **argv) {
 
   CompileOptions options;
   options.grid = grid;
+  options.maxGrid = maxGrid;
   options.precision = precision;
   options.batchSize = batchSize;
   options.constants.assign(constants.begin(), constants.end());

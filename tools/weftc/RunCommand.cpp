@@ -40,6 +40,8 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 using namespace llvm;
 using namespace weft;
 using namespace weftc;
@@ -104,8 +106,13 @@ int weftc::runMain(int argc, char **argv) {
       cl::cat(category));
   cl::opt<std::string> grid(
       "grid", cl::init("16x16"),
-      cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N]"),
+      cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N], or auto[,...] "
+               "(the smallest grid up to --max-grid within 5% of the best "
+               "predicted utilization)"),
       cl::cat(category));
+  cl::opt<std::string> maxGrid(
+      "max-grid", cl::init("64x64"),
+      cl::desc("The largest fabric --grid auto considers"), cl::cat(category));
   cl::opt<std::string> precision(
       "precision", cl::init("fp32"),
       cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 accumulate)"),
@@ -196,6 +203,7 @@ int weftc::runMain(int argc, char **argv) {
   std::unique_ptr<mlir::MLIRContext> ctx = createContext();
   CompileOptions options;
   options.grid = grid;
+  options.maxGrid = maxGrid;
   options.precision = precision;
   options.batchSize = samples > 0 ? samples.getValue() : 1;
   options.constants.assign(constants.begin(), constants.end());
@@ -225,7 +233,6 @@ int weftc::runMain(int argc, char **argv) {
   std::string stats = statsPath.empty() ? (temp.path + "/stats.json").str()
                                         : statsPath.getValue();
   std::string logOut = (temp.path + "/sim.stdout").str();
-  std::string logErr = (temp.path + "/sim.stderr").str();
   std::vector<std::string> args = {sim,
                                    wfb,
                                    "--input",
@@ -235,10 +242,14 @@ int weftc::runMain(int argc, char **argv) {
                                    "--stats",
                                    stats,
                                    "--samples",
-                                   std::to_string(numSamples)};
+                                   std::to_string(numSamples),
+                                   "--progress"};
   std::vector<StringRef> argRefs(args.begin(), args.end());
+  // The simulator's stderr (its progress every ~2 s of a long run, its
+  // diagnostics) goes straight to ours.
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logOut),
-                                          StringRef(logErr)};
+                                          std::nullopt};
+  outs().flush();
   std::string execError;
   int rc = sys::ExecuteAndWait(sim, argRefs, std::nullopt, redirects, 0, 0,
                                &execError);
@@ -248,7 +259,6 @@ int weftc::runMain(int argc, char **argv) {
         line.starts_with("weft-sim: warning"))
       outs() << line << "\n";
   if (rc != 0) {
-    errs() << readText(logErr);
     return fail("weft-sim failed (exit status " + Twine(rc) + ")" +
                     (execError.empty() ? "" : ": " + execError),
                 2);
@@ -292,13 +302,50 @@ int weftc::runMain(int argc, char **argv) {
   if (const json::Array *a = st ? st->getArray("sample_done") : nullptr)
     for (const json::Value &v : *a)
       done.push_back(v.getAsInteger().value_or(0));
-  int64_t macsPerSample = compiled.K * compiled.M;
+  // Per kernel: the CE-busy cycles of its busiest PE, per sample (the
+  // kernel's own pace; the slowest kernel's is the pipeline's).
+  std::map<std::string, int64_t> busiest;
+  if (const json::Array *pes = st ? st->getArray("pes") : nullptr) {
+    const std::vector<std::string> &names = compiled.binary->layers;
+    for (const json::Value &v : *pes) {
+      const json::Object *pe = v.getAsObject();
+      if (!pe)
+        continue;
+      int64_t layer = pe->getInteger("layer").value_or(-1);
+      if (layer < 0 || size_t(layer) >= names.size())
+        continue;
+      int64_t &b = busiest[names[size_t(layer)]];
+      b = std::max(b, pe->getInteger("ce_busy_cycles").value_or(0));
+    }
+  }
+  int64_t macsPerSample = compiled.macsPerSample;
   unsigned peak = target::peakMacsPerCycle(compiled.mixed);
-  outs() << "weftc: @" << compiled.kernelName << ": " << compiled.K << " -> "
-         << compiled.M << " on " << compiled.smear << "x" << compiled.rows
-         << " PEs of the " << compiled.gridWidth << "x" << compiled.gridHeight
+  int64_t inK = compiled.kernels.empty() ? 0 : compiled.kernels.front().K;
+  int64_t outM = compiled.kernels.empty() ? 0 : compiled.kernels.back().M;
+  outs() << "weftc: @" << compiled.programName << ": " << inK << " -> " << outM
+         << ", " << compiled.kernels.size()
+         << (compiled.kernels.size() == 1 ? " kernel" : " kernels")
+         << " on the " << compiled.gridWidth << "x" << compiled.gridHeight
          << " fabric (" << (compiled.mixed ? "mixed" : "fp32") << "), "
-         << numSamples << (numSamples == 1 ? " sample" : " samples") << "\n";
+         << numSamples << (numSamples == 1 ? " sample" : " samples") << ", "
+         << compiled.colorsUsed << " of " << compiled.routableColors
+         << " colors\n";
+  if (!compiled.gridAuto.empty())
+    outs() << "weftc: grid auto: " << compiled.gridAuto << "\n";
+  for (const KernelFigures &k : compiled.kernels) {
+    outs() << "weftc: @" << k.name << ": " << k.what << " on " << k.width << "x"
+           << k.rows << " PEs at column " << k.x0
+           << ": cycles per sample predicted " << k.predictedCycles;
+    auto it = busiest.find(k.name);
+    if (it != busiest.end() && numSamples > 0) {
+      double sim = double(it->second) / double(numSamples);
+      outs() << ", simulated " << format("%.1f", sim) << " (busiest PE; error "
+             << format("%.1f%%",
+                       100 * std::abs(double(k.predictedCycles) - sim) / sim)
+             << ")";
+    }
+    outs() << "\n";
+  }
   // Latency of one sample (architecture §5.4): from the first injection
   // to the arrival of the first sample's last output wavelet.
   int64_t firstInjection =
@@ -307,7 +354,7 @@ int weftc::runMain(int argc, char **argv) {
     latency = done.front() - firstInjection;
   outs() << "weftc: simulated " << cycles << " cycles, latency " << latency
          << " cycles (first sample), " << simMacs
-         << " MACs (layer: " << macsPerSample << " per sample)\n";
+         << " MACs (network: " << macsPerSample << " per sample)\n";
   double steady = 0;
   if (done.size() >= 2) {
     steady = double(done.back() - done.front()) / double(done.size() - 1);
