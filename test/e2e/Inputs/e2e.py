@@ -8,7 +8,8 @@
 #   e2e.py differ A.npy B.npy          outputs of two inputs must differ
 #   e2e.py numpy MODEL.onnx X.npy Y.npy [--rtol R --atol A]
 #                                      Y matches numpy on the ONNX graph
-#                                      (Gemm/MatMul/Add/Relu), independently of
+#                                      (Gemm/MatMul/Add/Relu/Sigmoid/Tanh/
+#                                      Softmax/LogSoftmax/Flatten), independently of
 #                                      weft's importer and host reference
 #   e2e.py macs STATS.json MIN         the simulator counted >= MIN MACs
 #
@@ -43,6 +44,17 @@ def numpy_model(model, x):
             y = ins[0] + ins[1]
         elif n.op_type == "Relu":
             y = np.maximum(ins[0], 0)
+        elif n.op_type == "Sigmoid":
+            y = 1.0 / (1.0 + np.exp(-ins[0].astype(np.float64)))
+        elif n.op_type == "Tanh":
+            y = np.tanh(ins[0].astype(np.float64))
+        elif n.op_type in ("Softmax", "LogSoftmax"):
+            v = ins[0].astype(np.float64)
+            d = v - v.max(axis=-1, keepdims=True)
+            lse = np.log(np.exp(d).sum(axis=-1, keepdims=True))
+            y = np.exp(d - lse) if n.op_type == "Softmax" else d - lse
+        elif n.op_type == "Flatten":
+            y = ins[0].reshape(ins[0].shape[0], -1)
         else:
             sys.exit("e2e.py: no numpy model of " + n.op_type)
         env[n.output[0]] = y
