@@ -80,6 +80,8 @@ struct CompiledModel {
   std::string gridAuto;
   /// Distinct colors the routes of the lowered program use.
   int64_t colorsUsed = 0;
+  /// The stage that failed, when compileModel returned false.
+  std::optional<Stage> failedStage;
   bool mixed = false;
 };
 

@@ -252,7 +252,12 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   if (options.untilAfter == Stage::Import)
     return true;
 
+  StringMap<Stage> stageOf = {{"cleanup", Stage::Cleanup},
+                              {"fabric", Stage::Fabric},
+                              {"partition", Stage::Partition},
+                              {"wavelet", Stage::Wavelet}};
   auto runStage = [&](StringRef name, StringRef pipeline) {
+    out.failedStage = stageOf.lookup(name);
     PassManager pm(&ctx, ModuleOp::getOperationName(),
                    OpPassManager::Nesting::Implicit);
     if (failed(applyPassManagerCLOptions(pm)))
@@ -269,6 +274,7 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
         error = "the '" + name.str() + "' stage failed";
       return false;
     }
+    out.failedStage.reset();
     return true;
   };
 
@@ -299,6 +305,7 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
     return true;
 
   TimingScope emitTimer = root.nest("emit-wfb");
+  out.failedStage = Stage::Binary;
   auto programs = out.module->getOps<weft::wavelet::ProgramOp>();
   if (programs.empty()) {
     error = "the lowering left no wavelet.program";
@@ -312,6 +319,7 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
     return false;
   }
   out.binary = std::move(*binary);
+  out.failedStage.reset();
   return true;
 }
 

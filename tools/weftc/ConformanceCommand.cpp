@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // weftc conformance DIR... [--expect FILE] [--update-expect FILE]
-//                          [--filter REGEX] [--mode reference] [-j N]
+//                          [--filter REGEX] [--mode reference|fabric] [-j N]
 //
 // Runs ONNX backend tests (a directory holding model.onnx and
 // test_data_set_*/{input,output}_*.pb, or a directory of such directories):
@@ -26,8 +26,14 @@
 
 #include "Commands.h"
 
+#include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
+#include "weft/Sim/Simulator.h"
+#include "weft/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -52,9 +58,13 @@ using namespace weftc;
 
 namespace {
 
-/// Where the model runs. The fabric mode (compile and simulate) joins the
-/// reference here.
-enum class Mode { Reference };
+/// Where the model runs: the host reference, or compiled for the fabric
+/// and simulated in-process.
+enum class Mode { Reference, Fabric };
+
+/// A backend error that makes the test a SKIP, not a FAIL: the fabric path
+/// does not map the model.
+constexpr const char *kUnsupported = "unsupported on the fabric: ";
 
 enum class Status { Pass, Fail, Skip };
 
@@ -100,6 +110,97 @@ public:
 
 private:
   std::unique_ptr<reference::ReferenceExecutable> exe;
+};
+
+/// Compiles the model for the fabric (the weftc pipeline, --grid auto up to
+/// 32x32) and simulates it in-process. The first graph input streams
+/// through the fabric; the others (weights the node tests take as inputs)
+/// are frozen into the program with their test data, so the model is
+/// compiled once per data set. A model the fabric path refuses before the
+/// lowering (an op it does not map, a non-f32 tensor) is a SKIP; a failure
+/// later (lowering, simulation, wrong numbers) is a FAIL.
+class FabricBackend : public Backend {
+public:
+  FabricBackend(std::string modelPath, int64_t batchSize)
+      : modelPath(std::move(modelPath)), batchSize(batchSize) {}
+
+  llvm::Error prepare(mlir::ModuleOp module) override {
+    auto signature = reference::readGraphSignature(module);
+    if (!signature)
+      return signature.takeError();
+    sig = std::move(*signature);
+    if (sig.outputs.size() != 1)
+      return createStringError(kUnsupported + Twine(sig.outputs.size()) +
+                               " graph outputs; the fabric path has one");
+    return Error::success();
+  }
+
+  Expected<std::vector<tensorio::HostTensor>>
+  run(ArrayRef<reference::NamedTensor> inputs) override {
+    if (inputs.empty())
+      return createStringError(Twine(kUnsupported) +
+                               "the graph has no input to stream");
+    if (inputs.size() != sig.inputs.size())
+      return createStringError("the test gives " + Twine(inputs.size()) +
+                               " inputs, the graph takes " +
+                               Twine(sig.inputs.size()));
+    SmallString<128> dir;
+    if (std::error_code ec =
+            sys::fs::createUniqueDirectory("weftc-conformance", dir))
+      return createStringError("cannot create a temporary directory: " +
+                               ec.message());
+    CompileOptions options;
+    options.grid = "auto";
+    options.maxGrid = "32x32";
+    options.batchSize = batchSize;
+    std::string why;
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      std::string file = (dir + "/input_" + Twine(i) + ".npy").str();
+      if (!tensorio::writeTensorFile(file, inputs[i].tensor, &why))
+        return createStringError("cannot write " + file + ": " + why);
+      options.constants.push_back(sig.inputs[i].name + "=" + file);
+    }
+    std::unique_ptr<mlir::MLIRContext> ctx = createContext();
+    CompiledModel compiled;
+    bool ok = compileModel(*ctx, modelPath, options, compiled, why);
+    (void)sys::fs::remove_directories(dir);
+    if (!ok) {
+      bool mapped =
+          compiled.failedStage && *compiled.failedStage >= Stage::Wavelet;
+      return createStringError((mapped ? "" : kUnsupported) + oneLineOf(why));
+    }
+    sim::Options opts;
+    opts.samples = uint64_t(std::max<int64_t>(1, compiled.batch));
+    auto simulator = sim::Simulator::create(*compiled.binary, opts, &why);
+    if (!simulator)
+      return createStringError("weft-sim: " + why);
+    if (!simulator->bindInput(compiled.inputName, inputs[0].tensor.bytes, &why))
+      return createStringError("weft-sim: " + why);
+    sim::Status status = simulator->run();
+    if (status != sim::Status::Done)
+      return createStringError(
+          "weft-sim: " + std::string(sim::statusName(status)) + ": " +
+          simulator->message());
+    tensorio::HostTensor out;
+    out.dtype = tensorio::DType::F32;
+    out.shape = sig.outputs.front().shape;
+    out.bytes = simulator->output(compiled.outputName);
+    std::vector<tensorio::HostTensor> outputs;
+    outputs.push_back(std::move(out));
+    return outputs;
+  }
+
+private:
+  static std::string oneLineOf(StringRef text) {
+    std::string s;
+    for (char c : text.trim())
+      s += c == '\n' ? ' ' : c;
+    return s;
+  }
+
+  std::string modelPath;
+  int64_t batchSize;
+  reference::GraphSignature sig;
 };
 
 } // namespace
@@ -185,8 +286,7 @@ static std::vector<TestCase> discover(ArrayRef<std::string> roots,
     for (const std::string &name : listDir(root, "")) {
       std::string dir = root + "/" + name;
       if (isTestDir(dir))
-        tests.push_back(
-            {(sys::path::filename(root) + "/" + name).str(), dir});
+        tests.push_back({(sys::path::filename(root) + "/" + name).str(), dir});
     }
   }
   return tests;
@@ -224,9 +324,20 @@ static Outcome runTest(const TestCase &test, Mode mode, int64_t batchSize,
   case Mode::Reference:
     backend = std::make_unique<ReferenceBackend>();
     break;
+  case Mode::Fabric:
+    backend =
+        std::make_unique<FabricBackend>(test.dir + "/model.onnx", batchSize);
+    break;
   }
+  // A backend that does not map the model says so with kUnsupported.
+  auto failure = [](std::string prefix, Error err) -> Outcome {
+    std::string message = toString(std::move(err));
+    if (StringRef(message).starts_with(kUnsupported))
+      return {Status::Skip, message};
+    return {Status::Fail, prefix + message};
+  };
   if (Error err = backend->prepare(*module))
-    return {Status::Fail, toString(std::move(err))};
+    return failure("", std::move(err));
 
   for (const DataSet &data : dataSets) {
     std::vector<reference::NamedTensor> inputs;
@@ -235,13 +346,12 @@ static Outcome runTest(const TestCase &test, Mode mode, int64_t batchSize,
           tensorio::readTensorFile(file, &why);
       if (!t)
         return {Status::Skip, "test data " + data.name + "/" +
-                                  sys::path::filename(file).str() + ": " +
-                                  why};
+                                  sys::path::filename(file).str() + ": " + why};
       inputs.push_back({"", std::move(*t)});
     }
     auto outputs = backend->run(inputs);
     if (!outputs)
-      return {Status::Fail, data.name + ": " + toString(outputs.takeError())};
+      return failure(data.name + ": ", outputs.takeError());
     if (outputs->size() != data.outputs.size())
       return {Status::Fail, data.name + ": the model has " +
                                 std::to_string(outputs->size()) +
@@ -348,7 +458,8 @@ static Outcome outcomeOf(const Child &child, int status, unsigned timeout) {
   if (child.timedOut)
     return {Status::Fail, "timed out after " + std::to_string(timeout) + " s"};
   if (WIFSIGNALED(status))
-    return {Status::Fail, std::string("crashed: ") + strsignal(WTERMSIG(status))};
+    return {Status::Fail,
+            std::string("crashed: ") + strsignal(WTERMSIG(status))};
   if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
     return {Status::Fail,
             "exited with status " + std::to_string(WEXITSTATUS(status))};
@@ -373,10 +484,11 @@ static Outcome outcomeOf(const Child &child, int status, unsigned timeout) {
 
 /// Runs every test with up to `jobs` children at once and prints each
 /// result in test order as soon as all results before it are known.
-static std::vector<Outcome> runAll(const std::vector<TestCase> &tests, Mode mode,
-                                   int64_t batchSize,
+static std::vector<Outcome> runAll(const std::vector<TestCase> &tests,
+                                   Mode mode, int64_t batchSize,
                                    const reference::Tolerance &tolerance,
-                                   unsigned jobs, unsigned timeout, bool quiet) {
+                                   unsigned jobs, unsigned timeout,
+                                   bool quiet) {
   std::vector<std::optional<Outcome>> results(tests.size());
   std::vector<Child> running;
   size_t next = 0, printed = 0;
@@ -473,7 +585,8 @@ static bool writeExpectations(StringRef path,
     error = "cannot write '" + path.str() + "': " + ec.message();
     return false;
   }
-  os << "# Expected status of every ONNX backend test under `weftc conformance`.\n"
+  os << "# Expected status of every ONNX backend test under `weftc "
+        "conformance`.\n"
         "# A test listed PASS must keep passing. Refresh with --update-expect\n"
         "# (see docs/conformance.md).\n";
   for (const auto &[name, status] : statuses)
@@ -503,7 +616,10 @@ int weftc::conformanceMain(int argc, char **argv) {
                               cl::value_desc("REGEX"), cl::cat(category));
   cl::opt<Mode> mode("mode", cl::desc("Where the models run"),
                      cl::values(clEnumValN(Mode::Reference, "reference",
-                                           "the host reference (JIT)")),
+                                           "the host reference (JIT)"),
+                                clEnumValN(Mode::Fabric, "fabric",
+                                           "compiled for the fabric and "
+                                           "simulated")),
                      cl::init(Mode::Reference), cl::cat(category));
   cl::opt<unsigned> jobs("j", cl::desc("Tests run at once"), cl::init(2),
                          cl::Prefix, cl::cat(category));
@@ -542,13 +658,22 @@ int weftc::conformanceMain(int argc, char **argv) {
     Regex regex(filter);
     if (!regex.isValid(why))
       return error("bad --filter: " + why);
-    llvm::erase_if(tests, [&](const TestCase &t) { return !regex.match(t.name); });
+    llvm::erase_if(tests,
+                   [&](const TestCase &t) { return !regex.match(t.name); });
   }
   std::map<std::string, Status> expected;
   if (!expectPath.empty() && !readExpectations(expectPath, expected, why))
     return error(why);
 
   reference::Tolerance tolerance{rtol, atol};
+  if (mode == Mode::Fabric) {
+    // Registries and default options only, no context: the children
+    // compile (compileModel applies the pass-manager and timing options).
+    weft::registerTransformsPassesAndPipelines();
+    weft::conversion::registerLowerFabricToWaveletPass();
+    mlir::registerPassManagerCLOptions();
+    mlir::registerDefaultTimingManagerCLOptions();
+  }
   std::vector<Outcome> outcomes =
       runAll(tests, mode, batchSize, tolerance, std::max(1u, jobs.getValue()),
              timeout, !verbose);
