@@ -270,7 +270,9 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
   int64_t vecLm = vec(wt::Opcode::FADD, lm);
   int64_t last = m.smear - 1;
   int64_t lastOps = (m.smear > 1) + bias + 2;
-  int64_t t = chunkSize(K, m.smear, last) * perElement + 3 + lastOps * vecLm;
+  // (+1: the launch of the output send on a microthread.)
+  int64_t t =
+      chunkSize(K, m.smear, last) * perElement + 3 + lastOps * vecLm + 1;
   if (m.smear > 1)
     t = std::max(t, chunkSize(K, m.smear, 0) * perElement + 3 + 2 * vecLm);
   // The PE that turns the input chunk into its column also picks the two
@@ -285,7 +287,9 @@ constexpr int64_t kDataBase = 1152;       // accumulator, bias, weights
 int64_t memoryPerPE(int64_t K, int64_t M, const DenseMapping &m) {
   int64_t lk = chunkSize(K, m.smear, 0), lm = chunkSize(M, m.rows, 0);
   int64_t wordsPerWeight = m.precision == Precision::Mixed ? 1 : 2;
-  return 2 * (kDataBase + 2 * lm + 2 * lm + lk * lm * wordsPerWeight);
+  // Accumulator, bias, weights, and the last column's two output buffers.
+  return 2 * (kDataBase + 2 * lm + 2 * lm + lk * lm * wordsPerWeight +
+              2 * 2 * lm);
 }
 
 FailureOr<DenseMapping> chooseDenseMapping(int64_t K, int64_t M, Precision p,

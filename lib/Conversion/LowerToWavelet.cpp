@@ -41,8 +41,14 @@ namespace wv = weft::wavelet;
 namespace weft::conversion {
 namespace {
 
-constexpr int64_t kCloseoutIndex = 1; // control entry of the closeout
-constexpr int64_t kInitTask = 32, kCopyTask = 33, kCloseTask = 34;
+/// Control entries of the closeouts of even and odd samples: the last
+/// column alternates between two output buffers by them.
+constexpr int64_t kCloseoutIndex[2] = {1, 2};
+constexpr int64_t kInitTask = 32;
+/// The diagonal PE's cycle of four tasks: copy the chunk of an even sample,
+/// send its closeout (index 1), copy the next chunk, send its closeout
+/// (index 2), and around again.
+constexpr int64_t kCopyTask[2] = {33, 35}, kCloseTask[2] = {34, 36};
 
 // PE memory map, in words (records must lie in the first 16 KiB).
 constexpr int64_t kDsdBase = 1024;
@@ -55,8 +61,14 @@ enum Dsd : int64_t {
   kDsdPsumOut,
   kDsdBias,
   kDsdIn,
-  kDsdColumnOut,
-  kDsdClose,
+  kDsdColumnOut0,
+  kDsdColumnOut1,
+  kDsdClose0,
+  kDsdClose1,
+  kDsdOutBuf0,
+  kDsdOutBuf1,
+  kDsdSend0,
+  kDsdSend1,
 };
 
 using DirSet = uint8_t;
@@ -105,6 +117,7 @@ private:
   void emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role);
   /// The diagonal PE's input-to-column copy: its DSDs and tasks.
   void emitCopyDsds(int64_t lk);
+  void loadCopyDsrs();
   void emitCopyTasks();
   void route(int64_t color, DirSet in, DirSet out);
   void dsd(StringRef name, int64_t index, wv::DsdKind kind,
@@ -205,41 +218,60 @@ void Emitter::emitCopyDsds(int64_t lk) {
     return b.getNamedAttr(n, b.getI64IntegerAttr(v));
   };
   auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
-    dsd("in", kDsdIn, wv::DsdKind::fabin,
-        {i64("length", lk), i64("color", colors.in)});
-    // The copy runs on microthread 0 and starts the closeout task when its
-    // last wavelet has entered the on-ramp.
-    dsd("column_out", kDsdColumnOut, wv::DsdKind::fabout,
+  dsd("in", kDsdIn, wv::DsdKind::fabin,
+      {i64("length", lk), i64("color", colors.in)});
+  // The copy runs on microthread 0 and starts the task that sends the
+  // closeout when its last wavelet has entered the on-ramp; the closeout
+  // goes out on microthread 1 and starts the next copy. So no send ever
+  // blocks the main thread, which must keep consuming the column's data (its
+  // own CE queue is one of the multicast's destinations), and a chunk never
+  // overtakes the previous closeout.
+  for (int k = 0; k < 2; ++k) {
+    dsd(k ? "column_out_odd" : "column_out_even",
+        k ? kDsdColumnOut1 : kDsdColumnOut0, wv::DsdKind::fabout,
         {i64("length", lk), i64("color", colors.column), i64("utid", 0),
-         i64("ac", kCloseTask)});
-    // The closeout goes out on microthread 1 and restarts the copy once it
-    // has entered the on-ramp: neither send ever blocks the main thread,
-    // which must keep consuming the column's data (its own CE queue is one
-    // of the multicast's destinations), and the next chunk cannot overtake
-    // the closeout.
-    dsd("close_wavelet", kDsdClose, wv::DsdKind::fabout,
+         i64("ac", kCloseTask[k])});
+    dsd(k ? "close_odd" : "close_even", k ? kDsdClose1 : kDsdClose0,
+        wv::DsdKind::fabout,
         {i64("length", 1), i64("color", colors.column),
          b.getNamedAttr("format", b.getStringAttr("sparse16")), unit("ctrl"),
-         i64("index", kCloseoutIndex), i64("utid", 1),
-         i64("ac", kCopyTask)});
+         i64("index", kCloseoutIndex[k]), i64("utid", 1),
+         i64("ac", kCopyTask[1 - k])});
+  }
+}
+
+/// DSRs of the diagonal's copy: 5 (column_out_even <- in), 7 (column_out_odd
+/// <- in), 6 and 10 (the two closeouts).
+void Emitter::loadCopyDsrs() {
+  dsrLoad(wv::RegFile::s0dsr, 5, "in");
+  dsrLoad(wv::RegFile::ddsr, 5, "column_out_even");
+  dsrLoad(wv::RegFile::s0dsr, 7, "in");
+  dsrLoad(wv::RegFile::ddsr, 7, "column_out_odd");
+  dsrLoad(wv::RegFile::ddsr, 6, "close_even");
+  dsrLoad(wv::RegFile::ddsr, 10, "close_odd");
 }
 
 void Emitter::emitCopyTasks() {
   using K = wt::OperandKind;
   const int32_t imm = op(K::Imm), ddsr = op(K::Ddsr), s0 = op(K::S0dsr);
   const int32_t zero = int32_t(wt::SmallImm::Zero);
+  for (int k = 0; k < 2; ++k) {
     {
-      wv::TaskOp t = task("copy", wv::TaskKind::local, kCopyTask, false);
+      wv::TaskOp t = task(k ? "copy_odd" : "copy_even", wv::TaskKind::local,
+                          kCopyTask[k], false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
-      inst("mov32", {ddsr, 5, s0, 5}, true);
+      int32_t d = k ? 7 : 5;
+      inst("mov32", {ddsr, d, s0, d}, true);
     }
     {
-      wv::TaskOp t = task("send_closeout", wv::TaskKind::local, kCloseTask, false);
+      wv::TaskOp t = task(k ? "send_closeout_odd" : "send_closeout_even",
+                          wv::TaskKind::local, kCloseTask[k], false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
-      inst("mov16", {ddsr, 6, imm, zero}, true);
+      inst("mov16", {ddsr, k ? 10 : 6, imm, zero}, true);
     }
+  }
 }
 
 void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
@@ -252,7 +284,7 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
   int64_t kb = chunkBegin(layer.K, S, c);
   int64_t wWords = mixed ? 1 : 2;
   int64_t accBase = kDataBase, biasBase = accBase + 2 * lm,
-          wBase = biasBase + 2 * lm;
+          wBase = biasBase + 2 * lm, outBase = wBase + lk * lm * wWords;
   bool hasBias = last && !layer.bias.empty();
   int64_t h = r1 - r0;
   int64_t px = m.x0 + c, py = m.y0 + r0;
@@ -297,10 +329,8 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
-      dsrLoad(wv::RegFile::s0dsr, 5, "in");
-      dsrLoad(wv::RegFile::ddsr, 5, "column_out");
-      dsrLoad(wv::RegFile::ddsr, 6, "close_wavelet");
-      inst("activate", {0, int32_t(kCopyTask)});
+      loadCopyDsrs();
+      inst("activate", {0, int32_t(kCopyTask[0])});
       inst("nop", {}, true);
     }
     emitCopyTasks();
@@ -382,8 +412,22 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
   if (!first)
     dsd("psum_in", kDsdPsumIn, wv::DsdKind::fabin,
         {i64("length", lm), i64("color", pin)});
-  dsd("psum_out", kDsdPsumOut, wv::DsdKind::fabout,
-      {i64("length", lm), i64("color", pout)});
+  if (!last) {
+    dsd("psum_out", kDsdPsumOut, wv::DsdKind::fabout,
+        {i64("length", lm), i64("color", pout)});
+  } else {
+    // The last column's results go to one of two buffers, alternating by
+    // sample, and out on microthread 3, so the next sample's work overlaps
+    // the send (docs/execution-model.md, "Chains of layers").
+    for (int k = 0; k < 2; ++k) {
+      dsd(k ? "out_buf_odd" : "out_buf_even", k ? kDsdOutBuf1 : kDsdOutBuf0,
+          wv::DsdKind::mem1d,
+          {i64("length", lm), i64("base", outBase + 2 * lm * k)});
+      dsd(k ? "send_odd" : "send_even", k ? kDsdSend1 : kDsdSend0,
+          wv::DsdKind::fabout,
+          {i64("length", lm), i64("color", pout), i64("utid", 3)});
+    }
+  }
   if (hasBias)
     dsd("bias", kDsdBias, wv::DsdKind::mem1d,
         {i64("length", lm), i64("base", biasBase)});
@@ -422,17 +466,21 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
         dsrLoad(wv::RegFile::ddsr, 2, "acc");
       }
       dsrLoad(wv::RegFile::s0dsr, 3, "acc");
-      dsrLoad(wv::RegFile::ddsr, 3, "psum_out");
+      dsrLoad(wv::RegFile::ddsr, 3, "out_buf_even");
+      dsrLoad(wv::RegFile::s0dsr, 4, "acc");
+      dsrLoad(wv::RegFile::ddsr, 4, "out_buf_odd");
+      dsrLoad(wv::RegFile::s0dsr, 8, "out_buf_even");
+      dsrLoad(wv::RegFile::ddsr, 8, "send_even");
+      dsrLoad(wv::RegFile::s0dsr, 9, "out_buf_odd");
+      dsrLoad(wv::RegFile::ddsr, 9, "send_odd");
     }
     if (role.diagonal) {
-      dsrLoad(wv::RegFile::s0dsr, 5, "in");
-      dsrLoad(wv::RegFile::ddsr, 5, "column_out");
-      dsrLoad(wv::RegFile::ddsr, 6, "close_wavelet");
+      loadCopyDsrs();
     }
     inst("movi", {4, 0});
     inst("mov32", {ddsr, 0, imm, zero});
     if (role.diagonal)
-      inst("activate", {0, int32_t(kCopyTask)});
+      inst("activate", {0, int32_t(kCopyTask[0])});
     inst("nop", {}, true);
   }
   // One input element x (in gpr 0/1): acc += W[:, t] * x; t += 1.
@@ -448,10 +496,11 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
     }
     inst("add16", {gpr, 4, gpr, 5}, true);
   }
-  // The closeout after the chunk: reduce the partial sums along the row.
-  {
-    wv::TaskOp t =
-        task("closeout", wv::TaskKind::control, kCloseoutIndex, false);
+  // The closeouts after each chunk (index 1 after even samples, 2 after
+  // odd ones): reduce the partial sums along the row.
+  for (int k = 0; k < 2; ++k) {
+    wv::TaskOp t = task(k ? "closeout_odd" : "closeout_even",
+                        wv::TaskKind::control, kCloseoutIndex[k], false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&t.getBody().front());
     inst("movi", {4, 0});
@@ -464,10 +513,13 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
         inst("fadd", {dsrK, 1, s1, 1});
       if (hasBias)
         inst("fadd", {dsrK, 2, s1, 2});
+      int32_t buf = 3 + k, send = 8 + k;
       if (layer.relu)
-        inst("fmax", {dsrK, 3, imm, zero});
+        inst("fmax", {dsrK, buf, imm, zero});
       else
-        inst("mov32", {ddsr, 3, s0, 3});
+        inst("mov32", {ddsr, buf, s0, buf});
+      // Launches the send on microthread 3 (it waits for the previous one).
+      inst("mov32", {ddsr, send, s0, send});
     }
     inst("mov32", {ddsr, 0, imm, zero}, true);
   }

@@ -23,13 +23,15 @@
 // CHECK: wavelet.task @mac data 2 {
 // CHECK-NEXT: wavelet.inst fmac dsr 0, gpr 0
 // CHECK-NEXT: wavelet.inst add16 gpr 4, gpr 5 term
-// CHECK: wavelet.task @closeout control 1 {
-// CHECK: wavelet.task @copy local 33 {
+// CHECK: wavelet.task @closeout_even control 1 {
+// CHECK: wavelet.task @closeout_odd control 2 {
+// CHECK: wavelet.task @copy_even local 33 {
 // CHECK-NEXT: wavelet.inst mov32 ddsr 5, s0dsr 5 term
 // The last column adds the bias and applies ReLU on the way out.
 // CHECK: wavelet.pe @fc_c1_r2 at (1, 2)
 // CHECK: wavelet.inst fadd dsr 2, s1dsr 2
 // CHECK-NEXT: wavelet.inst fmax dsr 3, imm zero
+// CHECK-NEXT: wavelet.inst mov32 ddsr 8, s0dsr 8
 // CHECK: wavelet.pe_group @relay_east at <2, 0, 2, 3>
 // CHECK-NEXT: wavelet.route color 1 from [west] to [east]
 
