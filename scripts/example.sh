@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main job on the bundled example: weftc compiles a one-layer ONNX model
-# (examples/dense.onnx: Gemm 64 -> 32 with bias and ReLU, a batch of 8) to a
-# fabric binary, a separate weft-sim process runs it on random inputs, and
-# --check compares every output with the host reference. Then the bundled
+# The main job on the bundled example: weftc compiles an MLP in ONNX
+# (examples/mlp.onnx: Gemm 64 -> 48 + ReLU, Gemm 48 -> 32 + Tanh,
+# Gemm 32 -> 10 + Softmax, a batch of 8) to a fabric binary for a 16x16
+# fabric, a separate weft-sim process runs it on random inputs, and --check
+# compares every output with the host reference. Then the bundled
 # hand-written wavelet program (a vector add on one PE) goes through the
 # lower layers alone: verified, translated to .wfb, simulated and compared
 # with numpy.
@@ -13,18 +14,18 @@ bash "$root/scripts/build.sh" weft-opt weft-translate weft-sim weftc
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
-model="$root/examples/dense.onnx"
+model="$root/examples/mlp.onnx"
 echo "== compile $model (ONNX -> fabric -> wavelet -> .wfb)"
-"$build/bin/weftc" compile "$model" -o "$out/dense.wfb"
-ls -l "$out/dense.wfb" | awk '{print "   " $5 " bytes"}'
+"$build/bin/weftc" compile "$model" -o "$out/mlp.wfb" --grid 16x16
+ls -l "$out/mlp.wfb" | awk '{print "   " $5 " bytes"}'
 echo "== run it on the simulated fabric (8 samples) and check against the host reference"
 /usr/bin/python3 - "$out" <<'PY'
 import sys, numpy as np
 rng = np.random.default_rng(2026)
 np.save(f"{sys.argv[1]}/x.npy", rng.standard_normal((8, 64)).astype(np.float32))
 PY
-"$build/bin/weftc" run "$model" --input x="$out/x.npy" --check --output-dir "$out/out" \
-  --stats "$out/stats.json"
+"$build/bin/weftc" run "$model" --grid 16x16 --input x="$out/x.npy" --check \
+  --output-dir "$out/out" --stats "$out/stats.json"
 
 example="$root/examples/vector-add.mlir"
 echo "== verify $example against the machine model"
