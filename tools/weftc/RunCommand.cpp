@@ -40,6 +40,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace llvm;
@@ -357,10 +358,18 @@ int weftc::runMain(int argc, char **argv) {
          << " MACs (network: " << macsPerSample << " per sample)\n";
   double steady = 0;
   if (done.size() >= 2) {
-    steady = double(done.back() - done.front()) / double(done.size() - 1);
+    // The median interval between consecutive samples: the pipeline's
+    // steady state, robust to the fill (first) and drain (last) intervals.
+    std::vector<int64_t> gaps;
+    for (size_t i = 1; i < done.size(); ++i)
+      gaps.push_back(done[i] - done[i - 1]);
+    std::sort(gaps.begin(), gaps.end());
+    size_t n = gaps.size();
+    steady = n % 2 ? double(gaps[n / 2])
+                   : 0.5 * double(gaps[n / 2 - 1] + gaps[n / 2]);
     double err = std::abs(double(compiled.predictedCycles) - steady) / steady;
     outs() << "weftc: cycles per sample: predicted " << compiled.predictedCycles
-           << ", simulated " << format("%.1f", steady) << " (steady state over "
+           << ", simulated " << format("%.1f", steady) << " (median of "
            << done.size() - 1 << " intervals; model error "
            << format("%.1f%%", 100 * err) << ")\n";
   } else {
