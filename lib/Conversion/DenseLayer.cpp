@@ -271,13 +271,20 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
   int64_t last = m.smear - 1;
   int64_t lastOps = (m.smear > 1) + bias + 2;
   // (+1: the launch of the output send on a microthread.)
-  int64_t t =
-      chunkSize(K, m.smear, last) * perElement + 3 + lastOps * vecLm + 1;
-  if (m.smear > 1)
-    t = std::max(t, chunkSize(K, m.smear, 0) * perElement + 3 + 2 * vecLm);
-  // The PE that turns the input chunk into its column also picks the two
-  // tasks that send the closeout and restart the copy (4 cycles).
-  return t + 4;
+  int64_t lkLast = chunkSize(K, m.smear, last);
+  int64_t tLast = lkLast * perElement + 3 + lastOps * vecLm + 1;
+  int64_t tMid =
+      m.smear > 1 ? chunkSize(K, m.smear, 0) * perElement + 3 + 2 * vecLm : 0;
+  // The send itself needs Lm datapath cycles, which its microthread only
+  // gets while the main thread leaves the datapath free: two cycles per
+  // input element (the pick and the multiply-accumulate's startup) plus the
+  // last column's idle time when other columns set the pace; what is
+  // missing stretches the last column's period.
+  int64_t idle = std::max<int64_t>(0, tMid - tLast);
+  int64_t deficit = std::max<int64_t>(0, lm - 2 * lkLast - idle);
+  // Every column's PE that turns the input chunk into the column also picks
+  // the two tasks that send the closeout and restart the copy (4 cycles).
+  return std::max(tMid, tLast + deficit) + 4;
 }
 
 /// Word addresses of the PE memory map (docs/execution-model.md).

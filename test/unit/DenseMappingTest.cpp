@@ -45,11 +45,19 @@ TEST(DenseMapping, CostModelFromTheIsaTable) {
   // fmachs: 1 + ceil(16 / 4) = 5 cycles, plus the ff2h. (Simulated: 467.)
   EXPECT_EQ(predictCyclesPerSample(784, 256, m), 49 * 8 + 3 + 4 * 17 + 1 + 4);
   // 37 inputs over 13 columns: chunks of 3 but the last has 1, so the
-  // first columns set the pace.
+  // first columns set the pace (3 * 12 + 3 + 2 * 10 = 59); the last column
+  // (1 * 12 + 3 + 4 * 10 + 1 = 56) has 2 + 3 free datapath cycles for the
+  // 9-element send of its results, 4 short. (Simulated: 63.)
   DenseMapping n;
   n.smear = 13;
   n.rows = 15;
-  EXPECT_EQ(predictCyclesPerSample(37, 129, n), 3 * 12 + 3 + 2 * 10 + 4);
+  EXPECT_EQ(predictCyclesPerSample(37, 129, n), 56 + 4 + 4);
+  // 256 -> 128 over 8 columns x 1 row: 32 inputs per column leave 64 free
+  // cycles for a 128-element send (simulated busiest PE: 4,788).
+  n.smear = 8;
+  n.rows = 1;
+  EXPECT_EQ(predictCyclesPerSample(256, 128, n),
+            32 * 131 + 3 + 4 * 129 + 1 + 64 + 4);
 }
 
 TEST(DenseMapping, ChoosesTheFastestFittingRectangle) {
