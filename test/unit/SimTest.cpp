@@ -1121,3 +1121,57 @@ TEST(Sim, PrngIsSeededPerPe) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The static route check before emission
+//===----------------------------------------------------------------------===//
+
+#include "weft/Binary/Routes.h"
+
+namespace {
+
+TEST(RouteCheck, CompleteProgramsPass) {
+  EXPECT_TRUE(binary::checkRoutes(vectorAdd(8)).empty());
+  EXPECT_TRUE(binary::checkRoutes(passEast(5)).empty());
+  EXPECT_TRUE(binary::checkRoutes(columnMulticast(4, 8)).empty());
+}
+
+TEST(RouteCheck, NamesEveryBrokenLink) {
+  // Row of 3: the middle PE does not take color 1 from the west.
+  binary::Program p = passEast(3);
+  p.groups[0].width = 1;
+  ImageBuilder mid, last;
+  mid.route(1, {Dir::North}, {Dir::East});
+  last.route(1, {Dir::West}, {Dir::East});
+  p.target.height = 2;
+  p.images.push_back(mid.build());
+  p.images.push_back(last.build());
+  p.groups.push_back(group("mid", 1, 1, 1));
+  p.groups.push_back(group("last", 2, 2, 0));
+  std::vector<std::string> problems = binary::checkRoutes(p);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0], "PE (0, 0) sends color 1 east to PE (1, 0), whose "
+                         "route does not take that color from the west");
+  EXPECT_EQ(problems[1], "PE (1, 1) sends color 1 east to PE (2, 1), whose "
+                         "route does not take that color from the west");
+}
+
+TEST(RouteCheck, HostPortsAndTaskColors) {
+  binary::Program p = vectorAdd(8);
+  p.io[2].color = 4;            // the output stream now has another color
+  p.io[0].color = 5;            // and the first input arrives on color 5
+  p.images[0].active |= 1u << 6; // a task color that never reaches the CE
+  std::vector<std::string> problems = binary::checkRoutes(p);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_NE(problems[0].find("sends color 3 out of the east host port of row "
+                             "0, where no output stream of that color leaves"),
+            std::string::npos);
+  EXPECT_NE(problems[1].find("starts tasks on color 6 but no route brings"),
+            std::string::npos);
+  EXPECT_NE(problems[2].find("the input on the west host port of row 0 "
+                             "(color 5) enters PE (0, 0), whose route does not "
+                             "take it"),
+            std::string::npos);
+}
+
+} // namespace

@@ -25,6 +25,7 @@
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
 #include "weft/Binary/File.h"
+#include "weft/Binary/Routes.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Transforms/Passes.h"
@@ -316,6 +317,17 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   if (failed(binary)) {
     if (error.empty())
       error = "the binary emitter failed";
+    return false;
+  }
+  // The static check before emission: every route complete, every host
+  // stream and every task color connected (the simulator's hang report is
+  // only the backstop).
+  std::vector<std::string> problems = weft::binary::checkRoutes(*binary);
+  if (!problems.empty()) {
+    error = "the compiled routes are incomplete (" +
+            std::to_string(problems.size()) + " problem(s)):";
+    for (size_t i = 0; i < problems.size() && i < 10; ++i)
+      error += "\n  " + problems[i];
     return false;
   }
   out.binary = std::move(*binary);
