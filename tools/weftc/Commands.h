@@ -14,6 +14,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <cstdint>
 #include <memory>
@@ -48,6 +49,15 @@ struct CompileOptions {
   std::vector<std::string> constants;
   /// The last stage to run.
   Stage untilAfter = Stage::Binary;
+};
+
+/// The fabric options `weftc compile` and `weftc run` share (--grid,
+/// --max-grid, --precision), declared once in the command's category.
+struct FabricFlags {
+  explicit FabricFlags(llvm::cl::OptionCategory &category);
+  llvm::cl::opt<std::string> grid, maxGrid, precision;
+  /// Copies the flags into `options`.
+  void apply(CompileOptions &options) const;
 };
 
 /// One kernel of the partitioned program, as `weftc run` reports it.

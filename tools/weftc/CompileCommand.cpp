@@ -335,6 +335,26 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   return true;
 }
 
+weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
+    : grid("grid", cl::init("16x16"),
+           cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N], or "
+                    "auto[,...] (the smallest grid up to --max-grid within 5% "
+                    "of the best predicted utilization)"),
+           cl::cat(category)),
+      maxGrid("max-grid", cl::init("64x64"),
+              cl::desc("The largest fabric --grid auto considers"),
+              cl::cat(category)),
+      precision("precision", cl::init("fp32"),
+                cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 "
+                         "accumulate)"),
+                cl::cat(category)) {}
+
+void weftc::FabricFlags::apply(CompileOptions &options) const {
+  options.grid = grid;
+  options.maxGrid = maxGrid;
+  options.precision = precision;
+}
+
 int weftc::compileMain(int argc, char **argv) {
   cl::OptionCategory category("weftc compile options");
   cl::opt<std::string> modelPath(cl::Positional, cl::Required,
@@ -344,19 +364,7 @@ int weftc::compileMain(int argc, char **argv) {
                                   cl::desc("Output file ('-' for stdout; a "
                                            ".wfb needs a file)"),
                                   cl::value_desc("FILE"), cl::cat(category));
-  cl::opt<std::string> grid(
-      "grid", cl::init("16x16"),
-      cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N], or auto[,...] "
-               "(the smallest grid up to --max-grid within 5% of the best "
-               "predicted utilization)"),
-      cl::cat(category));
-  cl::opt<std::string> maxGrid(
-      "max-grid", cl::init("64x64"),
-      cl::desc("The largest fabric --grid auto considers"), cl::cat(category));
-  cl::opt<std::string> precision(
-      "precision", cl::init("fp32"),
-      cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 accumulate)"),
-      cl::cat(category));
+  FabricFlags fabric(category);
   cl::opt<int64_t> batchSize(
       "batch-size", cl::init(1),
       cl::desc("Size bound to a symbolic batch dimension (batch rows are "
@@ -390,9 +398,7 @@ int weftc::compileMain(int argc, char **argv) {
   };
 
   CompileOptions options;
-  options.grid = grid;
-  options.maxGrid = maxGrid;
-  options.precision = precision;
+  fabric.apply(options);
   options.batchSize = batchSize;
   options.constants.assign(constants.begin(), constants.end());
   StringMap<Stage> stages = {{"import", Stage::Import},

@@ -105,19 +105,7 @@ int weftc::runMain(int argc, char **argv) {
       cl::desc("Samples to stream: the size bound to a symbolic batch "
                "dimension (default: the model's batch)"),
       cl::cat(category));
-  cl::opt<std::string> grid(
-      "grid", cl::init("16x16"),
-      cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N], or auto[,...] "
-               "(the smallest grid up to --max-grid within 5% of the best "
-               "predicted utilization)"),
-      cl::cat(category));
-  cl::opt<std::string> maxGrid(
-      "max-grid", cl::init("64x64"),
-      cl::desc("The largest fabric --grid auto considers"), cl::cat(category));
-  cl::opt<std::string> precision(
-      "precision", cl::init("fp32"),
-      cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 accumulate)"),
-      cl::cat(category));
+  FabricFlags fabric(category);
   cl::opt<double> rtol("rtol", cl::init(-1),
                        cl::desc("Relative tolerance of --check (default: "
                                 "1e-3 fp32, 1e-2 mixed)"),
@@ -158,6 +146,7 @@ int weftc::runMain(int argc, char **argv) {
     errs() << argv[0] << ": error: " << message << "\n";
     return code;
   };
+  const std::string &precision = fabric.precision;
   if (precision != "fp32" && precision != "mixed")
     return fail("--precision must be fp32 or mixed, not '" + precision + "'");
   bool mixed = precision == "mixed";
@@ -203,9 +192,7 @@ int weftc::runMain(int argc, char **argv) {
   weft::conversion::registerLowerFabricToWaveletPass();
   std::unique_ptr<mlir::MLIRContext> ctx = createContext();
   CompileOptions options;
-  options.grid = grid;
-  options.maxGrid = maxGrid;
-  options.precision = precision;
+  fabric.apply(options);
   options.batchSize = samples > 0 ? samples.getValue() : 1;
   options.constants.assign(constants.begin(), constants.end());
   CompiledModel compiled;
