@@ -59,10 +59,7 @@ struct LayerTable {
 /// (the buffers emitColumnKernel allocates: none for Relu, which works in
 /// place, two chunks for Tanh and LogSoftmax, one otherwise).
 int64_t columnMemory(ColumnOp op, int64_t L) {
-  int64_t buffers = op == ColumnOp::Relu                                 ? 0
-                    : op == ColumnOp::Tanh || op == ColumnOp::LogSoftmax ? 2
-                                                                         : 1;
-  return 2 * (kDataBase + 2 * L * buffers);
+  return 2 * (kDataBase + 2 * L * columnBuffers(op));
 }
 
 LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
@@ -94,6 +91,7 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           continue;
         ColumnKernel k;
         k.op = l.op;
+        k.params = l.params;
         k.layout = RowChunks{l.K, r, 0};
         t.cost[i] = predictColumnKernelCycles(k);
         t.memory[i] = mem;

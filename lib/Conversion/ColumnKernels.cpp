@@ -33,6 +33,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
 
 using namespace mlir;
 namespace wt = weft::target;
@@ -53,8 +56,71 @@ const char *columnOpName(ColumnOp op) {
     return "Softmax";
   case ColumnOp::LogSoftmax:
     return "LogSoftmax";
+  case ColumnOp::Copy:
+    return "Copy";
+  case ColumnOp::Abs:
+    return "Abs";
+  case ColumnOp::Neg:
+    return "Neg";
+  case ColumnOp::Exp:
+    return "Exp";
+  case ColumnOp::Log:
+    return "Log";
+  case ColumnOp::Sqrt:
+    return "Sqrt";
+  case ColumnOp::Reciprocal:
+    return "Reciprocal";
+  case ColumnOp::LeakyRelu:
+    return "LeakyRelu";
+  case ColumnOp::ThresholdedRelu:
+    return "ThresholdedRelu";
+  case ColumnOp::Elu:
+    return "Elu";
+  case ColumnOp::Selu:
+    return "Selu";
+  case ColumnOp::Softplus:
+    return "Softplus";
+  case ColumnOp::Softsign:
+    return "Softsign";
+  case ColumnOp::HardSigmoid:
+    return "HardSigmoid";
+  case ColumnOp::HardSwish:
+    return "HardSwish";
+  case ColumnOp::Clip:
+    return "Clip";
+  case ColumnOp::AddScalar:
+    return "AddScalar";
+  case ColumnOp::SubScalar:
+    return "SubScalar";
+  case ColumnOp::ScalarSub:
+    return "ScalarSub";
+  case ColumnOp::MulScalar:
+    return "MulScalar";
+  case ColumnOp::DivScalar:
+    return "DivScalar";
   }
   return "?";
+}
+
+int64_t columnParamCount(ColumnOp op) {
+  switch (op) {
+  case ColumnOp::LeakyRelu:
+  case ColumnOp::ThresholdedRelu:
+  case ColumnOp::Elu:
+  case ColumnOp::AddScalar:
+  case ColumnOp::SubScalar:
+  case ColumnOp::ScalarSub:
+  case ColumnOp::MulScalar:
+  case ColumnOp::DivScalar:
+    return 1;
+  case ColumnOp::Selu:
+  case ColumnOp::HardSigmoid:
+  case ColumnOp::HardSwish:
+  case ColumnOp::Clip:
+    return 2;
+  default:
+    return 0;
+  }
 }
 
 static bool isSoftmax(ColumnOp op) {
@@ -62,6 +128,42 @@ static bool isSoftmax(ColumnOp op) {
 }
 
 int64_t internalColors(ColumnOp op) { return isSoftmax(op) ? 3 : 0; }
+
+/// The ops of the original five (emitted and costed by their own code).
+static bool isClassic(ColumnOp op) {
+  return op == ColumnOp::Relu || op == ColumnOp::Sigmoid ||
+         op == ColumnOp::Tanh || isSoftmax(op);
+}
+
+int64_t columnBuffers(ColumnOp op) {
+  switch (op) {
+  case ColumnOp::Relu:
+  case ColumnOp::Copy:
+  case ColumnOp::Abs:
+  case ColumnOp::Neg:
+  case ColumnOp::Exp:
+  case ColumnOp::Log:
+  case ColumnOp::Sqrt:
+  case ColumnOp::Reciprocal:
+  case ColumnOp::AddScalar:
+  case ColumnOp::SubScalar:
+  case ColumnOp::MulScalar:
+  case ColumnOp::DivScalar:
+    return 0;
+  case ColumnOp::Tanh:
+  case ColumnOp::LogSoftmax:
+  case ColumnOp::ThresholdedRelu:
+  case ColumnOp::Softsign:
+  case ColumnOp::HardSwish:
+    return 2;
+  case ColumnOp::LeakyRelu:
+  case ColumnOp::Elu:
+  case ColumnOp::Selu:
+    return 3;
+  default:
+    return 1;
+  }
+}
 
 //===----------------------------------------------------------------------===//
 // Matching
@@ -223,8 +325,297 @@ static bool broadcastBinary(linalg::GenericOp g, Body &body, Value &a,
   return bool(body.yielded);
 }
 
+/// The value of a splat f32 constant tensor (an arith.constant, or a
+/// linalg.fill of a constant, possibly reshaped), or nothing.
+static std::optional<double> splatOf(Value v) {
+  v = throughReshapes(v);
+  auto asDouble = [](APFloat f) {
+    bool lost = false;
+    f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  };
+  DenseElementsAttr d;
+  if (matchPattern(v, m_Constant(&d)) && d.isSplat() &&
+      isa<FloatType>(d.getElementType()))
+    return asDouble(d.getSplatValue<APFloat>());
+  if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
+    FloatAttr f;
+    if (matchPattern(fill.getInputs()[0], m_Constant(&f)))
+      return asDouble(f.getValue());
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+/// A generic with one tensor operand x (identity map) and otherwise splat
+/// constants, seen as a scalar function of x.
+struct ScalarFn {
+  Body body;
+  unsigned xArg = 0;
+  Value x;
+  /// The constant value of each block argument that reads a constant.
+  SmallVector<std::optional<double>> argConst;
+
+  bool isX(Value v) const { return body.isArg(v, xArg); }
+  std::optional<double> cst(Value v) const {
+    FloatAttr f;
+    if (matchPattern(v, m_Constant(&f)))
+      return f.getValueAsDouble();
+    if (auto a = dyn_cast<BlockArgument>(v);
+        a && a.getOwner() == body.block && a.getArgNumber() < argConst.size())
+      return argConst[a.getArgNumber()];
+    return std::nullopt;
+  }
+  bool isCst(Value v, double c) const {
+    std::optional<double> k = cst(v);
+    return k && *k == c;
+  }
+  /// `v` = name(a, b) in the body.
+  Operation *op(Value v, StringRef name) const { return body.def(v, name); }
+  /// `v` = name(x', c) or name(c, x') for a commutative op: the side that is
+  /// not a constant in `other`, the constant in `c`.
+  Value withConst(Value v, StringRef name, double &c) const {
+    Operation *o = op(v, name);
+    if (!o || o->getNumOperands() != 2)
+      return {};
+    for (int i = 0; i < 2; ++i)
+      if (std::optional<double> k = cst(o->getOperand(i))) {
+        c = *k;
+        return o->getOperand(1 - i);
+      }
+    return {};
+  }
+};
+
+} // namespace
+
+/// `g` as a scalar function of its one non-constant operand.
+static std::optional<ScalarFn> scalarFnOf(linalg::GenericOp g) {
+  if (!g || g.getNumDpsInits() != 1 || g->getNumResults() != 1 ||
+      !allParallel(g))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (!maps.back().isIdentity())
+    return std::nullopt;
+  ScalarFn f;
+  f.body = bodyOf(g);
+  if (!f.body.yielded)
+    return std::nullopt;
+  f.argConst.resize(g.getNumDpsInputs());
+  int found = 0;
+  for (unsigned i = 0; i < g.getNumDpsInputs(); ++i) {
+    Value in = g.getDpsInputs()[i];
+    if (std::optional<double> c = splatOf(in)) {
+      f.argConst[i] = c;
+      continue;
+    }
+    if (!maps[i].isIdentity())
+      return std::nullopt;
+    ++found;
+    f.xArg = i;
+    f.x = in;
+  }
+  if (found != 1)
+    return std::nullopt;
+  return f;
+}
+
+Value columnKernelOperand(Value result) {
+  auto g = result.getDefiningOp<linalg::GenericOp>();
+  std::optional<ScalarFn> f = scalarFnOf(g);
+  return f ? f->x : Value();
+}
+
+/// Body ops that compute (not constants).
+static int64_t computeOpsOf(const ScalarFn &f) { return computeOps(f.body); }
+
+/// The elementwise ops beyond Relu, Sigmoid and Tanh, in the importer's
+/// forms. Sets `params`.
+static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
+                                             std::vector<float> &params) {
+  Value y = f.body.yielded;
+  int64_t n = computeOpsOf(f);
+  auto unary = [&](Value v, StringRef name) -> Operation * {
+    Operation *o = f.op(v, name);
+    return o && o->getNumOperands() == 1 ? o : nullptr;
+  };
+  // Copy: the body yields x.
+  if (f.isX(y) && n == 0)
+    return ColumnOp::Copy;
+  // One math op of x.
+  static const std::pair<const char *, ColumnOp> kUnary[] = {
+      {"math.absf", ColumnOp::Abs},
+      {"arith.negf", ColumnOp::Neg},
+      {"math.exp", ColumnOp::Exp},
+      {"math.log", ColumnOp::Log},
+      {"math.sqrt", ColumnOp::Sqrt}};
+  for (auto [name, op] : kUnary)
+    if (Operation *o = unary(y, name); o && f.isX(o->getOperand(0)) && n == 1)
+      return op;
+  double c = 0, c2 = 0;
+  // x op c, c op x.
+  if (Operation *o = f.op(y, "arith.divf"); o && n == 1) {
+    if (f.isCst(o->getOperand(0), 1.0) && f.isX(o->getOperand(1)))
+      return ColumnOp::Reciprocal;
+    if (f.isX(o->getOperand(0)))
+      if (std::optional<double> k = f.cst(o->getOperand(1))) {
+        params = {float(*k)};
+        return ColumnOp::DivScalar;
+      }
+  }
+  if (Operation *o = f.op(y, "arith.subf"); o && n == 1) {
+    if (f.isX(o->getOperand(0)))
+      if (std::optional<double> k = f.cst(o->getOperand(1))) {
+        params = {float(*k)};
+        return ColumnOp::SubScalar;
+      }
+    if (f.isX(o->getOperand(1)))
+      if (std::optional<double> k = f.cst(o->getOperand(0))) {
+        params = {float(*k)};
+        return ColumnOp::ScalarSub;
+      }
+  }
+  if (n == 1) {
+    if (Value v = f.withConst(y, "arith.addf", c); v && f.isX(v)) {
+      params = {float(c)};
+      return ColumnOp::AddScalar;
+    }
+    if (Value v = f.withConst(y, "arith.mulf", c); v && f.isX(v)) {
+      params = {float(c)};
+      return ColumnOp::MulScalar;
+    }
+  }
+  // Clip: min(max(x, lo), hi), max(x, lo) or min(x, hi) (either order).
+  for (StringRef maxName : {"arith.maximumf", "arith.maxnumf"})
+    for (StringRef minName : {"arith.minimumf", "arith.minnumf"}) {
+      if (Value v = f.withConst(y, minName, c2)) {
+        if (f.isX(v) && n == 1) {
+          params = {-INFINITY, float(c2)};
+          return ColumnOp::Clip;
+        }
+        if (Value w = f.withConst(v, maxName, c); w && f.isX(w) && n == 2) {
+          params = {float(c), float(c2)};
+          return ColumnOp::Clip;
+        }
+      }
+      if (Value v = f.withConst(y, maxName, c); v && f.isX(v) && n == 1) {
+        params = {float(c), INFINITY};
+        return ColumnOp::Clip;
+      }
+    }
+  // HardSigmoid: max(0, min(1, x * alpha + beta)); HardSwish: x times it.
+  auto hardSigmoid = [&](Value v, double &alpha, double &beta) {
+    double zero = 1, one = 0;
+    Value mn = f.withConst(v, "arith.maximumf", zero);
+    Value add = mn ? f.withConst(mn, "arith.minimumf", one) : Value();
+    Value mul = add ? f.withConst(add, "arith.addf", beta) : Value();
+    Value xv = mul ? f.withConst(mul, "arith.mulf", alpha) : Value();
+    return xv && f.isX(xv) && zero == 0 && one == 1;
+  };
+  if (hardSigmoid(y, c, c2) && n == 4) {
+    params = {float(c), float(c2)};
+    return ColumnOp::HardSigmoid;
+  }
+  if (Operation *o = f.op(y, "arith.mulf"); o && n == 5)
+    for (int i = 0; i < 2; ++i)
+      if (f.isX(o->getOperand(i)) && hardSigmoid(o->getOperand(1 - i), c, c2)) {
+        params = {float(c), float(c2)};
+        return ColumnOp::HardSwish;
+      }
+  // Softplus: log(exp(x) + 1).
+  if (Operation *lg = unary(y, "math.log"); lg && n == 3) {
+    Value e = f.withConst(lg->getOperand(0), "arith.addf", c);
+    Operation *ex = e ? unary(e, "math.exp") : nullptr;
+    if (ex && f.isX(ex->getOperand(0)) && c == 1)
+      return ColumnOp::Softplus;
+  }
+  // Softsign: x / (1 + |x|).
+  if (Operation *dv = f.op(y, "arith.divf"); dv && n == 3) {
+    Value a = f.withConst(dv->getOperand(1), "arith.addf", c);
+    Operation *ab = a ? unary(a, "math.absf") : nullptr;
+    if (f.isX(dv->getOperand(0)) && ab && f.isX(ab->getOperand(0)) && c == 1)
+      return ColumnOp::Softsign;
+  }
+  // The selects: select(x < 0, neg, x) (LeakyRelu, Elu), select(x > 0, x,
+  // neg) (Selu, under a product with gamma) and select(x > alpha, x, 0)
+  // (ThresholdedRelu).
+  auto select = [&](Value v, Value &cond, Value &t, Value &e) {
+    Operation *s = f.op(v, "arith.select");
+    if (!s)
+      return false;
+    cond = s->getOperand(0);
+    t = s->getOperand(1);
+    e = s->getOperand(2);
+    return true;
+  };
+  auto compare = [&](Value cond, arith::CmpFPredicate pred, double &k) {
+    auto cmp = dyn_cast_or_null<arith::CmpFOp>(cond.getDefiningOp());
+    if (!cmp || cmp->getBlock() != f.body.block || cmp.getPredicate() != pred ||
+        !f.isX(cmp.getLhs()))
+      return false;
+    std::optional<double> r = f.cst(cmp.getRhs());
+    if (!r)
+      return false;
+    k = *r;
+    return true;
+  };
+  Value cond, t, e;
+  double k = 0;
+  if (select(y, cond, t, e)) {
+    if (compare(cond, arith::CmpFPredicate::OLT, k) && k == 0 && f.isX(e)) {
+      // LeakyRelu: x * alpha.
+      if (Value v = f.withConst(t, "arith.mulf", c); v && f.isX(v) && n == 3) {
+        params = {float(c)};
+        return ColumnOp::LeakyRelu;
+      }
+      // Elu: (exp(x) - 1) * alpha.
+      if (Value v = f.withConst(t, "arith.mulf", c); v && n == 5) {
+        Operation *sub = f.op(v, "arith.subf");
+        Operation *ex = sub ? unary(sub->getOperand(0), "math.exp") : nullptr;
+        if (ex && f.isX(ex->getOperand(0)) && f.isCst(sub->getOperand(1), 1)) {
+          params = {float(c)};
+          return ColumnOp::Elu;
+        }
+      }
+      // Elu with alpha = 1, after the clean-up folded the product away.
+      if (Operation *sub = f.op(t, "arith.subf"); sub && n == 4) {
+        Operation *ex = unary(sub->getOperand(0), "math.exp");
+        if (ex && f.isX(ex->getOperand(0)) && f.isCst(sub->getOperand(1), 1)) {
+          params = {1.0f};
+          return ColumnOp::Elu;
+        }
+      }
+    }
+    if (compare(cond, arith::CmpFPredicate::OGT, k) && f.isX(t) &&
+        f.isCst(e, 0) && n == 2) {
+      params = {float(k)};
+      return ColumnOp::ThresholdedRelu;
+    }
+  }
+  // Selu: gamma * select(x > 0, x, exp(x) * alpha - alpha).
+  if (Value sv = f.withConst(y, "arith.mulf", c2);
+      sv && n == 6 && select(sv, cond, t, e) &&
+      compare(cond, arith::CmpFPredicate::OGT, k) && k == 0 && f.isX(t)) {
+    Operation *sub = f.op(e, "arith.subf");
+    std::optional<double> a2 = sub ? f.cst(sub->getOperand(1)) : std::nullopt;
+    Value ev = sub ? f.withConst(sub->getOperand(0), "arith.mulf", c) : Value();
+    Operation *ex = ev ? unary(ev, "math.exp") : nullptr;
+    if (ex && f.isX(ex->getOperand(0)) && a2 && *a2 == c) {
+      params = {float(c), float(c2)};
+      return ColumnOp::Selu;
+    }
+  }
+  return std::nullopt;
+}
+
 FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
-                                      std::string &why) {
+                                      std::string &why,
+                                      std::vector<float> *params) {
+  std::vector<float> found;
+  if (!params)
+    params = &found;
+  params->clear();
   auto g = result.getDefiningOp<linalg::GenericOp>();
   if (!g) {
     why = "it is not computed by a linalg.generic";
@@ -266,8 +657,16 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
         return ColumnOp::Sigmoid;
       }
     }
-    why = "its elementwise body is not Relu (maximumf with 0), Sigmoid "
-          "(1 / (1 + exp(-x))) or Tanh (math.tanh)";
+  }
+  if (std::optional<ScalarFn> fn = scalarFnOf(g)) {
+    if (std::optional<ColumnOp> op = matchScalarFn(*fn, *params)) {
+      input = fn->x;
+      return *op;
+    }
+    why = "its elementwise body is none of the per-row ops weft maps (Relu, "
+          "Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, LeakyRelu, "
+          "ThresholdedRelu, Elu, Selu, Softplus, Softsign, HardSigmoid, "
+          "HardSwish, Clip, or x with a scalar constant: + - * /)";
     return failure();
   }
 
@@ -369,7 +768,158 @@ enum Rec : int64_t {
   kRecRedOut, // fabout 1: this row's partial max/sum to the row above
   kRecBcIn,   // fabin 1: the global max/sum from row 0
   kRecBcOut,  // fabout 1: row 0's broadcast
+  kRecBuf3,   // mem1d L at buf3 (the elementwise sequences' third vector)
 };
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Instruction sequences of the elementwise ops with constants
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Where an operand of a sequence step lives: one of the kernel's vectors
+/// (in, out, buf, buf2, buf3), a GPR pair holding a constant, or a small
+/// immediate.
+struct Opnd {
+  enum Kind { Vec, Gpr, Imm } kind = Vec;
+  int32_t value = 0; // Vec: a Rec; Gpr: the pair's first GPR; Imm: SmallImm
+};
+
+/// One vector instruction over the chunk: dst = op(src0[, src1]).
+struct Step {
+  wt::Opcode op;
+  int32_t dst, src0; // Recs
+  std::optional<Opnd> src1;
+};
+
+// The buffers of the sequences (DSD record indices after the softmax ones).
+constexpr int32_t kVecIn = 0, kVecOut = 1, kVecBuf = 2, kVecBuf2 = 3,
+                  kVecBuf3 = 8;
+// The constants live in GPR pairs 10/11, 12/13 and 14/15.
+constexpr int32_t kGprConst[] = {10, 12, 14};
+
+/// The kernel's params with a default for a missing one (0).
+float param(const ColumnKernel &k, size_t i) {
+  return i < k.params.size() ? k.params[i] : 0.0f;
+}
+
+/// The constants the sequence keeps in GPR pairs kGprConst[i].
+std::vector<float> registerConstants(const ColumnKernel &k) {
+  switch (k.op) {
+  case ColumnOp::ThresholdedRelu:
+    return {-param(k, 0)}; // x > alpha as -x < -alpha
+  case ColumnOp::DivScalar:
+    return {1.0f / param(k, 0)};
+  default: {
+    std::vector<float> v;
+    for (int64_t i = 0; i < columnParamCount(k.op); ++i)
+      v.push_back(param(k, size_t(i)));
+    return v;
+  }
+  }
+}
+
+std::vector<Step> sequenceOf(const ColumnKernel &k) {
+  using O = wt::Opcode;
+  const Opnd p0{Opnd::Gpr, kGprConst[0]}, p1{Opnd::Gpr, kGprConst[1]};
+  const Opnd zero{Opnd::Imm, int32_t(wt::SmallImm::Zero)},
+      one{Opnd::Imm, int32_t(wt::SmallImm::One)};
+  const Opnd buf{Opnd::Vec, kVecBuf}, buf2{Opnd::Vec, kVecBuf2};
+  const int32_t in = kVecIn, out = kVecOut, b1 = kVecBuf, b2 = kVecBuf2,
+                b3 = kVecBuf3;
+  switch (k.op) {
+  case ColumnOp::Copy:
+    return {{O::MOV32, out, in, {}}};
+  case ColumnOp::Abs:
+    return {{O::FABS, out, in, {}}};
+  case ColumnOp::Neg:
+    return {{O::FNEG, out, in, {}}};
+  case ColumnOp::Exp:
+    return {{O::FEXP, out, in, {}}};
+  case ColumnOp::Log:
+    return {{O::FLOG, out, in, {}}};
+  case ColumnOp::Sqrt:
+    return {{O::FSQRT, out, in, {}}};
+  case ColumnOp::Reciprocal:
+    return {{O::FRCP, out, in, {}}};
+  case ColumnOp::AddScalar:
+    return {{O::FADD, out, in, p0}};
+  case ColumnOp::SubScalar:
+    return {{O::FSUB, out, in, p0}};
+  case ColumnOp::MulScalar:
+  case ColumnOp::DivScalar:
+    return {{O::FMUL, out, in, p0}};
+  case ColumnOp::ScalarSub:
+    // c - x = (-x) + c exactly (both round the same real number).
+    return {{O::FNEG, b1, in, {}}, {O::FADD, out, b1, p0}};
+  case ColumnOp::LeakyRelu: {
+    float alpha = param(k, 0);
+    if (alpha >= 0)
+      // alpha <= 1: alpha x >= x exactly when x < 0, so max picks the
+      // branch; alpha > 1: min does.
+      return {{O::MOV32, b1, in, {}},
+              {O::FMUL, b2, b1, p0},
+              {alpha <= 1 ? O::FMAX : O::FMIN, out, b1, buf2}};
+    return {{O::MOV32, b1, in, {}},
+            {O::FMUL, b2, b1, p0},
+            {O::FCLT, b3, b1, zero},
+            {O::SEL32, b3, b2, buf},
+            {O::MOV32, out, b3, {}}};
+  }
+  case ColumnOp::ThresholdedRelu:
+    return {{O::MOV32, b1, in, {}},
+            {O::FNEG, b2, b1, {}},
+            {O::FCLT, b2, b2, p0},
+            {O::SEL32, b2, b1, zero},
+            {O::MOV32, out, b2, {}}};
+  case ColumnOp::Elu:
+    return {{O::MOV32, b1, in, {}},  {O::FEXP, b2, b1, {}},
+            {O::FSUB, b2, b2, one},  {O::FMUL, b2, b2, p0},
+            {O::FCLT, b3, b1, zero}, {O::SEL32, b3, b2, buf},
+            {O::MOV32, out, b3, {}}};
+  case ColumnOp::Selu:
+    return {{O::MOV32, b1, in, {}},  {O::FEXP, b2, b1, {}},
+            {O::FMUL, b2, b2, p0},   {O::FSUB, b2, b2, p0},
+            {O::FCLT, b3, b1, zero}, {O::SEL32, b3, b2, buf},
+            {O::FMUL, out, b3, p1}};
+  case ColumnOp::Softplus:
+    return {
+        {O::FEXP, b1, in, {}}, {O::FADD, b1, b1, one}, {O::FLOG, out, b1, {}}};
+  case ColumnOp::Softsign:
+    return {{O::MOV32, b1, in, {}},
+            {O::FABS, b2, b1, {}},
+            {O::FADD, b2, b2, one},
+            {O::FRCP, b2, b2, {}},
+            {O::FMUL, out, b1, buf2}};
+  case ColumnOp::HardSigmoid:
+    return {{O::FMUL, b1, in, p0},
+            {O::FADD, b1, b1, p1},
+            {O::FMIN, b1, b1, one},
+            {O::FMAX, out, b1, zero}};
+  case ColumnOp::HardSwish:
+    return {{O::MOV32, b1, in, {}},  {O::FMUL, b2, b1, p0},
+            {O::FADD, b2, b2, p1},   {O::FMIN, b2, b2, one},
+            {O::FMAX, b2, b2, zero}, {O::FMUL, out, b1, buf2}};
+  case ColumnOp::Clip: {
+    bool lo = param(k, 0) != -INFINITY, hi = param(k, 1) != INFINITY;
+    if (lo && hi)
+      return {{O::FMAX, b1, in, p0}, {O::FMIN, out, b1, p1}};
+    if (lo)
+      return {{O::FMAX, out, in, p0}};
+    if (hi)
+      return {{O::FMIN, out, in, p1}};
+    return {{O::MOV32, out, in, {}}};
+  }
+  default:
+    return {};
+  }
+}
+
+} // namespace
+
+namespace {
 
 using DirSet = uint8_t;
 constexpr DirSet bit(wt::Dir d) { return DirSet(1u << unsigned(d)); }
@@ -396,6 +946,7 @@ public:
   void emitGroup(int64_t r0, int64_t r1, const Role &role);
 
 private:
+  void emitSequence(int64_t L);
   void route(int64_t color, DirSet in, DirSet out);
   void dsd(StringRef sym, Rec index, wv::DsdKind kind,
            ArrayRef<NamedAttribute> fields);
@@ -471,6 +1022,118 @@ void Emitter::jump(StringRef l) {
   b.create(st);
 }
 
+void Emitter::emitSequence(int64_t L) {
+  MLIRContext *ctx = b.getContext();
+  std::vector<Step> steps = sequenceOf(k);
+
+  // Constants: the low half of each in GPR n, the high half in n + 1.
+  std::vector<float> consts = registerConstants(k);
+  for (size_t i = 0; i < consts.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &consts[i], 4);
+    for (int half = 0; half < 2; ++half) {
+      OperationState p(loc, wv::ParamOp::getOperationName());
+      p.addAttribute("gpr", b.getI64IntegerAttr(kGprConst[i] + half));
+      p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
+                                2, 0,
+                                b.getAffineConstantExpr(
+                                    int64_t((bits >> (16 * half)) & 0xffff)))));
+      b.create(p);
+    }
+  }
+
+  // DSD records of the vectors the steps use.
+  auto recName = [](int32_t r) -> StringRef {
+    switch (r) {
+    case kVecIn:
+      return "in";
+    case kVecOut:
+      return "out";
+    case kVecBuf:
+      return "buf";
+    case kVecBuf2:
+      return "buf2";
+    default:
+      return "buf3";
+    }
+  };
+  std::set<int32_t> used;
+  for (const Step &s : steps) {
+    used.insert(s.dst);
+    used.insert(s.src0);
+    if (s.src1 && s.src1->kind == Opnd::Vec)
+      used.insert(s.src1->value);
+  }
+  for (int32_t r : used) {
+    if (r == kVecIn)
+      dsd("in", kRecIn, wv::DsdKind::fabin,
+          {i64("length", L), i64("color", k.inColor)});
+    else if (r == kVecOut)
+      dsd("out", kRecOut, wv::DsdKind::fabout,
+          {i64("length", L), i64("color", k.outColor)});
+    else {
+      int64_t slot = r == kVecBuf ? 0 : r == kVecBuf2 ? 1 : 2;
+      dsd(recName(r), Rec(r), wv::DsdKind::mem1d,
+          {i64("length", L), i64("base", kDataBase + 2 * L * slot)});
+    }
+  }
+
+  OperationState ts(loc, wv::TaskOp::getOperationName());
+  ts.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr("main"));
+  ts.addAttribute("kind", wv::TaskKindAttr::get(ctx, wv::TaskKind::local));
+  ts.addAttribute("id", b.getI64IntegerAttr(kMainTask));
+  ts.addAttribute("active", b.getUnitAttr());
+  ts.addRegion()->emplaceBlock();
+  Operation *task = b.create(ts);
+  b.setInsertionPointToStart(&task->getRegion(0).front());
+
+  // DSR numbers: one `dsr n` (DDSR n, S0DSR n) per (dst, src0) pair and one
+  // S1DSR per vector second source, loaded once before the loop.
+  using K = wt::OperandKind;
+  using RF = wv::RegFile;
+  std::map<std::pair<int32_t, int32_t>, int32_t> pairs;
+  std::map<int32_t, int32_t> s1;
+  for (const Step &s : steps) {
+    if (!pairs.count({s.dst, s.src0})) {
+      int32_t n = int32_t(pairs.size());
+      pairs[{s.dst, s.src0}] = n;
+      dsrLoad(RF::ddsr, n, recName(s.dst));
+      dsrLoad(RF::s0dsr, n, recName(s.src0));
+    }
+    if (s.src1 && s.src1->kind == Opnd::Vec && !s1.count(s.src1->value)) {
+      int32_t m = int32_t(s1.size());
+      s1[s.src1->value] = m;
+      dsrLoad(RF::s1dsr, m, recName(s.src1->value));
+    }
+  }
+  label("sample");
+  for (const Step &s : steps) {
+    int32_t n = pairs[{s.dst, s.src0}];
+    const wt::OpcodeInfo &info = wt::info(s.op);
+    if (info.family == wt::Family::Un) {
+      inst(info.mnemonic, {int32_t(K::Ddsr), n, int32_t(K::S0dsr), n});
+      continue;
+    }
+    int32_t kind = 0, value = 0;
+    switch (s.src1->kind) {
+    case Opnd::Vec:
+      kind = int32_t(K::S1dsr);
+      value = s1[s.src1->value];
+      break;
+    case Opnd::Gpr:
+      kind = int32_t(K::Gpr);
+      value = s.src1->value;
+      break;
+    case Opnd::Imm:
+      kind = int32_t(K::Imm);
+      value = s.src1->value;
+      break;
+    }
+    inst(info.mnemonic, {int32_t(K::Dsr), n, kind, value});
+  }
+  jump("sample");
+}
+
 void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   MLIRContext *ctx = b.getContext();
   int64_t h = r1 - r0, L = role.len;
@@ -514,6 +1177,11 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     else
       route(bc, bit(Dir::North),
             bit(Dir::Ramp) | (role.last ? 0 : bit(Dir::South)));
+  }
+
+  if (!isClassic(k.op)) {
+    emitSequence(L);
+    return;
   }
 
   // Data: buf (and buf2) of L fp32 each.
@@ -668,6 +1336,8 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     }
     break;
   }
+  default:
+    llvm_unreachable("the other ops are emitted by emitSequence");
   }
   jump("sample");
 }
@@ -706,11 +1376,12 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
                           << ", rows " << lay.y0 << ".." << lay.y0 + lay.rows
                           << " does not fit the " << target.width() << "x"
                           << target.height() << " fabric";
-  int64_t words =
-      2 * L *
-      (k.op == ColumnOp::Relu                                   ? 0
-       : k.op == ColumnOp::Tanh || k.op == ColumnOp::LogSoftmax ? 2
-                                                                : 1);
+  if (int64_t(k.params.size()) != columnParamCount(k.op))
+    return emitError(loc) << "column kernel " << name << " ("
+                          << columnOpName(k.op) << ") takes "
+                          << columnParamCount(k.op) << " constants, got "
+                          << k.params.size();
+  int64_t words = 2 * L * columnBuffers(k.op);
   if (kDataBase + words > int64_t(target.memoryWords()))
     return emitError(loc) << "column kernel " << name << ": a chunk of " << L
                           << " elements needs " << 2 * (kDataBase + words)
@@ -765,6 +1436,13 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
   using O = wt::Opcode;
   const RowChunks &lay = k.layout;
   const int64_t jump = scalar(O::JMP);
+  if (!isClassic(k.op)) {
+    // The sequence, every step over the longest chunk, and the jump.
+    int64_t L = chunkSize(lay.n, lay.rows, 0), t = jump;
+    for (const Step &s : sequenceOf(k))
+      t += cyc(s.op, L);
+    return t;
+  }
   if (!isSoftmax(k.op)) {
     // Every PE loops on its own; the longest chunk sets the pace.
     int64_t L = chunkSize(lay.n, lay.rows, 0);

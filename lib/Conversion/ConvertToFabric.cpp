@@ -217,6 +217,8 @@ static RankedTensorType perSample(RankedTensorType type, int64_t batch) {
 static Value columnInput(linalg::GenericOp g) {
   if (g.getNumDpsInputs() == 1)
     return g.getDpsInputs()[0];
+  if (Value x = conversion::columnKernelOperand(g->getResult(0)))
+    return x;
   if (g.getNumDpsInputs() != 2)
     return {};
   // Softmax divides exp(d) by the sum, LogSoftmax subtracts from d.
@@ -350,7 +352,7 @@ static bool isDenseRooted(Operation *def) {
 
 /// Checks the function is one chain of layers from its only input to its
 /// only output and returns it; emits the error otherwise.
-static FailureOr<Network> matchGraph(func::FuncOp fn) {
+static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
   FunctionType type = fn.getFunctionType();
   if (type.getNumInputs() != 1 || type.getNumResults() != 1)
     return fn.emitError() << "the graph has " << type.getNumInputs()
@@ -364,9 +366,10 @@ static FailureOr<Network> matchGraph(func::FuncOp fn) {
       return op.emitError()
              << describeOp(&op) << ": '" << op.getName()
              << "' is not supported on the fabric yet; weft maps chains of "
-                "dense layers (Gemm or MatMul, optional bias), activations "
-                "(Relu, Sigmoid, Tanh), Softmax/LogSoftmax and reshapes of "
-                "the sample";
+                "dense layers (Gemm or MatMul, optional bias), elementwise "
+                "activations and ops with scalar constants (Relu, Sigmoid, "
+                "Tanh, Exp, Clip, LeakyRelu, ...), Softmax/LogSoftmax and "
+                "reshapes of the sample";
 
   std::string inName = onnxName(fn.getArgAttrDict(0), "input");
   std::string outName = onnxName(fn.getResultAttrDict(0), "output");
@@ -381,7 +384,7 @@ static FailureOr<Network> matchGraph(func::FuncOp fn) {
                           << type.getResult(0)
                           << "; the fabric path produces a static f32 tensor";
   Network net;
-  net.batch = inType.getRank() >= 2 ? inType.getDimSize(0) : 1;
+  net.batch = inType.getRank() >= 2 && !wholeSample ? inType.getDimSize(0) : 1;
 
   auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
   Value arg = fn.getArgument(0);
@@ -451,11 +454,34 @@ static FailureOr<Network> matchGraph(func::FuncOp fn) {
            << denseWhy << "), nor an activation or softmax over the sample ("
            << columnWhy << ")";
   }
-  if (net.layers.empty())
-    return fn.emitError() << "graph output '" << outName
-                          << "' is the graph input"
-                          << (net.reshapes.empty() ? "" : " reshaped")
-                          << "; there is no layer to map";
+  if (net.layers.empty()) {
+    // The output is the input, perhaps reshaped (Identity, Dropout at
+    // inference, Flatten): one Copy kernel moves the sample across.
+    auto t = perSample(inType, net.batch);
+    Layer copy;
+    copy.dense = false;
+    copy.op = conversion::ColumnOp::Copy;
+    copy.body = std::make_unique<Block>();
+    copy.body->addArgument(t, fn.getLoc());
+    OpBuilder b(fn.getContext());
+    b.setInsertionPointToEnd(copy.body.get());
+    Value empty = tensor::EmptyOp::create(b, fn.getLoc(), t.getShape(),
+                                          t.getElementType());
+    AffineMap id = b.getMultiDimIdentityMap(unsigned(t.getRank()));
+    SmallVector<utils::IteratorType> iters(size_t(t.getRank()),
+                                           utils::IteratorType::parallel);
+    copy.bodyResult =
+        linalg::GenericOp::create(
+            b, fn.getLoc(), TypeRange{t}, ValueRange{copy.body->getArgument(0)},
+            ValueRange{empty}, ArrayRef<AffineMap>{id, id}, iters,
+            [](OpBuilder &nb, Location l, ValueRange args) {
+              linalg::YieldOp::create(nb, l, args[0]);
+            })
+            .getResult(0);
+    copy.input = copy.result = arg;
+    copy.namer = ret;
+    net.layers.push_back(std::move(copy));
+  }
   std::reverse(net.layers.begin(), net.layers.end());
 
   // Everything that is not part of a layer (or a constant, empty or fill
@@ -487,6 +513,37 @@ static FailureOr<Network> matchGraph(func::FuncOp fn) {
                              << ": is used by the chain of layers but is not "
                                 "part of any layer";
   return net;
+}
+
+/// matchGraph with the first dimension as the batch (dense layers take one
+/// row per sample); if that fails, the whole tensor as one sample, which
+/// elementwise chains whose reshapes mix the first dimension (Flatten with
+/// axis 0 or 2, ...) need. The first attempt's errors are the ones
+/// reported when both fail.
+static FailureOr<Network> matchGraph(func::FuncOp fn) {
+  MLIRContext *ctx = fn.getContext();
+  SmallVector<std::pair<Location, std::string>> first;
+  {
+    ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &d) {
+      first.push_back({d.getLocation(), d.str()});
+      return success();
+    });
+    FailureOr<Network> net = matchGraph(fn, /*wholeSample=*/false);
+    if (succeeded(net))
+      return net;
+  }
+  auto inType = fn.getNumArguments() == 1
+                    ? dyn_cast<RankedTensorType>(fn.getArgument(0).getType())
+                    : RankedTensorType();
+  if (inType && inType.getRank() >= 2 && inType.getDimSize(0) > 1) {
+    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+    FailureOr<Network> net = matchGraph(fn, /*wholeSample=*/true);
+    if (succeeded(net))
+      return net;
+  }
+  for (auto &[loc, message] : first)
+    emitError(loc) << message;
+  return failure();
 }
 
 namespace {

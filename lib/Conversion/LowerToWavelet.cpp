@@ -605,8 +605,9 @@ static LogicalResult analyzeKernel(fab::KernelOp kernel, Stage &st) {
     return success();
   }
   Value input;
+  std::vector<float> params;
   FailureOr<ColumnOp> op =
-      matchColumnKernel(yield->getOperand(0), input, whyColumn);
+      matchColumnKernel(yield->getOperand(0), input, whyColumn, &params);
   if (failed(op))
     return kernel.emitOpError("is neither a dense layer (")
            << whyDense << ") nor a per-row layer (" << whyColumn << ")";
@@ -621,6 +622,7 @@ static LogicalResult analyzeKernel(fab::KernelOp kernel, Stage &st) {
     return kernel.emitOpError("")
            << rows << " rows leave a chunk of its " << n << " elements empty";
   st.column.op = *op;
+  st.column.params = std::move(params);
   st.column.x = rect->getX();
   st.column.layout = RowChunks{n, rows, 0};
   st.x = rect->getX();

@@ -134,10 +134,13 @@ static FailureOr<wc::ChainLayer> classify(wf::KernelOp kernel) {
   if (succeeded(dense))
     return wc::ChainLayer::dense(dense->K, dense->M, !dense->bias.empty());
   Value input;
-  FailureOr<wc::ColumnOp> op = wc::matchColumnKernel(result, input, columnWhy);
+  std::vector<float> params;
+  FailureOr<wc::ColumnOp> op =
+      wc::matchColumnKernel(result, input, columnWhy, &params);
   if (succeeded(op)) {
     auto type = cast<RankedTensorType>(result.getType());
-    return wc::ChainLayer::column(*op, type.getNumElements());
+    return wc::ChainLayer::column(*op, type.getNumElements(),
+                                  std::move(params));
   }
   return kernel.emitOpError() << "is neither a dense layer (" << denseWhy
                               << ") nor a column kernel (" << columnWhy << ")";

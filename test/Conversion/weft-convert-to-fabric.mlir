@@ -219,3 +219,47 @@ func.func @main_graph(%arg0: tensor<1x3xf32> {onnx.name = "x"}) -> (tensor<1x2xf
   return %9 : tensor<1x2xf32>
 }
 
+
+// -----
+
+// The output is the input reshaped: one Copy kernel (an elementwise generic
+// that yields its input) moves each sample across.
+
+// CHECK-LABEL: fabric.program @main_graph
+// CHECK-SAME: weft.batch = 2
+// CHECK: fabric.kernel @layer : (tensor<1x2x2xf32>) -> tensor<1x2x2xf32> {
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+// CHECK: fabric.stream @layer_to_y @layer[0] -> @y[0] : !fabric.wavelets<f32, 4>
+func.func @main_graph(%x: tensor<2x2x2xf32> {onnx.name = "x"}) -> (tensor<2x4xf32> {onnx.name = "y"}) {
+  %f = tensor.collapse_shape %x [[0], [1, 2]] : tensor<2x2x2xf32> into tensor<2x4xf32> loc("flatten")
+  return %f : tensor<2x4xf32>
+}
+
+// -----
+
+// A reshape that mixes the first dimension before an elementwise op: the
+// whole tensor is one sample (batch 1). Clip's bounds come from splat
+// constant tensors read through extra inputs of the generic.
+
+// CHECK-LABEL: fabric.program @main_graph
+// CHECK-SAME: weft.batch = 1
+// CHECK: fabric.io @x input west rows 0 to 1 : tensor<2x3xf32>
+// CHECK: fabric.kernel @clip : (tensor<6xf32>) -> tensor<6xf32> {
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: fabric.stream @clip_to_y @clip[0] -> @y[0] : !fabric.wavelets<f32, 6>
+func.func @main_graph(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<6xf32> {onnx.name = "y"}) {
+  %lo = arith.constant dense<-1.0> : tensor<f32>
+  %hi = arith.constant dense<1.0> : tensor<f32>
+  %f = tensor.collapse_shape %x [[0, 1]] : tensor<2x3xf32> into tensor<6xf32> loc("mix")
+  %e = tensor.empty() : tensor<6xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%f, %lo, %hi : tensor<6xf32>, tensor<f32>, tensor<f32>) outs(%e : tensor<6xf32>) {
+  ^bb0(%in: f32, %l: f32, %h: f32, %out: f32):
+    %0 = arith.maximumf %in, %l : f32
+    %1 = arith.minimumf %0, %h : f32
+    linalg.yield %1 : f32
+  } -> tensor<6xf32> loc("clip")
+  return %c : tensor<6xf32>
+}

@@ -40,6 +40,8 @@ struct ChainLayer {
   int64_t K = 0, M = 0;
   bool bias = false;            ///< dense: adds a bias
   ColumnOp op = ColumnOp::Relu; ///< column: what it computes
+  std::vector<float> params;    ///< column: its constants (the cost may
+                                ///< depend on them, e.g. Clip's bounds)
 
   static ChainLayer dense(int64_t K, int64_t M, bool bias) {
     ChainLayer l;
@@ -48,11 +50,13 @@ struct ChainLayer {
     l.bias = bias;
     return l;
   }
-  static ChainLayer column(ColumnOp op, int64_t n) {
+  static ChainLayer column(ColumnOp op, int64_t n,
+                           std::vector<float> params = {}) {
     ChainLayer l;
     l.kind = Kind::Column;
     l.K = l.M = n;
     l.op = op;
+    l.params = std::move(params);
     return l;
   }
 };

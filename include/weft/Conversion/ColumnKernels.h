@@ -38,16 +38,50 @@ enum class ColumnOp {
   Tanh,       ///< 2 * sigmoid(2x) - 1
   Softmax,    ///< exp(x - max) / sum(exp(x - max)) over the whole vector
   LogSoftmax, ///< x - max - log(sum(exp(x - max)))
+  // Elementwise ops whose constants are `params` (docs/execution-model.md,
+  // "Column kernels", has each one's instruction sequence and accuracy).
+  Copy,            ///< x (Identity, Dropout at inference, a lone reshape)
+  Abs,             ///< |x|
+  Neg,             ///< -x
+  Exp,             ///< exp(x)
+  Log,             ///< log(x)
+  Sqrt,            ///< sqrt(x)
+  Reciprocal,      ///< 1 / x
+  LeakyRelu,       ///< x < 0 ? alpha x : x; params {alpha}
+  ThresholdedRelu, ///< x > alpha ? x : 0; params {alpha}
+  Elu,             ///< x < 0 ? alpha (exp(x) - 1) : x; params {alpha}
+  Selu,            ///< gamma (x > 0 ? x : alpha exp(x) - alpha); {alpha, gamma}
+  Softplus,        ///< log(exp(x) + 1)
+  Softsign,        ///< x / (1 + |x|)
+  HardSigmoid,     ///< max(0, min(1, alpha x + beta)); params {alpha, beta}
+  HardSwish,       ///< x max(0, min(1, alpha x + beta)); params {alpha, beta}
+  Clip,            ///< min(max(x, lo), hi); params {lo, hi}, -inf/inf if absent
+  AddScalar,       ///< x + c; params {c}
+  SubScalar,       ///< x - c; params {c}
+  ScalarSub,       ///< c - x; params {c}
+  MulScalar,       ///< x c; params {c}
+  DivScalar,       ///< x / c, computed as x (1 / c); params {c}
 };
 const char *columnOpName(ColumnOp op);
 
+/// How many constants (ColumnKernel::params) `op` takes.
+int64_t columnParamCount(ColumnOp op);
+
 /// Recognises a per-sample elementwise activation or (log-)softmax over the
 /// last dimension whose result is `result` (the importer's linalg form).
-/// Returns the op and sets `input` to its operand; fails with a sentence in
-/// `why` otherwise.
-mlir::FailureOr<ColumnOp> matchColumnKernel(mlir::Value result,
-                                           mlir::Value &input,
-                                           std::string &why);
+/// Returns the op and sets `input` to its operand and, if `params` is
+/// given, `*params` to its constants (columnParamCount(op) of them); fails
+/// with a sentence in `why` otherwise. Scalar constants may be arith
+/// constants in the body or splat constant tensors (arith.constant, or a
+/// linalg.fill of one) read through extra inputs of the generic.
+mlir::FailureOr<ColumnOp>
+matchColumnKernel(mlir::Value result, mlir::Value &input, std::string &why,
+                  std::vector<float> *params = nullptr);
+
+/// The tensor operand of a per-row elementwise op whose result is `result`:
+/// the one input of its linalg.generic that is not a splat constant; null
+/// if there is not exactly one.
+mlir::Value columnKernelOperand(mlir::Value result);
 
 struct ColumnKernel {
   ColumnOp op = ColumnOp::Relu;
@@ -57,10 +91,17 @@ struct ColumnKernel {
   /// Colors used inside the column (internalColors(op) of them), distinct
   /// from inColor and outColor.
   std::vector<int64_t> internal;
+  /// The op's constants (columnParamCount(op) of them, e.g. LeakyRelu's
+  /// alpha). Every PE holds them in GPR pairs, set at load time.
+  std::vector<float> params;
 };
 
 /// How many colors the kernel needs besides its input and output.
 int64_t internalColors(ColumnOp op);
+
+/// How many L-element buffers a PE of the kernel keeps in memory (the
+/// partitioner's memory bound): 2 L words each.
+int64_t columnBuffers(ColumnOp op);
 
 /// Emits the kernel's wavelet.pe / wavelet.pe_group ops at `b`'s insertion
 /// point (inside a wavelet.program), named after `name`, with the layer
