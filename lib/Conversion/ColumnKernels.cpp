@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Conversion/ColumnKernels.h"
+
+#include "WaveletBuilder.h"
 #include "weft/Conversion/DenseLayer.h"
 
 #include "fabric/FabricOps.h"
@@ -936,30 +938,22 @@ struct Role {
   }
 };
 
-class Emitter {
+class Emitter : WaveletBuilder {
 public:
   Emitter(OpBuilder &b, Location loc, const ColumnKernel &k, StringRef name,
           StringRef layer)
-      : b(b), loc(loc), k(k), name(name), layer(layer) {}
+      : WaveletBuilder(b, loc), k(k), name(name), layer(layer) {}
 
   Role roleOf(int64_t r) const;
   void emitGroup(int64_t r0, int64_t r1, const Role &role);
 
 private:
   void emitSequence(int64_t L);
-  void route(int64_t color, DirSet in, DirSet out);
   void dsd(StringRef sym, Rec index, wv::DsdKind kind,
-           ArrayRef<NamedAttribute> fields);
-  void dsrLoad(wv::RegFile f, int64_t reg, StringRef rec);
-  void inst(StringRef opcode, ArrayRef<int32_t> args, bool term = false);
-  void label(StringRef l);
-  void jump(StringRef l);
-  NamedAttribute i64(StringRef n, int64_t v) {
-    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
+           ArrayRef<NamedAttribute> fields) {
+    dsdAt(sym, kDsdBase + 4 * index, kind, fields);
   }
 
-  OpBuilder &b;
-  Location loc;
   const ColumnKernel &k;
   StringRef name, layer;
 };
@@ -973,53 +967,6 @@ Role Emitter::roleOf(int64_t r) const {
     role.parity = r % 2;
   }
   return role;
-}
-
-void Emitter::route(int64_t color, DirSet in, DirSet out) {
-  OperationState st(loc, wv::RouteOp::getOperationName());
-  st.addAttribute("color", b.getI64IntegerAttr(color));
-  st.addAttribute("inputs", b.getI32IntegerAttr(in));
-  st.addAttribute("outputs", b.getI32IntegerAttr(out));
-  b.create(st);
-}
-
-void Emitter::dsd(StringRef sym, Rec index, wv::DsdKind kind,
-                  ArrayRef<NamedAttribute> fields) {
-  OperationState st(loc, wv::DsdOp::getOperationName());
-  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
-  st.addAttribute("address", b.getI64IntegerAttr(kDsdBase + 4 * index));
-  st.addAttribute("kind", wv::DsdKindAttr::get(b.getContext(), kind));
-  st.addAttributes(fields);
-  b.create(st);
-}
-
-void Emitter::dsrLoad(wv::RegFile f, int64_t reg, StringRef rec) {
-  OperationState st(loc, wv::DsrOp::getOperationName());
-  st.addAttribute("file", wv::RegFileAttr::get(b.getContext(), f));
-  st.addAttribute("reg", b.getI64IntegerAttr(reg));
-  st.addAttribute("record", FlatSymbolRefAttr::get(b.getContext(), rec));
-  b.create(st);
-}
-
-void Emitter::inst(StringRef opcode, ArrayRef<int32_t> args, bool term) {
-  OperationState st(loc, wv::InstOp::getOperationName());
-  st.addAttribute("opcode", b.getStringAttr(opcode));
-  st.addAttribute("args", b.getDenseI32ArrayAttr(args));
-  if (term)
-    st.addAttribute("term", b.getUnitAttr());
-  b.create(st);
-}
-
-void Emitter::label(StringRef l) {
-  OperationState st(loc, wv::LabelOp::getOperationName());
-  st.addAttribute("name", b.getStringAttr(l));
-  b.create(st);
-}
-
-void Emitter::jump(StringRef l) {
-  OperationState st(loc, wv::JumpOp::getOperationName());
-  st.addAttribute("label", b.getStringAttr(l));
-  b.create(st);
 }
 
 void Emitter::emitSequence(int64_t L) {

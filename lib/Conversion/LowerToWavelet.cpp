@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Conversion/LowerToWavelet.h"
+
+#include "WaveletBuilder.h"
 #include "weft/Conversion/ColorAllocation.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
@@ -102,12 +104,12 @@ struct DenseColors {
   int64_t out = 5;        // the last column's results (the stream out)
 };
 
-class Emitter {
+class Emitter : WaveletBuilder {
 public:
   Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,
           const DenseMapping &m, const DenseColors &colors,
           StringRef layerName)
-      : b(b), loc(loc), layer(layer), m(m), colors(colors),
+      : WaveletBuilder(b, loc), layer(layer), m(m), colors(colors),
         layerName(layerName) {}
 
   void emitGroups();
@@ -119,20 +121,15 @@ private:
   void emitCopyDsds(int64_t lk);
   void loadCopyDsrs();
   void emitCopyTasks();
-  void route(int64_t color, DirSet in, DirSet out);
   void dsd(StringRef name, int64_t index, wv::DsdKind kind,
-           ArrayRef<NamedAttribute> fields);
-  void dsrLoad(wv::RegFile f, int64_t reg, StringRef rec);
-  void inst(StringRef opcode, ArrayRef<int32_t> args, bool term = false);
-  wv::TaskOp task(StringRef name, wv::TaskKind kind, int64_t id,
-                  bool active);
+           ArrayRef<NamedAttribute> fields) {
+    dsdAt(name, kDsdBase + 4 * index, kind, fields);
+  }
   ElementsAttr blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
                     ArrayRef<char> bytes);
 
   int32_t op(wt::OperandKind k) { return int32_t(k); }
 
-  OpBuilder &b;
-  Location loc;
   const DenseLayer &layer;
   const DenseMapping &m;
   DenseColors colors;
@@ -156,53 +153,6 @@ Role Emitter::roleOf(int64_t c, int64_t r) const {
   role.south = r >= c && r + 1 < m.rows;
   role.lm = role.compute ? chunkSize(layer.M, m.rows, r) : 0;
   return role;
-}
-
-void Emitter::route(int64_t color, DirSet in, DirSet out) {
-  OperationState st(loc, wv::RouteOp::getOperationName());
-  st.addAttribute("color", b.getI64IntegerAttr(color));
-  st.addAttribute("inputs", b.getI32IntegerAttr(in));
-  st.addAttribute("outputs", b.getI32IntegerAttr(out));
-  b.create(st);
-}
-
-void Emitter::dsd(StringRef name, int64_t index, wv::DsdKind kind,
-                  ArrayRef<NamedAttribute> fields) {
-  OperationState st(loc, wv::DsdOp::getOperationName());
-  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
-  st.addAttribute("address", b.getI64IntegerAttr(kDsdBase + 4 * index));
-  st.addAttribute("kind", wv::DsdKindAttr::get(b.getContext(), kind));
-  st.addAttributes(fields);
-  b.create(st);
-}
-
-void Emitter::dsrLoad(wv::RegFile f, int64_t reg, StringRef rec) {
-  OperationState st(loc, wv::DsrOp::getOperationName());
-  st.addAttribute("file", wv::RegFileAttr::get(b.getContext(), f));
-  st.addAttribute("reg", b.getI64IntegerAttr(reg));
-  st.addAttribute("record", FlatSymbolRefAttr::get(b.getContext(), rec));
-  b.create(st);
-}
-
-void Emitter::inst(StringRef opcode, ArrayRef<int32_t> args, bool term) {
-  OperationState st(loc, wv::InstOp::getOperationName());
-  st.addAttribute("opcode", b.getStringAttr(opcode));
-  st.addAttribute("args", b.getDenseI32ArrayAttr(args));
-  if (term)
-    st.addAttribute("term", b.getUnitAttr());
-  b.create(st);
-}
-
-wv::TaskOp Emitter::task(StringRef name, wv::TaskKind kind, int64_t id,
-                         bool active) {
-  OperationState st(loc, wv::TaskOp::getOperationName());
-  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
-  st.addAttribute("kind", wv::TaskKindAttr::get(b.getContext(), kind));
-  st.addAttribute("id", b.getI64IntegerAttr(id));
-  if (active)
-    st.addAttribute("active", b.getUnitAttr());
-  st.addRegion()->emplaceBlock();
-  return cast<wv::TaskOp>(b.create(st));
 }
 
 ElementsAttr Emitter::blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
