@@ -301,38 +301,41 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
     b.create(p);
   }
 
-  // Weights (and bias) of every PE of the group.
+  // Weights (and bias) of every PE of the group, as per-PE segments.
+  auto put = [&](std::vector<char> &bytes, float v) {
+    if (mixed) {
+      uint16_t h16 = wt::f32ToF16(v);
+      bytes.push_back(char(h16 & 0xff));
+      bytes.push_back(char(h16 >> 8));
+      return;
+    }
+    uint32_t bits = wt::f32ToBits(v);
+    for (int i = 0; i < 4; ++i)
+      bytes.push_back(char((bits >> (8 * i)) & 0xff));
+  };
+  auto segment = [&](StringRef sym, int64_t address, StringRef blobName,
+                     int64_t per, Type elem, const std::vector<char> &bytes) {
+    OperationState s(loc, wv::SegmentOp::getOperationName());
+    s.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
+    s.addAttribute("address", b.getI64IntegerAttr(address));
+    s.addAttribute("per_pe", b.getUnitAttr());
+    s.addAttribute("value", blob(blobName, {h, 1, per}, elem, bytes));
+    b.create(s);
+  };
   {
     std::vector<char> bytes;
-    int64_t per = lk * lm;
-    bytes.reserve(size_t(h * per * (mixed ? 2 : 4)));
+    bytes.reserve(size_t(h * lk * lm * (mixed ? 2 : 4)));
     for (int64_t r = r0; r < r1; ++r) {
       int64_t mb = chunkBegin(layer.M, m.rows, r);
       for (int64_t t = 0; t < lk; ++t)
-        for (int64_t n = 0; n < lm; ++n) {
-          float w = layer.weights[size_t((kb + t) * layer.M + mb + n)];
-          if (mixed) {
-            uint16_t hbits = wt::f32ToF16(w);
-            bytes.push_back(char(hbits & 0xff));
-            bytes.push_back(char(hbits >> 8));
-          } else {
-            uint32_t bits = wt::f32ToBits(w);
-            for (int i = 0; i < 4; ++i)
-              bytes.push_back(char((bits >> (8 * i)) & 0xff));
-          }
-        }
+        for (int64_t n = 0; n < lm; ++n)
+          put(bytes, layer.weights[size_t((kb + t) * layer.M + mb + n)]);
     }
-    OperationState s(loc, wv::SegmentOp::getOperationName());
-    s.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr("weights"));
-    s.addAttribute("address", b.getI64IntegerAttr(wBase));
-    s.addAttribute("per_pe", b.getUnitAttr());
-    s.addAttribute("value", blob("w", {h, 1, per},
-                                 mixed ? Type(b.getF16Type())
-                                       : Type(b.getF32Type()),
-                                 bytes));
-    b.create(s);
+    segment("weights", wBase, "w", lk * lm,
+            mixed ? Type(b.getF16Type()) : Type(b.getF32Type()), bytes);
   }
   if (hasBias) {
+    // The bias stays fp32 (it is added to the fp32 accumulator).
     std::vector<char> bytes;
     for (int64_t r = r0; r < r1; ++r) {
       int64_t mb = chunkBegin(layer.M, m.rows, r);
@@ -342,12 +345,7 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
           bytes.push_back(char((bits >> (8 * i)) & 0xff));
       }
     }
-    OperationState s(loc, wv::SegmentOp::getOperationName());
-    s.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr("bias_data"));
-    s.addAttribute("address", b.getI64IntegerAttr(biasBase));
-    s.addAttribute("per_pe", b.getUnitAttr());
-    s.addAttribute("value", blob("b", {h, 1, lm}, b.getF32Type(), bytes));
-    b.create(s);
+    segment("bias_data", biasBase, "b", lm, b.getF32Type(), bytes);
   }
 
   // DSD records.
