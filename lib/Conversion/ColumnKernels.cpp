@@ -21,6 +21,8 @@
 #include "WaveletBuilder.h"
 #include "weft/Conversion/DenseLayer.h"
 
+#include "../Transforms/ConstantData.h"
+
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
 
@@ -30,7 +32,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 
 #include <algorithm>
@@ -100,6 +104,22 @@ const char *columnOpName(ColumnOp op) {
     return "MulScalar";
   case ColumnOp::DivScalar:
     return "DivScalar";
+  case ColumnOp::AddTensor:
+    return "AddTensor";
+  case ColumnOp::SubTensor:
+    return "SubTensor";
+  case ColumnOp::TensorSub:
+    return "TensorSub";
+  case ColumnOp::MulTensor:
+    return "MulTensor";
+  case ColumnOp::DivTensor:
+    return "DivTensor";
+  case ColumnOp::MaxTensor:
+    return "MaxTensor";
+  case ColumnOp::MinTensor:
+    return "MinTensor";
+  case ColumnOp::PRelu:
+    return "PRelu";
   }
   return "?";
 }
@@ -122,6 +142,22 @@ int64_t columnParamCount(ColumnOp op) {
     return 2;
   default:
     return 0;
+  }
+}
+
+bool columnTakesTensor(ColumnOp op) {
+  switch (op) {
+  case ColumnOp::AddTensor:
+  case ColumnOp::SubTensor:
+  case ColumnOp::TensorSub:
+  case ColumnOp::MulTensor:
+  case ColumnOp::DivTensor:
+  case ColumnOp::MaxTensor:
+  case ColumnOp::MinTensor:
+  case ColumnOp::PRelu:
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -162,10 +198,18 @@ int64_t columnBuffers(ColumnOp op) {
   case ColumnOp::Elu:
   case ColumnOp::Selu:
     return 3;
+  // The constant tensor's chunk is the last buffer.
+  case ColumnOp::TensorSub:
+    return 2;
+  case ColumnOp::PRelu:
+    return 4;
   default:
     return 1;
   }
 }
+
+/// The buffer slot of the constant tensor's chunk (after the sequence's).
+static int64_t constSlot(ColumnOp op) { return columnBuffers(op) - 1; }
 
 //===----------------------------------------------------------------------===//
 // Matching
@@ -423,10 +467,149 @@ static std::optional<ScalarFn> scalarFnOf(linalg::GenericOp g) {
   return f;
 }
 
+namespace {
+
+/// A two-input generic combining x (identity map) with a non-splat f32
+/// constant tensor read through any broadcasting map.
+struct TensorFn {
+  Body body;
+  unsigned xArg = 0, cArg = 1;
+  Value x;
+  /// The constant broadcast to the result's shape, row-major.
+  std::vector<float> c;
+};
+
+} // namespace
+
+/// `g` as x combined with a constant tensor; `why` says what is wrong
+/// once it is clear the generic has that shape.
+static std::optional<TensorFn> tensorFnOf(linalg::GenericOp g,
+                                          std::string *why = nullptr) {
+  if (!g || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
+      g->getNumResults() != 1 || !allParallel(g))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  auto rt = dyn_cast<RankedTensorType>(g->getResult(0).getType());
+  if (!maps.back().isIdentity() || !rt || !rt.hasStaticShape())
+    return std::nullopt;
+  TensorFn f;
+  f.body = bodyOf(g);
+  if (!f.body.yielded)
+    return std::nullopt;
+  int found = 0;
+  for (unsigned i = 0; i < 2; ++i) {
+    Value in = g.getDpsInputs()[i];
+    ElementsAttr attr;
+    if (splatOf(in) || matchPattern(throughReshapes(in), m_Constant(&attr)))
+      continue;
+    if (!maps[i].isIdentity())
+      return std::nullopt;
+    ++found;
+    f.xArg = i;
+    f.x = in;
+  }
+  if (found != 1)
+    return std::nullopt;
+  f.cArg = 1 - f.xArg;
+  Value cv = g.getDpsInputs()[f.cArg];
+  ElementsAttr attr;
+  if (!matchPattern(throughReshapes(cv), m_Constant(&attr)))
+    return std::nullopt;
+  auto ct = dyn_cast<RankedTensorType>(cv.getType());
+  std::string readWhy;
+  FailureOr<SmallVector<float>> vals = readF32(attr, readWhy);
+  if (!ct || !ct.hasStaticShape() || failed(vals) ||
+      int64_t(vals->size()) != ct.getNumElements()) {
+    if (why)
+      *why = "its constant operand cannot be read as f32 (" + readWhy + ")";
+    return std::nullopt;
+  }
+  // Broadcast at compile time: element i of the result reads the constant
+  // at map(indices of i).
+  AffineMap cmap = maps[f.cArg];
+  ArrayRef<int64_t> shape = rt.getShape(), cshape = ct.getShape();
+  if (cmap.getNumDims() != shape.size() ||
+      cmap.getNumResults() != cshape.size()) {
+    if (why)
+      *why = "its constant operand's map does not fit the shapes";
+    return std::nullopt;
+  }
+  int64_t n = rt.getNumElements();
+  f.c.resize(size_t(n));
+  SmallVector<int64_t> idx(shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i;
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      idx[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    SmallVector<int64_t, 4> at = cmap.compose(idx);
+    int64_t lin = 0;
+    for (size_t d = 0; d < at.size(); ++d) {
+      if (at[d] < 0 || at[d] >= cshape[d]) {
+        if (why)
+          *why = "its constant operand is read out of bounds";
+        return std::nullopt;
+      }
+      lin = lin * cshape[d] + at[d];
+    }
+    f.c[size_t(i)] = (*vals)[size_t(lin)];
+  }
+  return f;
+}
+
+/// The ops with a constant tensor, in the importer's forms.
+static std::optional<ColumnOp> matchTensorFn(const TensorFn &f) {
+  const Body &b = f.body;
+  Value y = b.yielded;
+  int64_t n = computeOps(b);
+  auto isX = [&](Value v) { return b.isArg(v, f.xArg); };
+  auto isC = [&](Value v) { return b.isArg(v, f.cArg); };
+  // `v` = name(x, C) or, when commutative, name(C, x).
+  auto binary = [&](Value v, StringRef name, bool commutative) {
+    Operation *o = b.def(v, name);
+    if (!o || o->getNumOperands() != 2)
+      return false;
+    return (isX(o->getOperand(0)) && isC(o->getOperand(1))) ||
+           (commutative && isC(o->getOperand(0)) && isX(o->getOperand(1)));
+  };
+  if (n == 1) {
+    if (binary(y, "arith.addf", true))
+      return ColumnOp::AddTensor;
+    if (binary(y, "arith.mulf", true))
+      return ColumnOp::MulTensor;
+    if (binary(y, "arith.subf", false))
+      return ColumnOp::SubTensor;
+    if (Operation *o = b.def(y, "arith.subf");
+        o && isC(o->getOperand(0)) && isX(o->getOperand(1)))
+      return ColumnOp::TensorSub;
+    if (binary(y, "arith.divf", false))
+      return ColumnOp::DivTensor;
+    for (StringRef name : {"arith.maximumf", "arith.maxnumf"})
+      if (binary(y, name, true))
+        return ColumnOp::MaxTensor;
+    for (StringRef name : {"arith.minimumf", "arith.minnumf"})
+      if (binary(y, name, true))
+        return ColumnOp::MinTensor;
+  }
+  // PRelu: select(x < 0, x * C, x).
+  if (Operation *s = b.def(y, "arith.select"); s && n == 3) {
+    auto cmp = dyn_cast_or_null<arith::CmpFOp>(s->getOperand(0).getDefiningOp());
+    if (cmp && cmp->getBlock() == b.block &&
+        cmp.getPredicate() == arith::CmpFPredicate::OLT && isX(cmp.getLhs()) &&
+        isFloatConst(cmp.getRhs(), 0.0) && isX(s->getOperand(2)) &&
+        binary(s->getOperand(1), "arith.mulf", true))
+      return ColumnOp::PRelu;
+  }
+  return std::nullopt;
+}
+
 Value columnKernelOperand(Value result) {
   auto g = result.getDefiningOp<linalg::GenericOp>();
-  std::optional<ScalarFn> f = scalarFnOf(g);
-  return f ? f->x : Value();
+  if (std::optional<ScalarFn> f = scalarFnOf(g))
+    return f->x;
+  std::optional<TensorFn> t = tensorFnOf(g);
+  return t ? t->x : Value();
 }
 
 /// Body ops that compute (not constants).
@@ -672,6 +855,22 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
     return failure();
   }
 
+  std::string tensorWhy;
+  if (std::optional<TensorFn> fn = tensorFnOf(g, &tensorWhy)) {
+    if (std::optional<ColumnOp> op = matchTensorFn(*fn)) {
+      input = fn->x;
+      *params = std::move(fn->c);
+      return *op;
+    }
+    why = "its body combines its input with a constant tensor in none of the "
+          "ways weft maps (x + C, x - C, C - x, x * C, x / C, max, min, PRelu)";
+    return failure();
+  }
+  if (!tensorWhy.empty()) {
+    why = tensorWhy;
+    return failure();
+  }
+
   // Softmax: e / sum(e); LogSoftmax: d - log(sum(e)); with
   // d = x - max(x), e = exp(d).
   Body last;
@@ -771,6 +970,7 @@ enum Rec : int64_t {
   kRecBcIn,   // fabin 1: the global max/sum from row 0
   kRecBcOut,  // fabout 1: row 0's broadcast
   kRecBuf3,   // mem1d L at buf3 (the elementwise sequences' third vector)
+  kRecConst,  // mem1d L: this PE's chunk of the constant tensor
 };
 
 } // namespace
@@ -798,7 +998,7 @@ struct Step {
 
 // The buffers of the sequences (DSD record indices after the softmax ones).
 constexpr int32_t kVecIn = 0, kVecOut = 1, kVecBuf = 2, kVecBuf2 = 3,
-                  kVecBuf3 = 8;
+                  kVecBuf3 = 8, kVecConst = 9;
 // The constants live in GPR pairs 10/11, 12/13 and 14/15.
 constexpr int32_t kGprConst[] = {10, 12, 14};
 
@@ -828,7 +1028,8 @@ std::vector<Step> sequenceOf(const ColumnKernel &k) {
   const Opnd p0{Opnd::Gpr, kGprConst[0]}, p1{Opnd::Gpr, kGprConst[1]};
   const Opnd zero{Opnd::Imm, int32_t(wt::SmallImm::Zero)},
       one{Opnd::Imm, int32_t(wt::SmallImm::One)};
-  const Opnd buf{Opnd::Vec, kVecBuf}, buf2{Opnd::Vec, kVecBuf2};
+  const Opnd buf{Opnd::Vec, kVecBuf}, buf2{Opnd::Vec, kVecBuf2},
+      cvec{Opnd::Vec, kVecConst};
   const int32_t in = kVecIn, out = kVecOut, b1 = kVecBuf, b2 = kVecBuf2,
                 b3 = kVecBuf3;
   switch (k.op) {
@@ -914,6 +1115,27 @@ std::vector<Step> sequenceOf(const ColumnKernel &k) {
       return {{O::FMIN, out, in, p1}};
     return {{O::MOV32, out, in, {}}};
   }
+  // The constant tensor's chunk is a vector second source (DivTensor's
+  // holds 1 / C).
+  case ColumnOp::AddTensor:
+    return {{O::FADD, out, in, cvec}};
+  case ColumnOp::SubTensor:
+    return {{O::FSUB, out, in, cvec}};
+  case ColumnOp::TensorSub:
+    return {{O::FNEG, b1, in, {}}, {O::FADD, out, b1, cvec}};
+  case ColumnOp::MulTensor:
+  case ColumnOp::DivTensor:
+    return {{O::FMUL, out, in, cvec}};
+  case ColumnOp::MaxTensor:
+    return {{O::FMAX, out, in, cvec}};
+  case ColumnOp::MinTensor:
+    return {{O::FMIN, out, in, cvec}};
+  case ColumnOp::PRelu:
+    return {{O::MOV32, b1, in, {}},
+            {O::FMUL, b2, b1, cvec},
+            {O::FCLT, b3, b1, zero},
+            {O::SEL32, b3, b2, buf},
+            {O::MOV32, out, b3, {}}};
   default:
     return {};
   }
@@ -948,7 +1170,7 @@ public:
   void emitGroup(int64_t r0, int64_t r1, const Role &role);
 
 private:
-  void emitSequence(int64_t L);
+  void emitSequence(int64_t L, int64_t r0, int64_t r1);
   void dsd(StringRef sym, Rec index, wv::DsdKind kind,
            ArrayRef<NamedAttribute> fields) {
     dsdAt(sym, kDsdBase + 4 * index, kind, fields);
@@ -969,12 +1191,13 @@ Role Emitter::roleOf(int64_t r) const {
   return role;
 }
 
-void Emitter::emitSequence(int64_t L) {
+void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
   MLIRContext *ctx = b.getContext();
   std::vector<Step> steps = sequenceOf(k);
 
   // Constants: the low half of each in GPR n, the high half in n + 1.
-  std::vector<float> consts = registerConstants(k);
+  std::vector<float> consts =
+      columnTakesTensor(k.op) ? std::vector<float>() : registerConstants(k);
   for (size_t i = 0; i < consts.size(); ++i) {
     uint32_t bits;
     std::memcpy(&bits, &consts[i], 4);
@@ -1000,6 +1223,8 @@ void Emitter::emitSequence(int64_t L) {
       return "buf";
     case kVecBuf2:
       return "buf2";
+    case kVecConst:
+      return "const";
     default:
       return "buf3";
     }
@@ -1018,7 +1243,39 @@ void Emitter::emitSequence(int64_t L) {
     else if (r == kVecOut)
       dsd("out", kRecOut, wv::DsdKind::fabout,
           {i64("length", L), i64("color", k.outColor)});
-    else {
+    else if (r == kVecConst) {
+      // Each PE's chunk of the constant tensor (1 / C for DivTensor).
+      int64_t base = kDataBase + 2 * L * constSlot(k.op), h = r1 - r0;
+      std::vector<char> bytes;
+      bytes.reserve(size_t(4 * h * L));
+      for (int64_t row = r0; row < r1; ++row) {
+        int64_t begin = chunkBegin(k.layout.n, k.layout.rows, row);
+        for (int64_t j = 0; j < L; ++j) {
+          float c = k.params[size_t(begin + j)];
+          if (k.op == ColumnOp::DivTensor)
+            c = 1.0f / c;
+          uint32_t bits;
+          std::memcpy(&bits, &c, 4);
+          for (int i = 0; i < 4; ++i)
+            bytes.push_back(char((bits >> (8 * i)) & 0xff));
+        }
+      }
+      auto type = RankedTensorType::get({h, 1, L}, b.getF32Type());
+      std::string key = (name + "_const_r" + Twine(r0)).str();
+      OperationState s(loc, wv::SegmentOp::getOperationName());
+      s.addAttribute(SymbolTable::getSymbolAttrName(),
+                     b.getStringAttr("const_data"));
+      s.addAttribute("address", b.getI64IntegerAttr(base));
+      s.addAttribute("per_pe", b.getUnitAttr());
+      s.addAttribute("value",
+                     DenseResourceElementsAttr::get(
+                         type, key,
+                         HeapAsmResourceBlob::allocateAndCopyInferAlign(
+                             ArrayRef<char>(bytes))));
+      b.create(s);
+      dsd("const", kRecConst, wv::DsdKind::mem1d,
+          {i64("length", L), i64("base", base)});
+    } else {
       int64_t slot = r == kVecBuf ? 0 : r == kVecBuf2 ? 1 : 2;
       dsd(recName(r), Rec(r), wv::DsdKind::mem1d,
           {i64("length", L), i64("base", kDataBase + 2 * L * slot)});
@@ -1127,7 +1384,7 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   }
 
   if (!isClassic(k.op)) {
-    emitSequence(L);
+    emitSequence(L, r0, r1);
     return;
   }
 
@@ -1323,11 +1580,12 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
                           << ", rows " << lay.y0 << ".." << lay.y0 + lay.rows
                           << " does not fit the " << target.width() << "x"
                           << target.height() << " fabric";
-  if (int64_t(k.params.size()) != columnParamCount(k.op))
+  int64_t wantParams =
+      columnTakesTensor(k.op) ? lay.n : columnParamCount(k.op);
+  if (int64_t(k.params.size()) != wantParams)
     return emitError(loc) << "column kernel " << name << " ("
-                          << columnOpName(k.op) << ") takes "
-                          << columnParamCount(k.op) << " constants, got "
-                          << k.params.size();
+                          << columnOpName(k.op) << ") takes " << wantParams
+                          << " constants, got " << k.params.size();
   int64_t words = 2 * L * columnBuffers(k.op);
   if (kDataBase + words > int64_t(target.memoryWords()))
     return emitError(loc) << "column kernel " << name << ": a chunk of " << L

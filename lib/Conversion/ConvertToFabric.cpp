@@ -303,7 +303,11 @@ static LogicalResult matchColumnLayer(Value result, int64_t batch, Layer &layer,
         if (auto e = dyn_cast<tensor::ExpandShapeOp>(copy))
           e.setStaticOutputShape(e.getResultType().getShape());
       }
-      if (failed(copy->getName().verifyInvariants(copy))) {
+      // Also linalg's shape checks, which catch a constant operand that
+      // differs per sample (typed on the whole batch).
+      if (failed(copy->getName().verifyInvariants(copy)) ||
+          (isa<linalg::LinalgOp>(copy) &&
+           failed(linalg::detail::verifyStructuredOpInterface(copy)))) {
         why = "its ops do not work on one sample (the batch dimension is "
               "not the first everywhere)";
         return failure();

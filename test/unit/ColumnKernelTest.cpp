@@ -1224,3 +1224,150 @@ TEST_F(Match, ScalarConstantsThroughInputs) {
   EXPECT_TRUE(arg);
   EXPECT_EQ(params, (std::vector<float>{-0.5f, 0.5f}));
 }
+
+namespace {
+
+/// The ops with a constant tensor and their double references.
+struct TensorCase {
+  ColumnOp op;
+  double (*ref)(double x, double c);
+  double bound; // ulps
+};
+const TensorCase kTensorCases[] = {
+    {ColumnOp::AddTensor, [](double x, double c) { return x + c; }, 0.5},
+    {ColumnOp::SubTensor, [](double x, double c) { return x - c; }, 0.5},
+    {ColumnOp::TensorSub, [](double x, double c) { return c - x; }, 0.5},
+    {ColumnOp::MulTensor, [](double x, double c) { return x * c; }, 0.5},
+    // x (1 / C) rounds twice.
+    {ColumnOp::DivTensor, [](double x, double c) { return x / c; }, 2},
+    {ColumnOp::MaxTensor, [](double x, double c) { return std::max(x, c); },
+     0},
+    {ColumnOp::MinTensor, [](double x, double c) { return std::min(x, c); },
+     0},
+    {ColumnOp::PRelu, [](double x, double c) { return x < 0 ? x * c : x; },
+     0.5},
+};
+
+} // namespace
+
+TEST(ColumnKernel, TensorConstantOps) {
+  // Every PE reads its own chunk of C; checked against double on shapes
+  // with uneven chunks, and the cost model against the simulator.
+  const Shape shapes[] = {{1, 1}, {7, 2}, {10, 3}, {129, 4}, {64, 5},
+                          {784, 16}};
+  for (const TensorCase &t : kTensorCases)
+    for (Shape sh : shapes) {
+      SCOPED_TRACE(std::string(columnOpName(t.op)) + " n=" +
+                   std::to_string(sh.n) + " rows=" + std::to_string(sh.rows));
+      std::vector<float> c = randomInputs(sh.n, 3, 29);
+      if (t.op == ColumnOp::DivTensor)
+        for (float &v : c)
+          v = v < 0 ? v - 0.25f : v + 0.25f;
+      std::vector<float> in = randomInputs(sh.n * 10, 5, 31);
+      SimRun run = simulateChain({t.op}, sh.n, sh.rows, in, 0, {c});
+      ASSERT_TRUE(run.error.empty()) << run.error;
+      for (size_t i = 0; i < in.size(); ++i) {
+        double e = t.ref(in[i], c[i % size_t(sh.n)]);
+        ASSERT_LE(ulpError(run.out[i], e), t.bound)
+            << "x = " << in[i] << " c = " << c[i % size_t(sh.n)]
+            << " got " << run.out[i];
+      }
+      EXPECT_EQ(double(run.predicted), run.period());
+      if (sh.n == 784)
+        std::printf("%-10s n=784 rows=16: predicted %lld simulated %.1f\n",
+                    columnOpName(t.op), (long long)run.predicted,
+                    run.period());
+    }
+}
+
+TEST(ColumnKernel, TensorConstantNeedsOnePerElement) {
+  std::vector<float> in = randomInputs(10, 1, 1);
+  SimRun run = simulateChain({ColumnOp::AddTensor}, 10, 3, in, 0,
+                             {std::vector<float>(9, 1.0f)});
+  EXPECT_NE(run.error.find("takes 10 constants, got 9"), std::string::npos)
+      << run.error;
+}
+
+namespace {
+
+std::string withTensor(const std::string &cmap, const std::string &ctype,
+                       const std::string &cvalue, const std::string &body) {
+  return "#map = affine_map<(d0, d1) -> (d0, d1)>\n"
+         "#c = affine_map<" +
+         cmap +
+         ">\n"
+         "func.func @f(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+         "  %k = arith.constant " +
+         cvalue + " : " + ctype +
+         "\n"
+         "  %0 = tensor.empty() : tensor<2x3xf32>\n"
+         "  %1 = linalg.generic {indexing_maps = [#map, #c, #map], "
+         "iterator_types = [\"parallel\", \"parallel\"]} ins(%arg0, %k : "
+         "tensor<2x3xf32>, " +
+         ctype +
+         ") outs(%0 : tensor<2x3xf32>) {\n"
+         "  ^bb0(%in: f32, %b: f32, %out: f32):\n" +
+         body +
+         "  } -> tensor<2x3xf32>\n"
+         "  return %1 : tensor<2x3xf32>\n}\n";
+}
+
+} // namespace
+
+TEST_F(Match, TensorConstants) {
+  std::string why;
+  bool arg = false;
+  const std::string full = "dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]>";
+  const std::string fullT = "tensor<2x3xf32>";
+  struct Case {
+    const char *body;
+    ColumnOp op;
+  } cases[] = {
+      {"    %2 = arith.addf %b, %in : f32\n    linalg.yield %2 : f32\n",
+       ColumnOp::AddTensor},
+      {"    %2 = arith.subf %in, %b : f32\n    linalg.yield %2 : f32\n",
+       ColumnOp::SubTensor},
+      {"    %2 = arith.subf %b, %in : f32\n    linalg.yield %2 : f32\n",
+       ColumnOp::TensorSub},
+      {"    %2 = arith.mulf %in, %b : f32\n    linalg.yield %2 : f32\n",
+       ColumnOp::MulTensor},
+      {"    %2 = arith.divf %in, %b : f32\n    linalg.yield %2 : f32\n",
+       ColumnOp::DivTensor},
+      {"    %2 = arith.maximumf %in, %b : f32\n    linalg.yield %2 : f32\n",
+       ColumnOp::MaxTensor},
+      {"    %2 = arith.minimumf %in, %b : f32\n    linalg.yield %2 : f32\n",
+       ColumnOp::MinTensor},
+      {"    %z = arith.constant 0.0 : f32\n"
+       "    %c = arith.cmpf olt, %in, %z : f32\n"
+       "    %m = arith.mulf %in, %b : f32\n"
+       "    %s = arith.select %c, %m, %in : f32\n"
+       "    linalg.yield %s : f32\n",
+       ColumnOp::PRelu},
+  };
+  for (const Case &c : cases) {
+    auto r = match(withTensor("(d0, d1) -> (d0, d1)", fullT, full, c.body),
+                   why, arg);
+    ASSERT_TRUE(mlir::succeeded(r)) << why << "\n" << c.body;
+    EXPECT_EQ(*r, c.op);
+    EXPECT_TRUE(arg);
+    EXPECT_EQ(params, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  }
+  // Broadcast at compile time: a row [3] and a column [2x1].
+  auto r = match(withTensor("(d0, d1) -> (d1)", "tensor<3xf32>",
+                            "dense<[1.0, 2.0, 3.0]>", cases[0].body),
+                 why, arg);
+  ASSERT_TRUE(mlir::succeeded(r)) << why;
+  EXPECT_EQ(params, (std::vector<float>{1, 2, 3, 1, 2, 3}));
+  r = match(withTensor("(d0, d1) -> (d0, 0)", "tensor<2x1xf32>",
+                       "dense<[[1.0], [2.0]]>", cases[0].body),
+            why, arg);
+  ASSERT_TRUE(mlir::succeeded(r)) << why;
+  EXPECT_EQ(params, (std::vector<float>{1, 1, 1, 2, 2, 2}));
+  // Not one of the ops.
+  r = match(withTensor("(d0, d1) -> (d0, d1)", fullT, full,
+                       "    %2 = math.powf %in, %b : f32\n"
+                       "    linalg.yield %2 : f32\n"),
+            why, arg);
+  EXPECT_TRUE(mlir::failed(r));
+  EXPECT_NE(why.find("constant tensor"), std::string::npos) << why;
+}

@@ -61,11 +61,28 @@ enum class ColumnOp {
   ScalarSub,       ///< c - x; params {c}
   MulScalar,       ///< x c; params {c}
   DivScalar,       ///< x / c, computed as x (1 / c); params {c}
+  // Elementwise ops with a constant tensor C (a frozen non-splat operand,
+  // broadcast to the sample's shape at compile time): params holds C's n
+  // elements and each PE keeps its chunk of them in memory.
+  AddTensor, ///< x + C
+  SubTensor, ///< x - C
+  TensorSub, ///< C - x
+  MulTensor, ///< x C
+  DivTensor, ///< x / C, computed as x (1 / C)
+  MaxTensor, ///< max(x, C)
+  MinTensor, ///< min(x, C)
+  PRelu,     ///< x < 0 ? C x : x (a per-element slope)
 };
 const char *columnOpName(ColumnOp op);
 
-/// How many constants (ColumnKernel::params) `op` takes.
+/// How many constants (ColumnKernel::params) `op` takes; for the ops with a
+/// constant tensor (columnTakesTensor) it is the sample's element count
+/// instead, and this returns 0.
 int64_t columnParamCount(ColumnOp op);
+
+/// Whether `op` combines x with a constant tensor (AddTensor .. PRelu),
+/// whose n elements are ColumnKernel::params.
+bool columnTakesTensor(ColumnOp op);
 
 /// Recognises a per-sample elementwise activation or (log-)softmax over the
 /// last dimension whose result is `result` (the importer's linalg form).
@@ -92,7 +109,9 @@ struct ColumnKernel {
   /// from inColor and outColor.
   std::vector<int64_t> internal;
   /// The op's constants (columnParamCount(op) of them, e.g. LeakyRelu's
-  /// alpha). Every PE holds them in GPR pairs, set at load time.
+  /// alpha). Every PE holds them in GPR pairs, set at load time. For the
+  /// ops with a constant tensor, its layout.n elements in row-major order;
+  /// PE r holds its chunk in a per-PE memory segment.
   std::vector<float> params;
 };
 
