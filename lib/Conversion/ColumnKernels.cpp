@@ -104,6 +104,8 @@ const char *columnOpName(ColumnOp op) {
     return "MulScalar";
   case ColumnOp::DivScalar:
     return "DivScalar";
+  case ColumnOp::Sign:
+    return "Sign";
   case ColumnOp::AddTensor:
     return "AddTensor";
   case ColumnOp::SubTensor:
@@ -689,6 +691,21 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
         return ColumnOp::Clip;
       }
     }
+  // Sign: select(x > 0, 1, select(x < 0, -1, 0)).
+  if (Operation *s1 = f.op(y, "arith.select"); s1 && n == 4) {
+    auto cmpOf = [&](Value c, arith::CmpFPredicate pred) {
+      auto cmp = dyn_cast_or_null<arith::CmpFOp>(c.getDefiningOp());
+      return cmp && cmp->getBlock() == f.body.block &&
+             cmp.getPredicate() == pred && f.isX(cmp.getLhs()) &&
+             f.isCst(cmp.getRhs(), 0);
+    };
+    Operation *s2 = f.op(s1->getOperand(2), "arith.select");
+    if (s2 && cmpOf(s1->getOperand(0), arith::CmpFPredicate::OGT) &&
+        f.isCst(s1->getOperand(1), 1) &&
+        cmpOf(s2->getOperand(0), arith::CmpFPredicate::OLT) &&
+        f.isCst(s2->getOperand(1), -1) && f.isCst(s2->getOperand(2), 0))
+      return ColumnOp::Sign;
+  }
   // HardSigmoid: max(0, min(1, x * alpha + beta)); HardSwish: x times it.
   auto hardSigmoid = [&](Value v, double &alpha, double &beta) {
     double zero = 1, one = 0;
@@ -1014,6 +1031,9 @@ std::vector<float> registerConstants(const ColumnKernel &k) {
     return {-param(k, 0)}; // x > alpha as -x < -alpha
   case ColumnOp::DivScalar:
     return {1.0f / param(k, 0)};
+  case ColumnOp::Sign:
+    return {0x1p100f}; // twice: any nonzero finite x to at least 2^51
+
   default: {
     std::vector<float> v;
     for (int64_t i = 0; i < columnParamCount(k.op); ++i)
@@ -1054,6 +1074,15 @@ std::vector<Step> sequenceOf(const ColumnKernel &k) {
   case ColumnOp::MulScalar:
   case ColumnOp::DivScalar:
     return {{O::FMUL, out, in, p0}};
+  case ColumnOp::Sign: {
+    // x 2^200 clamped to [-1, 1]: exact for every x but NaN (the smallest
+    // subnormal, 2^-149, becomes 2^51; zeros stay zeros).
+    const Opnd minusOne{Opnd::Imm, int32_t(wt::SmallImm::MinusOne)};
+    return {{O::FMUL, b1, in, p0},
+            {O::FMUL, b1, b1, p0},
+            {O::FMIN, b1, b1, one},
+            {O::FMAX, out, b1, minusOne}};
+  }
   case ColumnOp::ScalarSub:
     // c - x = (-x) + c exactly (both round the same real number).
     return {{O::FNEG, b1, in, {}}, {O::FADD, out, b1, p0}};

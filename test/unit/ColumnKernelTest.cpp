@@ -908,6 +908,12 @@ const Unary kUnaries[] = {
      -5,
      5,
      "x / 3"},
+    {ColumnOp::Sign,
+     {},
+     [](double x, auto &) { return sel(x > 0, 1, sel(x < 0, -1, 0)); },
+     -5,
+     5,
+     "Sign"},
 };
 
 /// Error of `y` against the exact `e`: in ulps of the float nearest to e
@@ -1370,4 +1376,36 @@ TEST_F(Match, TensorConstants) {
             why, arg);
   EXPECT_TRUE(mlir::failed(r));
   EXPECT_NE(why.find("constant tensor"), std::string::npos) << why;
+}
+
+TEST(ColumnKernel, SignSpecialValues) {
+  std::vector<float> in = {0.0f,      -0.0f,     1.4e-45f, -1.4e-45f, INFINITY,
+                           -INFINITY, 3.4e38f,   -2.5f,    1e-30f,    -1e-38f};
+  const int64_t n = int64_t(in.size());
+  SimRun run = simulateChain({ColumnOp::Sign}, n, 3, in);
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  for (int64_t i = 0; i < n; ++i) {
+    float x = in[size_t(i)];
+    float e = x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f;
+    EXPECT_EQ(run.out[size_t(i)], e) << "x = " << x;
+  }
+}
+
+TEST_F(Match, Sign) {
+  std::string why;
+  bool arg = false;
+  auto r = match(unary("2x3", "(d0, d1) -> (d0, d1)",
+                       "\"parallel\", \"parallel\"",
+                       "    %z = arith.constant 0.0 : f32\n"
+                       "    %p = arith.constant 1.0 : f32\n"
+                       "    %m = arith.constant -1.0 : f32\n"
+                       "    %gt = arith.cmpf ogt, %in, %z : f32\n"
+                       "    %lt = arith.cmpf olt, %in, %z : f32\n"
+                       "    %s0 = arith.select %lt, %m, %z : f32\n"
+                       "    %s1 = arith.select %gt, %p, %s0 : f32\n"
+                       "    linalg.yield %s1 : f32\n"),
+                 why, arg);
+  ASSERT_TRUE(mlir::succeeded(r)) << why;
+  EXPECT_EQ(*r, ColumnOp::Sign);
+  EXPECT_TRUE(arg);
 }

@@ -61,6 +61,7 @@ enum class ColumnOp {
   ScalarSub,       ///< c - x; params {c}
   MulScalar,       ///< x c; params {c}
   DivScalar,       ///< x / c, computed as x (1 / c); params {c}
+  Sign,            ///< x > 0 ? 1 : x < 0 ? -1 : 0
   // Elementwise ops with a constant tensor C (a frozen non-splat operand,
   // broadcast to the sample's shape at compile time): params holds C's n
   // elements and each PE keeps its chunk of them in memory.
