@@ -1009,6 +1009,9 @@ LogicalResult GraphImporter::importConcat() {
   for (int64_t i = 0; i < numInputs(); ++i)
     if (ins[i]->shape[*axis] != 0)
       vals.push_back(operand(i));
+  if (vals.empty())
+    return fail("concatenates only tensors that are empty along axis " +
+                std::to_string(*axis) + "; an empty result is not supported");
   if (vals.size() == 1) {
     setOutput(0, vals[0], ins[0]->dtype);
     return success();
