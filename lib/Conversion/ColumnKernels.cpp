@@ -1311,14 +1311,8 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
     }
   }
 
-  OperationState ts(loc, wv::TaskOp::getOperationName());
-  ts.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr("main"));
-  ts.addAttribute("kind", wv::TaskKindAttr::get(ctx, wv::TaskKind::local));
-  ts.addAttribute("id", b.getI64IntegerAttr(kMainTask));
-  ts.addAttribute("active", b.getUnitAttr());
-  ts.addRegion()->emplaceBlock();
-  Operation *task = b.create(ts);
-  b.setInsertionPointToStart(&task->getRegion(0).front());
+  wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&mainTask.getBody().front());
 
   // DSR numbers: one `dsr n` (DDSR n, S0DSR n) per (dst, src0) pair and one
   // S1DSR per vector second source, loaded once before the loop.
@@ -1465,14 +1459,8 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
                 one = int32_t(wt::SmallImm::One),
                 two = int32_t(wt::SmallImm::Two);
 
-  OperationState ts(loc, wv::TaskOp::getOperationName());
-  ts.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr("main"));
-  ts.addAttribute("kind", wv::TaskKindAttr::get(ctx, wv::TaskKind::local));
-  ts.addAttribute("id", b.getI64IntegerAttr(kMainTask));
-  ts.addAttribute("active", b.getUnitAttr());
-  ts.addRegion()->emplaceBlock();
-  Operation *task = b.create(ts);
-  b.setInsertionPointToStart(&task->getRegion(0).front());
+  wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&mainTask.getBody().front());
 
   // DSR numbers: `dsr n` pairs DDSR n with S0DSR n.
   using RF = wv::RegFile;

@@ -297,6 +297,20 @@ LogicalResult PeLowering::encodeTask(TaskPlacement &tp, wb::CodeImage &img) {
 LogicalResult PeLowering::run(wb::CodeImage &img, wb::Group &g) {
   std::vector<wb::Segment> segments;
   std::vector<std::pair<uint64_t, wb::Symbol>> recordSyms;
+  // A DSD or XDSD record: its four words, its range and its symbol.
+  auto addRecord = [&](StringRef name, wb::SymbolKind kind, uint64_t addr,
+                       uint64_t bits) {
+    segments.push_back({uint32_t(addr),
+                        {uint16_t(bits), uint16_t(bits >> 16),
+                         uint16_t(bits >> 32), uint16_t(bits >> 48)},
+                        "",
+                        ""});
+    used.push_back({addr, addr + wt::Arch::kWordsPerDescriptor});
+    records[name.str()] = addr;
+    recordSyms.push_back({addr,
+                          {kind, name.str(), uint32_t(addr),
+                           wt::Arch::kWordsPerDescriptor, 0, 0}});
+  };
   for (Operation &op : body) {
     if (auto route = dyn_cast<RouteOp>(op)) {
       img.routes.push_back({uint8_t(route.getColor()),
@@ -340,36 +354,16 @@ LogicalResult PeLowering::run(wb::CodeImage &img, wb::Group &g) {
       FailureOr<wt::Dsd> d = dsd.toDsd();
       if (failed(d))
         return failure();
-      uint64_t bits = d->encode(), addr = dsd.getAddress();
-      segments.push_back({uint32_t(addr),
-                          {uint16_t(bits), uint16_t(bits >> 16),
-                           uint16_t(bits >> 32), uint16_t(bits >> 48)},
-                          "",
-                          ""});
-      used.push_back({addr, addr + wt::Arch::kWordsPerDescriptor});
-      records[dsd.getSymName().str()] = addr;
-      recordSyms.push_back({addr,
-                            {wb::SymbolKind::Dsd, dsd.getSymName().str(),
-                             uint32_t(addr), wt::Arch::kWordsPerDescriptor, 0,
-                             0}});
+      addRecord(dsd.getSymName(), wb::SymbolKind::Dsd, dsd.getAddress(),
+                d->encode());
     } else if (auto x = dyn_cast<XdsdOp>(op)) {
       wt::Xdsd xd;
       for (unsigned i = 0; i < 4; ++i) {
         xd.len[i] = uint16_t(x.getLen()[i]);
         xd.strideSel[i] = uint8_t(x.getStrideSel()[i]);
       }
-      uint64_t bits = xd.encode(), addr = x.getAddress();
-      segments.push_back({uint32_t(addr),
-                          {uint16_t(bits), uint16_t(bits >> 16),
-                           uint16_t(bits >> 32), uint16_t(bits >> 48)},
-                          "",
-                          ""});
-      used.push_back({addr, addr + wt::Arch::kWordsPerDescriptor});
-      records[x.getSymName().str()] = addr;
-      recordSyms.push_back({addr,
-                            {wb::SymbolKind::Xdsd, x.getSymName().str(),
-                             uint32_t(addr), wt::Arch::kWordsPerDescriptor, 0,
-                             0}});
+      addRecord(x.getSymName(), wb::SymbolKind::Xdsd, x.getAddress(),
+                xd.encode());
     } else if (auto task = dyn_cast<TaskOp>(op)) {
       unsigned id = unsigned(task.getId());
       if (task.getKind() == TaskKind::data)
