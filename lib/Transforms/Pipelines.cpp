@@ -20,6 +20,16 @@ void weft::populateImportCleanupPipeline(OpPassManager &pm) {
   fn.addPass(createCSEPass());
 }
 
+void weft::populateFabricPreparePipeline(OpPassManager &pm) {
+  // Rewrites that only the fabric path wants (the host reference runs the
+  // network as imported): they turn ops the fabric has no kernel for into
+  // ops it has one for. Ends with a canonicalization so that
+  // --weft-convert-to-fabric sees one canonical form.
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+}
+
 void weft::registerTransformsPassesAndPipelines() {
   registerWeftPasses();
   PassPipelineRegistration<>(
@@ -27,4 +37,9 @@ void weft::registerTransformsPassesAndPipelines() {
       "Clean up an imported network: drop identities, fold batch "
       "normalization and constants, canonicalize, CSE",
       populateImportCleanupPipeline);
+  PassPipelineRegistration<>(
+      "weft-fabric-prepare",
+      "Rewrite a cleaned-up network into the forms the fabric has kernels "
+      "for (run by weftc before --weft-convert-to-fabric)",
+      populateFabricPreparePipeline);
 }

@@ -11,7 +11,7 @@
 //               [--mlir-print-ir-after-all] [--mlir-timing] ...
 //
 // The pipeline (docs/weftc.md): import -> --weft-import-cleanup ->
-// --weft-convert-to-fabric -> --weft-partition-dense ->
+// --weft-fabric-prepare -> --weft-convert-to-fabric -> --weft-partition-dense ->
 // --weft-lower-fabric-to-wavelet -> .wfb. `--until-after` stops after a
 // stage and prints the IR there; `--emit` names what to write (mlir: the
 // imported IR, fabric: after partitioning, wavelet: after lowering, wfb: the
@@ -284,7 +284,8 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   if (options.untilAfter == Stage::Cleanup)
     return true;
   auto [fabricGrid, partitionGrid] = gridOptions(options.grid, options.maxGrid);
-  if (!runStage("fabric", "weft-convert-to-fabric{grid=" + fabricGrid + "}"))
+  if (!runStage("fabric", "weft-fabric-prepare,weft-convert-to-fabric{grid=" +
+                                  fabricGrid + "}"))
     return false;
   if (options.untilAfter == Stage::Fabric)
     return true;

@@ -25,7 +25,12 @@ namespace weft {
 /// normalization, fold constants, canonicalize, CSE.
 void populateImportCleanupPipeline(mlir::OpPassManager &pm);
 
-/// Registers the passes and the `weft-import-cleanup` pipeline.
+/// Rewrites that only the fabric path wants, run by weftc between the
+/// clean-up and --weft-convert-to-fabric (docs/weftc.md).
+void populateFabricPreparePipeline(mlir::OpPassManager &pm);
+
+/// Registers the passes and the `weft-import-cleanup` and
+/// `weft-fabric-prepare` pipelines.
 void registerTransformsPassesAndPipelines();
 
 } // namespace weft
