@@ -26,6 +26,7 @@ void weft::populateFabricPreparePipeline(OpPassManager &pm) {
   // ops it has one for. Ends with a canonicalization so that
   // --weft-convert-to-fabric sees one canonical form.
   OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createFoldElementwiseConstants());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
 }

@@ -89,6 +89,44 @@ def DropIdentity : Pass<"weft-drop-identity", "mlir::func::FuncOp"> {
   let statistics = [Statistic<"numDropped", "num-dropped", "Ops removed">];
 }
 
+def FoldElementwiseConstants
+    : Pass<"weft-fold-elementwise-constants", "mlir::func::FuncOp"> {
+  let summary = "Rewrite x combined with constant tensors into the column "
+                "kernels' forms";
+  let description = [{
+    Rewrites a parallel `linalg.generic` with exactly one non-constant input
+    x (identity map) and one or more f32 constant-tensor inputs (any
+    broadcasting maps) whose body is
+    - affine in x (addf, subf, mulf, divf, negf with x appearing linearly,
+      and any arith/math ops of constants only, such as sqrt(var + eps)):
+      into `x * A` then `+ B`, A and B computed per element in double and
+      rounded to f32 once (the product is dropped when A is all 1, the sum
+      when B is all 0);
+    - a max (min) chain of x and constants: into `max(x, M)` with M the
+      maximum (minimum) of the constants, the same op kind kept.
+    A constant that is equal everywhere becomes a scalar in the body;
+    otherwise it keeps only the dimensions it varies along. Generics that
+    are already one op of x and one constant, and everything else, are
+    left alone (docs/execution-model.md).
+
+    Example:
+    ```mlir
+    %y = linalg.generic {..., weft.batchnorm_epsilon = 1.0e-05 : f64}
+           ins(%x, %scale, %bias, %mean, %var : ...) ...
+    // becomes
+    %a = linalg.generic ins(%x, %A : tensor<2x3xf32>, tensor<1x3xf32>) ... mulf
+    %y = linalg.generic ins(%a, %B : tensor<2x3xf32>, tensor<1x3xf32>) ... addf
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [Statistic<"numAffine", "num-affine",
+                              "Affine bodies rewritten to x * A + B">,
+                    Statistic<"numChains", "num-chains",
+                              "Max/min chains rewritten to one max/min">];
+}
+
 //===----------------------------------------------------------------------===//
 // Fabric conversion
 //===----------------------------------------------------------------------===//
