@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace weft::fabric;
@@ -46,7 +47,10 @@ RegionKind ProgramOp::getRegionKind(unsigned) { return RegionKind::Graph; }
 
 LogicalResult ProgramOp::verifyRegions() {
 
-  // Placed rectangles may not overlap.
+  // Placed rectangles of the same kind may not overlap. A redistribution
+  // may lie on a kernel's PEs: it uses their routers and spare microthreads
+  // (the diagonal turn into a dense layer's columns runs on the layer's own
+  // PEs), not their datapath or the kernel's memory.
   SmallVector<std::pair<Operation *, RectAttr>> placed;
   for (Operation &op : getBody().front()) {
     RectAttr r;
@@ -57,7 +61,7 @@ LogicalResult ProgramOp::verifyRegions() {
     if (!r)
       continue;
     for (auto &[other, otherRect] : placed)
-      if (r.overlaps(otherRect))
+      if (other->getName() == op.getName() && r.overlaps(otherRect))
         return op.emitOpError()
                << "rectangle " << rectString(r) << " of @"
                << mlir::SymbolTable::getSymbolName(&op).getValue()
@@ -67,14 +71,14 @@ LogicalResult ProgramOp::verifyRegions() {
   }
 
   // One route per stream, and at most one route per color on each PE.
-  llvm::DenseMap<Attribute, RouteOp> routeOfStream;
+  llvm::StringMap<RouteOp> routeOfStream;
   llvm::DenseMap<std::tuple<int64_t, int64_t, unsigned>, RouteOp> owner;
   for (auto route : getBody().front().getOps<RouteOp>()) {
-    auto [it, inserted] =
-        routeOfStream.try_emplace(route.getStreamAttr(), route);
+    auto [it, inserted] = routeOfStream.try_emplace(route.getRouteName(), route);
     if (!inserted)
       return route.emitOpError()
-             << "stream " << route.getStreamAttr() << " has a second route";
+             << (route.getChannel() ? "" : "stream ") << route.getRouteName()
+             << " has a second route";
     if (!route.getColorAttr())
       continue;
     unsigned color = route.getColorAttr().getValue();
@@ -84,8 +88,8 @@ LogicalResult ProgramOp::verifyRegions() {
       if (!fresh)
         return sw.emitOpError()
                << "color " << color << " at PE (" << int64_t(sw.getX()) << ", "
-               << int64_t(sw.getY()) << ") is used by both " << at->second.getStreamAttr()
-               << " and " << route.getStreamAttr();
+               << int64_t(sw.getY()) << ") is used by both "
+               << at->second.getRouteName() << " and " << route.getRouteName();
     }
   }
   return success();
@@ -242,20 +246,33 @@ LogicalResult StreamOp::verifySymbolUses(SymbolTableCollection &symbols) {
 // RouteOp, SwitchOp, CheckpointOp
 //===----------------------------------------------------------------------===//
 
+std::string RouteOp::getRouteName() {
+  std::string name = "@" + getStream().str();
+  if (std::optional<StringRef> ch = getChannel())
+    name += " channel " + ch->str();
+  return name;
+}
+
 LogicalResult RouteOp::verifySymbolUses(SymbolTableCollection &symbols) {
   Operation *s =
       symbols.lookupSymbolIn((*this)->getParentOp(), getStreamAttr());
-  if (!isa_and_nonnull<StreamOp>(s))
+  if (getChannel()) {
+    if (!isa_and_nonnull<KernelOp, RedistributeOp>(s))
+      return emitOpError() << "routes channel '" << *getChannel() << "' of "
+                           << getStreamAttr()
+                           << ", which is not a kernel or redistribution";
+  } else if (!isa_and_nonnull<StreamOp>(s)) {
     return emitOpError() << "routes " << getStreamAttr()
                          << ", which is not a stream";
+  }
   if (ColorAttr c = getColorAttr()) {
     std::optional<wt::Target> t = getEnclosingTarget(*this);
     if (t && !t->isRoutableColor(c.getValue()))
       return emitOpError() << "color " << c.getValue()
                            << " is not routable on this target (colors 0.."
                            << t->routableColors() - 1 << ")";
-    auto stream = cast<StreamOp>(s);
-    if (stream.getColorAttr() && stream.getColorAttr() != c)
+    auto stream = dyn_cast<StreamOp>(s);
+    if (stream && stream.getColorAttr() && stream.getColorAttr() != c)
       return emitOpError() << "has color " << c.getValue() << " but stream "
                            << getStreamAttr() << " has color "
                            << stream.getColorAttr().getValue();

@@ -173,8 +173,13 @@ def Fabric_RouteOp : Fabric_Op<"route", [
   let summary = "The route of one stream: logical, then per-PE switches";
   let description = [{
     A route with an empty body is logical: the stream still has to be routed.
-    Routing fills the body with one `fabric.switch` per PE the stream passes;
-    color allocation sets `color`.
+    Routing (`--weft-route-streams`) fills the body with one `fabric.switch`
+    per PE the stream passes, the PE that receives it included; color
+    allocation (`--weft-allocate-colors`) sets `color`.
+
+    With `channel`, `stream` names a kernel or a redistribution instead, and
+    the route is one of its internal channels (say the partial sums of a
+    dense layer), which needs a color like any stream.
 
     Example:
     ```mlir
@@ -182,12 +187,23 @@ def Fabric_RouteOp : Fabric_Op<"route", [
       fabric.switch (0, 0) from [ramp] to [east]
       fabric.switch (1, 0) from [west] to [ramp]
     }
+    fabric.route @fc1 channel "psum_even" color #fabric.color<4> {
+      fabric.switch (1, 0) from [west] to [ramp]
+    }
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$stream,
+                       OptionalAttr<StrAttr>:$channel,
                        OptionalAttr<Fabric_ColorAttr>:$color);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$stream (`color` $color^)? attr-dict-with-keyword $body";
+  let assemblyFormat = [{
+    $stream (`channel` $channel^)? (`color` $color^)? attr-dict-with-keyword
+    $body
+  }];
+  let extraClassDeclaration = [{
+    /// The name diagnostics use: `@s1`, or `@fc1 channel psum_even`.
+    std::string getRouteName();
+  }];
 }
 
 def Fabric_SwitchOp : Fabric_Op<"switch", [HasParent<"RouteOp">]> {

@@ -1617,8 +1617,11 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
              << "column kernel " << name << " (" << columnOpName(k.op)
              << " over " << lay.rows << " rows) needs " << internalColors(k.op)
              << " internal colors, got " << k.internal.size();
-    colors.append(k.internal.begin(),
-                  k.internal.begin() + internalColors(k.op));
+    // A channel no PE of this column uses (-1: the even reduction over two
+    // rows) has no color.
+    for (int64_t j = 0; j < internalColors(k.op); ++j)
+      if (k.internal[j] >= 0)
+        colors.push_back(k.internal[j]);
   }
   for (size_t i = 0; i < colors.size(); ++i) {
     if (!target.isRoutableColor(colors[i]))

@@ -15,7 +15,7 @@
 #include "weft/Conversion/LowerToWavelet.h"
 
 #include "WaveletBuilder.h"
-#include "weft/Conversion/ColorAllocation.h"
+#include "weft/Conversion/Chain.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 
@@ -108,9 +108,9 @@ class Emitter : WaveletBuilder {
 public:
   Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,
           const DenseMapping &m, const DenseColors &colors,
-          StringRef layerName)
+          StringRef layerName, const RouteTable &routes)
       : WaveletBuilder(b, loc), layer(layer), m(m), colors(colors),
-        layerName(layerName) {}
+        layerName(layerName), routes(routes) {}
 
   void emitGroups();
 
@@ -134,6 +134,7 @@ private:
   const DenseMapping &m;
   DenseColors colors;
   StringRef layerName;
+  const RouteTable &routes;
   unsigned blobs = 0;
 };
 
@@ -259,17 +260,9 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&pe->getRegion(0).front());
 
-  // Routes.
-  using wt::Dir;
-  if (role.relayIn)
-    route(colors.in, bit(Dir::West), bit(Dir::East));
-  if (role.diagonal)
-    route(colors.in, bit(Dir::West), bit(Dir::Ramp));
-  if (role.hasColumn)
-    route(colors.column, bit(role.columnIn),
-          (role.compute ? bit(Dir::Ramp) : 0) |
-              (role.north ? bit(Dir::North) : 0) |
-              (role.south ? bit(Dir::South) : 0));
+  // The router settings --weft-route-streams chose (PEs with equal roles
+  // have equal ones).
+  routesAt(routes, px, py);
   if (!role.compute && !role.diagonal)
     return; // a router-only PE
   if (!role.compute) {
@@ -288,9 +281,6 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
   }
   int64_t pin = colors.psum[c % 2];
   int64_t pout = last ? colors.out : colors.psum[(c + 1) % 2];
-  if (!first)
-    route(pin, bit(Dir::West), bit(Dir::Ramp));
-  route(pout, bit(Dir::Ramp), bit(Dir::East));
 
   // Per-PE parameters: gpr 5 = words per weight column.
   {
@@ -489,98 +479,6 @@ void Emitter::emitGroups() {
   }
 }
 
-/// One kernel of the chain, analysed.
-struct Stage {
-  fab::KernelOp kernel;
-  bool dense = false;
-  DenseLayer layer;     // dense
-  DenseMapping m;       // dense
-  ColumnKernel column;  // column kernels
-  int64_t x = 0, width = 1, height = 1;
-  int64_t inRows = 1, outRows = 1; // row chunks received and sent
-  int64_t inN = 0, outN = 0;       // elements per sample in and out
-  // Stream classes (indices into the allocator's requests).
-  int64_t bStream = -1, pStream[2] = {-1, -1};
-  std::vector<int64_t> internalStreams;
-};
-
-/// The kernel's layer and placement, or an error on the kernel.
-static LogicalResult analyzeKernel(fab::KernelOp kernel, Stage &st) {
-  st.kernel = kernel;
-  auto yield = cast<fab::YieldOp>(kernel.getBody().front().getTerminator());
-  if (yield->getNumOperands() != 1)
-    return kernel.emitOpError("must yield exactly one value to be lowered");
-  std::optional<fab::RectAttr> rect = kernel.getRect();
-  if (!rect)
-    return kernel.emitOpError("is not placed: run --weft-partition-dense "
-                              "first");
-  Precision precision = Precision::FP32;
-  if (auto p = kernel->getAttrOfType<StringAttr>("weft.precision"))
-    precision = p.getValue() == "mixed" ? Precision::Mixed : Precision::FP32;
-  std::string whyDense, whyColumn;
-  FailureOr<DenseLayer> layer = matchDenseLayer(yield->getOperand(0), whyDense);
-  if (succeeded(layer)) {
-    st.dense = true;
-    DenseMapping &m = st.m;
-    m.x0 = rect->getX();
-    m.y0 = rect->getY();
-    m.smear = int64_t(kernel.getSmear());
-    m.rows = rect->getHeight();
-    m.precision = precision;
-    if (int64_t(rect->getWidth()) != m.smear)
-      return kernel.emitOpError("rectangle is ")
-             << rect->getWidth() << " columns wide but the smear factor is "
-             << m.smear << "; a dense layer uses one column per input chunk";
-    if (m.y0 != 0)
-      return kernel.emitOpError("must start at row 0, where input chunk 0 "
-                                "enters");
-    if (m.smear > layer->K || chunkSize(layer->K, m.smear, m.smear - 1) == 0)
-      return kernel.emitOpError("smear factor ")
-             << m.smear << " leaves an input chunk of " << layer->K
-             << " inputs empty";
-    if (m.rows > layer->M || chunkSize(layer->M, m.rows, m.rows - 1) == 0)
-      return kernel.emitOpError("")
-             << m.rows << " rows leave a neuron chunk of " << layer->M
-             << " neurons empty";
-    st.layer = std::move(*layer);
-    st.x = m.x0;
-    st.width = m.smear;
-    st.height = std::max(m.smear, m.rows);
-    st.inRows = m.smear;
-    st.outRows = m.rows;
-    st.inN = st.layer.K;
-    st.outN = st.layer.M;
-    return success();
-  }
-  Value input;
-  std::vector<float> params;
-  FailureOr<ColumnOp> op =
-      matchColumnKernel(yield->getOperand(0), input, whyColumn, &params);
-  if (failed(op))
-    return kernel.emitOpError("is neither a dense layer (")
-           << whyDense << ") nor a per-row layer (" << whyColumn << ")";
-  int64_t n = cast<ShapedType>(yield->getOperand(0).getType()).getNumElements();
-  if (rect->getWidth() != 1 || rect->getY() != 0)
-    return kernel.emitOpError("is a ")
-           << columnOpName(*op)
-           << " layer and must occupy one column from row 0, not "
-           << rect->getWidth() << " columns from row " << rect->getY();
-  int64_t rows = rect->getHeight();
-  if (rows > n || chunkSize(n, rows, rows - 1) == 0)
-    return kernel.emitOpError("")
-           << rows << " rows leave a chunk of its " << n << " elements empty";
-  st.column.op = *op;
-  st.column.params = std::move(params);
-  st.column.x = rect->getX();
-  st.column.layout = RowChunks{n, rows, 0};
-  st.x = rect->getX();
-  st.width = 1;
-  st.height = rows;
-  st.inRows = st.outRows = rows;
-  st.inN = st.outN = n;
-  return success();
-}
-
 struct LowerFabricToWaveletPass
     : PassWrapper<LowerFabricToWaveletPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerFabricToWaveletPass)
@@ -603,173 +501,51 @@ struct LowerFabricToWaveletPass
         return signalPassFailure();
   }
 
-  /// The chain @in -> k0 -> ... -> kn -> @out the streams describe.
-  LogicalResult chainOf(fab::ProgramOp program, fab::IoOp &in, fab::IoOp &out,
-                        SmallVectorImpl<fab::KernelOp> &kernels) {
-    Block &body = program.getBody().front();
-    llvm::StringMap<StringRef> next;
-    for (auto s : body.getOps<fab::StreamOp>()) {
-      if (!next.try_emplace(s.getSrc(), s.getDst()).second)
-        return s.emitOpError("leaves @")
-               << s.getSrc()
-               << ", which already has a stream out; the lowering handles a "
-                  "single chain of layers";
-    }
-    for (auto io : body.getOps<fab::IoOp>()) {
-      if (io.getDirection() == fab::PortDir::input) {
-        if (in)
-          return io.emitOpError("is a second host input; the lowering "
-                                "handles one");
-        in = io;
-      } else {
-        if (out)
-          return io.emitOpError("is a second host output; the lowering "
-                                "handles one");
-        out = io;
-      }
-    }
-    if (!in || !out)
-      return program.emitOpError("needs a stream from a host input and one "
-                                 "to a host output");
-    StringRef at = in.getSymName();
-    while (at != out.getSymName()) {
-      auto it = next.find(at);
-      if (it == next.end())
-        return program.emitOpError("has no stream out of @")
-               << at << "; the chain from @" << in.getSymName()
-               << " does not reach @" << out.getSymName();
-      at = it->second;
-      if (at == out.getSymName())
-        break;
-      auto k = SymbolTable::lookupNearestSymbolFrom<fab::KernelOp>(
-          program, StringAttr::get(program.getContext(), at));
-      if (!k)
-        return program.emitOpError("has a stream into @")
-               << at << ", which is not a kernel";
-      if (kernels.size() > 1000 || llvm::is_contained(kernels, k))
-        return k.emitOpError("is on a cycle of streams");
-      kernels.push_back(k);
-    }
-    if (kernels.empty())
-      return program.emitOpError("has no kernel between its host ports");
-    size_t all = llvm::range_size(body.getOps<fab::KernelOp>());
-    if (all != kernels.size())
-      return program.emitOpError("has ")
-             << all << " kernels but only " << kernels.size()
-             << " are on the chain from the input to the output";
-    return success();
-  }
-
   LogicalResult lower(fab::ProgramOp program) {
     MLIRContext *ctx = program.getContext();
-    fab::IoOp in, out;
-    SmallVector<fab::KernelOp> kernels;
-    if (failed(chainOf(program, in, out, kernels)))
+    FailureOr<Chain> chain = analyzeChain(program);
+    if (failed(chain))
       return failure();
+    std::vector<Stage> &stages = chain->stages;
+    fab::IoOp in = chain->in, out = chain->out;
     auto target = program.getTargetAttr();
-    int64_t gridW = target.getWidth(), gridH = target.getHeight();
+    int64_t gridW = target.getWidth();
+    int64_t x = chain->endX;
 
-    std::vector<Stage> stages(kernels.size());
-    for (size_t i = 0; i < kernels.size(); ++i)
-      if (failed(analyzeKernel(kernels[i], stages[i])))
-        return failure();
-    // Placement and layouts must line up along the chain.
-    int64_t x = 0;
-    for (size_t i = 0; i < stages.size(); ++i) {
-      Stage &st = stages[i];
-      if (st.x != x)
-        return st.kernel.emitOpError("starts at column ")
-               << st.x << " but the previous layer ends at column " << x
-               << "; layers are placed side by side from column 0";
-      if (st.height > gridH || st.x + st.width > gridW)
-        return st.kernel.emitOpError("rectangle does not fit the ")
-               << gridW << "x" << gridH << " fabric (it needs " << st.width
-               << " columns and " << st.height << " rows at column " << st.x
-               << ")";
-      if (i > 0 && (stages[i - 1].outRows != st.inRows ||
-                    stages[i - 1].outN != st.inN))
-        return st.kernel.emitOpError("receives ")
-               << st.inN << " elements in " << st.inRows
-               << " row chunks, but @" << stages[i - 1].kernel.getSymName()
-               << " sends " << stages[i - 1].outN << " in "
-               << stages[i - 1].outRows << " rows";
-      x += st.width;
+    // The routes and colors --weft-route-streams and --weft-allocate-colors
+    // chose: the router settings by PE, the color of every stream and
+    // channel by name.
+    RouteTable table;
+    llvm::StringMap<int64_t> colorOf;
+    llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>, std::string> owner;
+    Block &body = program.getBody().front();
+    for (auto r : body.getOps<fab::RouteOp>()) {
+      fab::ColorAttr c = r.getColorAttr();
+      if (!c)
+        return r.emitOpError("has no color: run --weft-allocate-colors "
+                             "first");
+      colorOf[r.getRouteName()] = c.getValue();
+      for (auto sw : r.getBody().front().getOps<fab::SwitchOp>()) {
+        int64_t px = sw.getX(), py = sw.getY();
+        table[{px, py}][c.getValue()] = Switch{DirSet(sw.getInputs()),
+                                               DirSet(sw.getOutputs())};
+        owner[{px, py, int64_t(c.getValue())}] = r.getRouteName();
+      }
     }
-    auto inType = cast<RankedTensorType>(in.getType());
-    auto outType = cast<RankedTensorType>(out.getType());
-    if (inType.getNumElements() != stages.front().inN ||
-        outType.getNumElements() != stages.back().outN)
-      return stages.front().kernel.emitOpError("host tensors ")
-             << inType << " and " << outType
-             << " do not carry one sample in and out of the chain";
-
-    // Colors: every stream with the PEs that carry it.
-    std::vector<StreamRequest> req;
-    auto add = [&](std::string name) {
-      req.push_back(StreamRequest{std::move(name), {}, -1});
-      return int64_t(req.size() - 1);
+    for (auto s : body.getOps<fab::StreamOp>())
+      if (!colorOf.count(("@" + s.getSymName()).str()))
+        return s.emitOpError("has no route: run --weft-route-streams and "
+                             "--weft-allocate-colors first");
+    auto streamColor = [&](bool into, StringRef node) -> int64_t {
+      for (auto s : body.getOps<fab::StreamOp>())
+        if ((into ? s.getDst() : s.getSrc()) == node)
+          return colorOf.lookup(("@" + s.getSymName()).str());
+      return -1;
     };
-    // links[i]: the row chunks entering stage i (i = stages.size(): out).
-    std::vector<int64_t> links;
-    for (size_t i = 0; i <= stages.size(); ++i)
-      links.push_back(add(i < stages.size()
-                              ? ("into @" + stages[i].kernel.getSymName()).str()
-                              : ("out of @" + stages.back().kernel.getSymName())
-                                    .str()));
-    for (size_t i = 0; i < stages.size(); ++i) {
-      Stage &st = stages[i];
-      std::string k = st.kernel.getSymName().str();
-      // (`add` may grow `req`: take references only after it.)
-      if (st.dense) {
-        st.bStream = add("@" + k + " columns");
-        st.pStream[0] = add("@" + k + " partial sums (even hops)");
-        st.pStream[1] = add("@" + k + " partial sums (odd hops)");
-      } else {
-        for (int64_t j = 0; j < internalColors(st.column.op); ++j)
-          st.internalStreams.push_back(
-              add("@" + k + " internal " + std::to_string(j)));
-      }
-      auto &inPes = req[links[i]].pes, &outPes = req[links[i + 1]].pes;
-      if (st.dense) {
-        const DenseMapping &m = st.m;
-        for (int64_t c = 0; c < m.smear; ++c) {
-          for (int64_t r = 0; r < std::max(m.smear, m.rows); ++r) {
-            if (c <= r && r < m.smear)
-              inPes.push_back({st.x + c, r}); // A relays and the turn
-            if (r <= c || r < m.rows)
-              req[st.bStream].pes.push_back({st.x + c, r});
-          }
-          for (int64_t r = 0; r < m.rows; ++r) {
-            // The hop leaving column c: sent at c, received at c + 1.
-            if (c + 1 < m.smear) {
-              auto &hop = req[st.pStream[(c + 1) % 2]].pes;
-              hop.push_back({st.x + c, r});
-              hop.push_back({st.x + c + 1, r});
-            } else {
-              outPes.push_back({st.x + c, r});
-            }
-          }
-        }
-      } else {
-        for (int64_t r = 0; r < st.height; ++r) {
-          inPes.push_back({st.x, r});
-          outPes.push_back({st.x, r});
-        }
-        for (int64_t s : st.internalStreams)
-          for (int64_t r = 0; r < st.height; ++r)
-            req[s].pes.push_back({st.x, r});
-      }
-    }
-    // PEs east of the chain relay the results to the east edge.
-    for (int64_t px = x; px < gridW; ++px)
-      for (int64_t r = 0; r < stages.back().outRows; ++r)
-        req[links.back()].pes.push_back({px, r});
-    std::string why;
-    std::optional<std::vector<int64_t>> colors =
-        allocateColors(req, target.getRoutableColors(), {}, why);
-    if (!colors)
-      return program.emitOpError("needs more colors than the fabric has: ")
-             << why;
+    auto channelColor = [&](StringRef node, StringRef channel) -> int64_t {
+      auto it = colorOf.find(("@" + node + " channel " + channel).str());
+      return it == colorOf.end() ? -1 : it->second;
+    };
 
     OpBuilder b(program);
     Location loc = program.getLoc();
@@ -802,27 +578,46 @@ struct LowerFabricToWaveletPass
       s.addAttribute("type", TypeAttr::get(op.getType()));
       b.create(s);
     };
-    io(in, false, stages.front().inRows, (*colors)[links.front()]);
-    io(out, true, stages.back().outRows, (*colors)[links.back()]);
+    io(in, false, stages.front().inRows, streamColor(false, in.getSymName()));
+    io(out, true, stages.back().outRows, streamColor(true, out.getSymName()));
 
     for (size_t i = 0; i < stages.size(); ++i) {
       Stage &s = stages[i];
-      int64_t cin = (*colors)[links[i]], cout = (*colors)[links[i + 1]];
       StringRef name = s.kernel.getSymName();
+      int64_t cout = streamColor(false, name);
       if (s.dense) {
+        if (!s.turn)
+          return s.kernel.emitOpError("has no redistribution in front: run "
+                                      "--weft-route-streams first");
+        fab::RedistributeOp t = s.turn;
+        auto rowChunks = fab::LayoutAttr::get(
+            ctx, fab::LayoutKind::row_chunks, s.m.smear);
+        auto colChunks = fab::LayoutAttr::get(
+            ctx, fab::LayoutKind::col_chunks, s.m.smear);
+        if (t.getFrom() != rowChunks || t.getTo() != colChunks ||
+            t.getRectAttr() != fab::RectAttr::get(ctx, s.m.x0, s.m.y0,
+                                                  s.m.smear, s.m.smear))
+          return t.emitOpError("is not the diagonal turn of @")
+                 << name << " (from " << rowChunks << " to " << colChunks
+                 << " at the " << s.m.smear << "x" << s.m.smear
+                 << " square where its columns start); other "
+                    "redistributions are not implemented";
         DenseColors dc;
-        dc.in = cin;
+        dc.in = streamColor(true, t.getSymName());
+        dc.column = streamColor(false, t.getSymName());
         dc.out = cout;
-        dc.column = (*colors)[s.bStream];
-        dc.psum[0] = (*colors)[s.pStream[0]];
-        dc.psum[1] = (*colors)[s.pStream[1]];
-        Emitter emitter(b, s.kernel.getLoc(), s.layer, s.m, dc, name);
+        // (-1 for a parity no hop uses: a layer of one or two columns.)
+        dc.psum[0] = channelColor(name, "psum_even");
+        dc.psum[1] = channelColor(name, "psum_odd");
+        Emitter emitter(b, s.kernel.getLoc(), s.layer, s.m, dc, name, table);
         emitter.emitGroups();
       } else {
-        s.column.inColor = cin;
+        s.column.inColor = streamColor(true, name);
         s.column.outColor = cout;
-        for (int64_t j : s.internalStreams)
-          s.column.internal.push_back((*colors)[j]);
+        // (-1 for a channel no PE uses, e.g. the even reduction over two
+        // rows.)
+        for (StringRef ch : {"reduce_even", "reduce_odd", "broadcast"})
+          s.column.internal.push_back(channelColor(name, ch));
         if (failed(emitColumnKernel(b, s.kernel.getLoc(), s.column, name,
                                     name)))
           return failure();
@@ -844,13 +639,62 @@ struct LowerFabricToWaveletPass
       Operation *pe = b.create(r);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&pe->getRegion(0).front());
-      OperationState rt(loc, wv::RouteOp::getOperationName());
-      rt.addAttribute("color", b.getI64IntegerAttr((*colors)[links.back()]));
-      rt.addAttribute("inputs", b.getI32IntegerAttr(bit(wt::Dir::West)));
-      rt.addAttribute("outputs", b.getI32IntegerAttr(bit(wt::Dir::East)));
-      b.create(rt);
+      WaveletBuilder(b, loc).routesAt(table, x, 0);
     }
+    if (failed(checkRoutes(wprog, table, owner, program)))
+      return failure();
     program.erase();
+    return success();
+  }
+
+  /// Every PE's emitted router settings must be exactly the fabric.route
+  /// switches (the emitters share PEs' code by groups, and the column
+  /// kernels still state their own routes): an internal error otherwise.
+  static LogicalResult
+  checkRoutes(Operation *wprog, const RouteTable &table,
+              const llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>,
+                                   std::string> &owner,
+              fab::ProgramOp program) {
+    RouteTable emitted;
+    for (Operation &op : wprog->getRegion(0).front()) {
+      fab::RectAttr rect;
+      if (auto g = dyn_cast<wv::PeGroupOp>(op))
+        rect = g.getRect();
+      else if (auto pe = dyn_cast<wv::PeOp>(op))
+        rect = fab::RectAttr::get(op.getContext(), pe.getX(), pe.getY(), 1, 1);
+      else
+        continue;
+      for (auto r : op.getRegion(0).getOps<wv::RouteOp>())
+        for (int64_t dx = 0; dx < int64_t(rect.getWidth()); ++dx)
+          for (int64_t dy = 0; dy < int64_t(rect.getHeight()); ++dy)
+            emitted[{rect.getX() + dx, rect.getY() + dy}][r.getColor()] =
+                Switch{DirSet(r.getInputs()), DirSet(r.getOutputs())};
+    }
+    auto describe = [&](std::pair<int64_t, int64_t> pe, int64_t c) {
+      auto it = owner.find({pe.first, pe.second, c});
+      return it == owner.end() ? std::string("no route")
+                               : "the route of " + it->second;
+    };
+    for (const auto &[pe, colors] : table)
+      for (const auto &[c, sw] : colors) {
+        auto at = emitted.find(pe);
+        const Switch *e = nullptr;
+        if (at != emitted.end())
+          if (auto it = at->second.find(c); it != at->second.end())
+            e = &it->second;
+        if (!e || e->in != sw.in || e->out != sw.out)
+          return program.emitOpError("lowering error: PE (")
+                 << pe.first << ", " << pe.second << ") was not given "
+                 << describe(pe, c) << " on color " << c;
+      }
+    for (const auto &[pe, colors] : emitted)
+      for (const auto &[c, sw] : colors) {
+        auto at = table.find(pe);
+        if (at == table.end() || !at->second.count(c))
+          return program.emitOpError("lowering error: PE (")
+                 << pe.first << ", " << pe.second << ") routes color " << c
+                 << ", which no fabric.route gives it";
+      }
     return success();
   }
 };
@@ -863,6 +707,7 @@ std::unique_ptr<Pass> createLowerFabricToWaveletPass() {
 
 void registerLowerFabricToWaveletPass() {
   PassRegistration<LowerFabricToWaveletPass>();
+  registerRoutingPasses();
 }
 
 } // namespace weft::conversion

@@ -12,11 +12,18 @@
 #ifndef WEFT_LIB_CONVERSION_WAVELETBUILDER_H
 #define WEFT_LIB_CONVERSION_WAVELETBUILDER_H
 
+#include "weft/Conversion/Routing.h"
+
 #include "wavelet/WaveletOps.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace weft::conversion {
+
+/// Router settings by PE (x, y) and color, as the fabric.route ops give
+/// them.
+using RouteTable =
+    std::map<std::pair<int64_t, int64_t>, std::map<int64_t, Switch>>;
 
 class WaveletBuilder {
 public:
@@ -29,6 +36,14 @@ public:
     st.addAttribute("inputs", b.getI32IntegerAttr(in));
     st.addAttribute("outputs", b.getI32IntegerAttr(out));
     b.create(st);
+  }
+  /// One `wavelet.route` per color `table` gives PE (x, y), by color.
+  void routesAt(const RouteTable &table, int64_t x, int64_t y) {
+    auto it = table.find({x, y});
+    if (it == table.end())
+      return;
+    for (const auto &[color, sw] : it->second)
+      route(color, sw.in, sw.out);
   }
   /// `wavelet.dsd @name at ADDRESS kind {fields}`.
   void dsdAt(llvm::StringRef name, int64_t address, wavelet::DsdKind kind,

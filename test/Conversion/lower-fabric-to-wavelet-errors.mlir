@@ -1,4 +1,4 @@
-// RUN: weft-opt %s --weft-lower-fabric-to-wavelet --split-input-file --verify-diagnostics
+// RUN: weft-opt %s --weft-route-streams --weft-allocate-colors --weft-lower-fabric-to-wavelet --split-input-file --verify-diagnostics
 
 fabric.program @unplaced attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>

@@ -2,9 +2,9 @@
 // rectangle of a 4x3 fabric, lowered to per-PE programs, translated to a
 // binary and simulated; the result is checked against numpy.
 
-// RUN: weft-opt %s --weft-lower-fabric-to-wavelet | FileCheck %s
+// RUN: weft-opt %s --weft-route-streams --weft-allocate-colors --weft-lower-fabric-to-wavelet | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: weft-opt %s --weft-lower-fabric-to-wavelet | weft-translate --wavelet-to-wfb -o %t/fc.wfb
+// RUN: weft-opt %s --weft-route-streams --weft-allocate-colors --weft-lower-fabric-to-wavelet | weft-translate --wavelet-to-wfb -o %t/fc.wfb
 // RUN: %python -c "import numpy as np; np.save('%t/x.npy', np.array([[0.5, -1.0, 2.0, 0.25, -0.75, 1.5]], np.float32))"
 // RUN: weft-sim %t/fc.wfb --input x=%t/x.npy --output-dir %t/out --stats %t/stats.json | FileCheck %s --check-prefix=SIM
 // RUN: %python %S/../tools/weft-sim/Inputs/npy.py print %t/out/y.npy | FileCheck %s --check-prefix=Y
@@ -12,15 +12,17 @@
 
 // CHECK-LABEL: wavelet.program @dense
 // CHECK-SAME: layers = ["fc"]
-// Colors come from the allocator: the input stream, the output stream,
-// the column multicast and the partial sums.
+// Routes and colors come from --weft-route-streams and
+// --weft-allocate-colors: the input stream (0), the turn's column multicast
+// (1), the output stream (2) and the partial sums (3).
 // CHECK: wavelet.io @x input west rows 0 to 2 color 0 "dense32" : tensor<1x6xf32>
-// CHECK: wavelet.io @y output east rows 0 to 3 color 1 "dense32" : tensor<1x5xf32>
+// CHECK: wavelet.io @y output east rows 0 to 3 color 2 "dense32" : tensor<1x5xf32>
 // The diagonal PE of column 0 turns the row-0 input into its column.
 // CHECK: wavelet.pe @fc_c0_r0 at (0, 0)
 // CHECK: wavelet.route color 0 from [west] to [ramp]
-// CHECK: wavelet.route color 2 from [ramp] to [south, ramp]
-// CHECK: wavelet.task @mac data 2 {
+// CHECK-NEXT: wavelet.route color 1 from [ramp] to [south, ramp]
+// CHECK-NEXT: wavelet.route color 3 from [ramp] to [east]
+// CHECK: wavelet.task @mac data 1 {
 // CHECK-NEXT: wavelet.inst fmac dsr 0, gpr 0
 // CHECK-NEXT: wavelet.inst add16 gpr 4, gpr 5 term
 // CHECK: wavelet.task @closeout_even control 1 {
@@ -33,7 +35,7 @@
 // CHECK-NEXT: wavelet.inst fmax dsr 3, imm zero
 // CHECK-NEXT: wavelet.inst mov32 ddsr 8, s0dsr 8
 // CHECK: wavelet.pe_group @relay_east at <2, 0, 2, 3>
-// CHECK-NEXT: wavelet.route color 1 from [west] to [east]
+// CHECK-NEXT: wavelet.route color 2 from [west] to [east]
 
 // SIM: weft-sim: done in
 // MATCH: MATCH

@@ -34,7 +34,7 @@ int compileMain(int argc, char **argv);
 int runMain(int argc, char **argv);
 
 /// The stages of the fabric pipeline, in order (`--until-after`).
-enum class Stage { Import, Cleanup, Fabric, Partition, Wavelet, Binary };
+enum class Stage { Import, Cleanup, Fabric, Partition, Route, Wavelet, Binary };
 
 /// How `weftc compile` and `weftc run` compile a model.
 struct CompileOptions {

@@ -7,14 +7,15 @@
 // weftc compile model.onnx -o model.wfb [--grid WxH] [--precision fp32|mixed]
 //               [--batch-size N] [--constant NAME=FILE ...]
 //               [--emit=mlir|fabric|wavelet|wfb]
-//               [--until-after=import|cleanup|fabric|partition|wavelet]
+//               [--until-after=import|cleanup|fabric|partition|route|wavelet]
 //               [--mlir-print-ir-after-all] [--mlir-timing] ...
 //
 // The pipeline (docs/weftc.md): import -> --weft-import-cleanup ->
 // --weft-fabric-prepare -> --weft-convert-to-fabric -> --weft-partition-dense ->
+// --weft-route-streams -> --weft-allocate-colors ->
 // --weft-lower-fabric-to-wavelet -> .wfb. `--until-after` stops after a
 // stage and prints the IR there; `--emit` names what to write (mlir: the
-// imported IR, fabric: after partitioning, wavelet: after lowering, wfb: the
+// imported IR, fabric: after routing and colors, wavelet: after lowering, wfb: the
 // binary). Output is deterministic: the same model and options give the same
 // bytes.
 //
@@ -256,6 +257,7 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   StringMap<Stage> stageOf = {{"cleanup", Stage::Cleanup},
                               {"fabric", Stage::Fabric},
                               {"partition", Stage::Partition},
+                              {"route", Stage::Route},
                               {"wavelet", Stage::Wavelet}};
   auto runStage = [&](StringRef name, StringRef pipeline) {
     out.failedStage = stageOf.lookup(name);
@@ -295,9 +297,13 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   readFabricFigures(*out.module, out);
   if (options.untilAfter == Stage::Partition)
     return true;
+  if (!runStage("route", "weft-route-streams,weft-allocate-colors"))
+    return false;
+  if (options.untilAfter == Stage::Route)
+    return true;
   if (!PassInfo::lookup("weft-lower-fabric-to-wavelet")) {
     error = "this weftc has no --weft-lower-fabric-to-wavelet pass; stop at "
-            "--until-after=partition";
+            "--until-after=route";
     return false;
   }
   if (!runStage("wavelet", "weft-lower-fabric-to-wavelet"))
@@ -378,13 +384,13 @@ int weftc::compileMain(int argc, char **argv) {
       cl::value_desc("NAME=FILE"), cl::cat(category));
   cl::opt<std::string> emit(
       "emit", cl::init("wfb"),
-      cl::desc("What to write: mlir (imported IR), fabric (after "
-               "partitioning), wavelet (after lowering), wfb (the binary)"),
+      cl::desc("What to write: mlir (imported IR), fabric (placed, routed "
+               "and colored), wavelet (after lowering), wfb (the binary)"),
       cl::cat(category));
   cl::opt<std::string> untilAfter(
       "until-after", cl::init(""),
       cl::desc("Stop after a stage and print its IR: import, cleanup, "
-               "fabric, partition, wavelet"),
+               "fabric, partition, route, wavelet"),
       cl::cat(category));
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
@@ -406,9 +412,10 @@ int weftc::compileMain(int argc, char **argv) {
                              {"cleanup", Stage::Cleanup},
                              {"fabric", Stage::Fabric},
                              {"partition", Stage::Partition},
+                             {"route", Stage::Route},
                              {"wavelet", Stage::Wavelet}};
   StringMap<Stage> emits = {{"mlir", Stage::Import},
-                            {"fabric", Stage::Partition},
+                            {"fabric", Stage::Route},
                             {"wavelet", Stage::Wavelet},
                             {"wfb", Stage::Binary}};
   if (!emits.count(emit))
@@ -417,8 +424,8 @@ int weftc::compileMain(int argc, char **argv) {
   options.untilAfter = emits.lookup(emit);
   if (!untilAfter.empty()) {
     if (!stages.count(untilAfter))
-      return fail("--until-after must be import, cleanup, fabric, partition "
-                  "or wavelet, not '" +
+      return fail("--until-after must be import, cleanup, fabric, "
+                  "partition, route or wavelet, not '" +
                   untilAfter + "'");
     options.untilAfter =
         std::min(options.untilAfter, stages.lookup(untilAfter));

@@ -166,7 +166,7 @@ public:
     (void)sys::fs::remove_directories(dir);
     if (!ok) {
       bool mapped =
-          compiled.failedStage && *compiled.failedStage >= Stage::Wavelet;
+          compiled.failedStage && *compiled.failedStage >= Stage::Route;
       return createStringError((mapped ? "" : kUnsupported) + oneLineOf(why));
     }
     sim::Options opts;

@@ -107,7 +107,7 @@ struct ColumnKernel {
   RowChunks layout;
   int64_t inColor = 0, outColor = 0;
   /// Colors used inside the column (internalColors(op) of them), distinct
-  /// from inColor and outColor.
+  /// from inColor and outColor; -1 for a channel no PE uses.
   std::vector<int64_t> internal;
   /// The op's constants (columnParamCount(op) of them, e.g. LeakyRelu's
   /// alpha). Every PE holds them in GPR pairs, set at load time. For the

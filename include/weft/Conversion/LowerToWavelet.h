@@ -4,9 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// `--weft-lower-fabric-to-wavelet`: replaces every placed `fabric.program`
-// of dense layers by the `wavelet.program` that runs it
-// (docs/execution-model.md).
+// The fabric back end (docs/execution-model.md): `--weft-route-streams`
+// makes layout changes explicit and routes every stream PE by PE,
+// `--weft-allocate-colors` colors the routes, and
+// `--weft-lower-fabric-to-wavelet` replaces the routed fabric.program by the
+// `wavelet.program` that runs it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,15 @@
 namespace weft::conversion {
 
 std::unique_ptr<mlir::Pass> createLowerFabricToWaveletPass();
+
+/// `--weft-route-streams`: explicit redistributions and per-PE routes
+/// (lib/Conversion/RouteStreams.cpp).
+std::unique_ptr<mlir::Pass> createRouteStreamsPass();
+/// `--weft-allocate-colors`: a color for every route.
+std::unique_ptr<mlir::Pass> createAllocateColorsPass();
+void registerRoutingPasses();
+
+/// Registers --weft-lower-fabric-to-wavelet and the routing passes.
 void registerLowerFabricToWaveletPass();
 
 } // namespace weft::conversion

@@ -268,3 +268,46 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
   // expected-error @below {{redistribution rectangle [3, 5) x [0, 1) leaves the 4x4 fabric}}
   fabric.redistribute @r : !fabric.wavelets<f32, 4> at #fabric.rect<3, 0, 2, 1> from #fabric.layout<row_chunks, 1> to #fabric.layout<col_chunks, 2>
 }
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  // expected-error @below {{routes channel 'inner' of @s, which is not a kernel or redistribution}}
+  fabric.route @s channel "inner" {
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 2, 2> {
+  ^bb0(%v: tensor<1x4xf32>):
+    fabric.yield %v : tensor<1x4xf32>
+  }
+  fabric.route @k channel "a" color #fabric.color<2> {
+    fabric.switch (1, 1) from [west] to [ramp]
+  }
+  fabric.route @k channel "b" color #fabric.color<2> {
+    // expected-error @below {{color 2 at PE (1, 1) is used by both @k channel a and @k channel b}}
+    fabric.switch (1, 1) from [north] to [ramp]
+  }
+}
+
+// -----
+
+// A redistribution may lie on a kernel's PEs (it uses their routers and
+// spare microthreads), but not on another redistribution's.
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 2, 2> {
+  ^bb0(%v: tensor<1x4xf32>):
+    fabric.yield %v : tensor<1x4xf32>
+  }
+  fabric.redistribute @r1 : !fabric.wavelets<f32, 4> at #fabric.rect<0, 0, 2, 2>
+      from #fabric.layout<row_chunks, 2> to #fabric.layout<col_chunks, 2>
+  // expected-error @below {{rectangle [1, 3) x [1, 3) of @r2 overlaps rectangle [0, 2) x [0, 2) of @r1}}
+  fabric.redistribute @r2 : !fabric.wavelets<f32, 4> at #fabric.rect<1, 1, 2, 2>
+      from #fabric.layout<row_chunks, 2> to #fabric.layout<col_chunks, 2>
+}

@@ -56,6 +56,12 @@ fabric.program @mlp attributes {target = #fabric.target<8x4>} {
   // CHECK: fabric.route @s1 {
   fabric.route @s1 {
   }
+  // An internal channel of a kernel (color 1 is free at PE (2, 0)).
+  // CHECK: fabric.route @fc1 channel "psum_even" color <1> {
+  // CHECK-NEXT: fabric.switch (2, 0) from [west] to [ramp]
+  fabric.route @fc1 channel "psum_even" color #fabric.color<1> {
+    fabric.switch (2, 0) from [west] to [ramp]
+  }
 
   // CHECK: fabric.checkpoint @fc1 save
   // CHECK: fabric.checkpoint @fc2 recompute

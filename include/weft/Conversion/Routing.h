@@ -1,0 +1,102 @@
+//===- Routing.h - Per-PE routes of the mapping schemes ---------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// Plain C++ (no MLIR). The router settings every stream and internal channel
+// of the mapping schemes of docs/execution-model.md needs, PE by PE: one
+// place that --weft-route-streams materializes as fabric.route /
+// fabric.switch ops, that color allocation reads (which PEs a stream passes)
+// and that the lowering emits as wavelet.route ops.
+//
+// A route lists every PE a stream's wavelets visit, the PE that takes them
+// off the fabric (to its ramp) included, so two routes conflict exactly when
+// they share a PE.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_CONVERSION_ROUTING_H
+#define WEFT_CONVERSION_ROUTING_H
+
+#include "weft/Conversion/DenseLayer.h"
+#include "weft/Target/Target.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace weft::conversion {
+
+/// Router ports as a mask over weft::target::Dir.
+using target::DirSet;
+
+/// One PE's setting for a route: wavelets entering through any port of `in`
+/// leave through every port of `out`.
+struct Switch {
+  DirSet in = 0, out = 0;
+};
+
+/// The switches of one route by PE (x, y), ordered by x then y. Adding a
+/// second setting at a PE merges the port sets.
+class RoutePlan {
+public:
+  void add(int64_t x, int64_t y, DirSet in, DirSet out);
+  /// Appends `other`'s switches (merged where both have the PE).
+  void append(const RoutePlan &other);
+  bool empty() const { return switches.empty(); }
+  const std::map<std::pair<int64_t, int64_t>, Switch> &get() const {
+    return switches;
+  }
+  std::vector<std::pair<int64_t, int64_t>> pes() const;
+
+private:
+  std::map<std::pair<int64_t, int64_t>, Switch> switches;
+};
+
+//===----------------------------------------------------------------------===//
+// Dense layer (docs/execution-model.md, "Dense layer")
+//===----------------------------------------------------------------------===//
+
+/// The receiving end of the row-chunk stream into a dense layer's
+/// redistribution: row r's chunk is relayed east to the diagonal PE
+/// (x0 + r, y0 + r), which takes it off the fabric.
+RoutePlan denseRowsToDiagonal(const DenseMapping &m);
+
+/// The redistribution's output: the diagonal PE of column c multicasts
+/// chunk c north and south to every row of column c (to the ramps of rows
+/// < m.rows).
+RoutePlan denseColumns(const DenseMapping &m);
+
+/// The partial sums moving east along the rows: the hops leaving column c
+/// where (c + 1) % 2 == parity (alternating parities let a PE receive and
+/// send on different colors).
+RoutePlan densePartialSums(const DenseMapping &m, int parity);
+
+/// The sending end of a dense layer's output: the last column's PEs send
+/// their results east.
+RoutePlan denseResults(const DenseMapping &m);
+
+//===----------------------------------------------------------------------===//
+// Column kernels, host output
+//===----------------------------------------------------------------------===//
+
+/// A column kernel at column x, rows [y0, y0 + rows): chunks in from the
+/// west, results out to the east.
+RoutePlan columnInputs(int64_t x, int64_t y0, int64_t rows);
+RoutePlan columnResults(int64_t x, int64_t y0, int64_t rows);
+
+/// The three channels of a column all-reduce (softmax over rows > 1):
+/// channel 0 and 1 carry the partial results north (sent by rows of that
+/// parity), channel 2 multicasts row 0's totals south.
+RoutePlan columnReduce(int64_t x, int64_t y0, int64_t rows, int channel);
+
+/// Relays from column x0 to the east edge (columns [x0, gridWidth)) on rows
+/// [0, rows): the receiving end of a host output on the east edge.
+RoutePlan relayEast(int64_t x0, int64_t gridWidth, int64_t rows);
+
+} // namespace weft::conversion
+
+#endif // WEFT_CONVERSION_ROUTING_H

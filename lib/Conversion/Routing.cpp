@@ -1,0 +1,133 @@
+//===- Routing.cpp - Per-PE routes of the mapping schemes -----------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/Routing.h"
+
+#include <algorithm>
+
+namespace weft::conversion {
+
+using target::Dir;
+using target::dirBit;
+
+void RoutePlan::add(int64_t x, int64_t y, DirSet in, DirSet out) {
+  Switch &s = switches[{x, y}];
+  s.in |= in;
+  s.out |= out;
+}
+
+void RoutePlan::append(const RoutePlan &other) {
+  for (const auto &[pe, s] : other.switches)
+    add(pe.first, pe.second, s.in, s.out);
+}
+
+std::vector<std::pair<int64_t, int64_t>> RoutePlan::pes() const {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  out.reserve(switches.size());
+  for (const auto &entry : switches)
+    out.push_back(entry.first);
+  return out;
+}
+
+RoutePlan denseRowsToDiagonal(const DenseMapping &m) {
+  RoutePlan p;
+  for (int64_t r = 0; r < m.smear; ++r) {
+    for (int64_t c = 0; c < r; ++c)
+      p.add(m.x0 + c, m.y0 + r, dirBit(Dir::West), dirBit(Dir::East));
+    p.add(m.x0 + r, m.y0 + r, dirBit(Dir::West), dirBit(Dir::Ramp));
+  }
+  return p;
+}
+
+RoutePlan denseColumns(const DenseMapping &m) {
+  RoutePlan p;
+  int64_t height = std::max(m.smear, m.rows);
+  for (int64_t c = 0; c < m.smear; ++c) {
+    for (int64_t r = 0; r < height; ++r) {
+      // Column c's multicast starts at the diagonal PE (c, c) and reaches
+      // rows 0 .. rows-1; between a diagonal below the rectangle and the
+      // last row it only passes north.
+      if (!(r <= c || r < m.rows))
+        continue;
+      Dir from = r == c ? Dir::Ramp : r < c ? Dir::South : Dir::North;
+      DirSet to = 0;
+      if (r < m.rows)
+        to |= dirBit(Dir::Ramp);
+      if (r > 0 && r <= c)
+        to |= dirBit(Dir::North);
+      if (r >= c && r + 1 < m.rows)
+        to |= dirBit(Dir::South);
+      p.add(m.x0 + c, m.y0 + r, dirBit(from), to);
+    }
+  }
+  return p;
+}
+
+RoutePlan densePartialSums(const DenseMapping &m, int parity) {
+  RoutePlan p;
+  for (int64_t c = 0; c + 1 < m.smear; ++c) {
+    if ((c + 1) % 2 != parity)
+      continue;
+    for (int64_t r = 0; r < m.rows; ++r) {
+      p.add(m.x0 + c, m.y0 + r, dirBit(Dir::Ramp), dirBit(Dir::East));
+      p.add(m.x0 + c + 1, m.y0 + r, dirBit(Dir::West), dirBit(Dir::Ramp));
+    }
+  }
+  return p;
+}
+
+RoutePlan denseResults(const DenseMapping &m) {
+  return columnResults(m.x0 + m.smear - 1, m.y0, m.rows);
+}
+
+RoutePlan columnInputs(int64_t x, int64_t y0, int64_t rows) {
+  RoutePlan p;
+  for (int64_t r = 0; r < rows; ++r)
+    p.add(x, y0 + r, dirBit(Dir::West), dirBit(Dir::Ramp));
+  return p;
+}
+
+RoutePlan columnResults(int64_t x, int64_t y0, int64_t rows) {
+  RoutePlan p;
+  for (int64_t r = 0; r < rows; ++r)
+    p.add(x, y0 + r, dirBit(Dir::Ramp), dirBit(Dir::East));
+  return p;
+}
+
+RoutePlan columnReduce(int64_t x, int64_t y0, int64_t rows, int channel) {
+  RoutePlan p;
+  if (rows < 2)
+    return p;
+  for (int64_t r = 0; r < rows; ++r) {
+    bool first = r == 0, last = r == rows - 1;
+    int parity = int(r % 2);
+    if (channel == 2) {
+      if (first)
+        p.add(x, y0 + r, dirBit(Dir::Ramp), dirBit(Dir::South));
+      else
+        p.add(x, y0 + r, dirBit(Dir::North),
+              dirBit(Dir::Ramp) | (last ? 0 : dirBit(Dir::South)));
+      continue;
+    }
+    // Row r sends its partial result north on its own parity's channel and
+    // receives row r + 1's on the other one.
+    if (!first && parity == channel)
+      p.add(x, y0 + r, dirBit(Dir::Ramp), dirBit(Dir::North));
+    if (!last && 1 - parity == channel)
+      p.add(x, y0 + r, dirBit(Dir::South), dirBit(Dir::Ramp));
+  }
+  return p;
+}
+
+RoutePlan relayEast(int64_t x0, int64_t gridWidth, int64_t rows) {
+  RoutePlan p;
+  for (int64_t x = x0; x < gridWidth; ++x)
+    for (int64_t r = 0; r < rows; ++r)
+      p.add(x, r, dirBit(Dir::West), dirBit(Dir::East));
+  return p;
+}
+
+} // namespace weft::conversion

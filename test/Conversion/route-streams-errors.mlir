@@ -1,0 +1,63 @@
+// RUN: weft-opt %s --split-input-file --verify-diagnostics --weft-route-streams
+
+// expected-error @below {{is already routed (it has fabric.route or fabric.redistribute ops)}}
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @s {
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 2 : tensor<1x6xf32>
+  fabric.io @y output east rows 0 to 2 : tensor<1x4xf32>
+  // expected-error @below {{is not placed: run --weft-partition-dense first}}
+  fabric.kernel @fc : (tensor<1x6xf32>) -> tensor<1x4xf32> {
+  ^bb0(%x: tensor<1x6xf32>):
+    %w = arith.constant dense<0.5> : tensor<6x4xf32>
+    %e = tensor.empty() : tensor<1x4xf32>
+    %z = arith.constant 0.0 : f32
+    %acc = linalg.fill ins(%z : f32) outs(%e : tensor<1x4xf32>) -> tensor<1x4xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x6xf32>, tensor<6x4xf32>) outs(%acc : tensor<1x4xf32>) -> tensor<1x4xf32>
+    fabric.yield %mm : tensor<1x4xf32>
+  }
+  fabric.stream @s0 @x[0] -> @fc[0] : !fabric.wavelets<f32, 6>
+  fabric.stream @s1 @fc[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+// The first layer sends 2 row chunks, the second wants 3 column chunks: a
+// general redistribution is not implemented (the partitioner lines the
+// layouts up).
+fabric.program @p attributes {target = #fabric.target<6x3>} {
+  fabric.io @x input west rows 0 to 2 : tensor<1x6xf32>
+  fabric.io @y output east rows 0 to 2 : tensor<1x4xf32>
+  fabric.kernel @fc1 : (tensor<1x6xf32>) -> tensor<1x6xf32> at #fabric.rect<0, 0, 2, 2>
+      attributes {smear = 2 : i64} {
+  ^bb0(%x: tensor<1x6xf32>):
+    %w = arith.constant dense<0.5> : tensor<6x6xf32>
+    %e = tensor.empty() : tensor<1x6xf32>
+    %z = arith.constant 0.0 : f32
+    %acc = linalg.fill ins(%z : f32) outs(%e : tensor<1x6xf32>) -> tensor<1x6xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x6xf32>, tensor<6x6xf32>) outs(%acc : tensor<1x6xf32>) -> tensor<1x6xf32>
+    fabric.yield %mm : tensor<1x6xf32>
+  }
+  // expected-error @below {{receives 6 elements in 3 row chunks, but @fc1 sends 6 in 2 rows; a redistribution between different row chunkings is not implemented}}
+  fabric.kernel @fc2 : (tensor<1x6xf32>) -> tensor<1x4xf32> at #fabric.rect<2, 0, 3, 2>
+      attributes {smear = 3 : i64} {
+  ^bb0(%x: tensor<1x6xf32>):
+    %w = arith.constant dense<0.5> : tensor<6x4xf32>
+    %e = tensor.empty() : tensor<1x4xf32>
+    %z = arith.constant 0.0 : f32
+    %acc = linalg.fill ins(%z : f32) outs(%e : tensor<1x4xf32>) -> tensor<1x4xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<1x6xf32>, tensor<6x4xf32>) outs(%acc : tensor<1x4xf32>) -> tensor<1x4xf32>
+    fabric.yield %mm : tensor<1x4xf32>
+  }
+  fabric.stream @s0 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 6>
+  fabric.stream @s1 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 6>
+  fabric.stream @s2 @fc2[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
