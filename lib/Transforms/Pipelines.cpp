@@ -27,6 +27,7 @@ void weft::populateFabricPreparePipeline(OpPassManager &pm) {
   // --weft-convert-to-fabric sees one canonical form.
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createFoldElementwiseConstants());
+  fn.addPass(createLinearToMatmul());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
 }

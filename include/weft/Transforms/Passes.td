@@ -221,4 +221,55 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
                               "kernel">];
 }
 
+//===----------------------------------------------------------------------===//
+// Preparation for the fabric
+//===----------------------------------------------------------------------===//
+
+def LinearToMatmul : Pass<"weft-linear-to-matmul", "mlir::func::FuncOp"> {
+  let summary = "Rewrite affine maps of one sample into dense layers";
+  let description = [{
+    Ops that compute y = W x + b on every sample, with W and b known at
+    compile time, become the importer's dense-layer form that
+    `--weft-convert-to-fabric` maps: the sample collapsed to [B, K], a
+    `linalg.matmul` with a constant [K, M] weight whose accumulator is a
+    broadcast bias (or zeros), the result expanded back. The batch (the
+    first dimension) must be mapped identically. Covered: sum reductions
+    over non-batch axes (`linalg.generic` or `linalg.reduce` with an addf
+    body; a constant init is the bias), transposes, broadcasts and copies
+    within the sample (`linalg.transpose`, `linalg.broadcast`, `linalg.copy`,
+    one-input `linalg.generic` with projected-permutation maps),
+    `tensor.pad` with a constant value (the padding is the bias),
+    `tensor.concat` of the sample with constants along a non-batch axis
+    (the constants are the bias) and `tensor.extract_slice`. Consecutive
+    such ops, the reshapes between them and scalings by a constant (the
+    division of ReduceMean) compose into one matrix. W's entries come from
+    index arithmetic (0, 1, 1/n). A chain whose K x M matrix has more than
+    `max-entries` entries, an op on the batch axis and a sum of
+    exponentials (Softmax's) are left alone (docs/execution-model.md).
+
+    Example:
+    ```mlir
+    %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                          affine_map<(d0, d1) -> (d0)>],
+                         iterator_types = ["parallel", "reduction"]}
+           ins(%x : tensor<4x3xf32>) outs(%zeros : tensor<4xf32>) {...addf...}
+    // becomes
+    %w = arith.constant dense<1.000000e+00> : tensor<3x1xf32>
+    %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x1xf32>) -> tensor<4x1xf32>
+    %p = linalg.matmul ins(%x, %w : tensor<4x3xf32>, tensor<3x1xf32>)
+           outs(%acc : tensor<4x1xf32>) -> tensor<4x1xf32>
+    %s = tensor.collapse_shape %p [[0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+    ```
+  }];
+  let options = [Option<"maxEntries", "max-entries", "int64_t", "1 << 22",
+                        "Largest weight matrix (K x M entries) created">];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [Statistic<"numRewritten", "num-rewritten",
+                              "Ops rewritten into dense layers">,
+                    Statistic<"numLayers", "num-layers",
+                              "Dense layers created">];
+}
+
 #endif // WEFT_TRANSFORMS_PASSES

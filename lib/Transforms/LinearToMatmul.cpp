@@ -1,0 +1,768 @@
+//===- LinearToMatmul.cpp - Linear sample ops as dense layers -------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// --weft-linear-to-matmul: ops that are affine maps of one sample,
+// y = W x + b with W and b known at compile time (sums over non-batch
+// axes, transposes, pads, concats with constants, slices, broadcasts and
+// copies within a sample), become the importer's dense-layer form: the
+// sample collapsed to [B, K], a linalg.matmul with a constant [K, M] weight
+// whose accumulator is a broadcast bias (or zeros), and the result expanded
+// back to the op's shape. --weft-convert-to-fabric maps that as a dense
+// layer (docs/execution-model.md, "Linear sample ops as dense layers").
+//
+// W is computed by index arithmetic over each op's iteration space, as a
+// sparse matrix; consecutive such ops (and the reshapes, and scalings by a
+// constant such as ReduceMean's division, between them) are composed into
+// one matrix, so that a chain becomes one dense layer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConstantData.h"
+
+#include "weft/Transforms/Passes.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/DebugLog.h"
+
+#include <algorithm>
+
+#define DEBUG_TYPE "weft-linear-to-matmul"
+
+namespace weft {
+#define GEN_PASS_DEF_LINEARTOMATMUL
+#include "weft/Transforms/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+
+namespace {
+
+/// An affine map of one sample, y = W x + b, with W as a sparse M x K
+/// matrix in compressed rows (row m: entries rowStart[m] ... rowStart[m+1]
+/// of cols/vals, sorted by column, no column twice). Coefficients and bias
+/// are kept in double while maps are composed and rounded to f32 once.
+struct LinearMap {
+  int64_t K = 0, M = 0;
+  std::vector<int64_t> rowStart, cols;
+  std::vector<double> vals, bias;
+};
+
+/// Builds a LinearMap from (m, k, c) triplets; duplicates are summed.
+struct LinearMapBuilder {
+  int64_t K, M;
+  std::vector<std::tuple<int64_t, int64_t, double>> entries;
+  std::vector<double> bias;
+
+  LinearMapBuilder(int64_t K, int64_t M) : K(K), M(M), bias(size_t(M), 0.0) {}
+
+  void add(int64_t m, int64_t k, double c) { entries.emplace_back(m, k, c); }
+
+  LinearMap finish() {
+    llvm::sort(entries, [](const auto &a, const auto &b) {
+      return std::make_pair(std::get<0>(a), std::get<1>(a)) <
+             std::make_pair(std::get<0>(b), std::get<1>(b));
+    });
+    LinearMap map;
+    map.K = K;
+    map.M = M;
+    map.rowStart.assign(size_t(M + 1), 0);
+    for (size_t i = 0; i < entries.size();) {
+      auto [m, k, c] = entries[i];
+      double sum = 0;
+      for (; i < entries.size() && std::get<0>(entries[i]) == m &&
+             std::get<1>(entries[i]) == k;
+           ++i)
+        sum += std::get<2>(entries[i]);
+      map.cols.push_back(k);
+      map.vals.push_back(sum);
+      ++map.rowStart[size_t(m + 1)];
+    }
+    for (int64_t m = 0; m < M; ++m)
+      map.rowStart[size_t(m + 1)] += map.rowStart[size_t(m)];
+    map.bias = std::move(bias);
+    return map;
+  }
+};
+
+/// `second` after `first`: W = W2 W1, b = W2 b1 + b2.
+static LinearMap compose(const LinearMap &first, const LinearMap &second) {
+  LinearMapBuilder builder(first.K, second.M);
+  for (int64_t m = 0; m < second.M; ++m) {
+    double b = second.bias[size_t(m)];
+    for (int64_t i = second.rowStart[size_t(m)];
+         i < second.rowStart[size_t(m + 1)]; ++i) {
+      int64_t j = second.cols[size_t(i)];
+      double c = second.vals[size_t(i)];
+      b += c * first.bias[size_t(j)];
+      for (int64_t e = first.rowStart[size_t(j)];
+           e < first.rowStart[size_t(j + 1)]; ++e)
+        builder.add(m, first.cols[size_t(e)], c * first.vals[size_t(e)]);
+    }
+    builder.bias[size_t(m)] = b;
+  }
+  return builder.finish();
+}
+
+/// How an op takes part in a chain: a structural op is worth a dense layer
+/// on its own; a reshape or a scaling by a constant only joins one.
+enum class Role { Structural, Reshape, Scale };
+
+/// One linear op: its sample input, its result and its map.
+struct LinearOp {
+  Operation *op = nullptr;
+  Value input;
+  Role role = Role::Structural;
+  LinearMap map;
+};
+
+/// Whether `type` is a statically shaped f32 tensor of rank >= 1 (the
+/// first dimension is the batch).
+static bool isBatchedF32(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && t.hasStaticShape() && t.getRank() >= 1 &&
+         t.getElementType().isF32();
+}
+
+/// The number of elements of one sample of `type` (all dimensions but the
+/// first).
+static int64_t sampleSize(RankedTensorType type) {
+  int64_t n = 1;
+  for (int64_t d : type.getShape().drop_front())
+    n *= d;
+  return n;
+}
+
+/// Row-major strides of the sample dimensions of `shape` (dimension 0,
+/// the batch, gets stride 0: every sample is indexed from its own start).
+static SmallVector<int64_t> sampleStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 0);
+  int64_t s = 1;
+  for (int64_t d = int64_t(shape.size()) - 1; d >= 1; --d) {
+    strides[size_t(d)] = s;
+    s *= shape[size_t(d)];
+  }
+  return strides;
+}
+
+/// Calls `fn(index)` for every index of `shape` with index[0] = 0 (one
+/// sample), in row-major order.
+static void forEachSampleIndex(ArrayRef<int64_t> shape,
+                               llvm::function_ref<void(ArrayRef<int64_t>)> fn) {
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t d : shape.drop_front())
+    if (d == 0)
+      return;
+  while (true) {
+    fn(index);
+    int64_t d = int64_t(shape.size()) - 1;
+    for (; d >= 1; --d) {
+      if (++index[size_t(d)] < shape[size_t(d)])
+        break;
+      index[size_t(d)] = 0;
+    }
+    if (d < 1)
+      return;
+  }
+}
+
+static int64_t linearize(ArrayRef<int64_t> index, ArrayRef<int64_t> strides) {
+  int64_t l = 0;
+  for (auto [i, s] : llvm::zip_equal(index, strides))
+    l += i * s;
+  return l;
+}
+
+/// The f32 value of a constant scalar, or failure.
+static FailureOr<double> scalarConstant(Value v) {
+  FloatAttr f;
+  if (!v || !matchPattern(v, m_Constant(&f)) || !f.getType().isF32())
+    return failure();
+  return f.getValueAsDouble();
+}
+
+/// The per-sample values of a constant tensor typed on the batch (shape
+/// [B, ...]): the first row, if every row holds the same values.
+static FailureOr<SmallVector<float>> perSampleConstant(Value v) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  auto attr = cst ? dyn_cast<ElementsAttr>(cst.getValue()) : ElementsAttr();
+  if (!attr || !isBatchedF32(attr.getType()))
+    return failure();
+  std::string why;
+  FailureOr<SmallVector<float>> values = weft::readF32(attr, why);
+  if (failed(values))
+    return failure();
+  int64_t n = sampleSize(cast<RankedTensorType>(attr.getType()));
+  if (n == 0)
+    return SmallVector<float>();
+  for (size_t i = size_t(n); i < values->size(); ++i)
+    if (llvm::bit_cast<uint32_t>((*values)[i]) !=
+        llvm::bit_cast<uint32_t>((*values)[i % size_t(n)]))
+      return failure();
+  values->resize(size_t(n));
+  return values;
+}
+
+/// What the body of a one-input linalg op computes from its input `in`
+/// and its accumulator `out`.
+enum class Body { Copy, Accumulate, Scale };
+
+/// Classifies the body of `op` (a one-input, one-init linalg op); `scale`
+/// receives the factor of a Scale body.
+static FailureOr<Body> classifyBody(linalg::LinalgOp op, double &scale) {
+  Block *body = op.getBlock();
+  if (!body || body->getNumArguments() != 2)
+    return failure();
+  Value in = body->getArgument(0), out = body->getArgument(1);
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return failure();
+  for (Operation &o : body->without_terminator())
+    if (!isa<arith::ConstantOp, arith::AddFOp, arith::MulFOp, arith::DivFOp>(o))
+      return failure();
+  Value y = yield.getOperand(0);
+  if (y == in)
+    return Body::Copy;
+  Operation *def = y.getDefiningOp();
+  if (!def || def->getBlock() != body)
+    return failure();
+  // Exactly one computing op in the body.
+  for (Operation &o : body->without_terminator())
+    if (&o != def && !isa<arith::ConstantOp>(o))
+      return failure();
+  if (auto add = dyn_cast<arith::AddFOp>(def)) {
+    if ((add.getLhs() == in && add.getRhs() == out) ||
+        (add.getLhs() == out && add.getRhs() == in))
+      return Body::Accumulate;
+    return failure();
+  }
+  if (auto mul = dyn_cast<arith::MulFOp>(def)) {
+    Value other = mul.getLhs() == in   ? mul.getRhs()
+                  : mul.getRhs() == in ? mul.getLhs()
+                                       : Value();
+    FailureOr<double> c = scalarConstant(other);
+    if (failed(c))
+      return failure();
+    scale = *c;
+    return Body::Scale;
+  }
+  if (auto div = dyn_cast<arith::DivFOp>(def)) {
+    FailureOr<double> c = scalarConstant(div.getRhs());
+    if (div.getLhs() != in || failed(c) || *c == 0)
+      return failure();
+    // x / c is applied as x * (1/c) rounded to f32, as the x / c column
+    // kernel does.
+    scale = double(float(1.0 / *c));
+    return Body::Scale;
+  }
+  return failure();
+}
+
+/// A linalg op with one input (the sample), one init and a copy, sum or
+/// scaling body, whose indexing maps are projected permutations that keep
+/// the batch dimension in place: linalg.generic, linalg.reduce,
+/// linalg.transpose, linalg.broadcast, linalg.copy.
+static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op,
+                                       int64_t maxEntries) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || !op.hasPureTensorSemantics())
+    return failure();
+  Value x = op.getDpsInputOperand(0)->get();
+  Value init = op.getDpsInitOperand(0)->get();
+  if (!isBatchedF32(x.getType()) || !isBatchedF32(init.getType()))
+    return failure();
+  auto inType = cast<RankedTensorType>(x.getType());
+  auto outType = cast<RankedTensorType>(init.getType());
+  double scale = 1;
+  FailureOr<Body> body = classifyBody(op, scale);
+  if (failed(body))
+    return failure();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap inMap = maps[0], outMap = maps[1];
+  if (!inMap.isProjectedPermutation() || !outMap.isProjectedPermutation())
+    return failure();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  bool reduces = llvm::any_of(iters, [](utils::IteratorType t) {
+    return t == utils::IteratorType::reduction;
+  });
+  // The batch: the same parallel loop is the first dimension of the input
+  // and of the output, and indexes nothing else.
+  auto batchDim = [](AffineMap m) {
+    auto d = dyn_cast<AffineDimExpr>(m.getResult(0));
+    return d ? int64_t(d.getPosition()) : int64_t(-1);
+  };
+  int64_t bd = batchDim(inMap);
+  if (bd < 0 || batchDim(outMap) != bd ||
+      iters[size_t(bd)] != utils::IteratorType::parallel ||
+      inType.getDimSize(0) != outType.getDimSize(0))
+    return failure();
+  for (AffineMap m : {inMap, outMap})
+    for (AffineExpr e : m.getResults().drop_front())
+      if (e.isFunctionOfDim(unsigned(bd)))
+        return failure();
+  // The output is written once per element (copy, scaling) or accumulated
+  // over exactly the reduction loops.
+  for (auto [i, t] : llvm::enumerate(iters))
+    if ((t == utils::IteratorType::parallel) !=
+        outMap.isFunctionOfDim(unsigned(i)))
+      return failure();
+  if (*body != Body::Accumulate && reduces)
+    return failure();
+  int64_t K = sampleSize(inType), M = sampleSize(outType);
+  if (K == 0 || M == 0 || K * M > maxEntries)
+    return failure();
+
+  LinearOp lin;
+  lin.op = op;
+  lin.input = x;
+  // With identity maps a copy changes nothing (a Copy column kernel, or
+  // nothing at all after --weft-drop-identity, is cheaper than a layer)
+  // and a scaling is an elementwise op: both only join a chain.
+  bool moves = reduces || llvm::any_of(maps, [](AffineMap m) {
+                 return !m.isIdentity();
+               });
+  lin.role = moves                    ? Role::Structural
+             : *body == Body::Scale ? Role::Scale
+                                    : Role::Reshape;
+  LinearMapBuilder builder(K, M);
+  if (*body == Body::Accumulate) {
+    if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+      FailureOr<double> c = scalarConstant(fill.getDpsInputOperand(0)->get());
+      if (failed(c))
+        return failure();
+      std::fill(builder.bias.begin(), builder.bias.end(), *c);
+    } else {
+      FailureOr<SmallVector<float>> values = perSampleConstant(init);
+      if (failed(values))
+        return failure();
+      for (int64_t m = 0; m < M; ++m)
+        builder.bias[size_t(m)] = (*values)[size_t(m)];
+    }
+  }
+  // Walk the iteration space of one sample.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return failure();
+  ranges[size_t(bd)] = 1;
+  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape());
+  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape());
+  SmallVector<int64_t> point(ranges.size(), 0);
+  auto offset = [&](AffineMap m, ArrayRef<int64_t> strides) {
+    int64_t l = 0;
+    for (auto [r, s] : llvm::zip_equal(m.getResults(), strides))
+      l += point[cast<AffineDimExpr>(r).getPosition()] * s;
+    return l;
+  };
+  if (llvm::any_of(ranges, [](int64_t r) { return r == 0; }))
+    return failure();
+  while (true) {
+    builder.add(offset(outMap, outStrides), offset(inMap, inStrides), scale);
+    int64_t d = int64_t(ranges.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++point[size_t(d)] < ranges[size_t(d)])
+        break;
+      point[size_t(d)] = 0;
+    }
+    if (d < 0)
+      break;
+  }
+  lin.map = builder.finish();
+  return lin;
+}
+
+/// tensor.pad with static pads, none on the batch, and a constant value.
+static FailureOr<LinearOp> matchPad(tensor::PadOp pad, int64_t maxEntries) {
+  Value x = pad.getSource();
+  if (!isBatchedF32(x.getType()) || !isBatchedF32(pad.getResultType()))
+    return failure();
+  auto inType = cast<RankedTensorType>(x.getType());
+  auto outType = pad.getResultType();
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  if (llvm::any_of(low, ShapedType::isDynamic) ||
+      llvm::any_of(high, ShapedType::isDynamic) || low[0] != 0 ||
+      high[0] != 0)
+    return failure();
+  FailureOr<double> value = scalarConstant(pad.getConstantPaddingValue());
+  if (failed(value))
+    return failure();
+  int64_t K = sampleSize(inType), M = sampleSize(outType);
+  if (M == 0 || K * M > maxEntries)
+    return failure();
+  LinearOp lin;
+  lin.op = pad;
+  lin.input = x;
+  LinearMapBuilder builder(K, M);
+  std::fill(builder.bias.begin(), builder.bias.end(), *value);
+  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape());
+  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape());
+  forEachSampleIndex(inType.getShape(), [&](ArrayRef<int64_t> i) {
+    int64_t m = 0;
+    for (size_t d = 1; d < i.size(); ++d)
+      m += (i[d] + low[d]) * outStrides[d];
+    builder.add(m, linearize(i, inStrides), 1.0);
+    builder.bias[size_t(m)] = 0;
+  });
+  lin.map = builder.finish();
+  return lin;
+}
+
+/// tensor.concat along a non-batch dimension of the sample (perhaps more
+/// than once) and constants the same for every sample.
+static FailureOr<LinearOp> matchConcat(tensor::ConcatOp concat,
+                                       int64_t maxEntries) {
+  auto outType = concat.getResultType();
+  int64_t dim = int64_t(concat.getDim());
+  if (!isBatchedF32(outType) || dim == 0)
+    return failure();
+  Value x;
+  for (Value v : concat.getInputs()) {
+    if (v.getDefiningOp<arith::ConstantOp>())
+      continue;
+    if (x && v != x)
+      return failure();
+    x = v;
+  }
+  if (!x || !isBatchedF32(x.getType()))
+    return failure();
+  auto inType = cast<RankedTensorType>(x.getType());
+  int64_t K = sampleSize(inType), M = sampleSize(outType);
+  if (K == 0 || K * M > maxEntries)
+    return failure();
+  LinearOp lin;
+  lin.op = concat;
+  lin.input = x;
+  LinearMapBuilder builder(K, M);
+  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape());
+  int64_t at = 0;
+  for (Value v : concat.getInputs()) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> strides = sampleStrides(type.getShape());
+    auto outIndex = [&](ArrayRef<int64_t> i) {
+      int64_t m = 0;
+      for (size_t d = 1; d < i.size(); ++d)
+        m += (i[d] + (int64_t(d) == dim ? at : 0)) * outStrides[d];
+      return m;
+    };
+    if (v == x) {
+      forEachSampleIndex(type.getShape(), [&](ArrayRef<int64_t> i) {
+        builder.add(outIndex(i), linearize(i, strides), 1.0);
+      });
+    } else {
+      FailureOr<SmallVector<float>> values = perSampleConstant(v);
+      if (failed(values))
+        return failure();
+      forEachSampleIndex(type.getShape(), [&](ArrayRef<int64_t> i) {
+        builder.bias[size_t(outIndex(i))] =
+            (*values)[size_t(linearize(i, strides))];
+      });
+    }
+    at += type.getDimSize(dim);
+  }
+  lin.map = builder.finish();
+  return lin;
+}
+
+/// tensor.extract_slice with static offsets, sizes and strides that takes
+/// every sample whole along the batch (rank-reducing allowed).
+static FailureOr<LinearOp> matchSlice(tensor::ExtractSliceOp slice,
+                                      int64_t maxEntries) {
+  Value x = slice.getSource();
+  if (!isBatchedF32(x.getType()) || !isBatchedF32(slice.getResultType()))
+    return failure();
+  auto inType = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
+                    sizes = slice.getStaticSizes(),
+                    strides = slice.getStaticStrides();
+  auto dynamic = [](ArrayRef<int64_t> a) {
+    return llvm::any_of(a, ShapedType::isDynamic);
+  };
+  if (dynamic(offsets) || dynamic(sizes) || dynamic(strides) ||
+      offsets[0] != 0 || sizes[0] != inType.getDimSize(0) || strides[0] != 1 ||
+      slice.getResultType().getDimSize(0) != sizes[0])
+    return failure();
+  int64_t K = sampleSize(inType);
+  int64_t M = sampleSize(slice.getResultType());
+  if (K == 0 || M == 0 || K * M > maxEntries)
+    return failure();
+  LinearOp lin;
+  lin.op = slice;
+  lin.input = x;
+  LinearMapBuilder builder(K, M);
+  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape());
+  SmallVector<int64_t> outStrides = sampleStrides(sizes);
+  forEachSampleIndex(sizes, [&](ArrayRef<int64_t> i) {
+    int64_t k = 0;
+    for (size_t d = 1; d < i.size(); ++d)
+      k += (offsets[d] + i[d] * strides[d]) * inStrides[d];
+    builder.add(linearize(i, outStrides), k, 1.0);
+  });
+  lin.map = builder.finish();
+  return lin;
+}
+
+/// A reshape that keeps the batch first: the identity on the sample's
+/// row-major elements.
+static FailureOr<LinearOp> matchReshape(Operation *op, int64_t maxEntries) {
+  if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp>(
+          op))
+    return failure();
+  Value x = op->getOperand(0);
+  Type resultType = op->getResult(0).getType();
+  if (!isBatchedF32(x.getType()) || !isBatchedF32(resultType))
+    return failure();
+  auto from = cast<RankedTensorType>(x.getType());
+  auto to = cast<RankedTensorType>(resultType);
+  int64_t n = sampleSize(from);
+  if (from.getDimSize(0) != to.getDimSize(0) || n == 0 || n > maxEntries)
+    return failure();
+  LinearOp lin;
+  lin.op = op;
+  lin.input = x;
+  lin.role = Role::Reshape;
+  LinearMapBuilder builder(n, n);
+  for (int64_t i = 0; i < n; ++i)
+    builder.add(i, i, 1.0);
+  lin.map = builder.finish();
+  return lin;
+}
+
+/// The linear map of `op` if it is an affine map of one sample with the
+/// batch as its first dimension, of at most `maxEntries` matrix entries.
+static FailureOr<LinearOp> matchLinear(Operation *op, int64_t maxEntries) {
+  FailureOr<LinearOp> lin = failure();
+  if (auto l = dyn_cast<linalg::LinalgOp>(op))
+    lin = matchLinalg(l, maxEntries);
+  else if (auto pad = dyn_cast<tensor::PadOp>(op))
+    lin = matchPad(pad, maxEntries);
+  else if (auto concat = dyn_cast<tensor::ConcatOp>(op))
+    lin = matchConcat(concat, maxEntries);
+  else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+    lin = matchSlice(slice, maxEntries);
+  else
+    lin = matchReshape(op, maxEntries);
+  if (failed(lin))
+    return failure();
+  // A constant input is for --weft-fold-constants, not a layer.
+  if (lin->input.getDefiningOp<arith::ConstantOp>())
+    return failure();
+  // The batch of the input and of the result agree.
+  auto in = cast<RankedTensorType>(lin->input.getType());
+  auto out = cast<RankedTensorType>(op->getResult(0).getType());
+  if (in.getDimSize(0) != out.getDimSize(0))
+    return failure();
+  return lin;
+}
+
+/// Whether `op` is the sum of Softmax or LogSoftmax in the importer's form
+/// (a sum of exp(d) where d = x - max(x) is also used elsewhere): the
+/// column kernels map those whole, so the sum stays as it is.
+static bool isSoftmaxSum(const LinearOp &lin) {
+  auto exp = lin.input.getDefiningOp<linalg::GenericOp>();
+  if (!exp || exp.getNumDpsInputs() != 1 ||
+      exp.getRegion().front().getOps<math::ExpOp>().empty())
+    return false;
+  Value d = exp.getDpsInputOperand(0)->get();
+  return !d.hasOneUse();
+}
+
+/// `v` ([B, ...]) reshaped to [B, n] (n = the sample's size), or back.
+static Value reshapeTo(OpBuilder &b, Location loc, Value v,
+                       RankedTensorType to) {
+  auto from = cast<RankedTensorType>(v.getType());
+  if (from == to)
+    return v;
+  // One of the two is [B, n]; the other is [B] or [B, d1, ..., dr].
+  bool collapse = from.getRank() > to.getRank();
+  RankedTensorType big = collapse ? from : to;
+  SmallVector<ReassociationIndices> groups;
+  if (big.getRank() == 2) {
+    // [B] <-> [B, 1].
+    groups.push_back({0, 1});
+  } else {
+    groups.push_back({0});
+    ReassociationIndices rest;
+    for (int64_t d = 1; d < big.getRank(); ++d)
+      rest.push_back(d);
+    groups.push_back(rest);
+  }
+  if (collapse)
+    return tensor::CollapseShapeOp::create(b, loc, to, v, groups);
+  return tensor::ExpandShapeOp::create(b, loc, to, v, groups);
+}
+
+struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    for (Block &block : fn.getBody()) {
+      // The linear ops of the block, in order.
+      SmallVector<LinearOp> ops;
+      llvm::DenseMap<Value, size_t> producer;
+      for (Operation &op : block) {
+        if (op.getNumResults() != 1)
+          continue;
+        FailureOr<LinearOp> lin = matchLinear(&op, maxEntries);
+        if (failed(lin) || isSoftmaxSum(*lin))
+          continue;
+        producer[op.getResult(0)] = ops.size();
+        ops.push_back(std::move(*lin));
+      }
+      // Chains: each op followed by the only user of its result.
+      SmallVector<SmallVector<size_t>> chains;
+      llvm::DenseSet<size_t> inChain;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (inChain.contains(i))
+          continue;
+        // A head: its input is not the single-use result of a linear op.
+        auto it = producer.find(ops[i].input);
+        if (it != producer.end() && ops[i].input.hasOneUse())
+          continue;
+        SmallVector<size_t> chain = {i};
+        inChain.insert(i);
+        while (true) {
+          Value r = ops[chain.back()].op->getResult(0);
+          if (!r.hasOneUse())
+            break;
+          Operation *user = *r.getUsers().begin();
+          auto next = producer.find(user->getResult(0));
+          if (user->getNumResults() != 1 || next == producer.end() ||
+              ops[next->second].input != r)
+            break;
+          chain.push_back(next->second);
+          inChain.insert(next->second);
+        }
+        // The fabric maps chains: a sample that other ops read too (the
+        // exponentials of a Softmax) is not a layer's input.
+        while (!chain.empty() &&
+               !llvm::all_of(ops[chain.front()].input.getUsers(),
+                             [&](Operation *u) {
+                               return u == ops[chain.front()].op;
+                             }))
+          chain.erase(chain.begin());
+        splitChain(ops, chain, chains);
+      }
+      // Last chain first: a chain's input may be the result of an earlier
+      // chain, which that chain's rewrite then replaces.
+      for (ArrayRef<size_t> chain : llvm::reverse(chains))
+        rewrite(ops, chain);
+    }
+  }
+
+  /// Cuts `chain` into runs whose composed matrix has at most maxEntries
+  /// entries, drops reshapes at their ends, and keeps the runs with a
+  /// structural op.
+  void splitChain(ArrayRef<LinearOp> ops, ArrayRef<size_t> chain,
+                  SmallVector<SmallVector<size_t>> &chains) {
+    auto keep = [&](SmallVector<size_t> run) {
+      while (!run.empty() && ops[run.front()].role == Role::Reshape)
+        run.erase(run.begin());
+      while (!run.empty() && ops[run.back()].role == Role::Reshape)
+        run.pop_back();
+      if (llvm::any_of(run, [&](size_t i) {
+            return ops[i].role == Role::Structural;
+          }))
+        chains.push_back(std::move(run));
+    };
+    SmallVector<size_t> run;
+    for (size_t i : chain) {
+      if (!run.empty() &&
+          ops[run.front()].map.K * ops[i].map.M > int64_t(maxEntries)) {
+        keep(std::move(run));
+        run.clear();
+      }
+      run.push_back(i);
+    }
+    keep(std::move(run));
+  }
+
+  /// Replaces the ops of `chain` by one dense layer.
+  void rewrite(MutableArrayRef<LinearOp> ops, ArrayRef<size_t> chain) {
+    LinearMap map = ops[chain.front()].map;
+    for (size_t i : chain.drop_front())
+      map = compose(map, ops[i].map);
+    Value x = ops[chain.front()].input;
+    Operation *last = ops[chain.back()].op;
+    Value y = last->getResult(0);
+    SmallVector<Location> locs;
+    for (size_t i : llvm::reverse(chain))
+      locs.push_back(ops[i].op->getLoc());
+    Location loc = FusedLoc::get(&getContext(), locs);
+
+    auto inType = cast<RankedTensorType>(x.getType());
+    auto outType = cast<RankedTensorType>(y.getType());
+    int64_t B = inType.getDimSize(0), K = map.K, M = map.M;
+    OpBuilder b(last);
+    Type f32 = b.getF32Type();
+    std::vector<float> weights(size_t(K * M), 0.0f);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t e = map.rowStart[size_t(m)]; e < map.rowStart[size_t(m + 1)];
+           ++e)
+        weights[size_t(map.cols[size_t(e)] * M + m)] =
+            float(map.vals[size_t(e)]);
+    SmallVector<float> bias;
+    for (double v : map.bias)
+      bias.push_back(float(v));
+
+    auto xType = RankedTensorType::get({B, K}, f32);
+    auto yType = RankedTensorType::get({B, M}, f32);
+    Value x2 = reshapeTo(b, loc, x, xType);
+    Value w = arith::ConstantOp::create(
+        b, loc,
+        weft::makeF32(RankedTensorType::get({K, M}, f32), weights,
+                      "linear_weights"));
+    Value acc = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
+    bool zeroBias = llvm::all_of(bias, [](float v) {
+      return llvm::bit_cast<uint32_t>(v) == 0;
+    });
+    if (zeroBias) {
+      Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+      acc = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{acc})
+                .getResult(0);
+    } else {
+      Value bv = arith::ConstantOp::create(
+          b, loc,
+          weft::makeF32(RankedTensorType::get({M}, f32), bias, "linear_bias"));
+      acc = linalg::BroadcastOp::create(b, loc, bv, acc, ArrayRef<int64_t>{0})
+                .getResult()[0];
+    }
+    Value product = linalg::MatmulOp::create(b, loc, TypeRange{yType},
+                                             ValueRange{x2, w}, ValueRange{acc})
+                        .getResult(0);
+    Value result = reshapeTo(b, loc, product, outType);
+    y.replaceAllUsesWith(result);
+    LDBG() << "rewrote " << chain.size() << " ops " << K << " -> " << M
+           << " into a dense layer";
+
+    // Erase the chain, last op first, and what only it used (its empty
+    // and fill inits).
+    SmallVector<Operation *> dead;
+    for (size_t i : llvm::reverse(chain))
+      dead.push_back(ops[i].op);
+    for (size_t n = 0; n < dead.size(); ++n) {
+      Operation *op = dead[n];
+      SmallVector<Value> operands(op->getOperands());
+      // The constants a body uses (a pad value, the divisor of a mean).
+      llvm::SetVector<Value> above;
+      getUsedValuesDefinedAbove(op->getRegions(), above);
+      operands.append(above.begin(), above.end());
+      op->erase();
+      for (Value v : operands)
+        if (Operation *def = v.getDefiningOp();
+            def && def->use_empty() && !llvm::is_contained(dead, def) &&
+            isa<tensor::EmptyOp, linalg::FillOp, arith::ConstantOp>(def))
+          dead.push_back(def);
+    }
+    numRewritten += chain.size();
+    ++numLayers;
+  }
+};
+
+} // namespace

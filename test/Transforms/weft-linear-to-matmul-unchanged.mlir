@@ -1,0 +1,165 @@
+// RUN: weft-opt %s --weft-linear-to-matmul --split-input-file | FileCheck %s
+// RUN: weft-opt %s --weft-linear-to-matmul=max-entries=16 --split-input-file | FileCheck %s --check-prefix=SMALL
+
+// The pass never fails: ops it cannot write as y = W x + b per sample
+// (the first dimension is the batch) are left as they are.
+
+// A transpose that moves the batch.
+// CHECK-LABEL: func.func @transpose_batch
+// CHECK: linalg.transpose
+// CHECK-NOT: linalg.matmul
+func.func @transpose_batch(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %e = tensor.empty() : tensor<3x2xf32>
+  %t = linalg.transpose ins(%x : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
+  return %t : tensor<3x2xf32>
+}
+
+// -----
+
+// A sum over the batch.
+// CHECK-LABEL: func.func @sum_over_batch
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.matmul
+func.func @sum_over_batch(%x: tensor<2x3xf32>) -> tensor<3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                       iterator_types = ["reduction", "parallel"]}
+       ins(%x : tensor<2x3xf32>) outs(%init : tensor<3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<3xf32>
+  return %s : tensor<3xf32>
+}
+
+// -----
+
+// A concat along the batch, and one with a constant that differs between
+// samples (no per-sample bias).
+// CHECK-LABEL: func.func @concat_batch
+// CHECK: tensor.concat dim(0)
+// CHECK: tensor.concat dim(1)
+// CHECK-NOT: linalg.matmul
+func.func @concat_batch(%x: tensor<2x2xf32>) -> (tensor<3x2xf32>, tensor<2x3xf32>) {
+  %c = arith.constant dense<[[5.0, 6.0]]> : tensor<1x2xf32>
+  %y = tensor.concat dim(0) %x, %c : (tensor<2x2xf32>, tensor<1x2xf32>) -> tensor<3x2xf32>
+  %d = arith.constant dense<[[5.0], [6.0]]> : tensor<2x1xf32>
+  %z = tensor.concat dim(1) %x, %d : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  return %y, %z : tensor<3x2xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// A pad of the batch, and a pad whose value is computed at run time.
+// CHECK-LABEL: func.func @pad_batch
+// CHECK: tensor.pad
+// CHECK: tensor.pad
+// CHECK-NOT: linalg.matmul
+func.func @pad_batch(%x: tensor<2x2xf32>, %v: f32) -> (tensor<3x2xf32>, tensor<2x3xf32>) {
+  %c = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[1, 0] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c : f32
+  } : tensor<2x2xf32> to tensor<3x2xf32>
+  %q = tensor.pad %x low[0, 1] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %v : f32
+  } : tensor<2x2xf32> to tensor<2x3xf32>
+  return %p, %q : tensor<3x2xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// Softmax's sum of exponentials belongs to the Softmax column kernel.
+// CHECK-LABEL: func.func @softmax_sum
+// CHECK-COUNT-2: linalg.generic
+// CHECK-NOT: linalg.matmul
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @softmax_sum(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+       ins(%x : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  %e2 = tensor.empty() : tensor<2xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2xf32>) -> tensor<2xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+       ins(%exp : tensor<2x3xf32>) outs(%init : tensor<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2xf32>
+  return %exp, %s : tensor<2x3xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Copies and scalings with identity maps are cheaper as column kernels.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-COUNT-2: linalg.generic
+// CHECK-NOT: linalg.matmul
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @elementwise(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<2x3xf32>
+  %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+       ins(%x : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x3xf32>
+  %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+       ins(%c : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.divf %in, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  return %d : tensor<2x3xf32>
+}
+
+// -----
+
+// A transpose of constants is --weft-fold-constants' job.
+// CHECK-LABEL: func.func @constant_input
+// CHECK: linalg.transpose
+// CHECK-NOT: linalg.matmul
+func.func @constant_input() -> tensor<1x3x2xf32> {
+  %c = arith.constant dense<[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]> : tensor<1x2x3xf32>
+  %e = tensor.empty() : tensor<1x3x2xf32>
+  %t = linalg.transpose ins(%c : tensor<1x2x3xf32>) outs(%e : tensor<1x3x2xf32>) permutation = [0, 2, 1]
+  return %t : tensor<1x3x2xf32>
+}
+
+// -----
+
+// A transposed sample read twice is not a chain's input.
+// CHECK-LABEL: func.func @shared_input
+// CHECK: linalg.transpose
+// CHECK-NOT: linalg.matmul
+func.func @shared_input(%x: tensor<2x2x3xf32>) -> (tensor<2x3x2xf32>, tensor<2x2x3xf32>) {
+  %e = tensor.empty() : tensor<2x3x2xf32>
+  %t = linalg.transpose ins(%x : tensor<2x2x3xf32>) outs(%e : tensor<2x3x2xf32>) permutation = [0, 2, 1]
+  return %t, %x : tensor<2x3x2xf32>, tensor<2x2x3xf32>
+}
+
+// -----
+
+// With max-entries=16 a 3 x 3 transposition (81 entries) is too big; the
+// 2 x 2 one (16 entries) is not.
+// CHECK-LABEL: func.func @size_guard
+// SMALL-LABEL: func.func @size_guard
+// SMALL: linalg.transpose ins(%{{.+}} : tensor<2x3x3xf32>)
+// SMALL: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<4x4xf32>)
+// SMALL-NOT: linalg.matmul
+func.func @size_guard(%x: tensor<2x3x3xf32>, %y: tensor<2x2x2xf32>) -> (tensor<2x3x3xf32>, tensor<2x2x2xf32>) {
+  %e = tensor.empty() : tensor<2x3x3xf32>
+  %t = linalg.transpose ins(%x : tensor<2x3x3xf32>) outs(%e : tensor<2x3x3xf32>) permutation = [0, 2, 1]
+  %e2 = tensor.empty() : tensor<2x2x2xf32>
+  %u = linalg.transpose ins(%y : tensor<2x2x2xf32>) outs(%e2 : tensor<2x2x2xf32>) permutation = [0, 2, 1]
+  return %t, %u : tensor<2x3x3xf32>, tensor<2x2x2xf32>
+}
