@@ -57,11 +57,24 @@ enum class Kind {
 
 /// One step of the interpreter: `result = opcode(operands)` on slots.
 enum class Opcode {
-  Add, Sub, Mul, Div, Neg,
-  MaximumF, MinimumF, MaxNumF, MinNumF,
-  Sqrt, Rsqrt, Exp, Log, Tanh, Abs,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Neg,
+  MaximumF,
+  MinimumF,
+  MaxNumF,
+  MinNumF,
+  Sqrt,
+  Rsqrt,
+  Exp,
+  Log,
+  Tanh,
+  Abs
 };
 
+/// `result = opcode(operands)`, whose kind is known before evaluation.
 struct Step {
   Opcode opcode;
   Kind kind;
@@ -79,7 +92,6 @@ struct ConstInput {
 
 /// A generic this pass rewrites, classified.
 struct Plan {
-  linalg::GenericOp op;
   /// The non-constant input.
   Value x;
   /// The body's slots: one per block argument of an input, one per body
@@ -212,7 +224,6 @@ static std::optional<Plan> classify(linalg::GenericOp g) {
       !maps.back().isIdentity())
     return std::nullopt;
   Plan p;
-  p.op = g;
   Block &body = g.getRegion().front();
   // The output's block argument is only a placeholder (elementwise).
   if (!body.getArguments().back().use_empty())
@@ -241,6 +252,16 @@ static std::optional<Plan> classify(linalg::GenericOp g) {
       p.inputs.push_back(std::nullopt);
       p.inputSlot.push_back(newSlot(body.getArgument(i), Kind::X));
       continue;
+    }
+    // Read through dims of the same size or in-range constants (what
+    // broadcasting produces), so every element read is in bounds.
+    for (auto [r, e] : llvm::enumerate(maps[i].getResults())) {
+      int64_t size = inType.getDimSize(r);
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      auto cst = dyn_cast<AffineConstantExpr>(e);
+      if (!(dim && type.getDimSize(dim.getPosition()) == size) &&
+          !(cst && cst.getValue() >= 0 && cst.getValue() < size))
+        return std::nullopt;
     }
     ++numConst;
     p.inputs.push_back(ConstInput{std::move(*values),
@@ -395,8 +416,8 @@ static Coefficients evaluate(const Plan &p, RankedTensorType type) {
       if (st.kind == Kind::Chain) {
         // op(x or the chain so far, C): x alone is the chain of the
         // identity element, so m = op(m, C) throughout.
-        bool isMax = st.opcode == Opcode::MaximumF ||
-                     st.opcode == Opcode::MaxNumF;
+        bool isMax =
+            st.opcode == Opcode::MaximumF || st.opcode == Opcode::MaxNumF;
         SmallVector<double, 2> args;
         for (unsigned o : st.operands)
           args.push_back(p.kinds[o] == Kind::X ? (isMax ? -INFINITY : INFINITY)
@@ -569,8 +590,8 @@ struct FoldElementwiseConstants
       Location loc = g.getLoc();
       Value result = plan->x;
       if (plan->yieldedKind == Kind::Chain) {
-        result = buildBinary(b, loc, *chainOpcode(plan->chainOp), result, c.b,
-                             type);
+        result =
+            buildBinary(b, loc, *chainOpcode(plan->chainOp), result, c.b, type);
         ++numChains;
       } else {
         // Infinite or NaN coefficients (a zero variance without epsilon,
