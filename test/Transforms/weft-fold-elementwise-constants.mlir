@@ -233,3 +233,22 @@ func.func @per_element(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   } -> tensor<2x2xf32>
   return %y : tensor<2x2xf32>
 }
+
+// Gemm with beta = 0 (x + C * 0): A = 1 and B = 0, so nothing is left.
+// CHECK-LABEL: func.func @identity
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[X]]
+func.func @identity(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %c = arith.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %y = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel"]}
+       ins(%x, %c : tensor<2x3xf32>, tensor<3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %zero = arith.constant 0.0 : f32
+    %m = arith.mulf %b, %zero : f32
+    %r = arith.addf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
