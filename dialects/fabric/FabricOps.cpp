@@ -280,6 +280,51 @@ LogicalResult RouteOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return success();
 }
 
+LogicalResult RouteOp::verifyRegions() {
+  std::optional<wt::Target> t = getEnclosingTarget(*this);
+  if (!t)
+    return success();
+  llvm::DenseMap<std::pair<int64_t, int64_t>, SwitchOp> at;
+  for (auto sw : getBody().front().getOps<SwitchOp>())
+    if (!at.try_emplace({int64_t(sw.getX()), int64_t(sw.getY())}, sw).second)
+      return sw.emitOpError() << "is a second switch of " << getRouteName()
+                              << " at PE (" << int64_t(sw.getX()) << ", "
+                              << int64_t(sw.getY()) << ")";
+  auto step = [](int64_t &x, int64_t &y, wt::Dir d) {
+    x += d == wt::Dir::East ? 1 : d == wt::Dir::West ? -1 : 0;
+    y += d == wt::Dir::South ? 1 : d == wt::Dir::North ? -1 : 0;
+  };
+  for (auto &[pe, sw] : at) {
+    for (unsigned d = 0; d < wt::kNumDirs; ++d) {
+      auto dir = wt::Dir(d);
+      if (dir == wt::Dir::Ramp)
+        continue;
+      int64_t nx = pe.first, ny = pe.second;
+      step(nx, ny, dir);
+      if (!t->contains(nx, ny))
+        continue; // a host port on the west or east edge
+      unsigned back = 1u << unsigned(wt::opposite(dir));
+      auto it = at.find({nx, ny});
+      if ((unsigned(sw.getOutputs()) & (1u << d)) &&
+          (it == at.end() || !(unsigned(it->second.getInputs()) & back)))
+        return sw.emitOpError()
+               << "sends " << getRouteName() << " " << wt::dirName(dir)
+               << " from PE (" << pe.first << ", " << pe.second
+               << ") but PE (" << nx << ", " << ny
+               << ") has no switch of it taking wavelets from the "
+               << wt::dirName(wt::opposite(dir));
+      if ((unsigned(sw.getInputs()) & (1u << d)) &&
+          (it == at.end() || !(unsigned(it->second.getOutputs()) & back)))
+        return sw.emitOpError()
+               << "takes " << getRouteName() << " from the "
+               << wt::dirName(dir) << " at PE (" << pe.first << ", "
+               << pe.second << ") but PE (" << nx << ", " << ny
+               << ") sends none of it that way";
+    }
+  }
+  return success();
+}
+
 LogicalResult SwitchOp::verify() {
   unsigned in = unsigned(getInputs()), out = unsigned(getOutputs());
   if (in == 0 || in > wt::kAllDirs)

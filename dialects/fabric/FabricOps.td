@@ -175,7 +175,11 @@ def Fabric_RouteOp : Fabric_Op<"route", [
     A route with an empty body is logical: the stream still has to be routed.
     Routing (`--weft-route-streams`) fills the body with one `fabric.switch`
     per PE the stream passes, the PE that receives it included; color
-    allocation (`--weft-allocate-colors`) sets `color`.
+    allocation (`--weft-allocate-colors`) sets `color`. A routed route is
+    closed: every port a switch sends out of leads into a switch of the same
+    route that takes wavelets from that side, and every port a switch takes
+    wavelets from is fed by one, except on the west and east edges (host
+    ports).
 
     With `channel`, `stream` names a kernel or a redistribution instead, and
     the route is one of its internal channels (say the partial sums of a
@@ -204,6 +208,7 @@ def Fabric_RouteOp : Fabric_Op<"route", [
     /// The name diagnostics use: `@s1`, or `@fc1 channel psum_even`.
     std::string getRouteName();
   }];
+  let hasRegionVerifier = 1;
 }
 
 def Fabric_SwitchOp : Fabric_Op<"switch", [HasParent<"RouteOp">]> {

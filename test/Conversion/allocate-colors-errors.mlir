@@ -9,13 +9,16 @@ fabric.program @p attributes {target = #fabric.target<4x4, colors = 2>} {
   fabric.stream @b @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.stream @c @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.route @a {
-    fabric.switch (1, 1) from [west] to [east]
+    fabric.switch (1, 1) from [ramp] to [east]
+    fabric.switch (2, 1) from [west] to [ramp]
   }
   fabric.route @b {
-    fabric.switch (1, 1) from [north] to [south]
+    fabric.switch (1, 0) from [ramp] to [south]
+    fabric.switch (1, 1) from [north] to [ramp]
   }
   fabric.route @c {
     fabric.switch (1, 1) from [ramp] to [south]
+    fabric.switch (1, 2) from [north] to [ramp]
   }
 }
 

@@ -22,16 +22,18 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
   // CHECK: fabric.route @b color <0> {
   fabric.route @b {
     fabric.switch (0, 0) from [ramp] to [east]
-    fabric.switch (1, 0) from [west] to [east]
+    fabric.switch (1, 0) from [west] to [ramp]
   }
   // Meets neither @a nor @b: reuses color 0.
   // CHECK: fabric.route @k channel "inner" color <0> {
   fabric.route @k channel "inner" {
+    fabric.switch (2, 2) from [ramp] to [north]
     fabric.switch (2, 1) from [south] to [ramp]
   }
   // A fixed color stays.
   // CHECK: fabric.route @k channel "fixed" color <7> {
   fabric.route @k channel "fixed" color #fabric.color<7> {
     fabric.switch (1, 0) from [south] to [ramp]
+    fabric.switch (1, 1) from [ramp] to [north]
   }
 }

@@ -181,11 +181,13 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.stream @b @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.route @a color #fabric.color<3> {
-    fabric.switch (2, 0) from [west] to [east]
+    fabric.switch (2, 0) from [ramp] to [east]
+    fabric.switch (3, 0) from [west] to [ramp]
   }
   fabric.route @b color #fabric.color<3> {
     // expected-error @below {{color 3 at PE (2, 0) is used by both @a and @b}}
-    fabric.switch (2, 0) from [west] to [east]
+    fabric.switch (2, 0) from [ramp] to [south]
+    fabric.switch (2, 1) from [north] to [ramp]
   }
 }
 
@@ -288,9 +290,11 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
     fabric.yield %v : tensor<1x4xf32>
   }
   fabric.route @k channel "a" color #fabric.color<2> {
+    fabric.switch (0, 1) from [ramp] to [east]
     fabric.switch (1, 1) from [west] to [ramp]
   }
   fabric.route @k channel "b" color #fabric.color<2> {
+    fabric.switch (1, 0) from [ramp] to [south]
     // expected-error @below {{color 2 at PE (1, 1) is used by both @k channel a and @k channel b}}
     fabric.switch (1, 1) from [north] to [ramp]
   }
@@ -310,4 +314,32 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
   // expected-error @below {{rectangle [1, 3) x [1, 3) of @r2 overlaps rectangle [0, 2) x [0, 2) of @r1}}
   fabric.redistribute @r2 : !fabric.wavelets<f32, 4> at #fabric.rect<1, 1, 2, 2>
       from #fabric.layout<row_chunks, 2> to #fabric.layout<col_chunks, 2>
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @s {
+    // expected-error @below {{sends @s east from PE (1, 0) but PE (2, 0) has no switch of it taking wavelets from the west}}
+    fabric.switch (1, 0) from [ramp] to [east]
+    fabric.switch (2, 0) from [south] to [ramp]
+    fabric.switch (2, 1) from [ramp] to [north]
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @s {
+    // expected-error @below {{takes @s from the south at PE (1, 1) but PE (1, 2) sends none of it that way}}
+    fabric.switch (1, 1) from [south] to [east]
+    fabric.switch (2, 1) from [west] to [east]
+    fabric.switch (3, 1) from [west] to [east]
+  }
 }

@@ -56,11 +56,14 @@ fabric.program @mlp attributes {target = #fabric.target<8x4>} {
   // CHECK: fabric.route @s1 {
   fabric.route @s1 {
   }
-  // An internal channel of a kernel (color 1 is free at PE (2, 0)).
+  // An internal channel of a kernel (color 1 is free at PEs (2, 0) and
+  // (3, 0)).
   // CHECK: fabric.route @fc1 channel "psum_even" color <1> {
-  // CHECK-NEXT: fabric.switch (2, 0) from [west] to [ramp]
+  // CHECK-NEXT: fabric.switch (2, 0) from [ramp] to [east]
+  // CHECK-NEXT: fabric.switch (3, 0) from [west] to [ramp]
   fabric.route @fc1 channel "psum_even" color #fabric.color<1> {
-    fabric.switch (2, 0) from [west] to [ramp]
+    fabric.switch (2, 0) from [ramp] to [east]
+    fabric.switch (3, 0) from [west] to [ramp]
   }
 
   // CHECK: fabric.checkpoint @fc1 save
