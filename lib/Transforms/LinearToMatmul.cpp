@@ -377,6 +377,151 @@ static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op,
   return lin;
 }
 
+/// Evaluates the index computation of a gather body (linalg.index, integer
+/// constants and arith's integer add, sub, mul, div, rem, min, max, cmpi and
+/// select) at the loop point `point`; fails on anything else.
+static FailureOr<int64_t> evalIndex(Value v, ArrayRef<int64_t> point,
+                                    llvm::DenseMap<Value, int64_t> &memo) {
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant)))
+    return constant.getSExtValue();
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return failure();
+  SmallVector<int64_t> args;
+  if (!isa<linalg::IndexOp>(def))
+    for (Value operand : def->getOperands()) {
+      FailureOr<int64_t> a = evalIndex(operand, point, memo);
+      if (failed(a))
+        return failure();
+      args.push_back(*a);
+    }
+  std::optional<int64_t> r;
+  if (auto index = dyn_cast<linalg::IndexOp>(def))
+    r = point[index.getDim()];
+  else if (isa<arith::AddIOp>(def))
+    r = args[0] + args[1];
+  else if (isa<arith::SubIOp>(def))
+    r = args[0] - args[1];
+  else if (isa<arith::MulIOp>(def))
+    r = args[0] * args[1];
+  else if (isa<arith::DivSIOp>(def) && args[1] != 0)
+    r = args[0] / args[1];
+  else if (isa<arith::RemSIOp>(def) && args[1] != 0)
+    r = args[0] % args[1];
+  else if (isa<arith::MinSIOp>(def))
+    r = std::min(args[0], args[1]);
+  else if (isa<arith::MaxSIOp>(def))
+    r = std::max(args[0], args[1]);
+  else if (isa<arith::SelectOp>(def))
+    r = args[0] ? args[1] : args[2];
+  else if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
+    int64_t a = args[0], b = args[1];
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::eq: r = a == b; break;
+    case arith::CmpIPredicate::ne: r = a != b; break;
+    case arith::CmpIPredicate::slt: r = a < b; break;
+    case arith::CmpIPredicate::sle: r = a <= b; break;
+    case arith::CmpIPredicate::sgt: r = a > b; break;
+    case arith::CmpIPredicate::sge: r = a >= b; break;
+    default: break; // Unsigned comparisons: not in the importer's bodies.
+    }
+  }
+  if (!r)
+    return failure();
+  memo[v] = *r;
+  return *r;
+}
+
+/// Whether `v` depends on `linalg.index dim`.
+static bool readsLoop(Value v, unsigned dim) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto index = dyn_cast<linalg::IndexOp>(def))
+    return index.getDim() == dim;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value o) { return readsLoop(o, dim); });
+}
+
+/// A gather: a linalg.generic without inputs whose body reads one element
+/// of the sample with `tensor.extract` at indices computed from the loop
+/// indices (the importer's reflect and edge Pad), the batch index passed
+/// through unchanged.
+static FailureOr<LinearOp> matchGather(linalg::GenericOp g,
+                                       int64_t maxEntries) {
+  if (g.getNumDpsInputs() != 0 || g.getNumDpsInits() != 1 ||
+      g.getNumReductionLoops() != 0 || !g.hasPureTensorSemantics())
+    return failure();
+  auto outType = dyn_cast<RankedTensorType>(g->getResult(0).getType());
+  if (!outType || !isBatchedF32(outType) ||
+      !g.getIndexingMapsArray()[0].isIdentity())
+    return failure();
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto extract = yield.getNumOperands() == 1
+                     ? yield.getOperand(0).getDefiningOp<tensor::ExtractOp>()
+                     : tensor::ExtractOp();
+  if (!extract || extract->getBlock() != &body)
+    return failure();
+  for (Operation &op : body.without_terminator())
+    if (&op != extract.getOperation() &&
+        (op.getNumRegions() || op.getNumResults() != 1 ||
+         !op.getResult(0).getType().isSignlessIntOrIndex()))
+      return failure();
+  Value x = extract.getTensor();
+  if (!isBatchedF32(x.getType()) || x.getParentBlock() == &body)
+    return failure();
+  auto inType = cast<RankedTensorType>(x.getType());
+  int64_t B = outType.getDimSize(0);
+  if (inType.getDimSize(0) != B)
+    return failure();
+  // The batch index is loop 0's, and no other index reads it.
+  ValueRange indices = extract.getIndices();
+  auto first = indices[0].getDefiningOp<linalg::IndexOp>();
+  APInt zero;
+  bool batchKept = (first && first.getDim() == 0) ||
+                   (B == 1 && matchPattern(indices[0], m_ConstantInt(&zero)) &&
+                    zero.isZero());
+  if (!batchKept || llvm::any_of(indices.drop_front(), [](Value v) {
+        return readsLoop(v, 0);
+      }))
+    return failure();
+  int64_t K = sampleSize(inType), M = sampleSize(outType);
+  if (K == 0 || M == 0 || K * M > maxEntries)
+    return failure();
+  LinearOp lin;
+  lin.op = g;
+  lin.input = x;
+  LinearMapBuilder builder(K, M);
+  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape());
+  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape());
+  bool ok = true;
+  forEachSampleIndex(outType.getShape(), [&](ArrayRef<int64_t> point) {
+    if (!ok)
+      return;
+    llvm::DenseMap<Value, int64_t> memo;
+    int64_t k = 0;
+    for (auto [d, v] : llvm::enumerate(indices)) {
+      if (d == 0)
+        continue;
+      FailureOr<int64_t> i = evalIndex(v, point, memo);
+      if (failed(i) || *i < 0 || *i >= inType.getDimSize(d)) {
+        ok = false;
+        return;
+      }
+      k += *i * inStrides[d];
+    }
+    builder.add(linearize(point, outStrides), k, 1.0);
+  });
+  if (!ok)
+    return failure();
+  lin.map = builder.finish();
+  return lin;
+}
+
 /// tensor.pad with static pads, none on the batch, and a constant value.
 static FailureOr<LinearOp> matchPad(tensor::PadOp pad, int64_t maxEntries) {
   Value x = pad.getSource();
@@ -537,7 +682,9 @@ static FailureOr<LinearOp> matchReshape(Operation *op, int64_t maxEntries) {
 /// batch as its first dimension, of at most `maxEntries` matrix entries.
 static FailureOr<LinearOp> matchLinear(Operation *op, int64_t maxEntries) {
   FailureOr<LinearOp> lin = failure();
-  if (auto l = dyn_cast<linalg::LinalgOp>(op))
+  if (auto g = dyn_cast<linalg::GenericOp>(op); g && !g.getNumDpsInputs())
+    lin = matchGather(g, maxEntries);
+  else if (auto l = dyn_cast<linalg::LinalgOp>(op))
     lin = matchLinalg(l, maxEntries);
   else if (auto pad = dyn_cast<tensor::PadOp>(op))
     lin = matchPad(pad, maxEntries);
@@ -631,10 +778,14 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
           Value r = ops[chain.back()].op->getResult(0);
           if (!r.hasOneUse())
             break;
-          Operation *user = *r.getUsers().begin();
+          // The op of this block that reads r (a gather reads it in its
+          // body).
+          Operation *user =
+              block.findAncestorOpInBlock(**r.getUsers().begin());
+          if (!user || user->getNumResults() != 1)
+            break;
           auto next = producer.find(user->getResult(0));
-          if (user->getNumResults() != 1 || next == producer.end() ||
-              ops[next->second].input != r)
+          if (next == producer.end() || ops[next->second].input != r)
             break;
           chain.push_back(next->second);
           inChain.insert(next->second);
@@ -644,7 +795,8 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
         while (!chain.empty() &&
                !llvm::all_of(ops[chain.front()].input.getUsers(),
                              [&](Operation *u) {
-                               return u == ops[chain.front()].op;
+                               // A gather reads it inside its body.
+                               return ops[chain.front()].op->isAncestor(u);
                              }))
           chain.erase(chain.begin());
         splitChain(ops, chain, chains);

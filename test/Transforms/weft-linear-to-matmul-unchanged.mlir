@@ -163,3 +163,32 @@ func.func @size_guard(%x: tensor<2x3x3xf32>, %y: tensor<2x2x2xf32>) -> (tensor<2
   %u = linalg.transpose ins(%y : tensor<2x2x2xf32>) outs(%e2 : tensor<2x2x2xf32>) permutation = [0, 2, 1]
   return %t, %u : tensor<2x3x3xf32>, tensor<2x2x2xf32>
 }
+
+// -----
+
+// A gather whose sample index depends on the batch index (each sample
+// reads another element), and one that reads out of bounds.
+// CHECK-LABEL: func.func @gather_batch
+// CHECK-COUNT-2: tensor.extract
+// CHECK-NOT: linalg.matmul
+func.func @gather_batch(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+       outs(%e : tensor<2x2xf32>) {
+  ^bb0(%out: f32):
+    %b = linalg.index 0 : index
+    %v = tensor.extract %x[%b, %b] : tensor<2x2xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x2xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+       outs(%e : tensor<2x2xf32>) {
+  ^bb0(%out: f32):
+    %b = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = arith.addi %j, %c1 : index
+    %v = tensor.extract %x[%b, %k] : tensor<2x2xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x2xf32>
+  return %y, %z : tensor<2x2xf32>, tensor<2x2xf32>
+}

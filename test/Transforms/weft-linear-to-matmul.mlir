@@ -194,3 +194,29 @@ func.func @blob(%x: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
   %t = linalg.transpose ins(%x : tensor<2x3x4xf32>) outs(%e : tensor<2x4x3xf32>) permutation = [0, 2, 1]
   return %t : tensor<2x4x3xf32>
 }
+
+// -----
+
+// An edge pad as the importer emits it (a gather: tensor.extract at clamped
+// indices): output 0 repeats input 0, output 3 repeats input 1.
+// CHECK-LABEL: func.func @edge_pad_gather
+// CHECK: arith.constant dense<{{\[}}[1.000000e+00, 1.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<2x4xf32>
+// CHECK: linalg.matmul
+// CHECK-NOT: tensor.extract
+func.func @edge_pad_gather(%x: tensor<3x2xf32>) -> tensor<3x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<3x4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+       outs(%e : tensor<3x4xf32>) {
+  ^bb0(%out: f32):
+    %b = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %s = arith.subi %j, %c1 : index
+    %lo = arith.maxsi %s, %c0 : index
+    %k = arith.minsi %lo, %c1 : index
+    %v = tensor.extract %x[%b, %k] : tensor<3x2xf32>
+    linalg.yield %v : f32
+  } -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}

@@ -240,7 +240,10 @@ def LinearToMatmul : Pass<"weft-linear-to-matmul", "mlir::func::FuncOp"> {
     one-input `linalg.generic` with projected-permutation maps),
     `tensor.pad` with a constant value (the padding is the bias),
     `tensor.concat` of the sample with constants along a non-batch axis
-    (the constants are the bias) and `tensor.extract_slice`. Consecutive
+    (the constants are the bias), `tensor.extract_slice`, and gathers (a
+    `linalg.generic` without inputs that yields a `tensor.extract` of the
+    sample at indices computed from the loop indices: reflect and edge
+    Pad). Consecutive
     such ops, the reshapes between them and scalings by a constant (the
     division of ReduceMean) compose into one matrix. W's entries come from
     index arithmetic (0, 1, 1/n). A chain whose K x M matrix has more than
