@@ -28,6 +28,7 @@
 
 #include "weft/Target/ISA.h"
 #include "weft/Target/Numerics.h"
+#include "weft/Target/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -106,6 +107,24 @@ const char *columnOpName(ColumnOp op) {
     return "DivScalar";
   case ColumnOp::Sign:
     return "Sign";
+  case ColumnOp::Floor:
+    return "Floor";
+  case ColumnOp::Ceil:
+    return "Ceil";
+  case ColumnOp::Round:
+    return "Round";
+  case ColumnOp::Sin:
+    return "Sin";
+  case ColumnOp::Cos:
+    return "Cos";
+  case ColumnOp::Erf:
+    return "Erf";
+  case ColumnOp::Celu:
+    return "Celu";
+  case ColumnOp::Square:
+    return "Square";
+  case ColumnOp::PowScalar:
+    return "PowScalar";
   case ColumnOp::AddTensor:
     return "AddTensor";
   case ColumnOp::SubTensor:
@@ -136,6 +155,8 @@ int64_t columnParamCount(ColumnOp op) {
   case ColumnOp::ScalarSub:
   case ColumnOp::MulScalar:
   case ColumnOp::DivScalar:
+  case ColumnOp::Celu:
+  case ColumnOp::PowScalar:
     return 1;
   case ColumnOp::Selu:
   case ColumnOp::HardSigmoid:
@@ -196,10 +217,21 @@ int64_t columnBuffers(ColumnOp op) {
   case ColumnOp::Softsign:
   case ColumnOp::HardSwish:
     return 2;
+  case ColumnOp::Celu:
+  case ColumnOp::PowScalar:
+    return 2;
   case ColumnOp::LeakyRelu:
   case ColumnOp::Elu:
   case ColumnOp::Selu:
+  case ColumnOp::Sin:
+  case ColumnOp::Cos:
     return 3;
+  case ColumnOp::Floor:
+  case ColumnOp::Ceil:
+  case ColumnOp::Round:
+    return 4;
+  case ColumnOp::Erf:
+    return 5;
   // The constant tensor's chunk is the last buffer.
   case ColumnOp::TensorSub:
     return 2;
@@ -636,11 +668,74 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
       {"arith.negf", ColumnOp::Neg},
       {"math.exp", ColumnOp::Exp},
       {"math.log", ColumnOp::Log},
-      {"math.sqrt", ColumnOp::Sqrt}};
+      {"math.sqrt", ColumnOp::Sqrt},
+      {"math.floor", ColumnOp::Floor},
+      {"math.ceil", ColumnOp::Ceil},
+      {"math.roundeven", ColumnOp::Round},
+      {"math.sin", ColumnOp::Sin},
+      {"math.cos", ColumnOp::Cos},
+      {"math.erf", ColumnOp::Erf}};
   for (auto [name, op] : kUnary)
     if (Operation *o = unary(y, name); o && f.isX(o->getOperand(0)) && n == 1)
       return op;
   double c = 0, c2 = 0;
+  // Square: x * x (ReduceSumSquare's and ReduceL2's elementwise step).
+  if (Operation *o = f.op(y, "arith.mulf");
+      o && n == 1 && f.isX(o->getOperand(0)) && f.isX(o->getOperand(1)))
+    return ColumnOp::Square;
+  // Pow with a scalar constant exponent.
+  if (Operation *o = f.op(y, "math.powf"); o && n == 1 && f.isX(o->getOperand(0)))
+    if (std::optional<double> k = f.cst(o->getOperand(1))) {
+      params = {float(*k)};
+      return ColumnOp::PowScalar;
+    }
+  // Celu: max(0, x) + min(0, (exp(x / alpha) - 1) * alpha), the division
+  // and the product absent when the clean-up folded alpha = 1 away.
+  if (Operation *add = f.op(y, "arith.addf"); add && n >= 5 && n <= 7) {
+    auto isMaxX = [&](Value v) {
+      double zero = 1;
+      for (StringRef name : {"arith.maximumf", "arith.maxnumf"})
+        if (Value w = f.withConst(v, name, zero); w && f.isX(w) && zero == 0)
+          return true;
+      return false;
+    };
+    for (int i = 0; i < 2; ++i) {
+      if (!isMaxX(add->getOperand(i)))
+        continue;
+      Value m;
+      double zero = 1;
+      for (StringRef name : {"arith.minimumf", "arith.minnumf"})
+        if (!m)
+          m = f.withConst(add->getOperand(1 - i), name, zero);
+      if (!m || zero != 0)
+        break;
+      double alpha = 1, inner = 1;
+      bool hasMul = false, hasDiv = false;
+      if (Value v = f.withConst(m, "arith.mulf", alpha)) {
+        m = v;
+        hasMul = true;
+      }
+      Operation *sub = f.op(m, "arith.subf");
+      Operation *ex = sub && f.isCst(sub->getOperand(1), 1)
+                          ? unary(sub->getOperand(0), "math.exp")
+                          : nullptr;
+      if (!ex)
+        break;
+      Value d = ex->getOperand(0);
+      if (Operation *dv = f.op(d, "arith.divf"); dv && f.isX(dv->getOperand(0)))
+        if (std::optional<double> k = f.cst(dv->getOperand(1))) {
+          inner = *k;
+          d = dv->getOperand(0);
+          hasDiv = true;
+        }
+      int64_t want = 5 + int64_t(hasMul) + int64_t(hasDiv);
+      if (f.isX(d) && alpha == inner && n == want) {
+        params = {float(alpha)};
+        return ColumnOp::Celu;
+      }
+      break;
+    }
+  }
   // x op c, c op x.
   if (Operation *o = f.op(y, "arith.divf"); o && n == 1) {
     if (f.isCst(o->getOperand(0), 1.0) && f.isX(o->getOperand(1)))
@@ -1016,8 +1111,66 @@ struct Step {
 // The buffers of the sequences (DSD record indices after the softmax ones).
 constexpr int32_t kVecIn = 0, kVecOut = 1, kVecBuf = 2, kVecBuf2 = 3,
                   kVecBuf3 = 8, kVecConst = 9;
-// The constants live in GPR pairs 10/11, 12/13 and 14/15.
-constexpr int32_t kGprConst[] = {10, 12, 14};
+// Vectors beyond those: buffers 4 and 5, 16-bit views of a buffer's low
+// and high halves (stride 2), and the constants kept in memory. Their DSD
+// records are numbered from kRecFirstFree in the order of these ids.
+constexpr int32_t kVecBuf4 = 10, kVecBuf5 = 11;
+constexpr int32_t kVecLo0 = 20, kVecHi0 = 30, kVecMem0 = 40;
+constexpr int32_t kRecFirstFree = 10;
+/// The low (high) 16-bit halves of buffer `b`'s elements.
+constexpr int32_t lowHalves(int32_t slot) { return kVecLo0 + slot; }
+constexpr int32_t highHalves(int32_t slot) { return kVecHi0 + slot; }
+// The constants: the first six live in GPR pairs 10/11, 12/13, 14/15, 2/3,
+// 6/7 and 8/9 (GPRs 0/1 take picked wavelets, 4 is the index register; the
+// elementwise ops use no softmax registers); the others in a table at
+// kConstTable, each read through a mem1d DSD of stride 0, which gives the
+// same value for every element. Records end below the table.
+constexpr int32_t kGprConst[] = {10, 12, 14, 2, 6, 8};
+constexpr int64_t kNumGprConsts = 6;
+constexpr int64_t kConstTable = 1120;
+constexpr int64_t kMaxMemConsts = (kDsdBase + 128 - kConstTable) / 2;
+constexpr int64_t kMaxRecords = (kConstTable - kDsdBase) / 4;
+
+/// The buffer slot of a buffer id (buf .. buf5).
+int64_t slotOf(int32_t id) {
+  switch (id) {
+  case kVecBuf:
+    return 0;
+  case kVecBuf2:
+    return 1;
+  case kVecBuf3:
+    return 2;
+  case kVecBuf4:
+    return 3;
+  default:
+    return 4;
+  }
+}
+
+// Sin and Cos: x = k pi + r with k = round(x / pi) (for Cos, x = (k + 1/2)
+// pi + r), pi split into three parts (Cody-Waite): pi1 has 8 significant
+// bits and pi2 12, so k pi1 is exact for |k| < 2^16 and k pi2 for |k| <
+// 2^12. sin(r) = r + r z (s1 + z (s2 + z (s3 + z s4))), z = r^2, is a
+// minimax fit of relative error 6.9e-9 on |r| <= pi/2 + 0.02.
+constexpr float kInvPi = 0.318309886183790671538f; // 1 / pi
+constexpr float kPi1 = 3.140625f;            // 201 / 64
+constexpr float kPi2 = 9.67502593994140625e-4f;
+constexpr float kPi3 = 1.509958025280866e-7f;
+constexpr float kSin[] = {-0.16666658222675323f, 0.008333045057952404f,
+                          -0.00019807943317573518f, 2.6019497454399243e-06f};
+// Erf: below |x| = 0.75, x (c0 + z (c1 + ... + z c5)) with z = x^2 (a
+// minimax fit of erf(x) / x, relative error 1.4e-9); above, the form of
+// Abramowitz-Stegun 7.1.26, erf |x| = 1 - t Q(t) e^{-x^2} with t = 1 / (1 +
+// p |x|), Q of degree 4 refitted on [0.75, 4] (absolute error 1.7e-8;
+// A-S's own coefficients give 1.5e-7).
+constexpr float kErfP = 0.3275911f, kErfSplit = 0.75f;
+constexpr float kErfQ[] = {1.0028340816497803f, -1.2785723209381104f,
+                           1.2267783880233765f, -0.18831756711006165f,
+                           0.23705874383449554f}; // q4 .. q0
+constexpr float kErfC[] = {-0.0006749513559043407f, 0.00511434581130743f,
+                           -0.026834623888134956f, 0.11283376812934875f,
+                           -0.3761261999607086f,
+                           1.1283791065216064f}; // c5 .. c0
 
 /// The kernel's params with a default for a missing one (0).
 float param(const ColumnKernel &k, size_t i) {
@@ -1033,6 +1186,29 @@ std::vector<float> registerConstants(const ColumnKernel &k) {
     return {1.0f / param(k, 0)};
   case ColumnOp::Sign:
     return {0x1p100f}; // twice: any nonzero finite x to at least 2^51
+  case ColumnOp::Floor:
+  case ColumnOp::Ceil:
+  case ColumnOp::Round:
+    return {0x1p23f, 0x1p100f};
+  case ColumnOp::Sin:
+  case ColumnOp::Cos:
+    return {kInvPi,
+            k.op == ColumnOp::Sin ? 0x1.8p23f : 0x1.8p23f + 1,
+            -kPi1,
+            -kPi2,
+            -kPi3,
+            kSin[3],
+            kSin[2],
+            kSin[1],
+            kSin[0]};
+  case ColumnOp::Erf: {
+    std::vector<float> v = {kErfP, kErfSplit};
+    v.insert(v.end(), std::begin(kErfQ), std::end(kErfQ));
+    v.insert(v.end(), std::begin(kErfC), std::end(kErfC));
+    return v;
+  }
+  case ColumnOp::Celu:
+    return {1.0f / param(k, 0), param(k, 0)};
 
   default: {
     std::vector<float> v;
@@ -1041,6 +1217,182 @@ std::vector<float> registerConstants(const ColumnKernel &k) {
     return v;
   }
   }
+}
+
+/// Constant i of registerConstants: a GPR pair or a memory constant.
+Opnd constant(int64_t i) {
+  if (i < kNumGprConsts)
+    return {Opnd::Gpr, kGprConst[i]};
+  return {Opnd::Vec, kVecMem0 + int32_t(i - kNumGprConsts)};
+}
+
+const Opnd kZero{Opnd::Imm, int32_t(wt::SmallImm::Zero)},
+    kOne{Opnd::Imm, int32_t(wt::SmallImm::One)},
+    kMinusOne{Opnd::Imm, int32_t(wt::SmallImm::MinusOne)},
+    kHalf{Opnd::Imm, int32_t(wt::SmallImm::Half)};
+Opnd vec(int32_t id) { return {Opnd::Vec, id}; }
+
+/// Floor, Ceil and Round (constants 2^23 and 2^100). |x| is rounded to the
+/// nearest integer, ties to even, by (|x| + 2^23) - 2^23, exact for |x| <
+/// 2^23, where the sum's ulp is 1; |x| >= 2^23 (an integer already), inf
+/// and NaN are kept by a select. The sign comes back through a product
+/// with sign(x) = clamp(x 2^200, -1, 1) (Sign's trick), which also gives
+/// -0 for -0 and for x in (-0.5, 0]. Floor subtracts 1 where the rounded
+/// value y is above x (the comparison's i32 1 through FI2F of its low
+/// half); Ceil is -floor(-x).
+std::vector<Step> roundingSequence(ColumnOp op) {
+  using O = wt::Opcode;
+  const int32_t in = kVecIn, out = kVecOut, x = kVecBuf, a = kVecBuf2,
+                m = kVecBuf3, r = kVecBuf4;
+  const Opnd two23 = constant(0), two100 = constant(1);
+  std::vector<Step> s = {
+      {op == ColumnOp::Ceil ? O::FNEG : O::MOV32, x, in, {}},
+      {O::FABS, a, x, {}},
+      {O::FCLT, m, a, two23}, // |x| < 2^23 (false for NaN)
+      {O::FADD, r, a, two23},
+      {O::FSUB, r, r, two23},     // round(|x|)
+      {O::SEL32, m, r, vec(a)},   // round(|x|), or |x| when large
+      {O::FMUL, a, x, two100},    // sign(x) into a
+      {O::FMUL, a, a, two100},
+      {O::FMIN, a, a, kOne},
+      {O::FMAX, a, a, kMinusOne}};
+  if (op == ColumnOp::Round) {
+    s.push_back({O::FMUL, out, m, vec(a)});
+    return s;
+  }
+  // y = round(x) in m; r = (x < y); a = float(r); floor = y - a.
+  s.push_back({O::FMUL, m, m, vec(a)});
+  s.push_back({O::FCLT, r, x, vec(m)});
+  s.push_back({O::FI2F, a, lowHalves(3), {}});
+  if (op == ColumnOp::Floor) {
+    s.push_back({O::FSUB, out, m, vec(a)});
+    return s;
+  }
+  s.push_back({O::FSUB, m, m, vec(a)});
+  s.push_back({O::FNEG, out, m, {}});
+  return s;
+}
+
+/// Sin and Cos (constants: 1/pi, the rounding constant, -pi1, -pi2, -pi3,
+/// s4 .. s1). k = round(x / pi) (Cos: round(x / pi - 1/2)) by adding and
+/// subtracting 1.5 2^23 (+ 1 for Cos); while k + 1.5 2^23 is in memory, the
+/// low bit of its significand is k's parity (Cos: k + 1's), which SHL16
+/// moves to bit 15 and XOR16 into the sign of r = x - k pi (Cos: x - (k +
+/// 1/2) pi), since sin(x) = (-1)^k sin(r) and cos(x) = (-1)^(k+1) sin(r).
+std::vector<Step> sinCosSequence(ColumnOp op) {
+  using O = wt::Opcode;
+  const int32_t in = kVecIn, out = kVecOut, r = kVecBuf, kb = kVecBuf2,
+                t = kVecBuf3, z = kVecBuf2, p = kVecBuf3;
+  bool cos = op == ColumnOp::Cos;
+  std::vector<Step> s = {{O::MOV32, r, in, {}}, {O::FMUL, kb, r, constant(0)}};
+  if (cos)
+    s.push_back({O::FSUB, kb, kb, kHalf});
+  s.push_back({O::FADD, kb, kb, constant(1)});
+  // The parity bit to bit 15 (a shift by -1 & 15 = 15).
+  s.push_back({O::SHL16, t, lowHalves(1), kMinusOne});
+  s.push_back({O::FSUB, kb, kb, constant(1)});
+  if (cos)
+    s.push_back({O::FADD, kb, kb, kHalf});
+  // r = x - k pi1 - k pi2 - k pi3 (FMAC: dst += src0 src1).
+  for (int i = 2; i <= 4; ++i)
+    s.push_back({O::FMAC, r, kb, constant(i)});
+  s.push_back({O::XOR16, highHalves(0), highHalves(0), vec(t)});
+  // sin(r) = r + r z (s1 + z (s2 + z (s3 + z s4))).
+  s.push_back({O::FMUL, z, r, vec(r)});
+  s.push_back({O::FMUL, p, z, constant(5)});
+  for (int i = 6; i <= 8; ++i) {
+    s.push_back({O::FADD, p, p, constant(i)});
+    s.push_back({O::FMUL, p, p, vec(z)});
+  }
+  s.push_back({O::FMUL, p, p, vec(r)});
+  s.push_back({O::FADD, out, r, vec(p)});
+  return s;
+}
+
+/// Erf (constants: p, 0.75, q4 .. q0, c5 .. c0): both branches over the
+/// whole chunk, then a select on |x| < 0.75.
+std::vector<Step> erfSequence() {
+  using O = wt::Opcode;
+  const int32_t in = kVecIn, out = kVecOut, x = kVecBuf, a = kVecBuf2,
+                t = kVecBuf3, q = kVecBuf4, n = kVecBuf5;
+  std::vector<Step> s = {{O::MOV32, x, in, {}},
+                         {O::FABS, a, x, {}},
+                         // t = 1 / (1 + p |x|)
+                         {O::FMUL, t, a, constant(0)},
+                         {O::FADD, t, t, kOne},
+                         {O::FRCP, t, t, {}},
+                         // q = t Q(t)
+                         {O::FMUL, q, t, constant(2)}};
+  for (int i = 3; i <= 6; ++i) {
+    s.push_back({O::FADD, q, q, constant(i)});
+    s.push_back({O::FMUL, q, q, vec(t)});
+  }
+  // q = t Q(t) e^{-x^2} - 1 = -erf |x|; t = (x < 0); n = -q; t = erf(x).
+  const int32_t e = t;
+  s.push_back({O::FMUL, e, a, vec(a)});
+  s.push_back({O::FNEG, e, e, {}});
+  s.push_back({O::FEXP, e, e, {}});
+  s.push_back({O::FMUL, q, q, vec(e)});
+  s.push_back({O::FSUB, q, q, kOne});
+  s.push_back({O::FCLT, t, x, kZero});
+  s.push_back({O::FNEG, n, q, {}});
+  s.push_back({O::SEL32, t, q, vec(n)});
+  // The small branch: x (c0 + z (c1 + ... + z c5)), z = x^2, in n.
+  const int32_t z = q;
+  s.push_back({O::FMUL, z, x, vec(x)});
+  s.push_back({O::FMUL, n, z, constant(7)});
+  for (int i = 8; i <= 11; ++i) {
+    s.push_back({O::FADD, n, n, constant(i)});
+    s.push_back({O::FMUL, n, n, vec(z)});
+  }
+  s.push_back({O::FADD, n, n, constant(12)});
+  s.push_back({O::FMUL, n, n, vec(x)});
+  // |x| < 0.75 ? small : large.
+  s.push_back({O::FCLT, a, a, constant(1)});
+  s.push_back({O::SEL32, a, n, vec(t)});
+  s.push_back({O::MOV32, out, a, {}});
+  return s;
+}
+
+/// x^c for a constant c: by products for an integer |c| <= 1024 (then a
+/// reciprocal for c < 0), sqrt for c = +-1/2, else exp(c log x).
+std::vector<Step> powSequence(float c) {
+  using O = wt::Opcode;
+  const int32_t in = kVecIn, out = kVecOut, x = kVecBuf, acc = kVecBuf2;
+  if (c == 0)
+    // 1 for every x, NaN included: x 0 is 0 or NaN, maxNum(NaN, 0) = 0.
+    return {{O::FMUL, x, in, kZero},
+            {O::FMAX, x, x, kZero},
+            {O::FADD, out, x, kOne}};
+  if (c == 0.5f)
+    return {{O::FSQRT, out, in, {}}};
+  if (c == -0.5f)
+    return {{O::FSQRT, x, in, {}}, {O::FRCP, out, x, {}}};
+  float mag = std::fabs(c);
+  if (mag != std::floor(mag) || mag > 1024)
+    return {{O::FLOG, x, in, {}},
+            {O::FMUL, x, x, constant(0)},
+            {O::FEXP, out, x, {}}};
+  unsigned e = unsigned(mag);
+  if (e == 1)
+    return {{c < 0 ? O::FRCP : O::MOV32, out, in, {}}};
+  // Left-to-right binary powering: acc = x^(leading bits of e).
+  std::vector<Step> s = {{O::MOV32, x, in, {}}};
+  int top = 31;
+  while (!(e >> top & 1))
+    --top;
+  int32_t cur = x;
+  for (int bit = top - 1; bit >= 0; --bit) {
+    s.push_back({O::FMUL, acc, cur, vec(cur)});
+    cur = acc;
+    if (e >> bit & 1)
+      s.push_back({O::FMUL, acc, acc, vec(x)});
+  }
+  if (c < 0)
+    s.push_back({O::FRCP, out, acc, {}});
+  else
+    s.back().dst = out;
+  return s;
 }
 
 std::vector<Step> sequenceOf(const ColumnKernel &k) {
@@ -1083,6 +1435,25 @@ std::vector<Step> sequenceOf(const ColumnKernel &k) {
             {O::FMIN, b1, b1, one},
             {O::FMAX, out, b1, minusOne}};
   }
+  case ColumnOp::Floor:
+  case ColumnOp::Ceil:
+  case ColumnOp::Round:
+    return roundingSequence(k.op);
+  case ColumnOp::Sin:
+  case ColumnOp::Cos:
+    return sinCosSequence(k.op);
+  case ColumnOp::Erf:
+    return erfSequence();
+  case ColumnOp::Celu:
+    // (exp(x / alpha) - 1) alpha, min with 0, plus max(x, 0).
+    return {{O::MOV32, b1, in, {}},  {O::FMUL, b2, b1, p0},
+            {O::FEXP, b2, b2, {}},   {O::FSUB, b2, b2, one},
+            {O::FMUL, b2, b2, p1},   {O::FMIN, b2, b2, zero},
+            {O::FMAX, b1, b1, zero}, {O::FADD, out, b1, buf2}};
+  case ColumnOp::Square:
+    return {{O::MOV32, b1, in, {}}, {O::FMUL, out, b1, buf}};
+  case ColumnOp::PowScalar:
+    return powSequence(param(k, 0));
   case ColumnOp::ScalarSub:
     // c - x = (-x) + c exactly (both round the same real number).
     return {{O::FNEG, b1, in, {}}, {O::FADD, out, b1, p0}};
@@ -1174,6 +1545,100 @@ std::vector<Step> sequenceOf(const ColumnKernel &k) {
 
 namespace {
 
+/// The DSD record symbol of a vector id.
+std::string vecName(int32_t r) {
+  switch (r) {
+  case kVecIn:
+    return "in";
+  case kVecOut:
+    return "out";
+  case kVecBuf:
+    return "buf";
+  case kVecBuf2:
+    return "buf2";
+  case kVecBuf3:
+    return "buf3";
+  case kVecBuf4:
+    return "buf4";
+  case kVecBuf5:
+    return "buf5";
+  case kVecConst:
+    return "const";
+  default:
+    break;
+  }
+  if (r >= kVecMem0)
+    return "c" + std::to_string(r - kVecMem0 + kNumGprConsts);
+  if (r >= kVecHi0)
+    return "hi" + std::to_string(r - kVecHi0);
+  return "lo" + std::to_string(r - kVecLo0);
+}
+
+/// Which DSRs the steps use. A (dst, src0) pair is `dsr n` (DDSR n and
+/// S0DSR n) and a vector second source S1DSR n. Up to 12 of each are
+/// loaded once before the loop; with more, the first 11 are, and the
+/// others share DSR 11, loaded again before each step that needs another
+/// one than it holds (2 cycles for a pair, 1 for a second source).
+struct DsrPlan {
+  struct Use {
+    int32_t pair = 0, s1 = 0;
+    bool loadPair = false, loadS1 = false;
+  };
+  std::vector<std::pair<int32_t, int32_t>> pairs; ///< loaded before the loop
+  std::vector<int32_t> s1;                        ///< loaded before the loop
+  std::vector<Use> uses;                          ///< per step
+};
+
+DsrPlan planDsrs(const std::vector<Step> &steps) {
+  constexpr size_t kDsrs = wt::Arch::kNumDSRs;
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  std::vector<int32_t> s1s;
+  for (const Step &s : steps) {
+    if (llvm::find(pairs, std::make_pair(s.dst, s.src0)) == pairs.end())
+      pairs.push_back({s.dst, s.src0});
+    if (s.src1 && s.src1->kind == Opnd::Vec &&
+        llvm::find(s1s, s.src1->value) == s1s.end())
+      s1s.push_back(s.src1->value);
+  }
+  DsrPlan plan;
+  size_t keepPairs = pairs.size() <= kDsrs ? pairs.size() : kDsrs - 1;
+  size_t keepS1 = s1s.size() <= kDsrs ? s1s.size() : kDsrs - 1;
+  plan.pairs.assign(pairs.begin(), pairs.begin() + keepPairs);
+  plan.s1.assign(s1s.begin(), s1s.begin() + keepS1);
+  // What the scratch DSRs hold; nothing at the top of the loop (a loop
+  // body that reloads them at their first use is correct on every pass).
+  std::optional<std::pair<int32_t, int32_t>> heldPair;
+  std::optional<int32_t> heldS1;
+  for (const Step &s : steps) {
+    DsrPlan::Use u;
+    auto p = std::make_pair(s.dst, s.src0);
+    auto it = llvm::find(plan.pairs, p);
+    if (it != plan.pairs.end()) {
+      u.pair = int32_t(it - plan.pairs.begin());
+    } else {
+      u.pair = int32_t(kDsrs - 1);
+      u.loadPair = heldPair != p;
+      heldPair = p;
+    }
+    if (s.src1 && s.src1->kind == Opnd::Vec) {
+      auto jt = llvm::find(plan.s1, s.src1->value);
+      if (jt != plan.s1.end()) {
+        u.s1 = int32_t(jt - plan.s1.begin());
+      } else {
+        u.s1 = int32_t(kDsrs - 1);
+        u.loadS1 = heldS1 != s.src1->value;
+        heldS1 = s.src1->value;
+      }
+    }
+    plan.uses.push_back(u);
+  }
+  return plan;
+}
+
+} // namespace
+
+namespace {
+
 using DirSet = uint8_t;
 constexpr DirSet bit(wt::Dir d) { return DirSet(1u << unsigned(d)); }
 
@@ -1221,13 +1686,12 @@ Role Emitter::roleOf(int64_t r) const {
 }
 
 void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
-  MLIRContext *ctx = b.getContext();
   std::vector<Step> steps = sequenceOf(k);
 
   // Constants: the low half of each in GPR n, the high half in n + 1.
   std::vector<float> consts =
       columnTakesTensor(k.op) ? std::vector<float>() : registerConstants(k);
-  for (size_t i = 0; i < consts.size(); ++i) {
+  for (size_t i = 0; i < consts.size() && i < size_t(kNumGprConsts); ++i) {
     uint32_t bits;
     std::memcpy(&bits, &consts[i], 4);
     for (int half = 0; half < 2; ++half) {
@@ -1242,22 +1706,6 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
   }
 
   // DSD records of the vectors the steps use.
-  auto recName = [](int32_t r) -> StringRef {
-    switch (r) {
-    case kVecIn:
-      return "in";
-    case kVecOut:
-      return "out";
-    case kVecBuf:
-      return "buf";
-    case kVecBuf2:
-      return "buf2";
-    case kVecConst:
-      return "const";
-    default:
-      return "buf3";
-    }
-  };
   std::set<int32_t> used;
   for (const Step &s : steps) {
     used.insert(s.dst);
@@ -1265,6 +1713,7 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
     if (s.src1 && s.src1->kind == Opnd::Vec)
       used.insert(s.src1->value);
   }
+  int32_t nextRec = kRecFirstFree;
   for (int32_t r : used) {
     if (r == kVecIn)
       dsd("in", kRecIn, wv::DsdKind::fabin,
@@ -1304,38 +1753,61 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
       b.create(s);
       dsd("const", kRecConst, wv::DsdKind::mem1d,
           {i64("length", L), i64("base", base)});
+    } else if (r >= kVecMem0) {
+      // A constant of the table, the same value for every element.
+      dsd(vecName(r), Rec(nextRec++), wv::DsdKind::mem1d,
+          {i64("length", L), i64("base", kConstTable + 2 * (r - kVecMem0)),
+           i64("stride", 0)});
+    } else if (r >= kVecLo0) {
+      // 16-bit halves of a buffer's fp32 elements (low word first).
+      int64_t slot = (r - kVecLo0) % 10, half = r >= kVecHi0 ? 1 : 0;
+      dsd(vecName(r), Rec(nextRec++), wv::DsdKind::mem1d,
+          {i64("length", L), i64("base", kDataBase + 2 * L * slot + half),
+           i64("stride", 2)});
     } else {
-      int64_t slot = r == kVecBuf ? 0 : r == kVecBuf2 ? 1 : 2;
-      dsd(recName(r), Rec(r), wv::DsdKind::mem1d,
-          {i64("length", L), i64("base", kDataBase + 2 * L * slot)});
+      Rec rec = r >= kVecBuf4 ? Rec(nextRec++) : Rec(r);
+      dsd(vecName(r), rec, wv::DsdKind::mem1d,
+          {i64("length", L), i64("base", kDataBase + 2 * L * slotOf(r))});
     }
+  }
+  // The constants beyond the GPRs' (the table of kConstTable).
+  if (consts.size() > size_t(kNumGprConsts)) {
+    std::vector<float> table(consts.begin() + kNumGprConsts, consts.end());
+    auto type = RankedTensorType::get({int64_t(table.size())}, b.getF32Type());
+    OperationState s(loc, wv::SegmentOp::getOperationName());
+    s.addAttribute(SymbolTable::getSymbolAttrName(),
+                   b.getStringAttr("const_table"));
+    s.addAttribute("address", b.getI64IntegerAttr(kConstTable));
+    s.addAttribute("value",
+                   DenseElementsAttr::get(type, ArrayRef<float>(table)));
+    b.create(s);
   }
 
   wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&mainTask.getBody().front());
 
-  // DSR numbers: one `dsr n` (DDSR n, S0DSR n) per (dst, src0) pair and one
-  // S1DSR per vector second source, loaded once before the loop.
+  // DSR numbers (planDsrs): the permanent ones are loaded once before the
+  // loop, the scratch DSRs before the steps that need them.
   using K = wt::OperandKind;
   using RF = wv::RegFile;
-  std::map<std::pair<int32_t, int32_t>, int32_t> pairs;
-  std::map<int32_t, int32_t> s1;
-  for (const Step &s : steps) {
-    if (!pairs.count({s.dst, s.src0})) {
-      int32_t n = int32_t(pairs.size());
-      pairs[{s.dst, s.src0}] = n;
-      dsrLoad(RF::ddsr, n, recName(s.dst));
-      dsrLoad(RF::s0dsr, n, recName(s.src0));
-    }
-    if (s.src1 && s.src1->kind == Opnd::Vec && !s1.count(s.src1->value)) {
-      int32_t m = int32_t(s1.size());
-      s1[s.src1->value] = m;
-      dsrLoad(RF::s1dsr, m, recName(s.src1->value));
-    }
+  DsrPlan plan = planDsrs(steps);
+  for (size_t n = 0; n < plan.pairs.size(); ++n) {
+    dsrLoad(RF::ddsr, int64_t(n), vecName(plan.pairs[n].first));
+    dsrLoad(RF::s0dsr, int64_t(n), vecName(plan.pairs[n].second));
   }
+  for (size_t n = 0; n < plan.s1.size(); ++n)
+    dsrLoad(RF::s1dsr, int64_t(n), vecName(plan.s1[n]));
   label("sample");
-  for (const Step &s : steps) {
-    int32_t n = pairs[{s.dst, s.src0}];
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step &s = steps[i];
+    const DsrPlan::Use &u = plan.uses[i];
+    if (u.loadPair) {
+      dsrLoad(RF::ddsr, u.pair, vecName(s.dst));
+      dsrLoad(RF::s0dsr, u.pair, vecName(s.src0));
+    }
+    if (u.loadS1)
+      dsrLoad(RF::s1dsr, u.s1, vecName(s.src1->value));
+    int32_t n = u.pair;
     const wt::OpcodeInfo &info = wt::info(s.op);
     if (info.family == wt::Family::Un) {
       inst(info.mnemonic, {int32_t(K::Ddsr), n, int32_t(K::S0dsr), n});
@@ -1345,7 +1817,7 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
     switch (s.src1->kind) {
     case Opnd::Vec:
       kind = int32_t(K::S1dsr);
-      value = s1[s.src1->value];
+      value = u.s1;
       break;
     case Opnd::Gpr:
       kind = int32_t(K::Gpr);
@@ -1603,6 +2075,27 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
     return emitError(loc) << "column kernel " << name << " ("
                           << columnOpName(k.op) << ") takes " << wantParams
                           << " constants, got " << k.params.size();
+  if (!isClassic(k.op) && !columnTakesTensor(k.op)) {
+    // The sequence's constants beyond the GPRs and its DSD records fit
+    // below the data (never false for the sequences of this file).
+    int64_t memConsts =
+        std::max<int64_t>(0, int64_t(registerConstants(k).size()) -
+                                 kNumGprConsts);
+    std::set<int32_t> extra;
+    for (const Step &s : sequenceOf(k))
+      for (int32_t v : {s.dst, s.src0,
+                        s.src1 && s.src1->kind == Opnd::Vec ? s.src1->value
+                                                            : kVecIn})
+        if (v >= kVecBuf4 && v != kVecConst)
+          extra.insert(v);
+    if (memConsts > kMaxMemConsts ||
+        kRecFirstFree + int64_t(extra.size()) > kMaxRecords)
+      return emitError(loc) << "column kernel " << name << " ("
+                            << columnOpName(k.op) << ") needs " << memConsts
+                            << " constants in memory and "
+                            << kRecFirstFree + int64_t(extra.size())
+                            << " DSD records, more than its PEs hold";
+  }
   int64_t words = 2 * L * columnBuffers(k.op);
   if (kDataBase + words > int64_t(target.memoryWords()))
     return emitError(loc) << "column kernel " << name << ": a chunk of " << L
@@ -1664,8 +2157,13 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
   if (!isClassic(k.op)) {
     // The sequence, every step over the longest chunk, and the jump.
     int64_t L = chunkSize(lay.n, lay.rows, 0), t = jump;
-    for (const Step &s : sequenceOf(k))
+    std::vector<Step> steps = sequenceOf(k);
+    for (const Step &s : steps)
       t += cyc(s.op, L);
+    // DSR loads inside the loop (only when a sequence needs more than 12).
+    for (const DsrPlan::Use &u : planDsrs(steps).uses)
+      t += (u.loadPair ? scalar(O::LDD) + scalar(O::LDS0) : 0) +
+           (u.loadS1 ? scalar(O::LDS1) : 0);
     return t;
   }
   if (!isSoftmax(k.op)) {

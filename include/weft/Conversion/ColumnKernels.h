@@ -62,6 +62,15 @@ enum class ColumnOp {
   MulScalar,       ///< x c; params {c}
   DivScalar,       ///< x / c, computed as x (1 / c); params {c}
   Sign,            ///< x > 0 ? 1 : x < 0 ? -1 : 0
+  Floor,           ///< floor(x), exact
+  Ceil,            ///< ceil(x), exact
+  Round,           ///< x rounded to the nearest integer, ties to even; exact
+  Sin,             ///< sin(x): Cody-Waite reduction by pi, odd polynomial
+  Cos,             ///< cos(x): as Sin, shifted by half a period
+  Erf,             ///< erf(x): odd polynomial below 0.75, 1 - t Q(t) e^-x^2
+  Celu,            ///< max(0, x) + min(0, alpha (exp(x / alpha) - 1)); {alpha}
+  Square,          ///< x x
+  PowScalar,       ///< x^c for a constant c; params {c}
   // Elementwise ops with a constant tensor C (a frozen non-splat operand,
   // broadcast to the sample's shape at compile time): params holds C's n
   // elements and each PE keeps its chunk of them in memory.
