@@ -73,8 +73,6 @@ enum Dsd : int64_t {
   kDsdSend1,
 };
 
-using DirSet = uint8_t;
-constexpr DirSet bit(wt::Dir d) { return DirSet(1u << unsigned(d)); }
 
 /// The role of a PE in the scheme; PEs with equal roles share code.
 struct Role {
