@@ -962,8 +962,9 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
     }
     why = "its elementwise body is none of the per-row ops weft maps (Relu, "
           "Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, LeakyRelu, "
-          "ThresholdedRelu, Elu, Selu, Softplus, Softsign, HardSigmoid, "
-          "HardSwish, Clip, or x with a scalar constant: + - * /)";
+          "ThresholdedRelu, Elu, Celu, Selu, Softplus, Softsign, HardSigmoid, "
+          "HardSwish, Clip, Sign, Floor, Ceil, Round, Sin, Cos, Erf, Pow with "
+          "a scalar exponent, or x with a scalar constant: + - * /)";
     return failure();
   }
 

@@ -25,7 +25,7 @@ func.func @main_graph(%x: tensor<2x3xi32> {onnx.name = "x"}) -> (tensor<2x3xi32>
 
 // exp(-x) after the product is neither a dense layer nor an activation
 // (Neg and Exp are, but not fused into one body).
-// CHECK: error: {{.*}}node 'probs' (linalg.generic): not a layer the fabric supports: not a dense layer (it is not a matrix product (linalg.matmul) with optional bias and ReLU), nor an activation or softmax over the sample (its elementwise body is none of the per-row ops weft maps (Relu, Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, LeakyRelu, ThresholdedRelu, Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Clip, or x with a scalar constant: + - * /))
+// CHECK: error: {{.*}}node 'probs' (linalg.generic): not a layer the fabric supports: not a dense layer (it is not a matrix product (linalg.matmul) with optional bias and ReLU), nor an activation or softmax over the sample (its elementwise body is none of the per-row ops weft maps (Relu, Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, LeakyRelu, ThresholdedRelu, Elu, Celu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Clip, Sign, Floor, Ceil, Round, Sin, Cos, Erf, Pow with a scalar exponent, or x with a scalar constant: + - * /))
 #map = affine_map<(d0, d1) -> (d0, d1)>
 func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x3xf32> {onnx.name = "y"}) {
   %w = arith.constant dense<1.0> : tensor<2x3xf32>

@@ -559,9 +559,10 @@ TEST_F(Match, ElementwiseFailures) {
   EXPECT_TRUE(mlir::failed(r));
   EXPECT_EQ(why, "its elementwise body is none of the per-row ops weft maps "
                  "(Relu, Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, "
-                 "LeakyRelu, ThresholdedRelu, Elu, Selu, Softplus, Softsign, "
-                 "HardSigmoid, HardSwish, Clip, or x with a scalar constant: "
-                 "+ - * /)");
+                 "LeakyRelu, ThresholdedRelu, Elu, Celu, Selu, Softplus, "
+                 "Softsign, HardSigmoid, HardSwish, Clip, Sign, Floor, Ceil, "
+                 "Round, Sin, Cos, Erf, Pow with a scalar exponent, or x with a "
+                 "scalar constant: + - * /)");
   // max(x, 1) is not a ReLU but a Clip from below.
   r = match(unary("1x10", rank2, par2,
                   "    %2 = arith.maximumf %in, %cst : f32\n"
