@@ -18,6 +18,12 @@
 // constant such as ReduceMean's division, between them) are composed into
 // one matrix, so that a chain becomes one dense layer.
 //
+// When an op mixes batch rows (a transpose moving axis 0, a sum over it, a
+// concat along it, a constant that differs per row), the whole tensor is
+// one sample: every linear op of the function is then rewritten as a layer
+// of one row, [1, B*K] x [B*K, B*M], which --weft-convert-to-fabric maps
+// on its retry with batch 1. Per sample stays the default.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ConstantData.h"
@@ -123,52 +129,67 @@ struct LinearOp {
   LinearMap map;
 };
 
-/// Whether `type` is a statically shaped f32 tensor of rank >= 1 (the
-/// first dimension is the batch).
-static bool isBatchedF32(Type type) {
+/// What one sample is. Normally the first dimension is the batch and a
+/// sample is one row of it; when an op mixes batch rows (a transpose that
+/// moves axis 0, a sum over it, a concat along it, a constant that differs
+/// per row) the whole tensor is one sample, and --weft-convert-to-fabric
+/// maps the network with batch 1 (docs/execution-model.md, "Linear sample
+/// ops as dense layers").
+enum class Sample { Row, Whole };
+
+/// The first dimension of a sample: 1 past the batch, or 0 for the whole
+/// tensor.
+static size_t firstDim(Sample s) { return s == Sample::Whole ? 0 : 1; }
+
+/// Whether `type` is a statically shaped f32 tensor that holds samples:
+/// of rank >= 1 (the first dimension is the batch), or of any rank when
+/// the whole tensor is one sample.
+static bool isSampledF32(Type type, Sample s) {
   auto t = dyn_cast<RankedTensorType>(type);
-  return t && t.hasStaticShape() && t.getRank() >= 1 &&
+  return t && t.hasStaticShape() && t.getRank() >= int64_t(firstDim(s)) &&
          t.getElementType().isF32();
 }
 
 /// The number of elements of one sample of `type` (all dimensions but the
-/// first).
-static int64_t sampleSize(RankedTensorType type) {
+/// batch).
+static int64_t sampleSize(RankedTensorType type, Sample s) {
   int64_t n = 1;
-  for (int64_t d : type.getShape().drop_front())
+  for (int64_t d : type.getShape().drop_front(firstDim(s)))
     n *= d;
   return n;
 }
 
 /// Row-major strides of the sample dimensions of `shape` (dimension 0,
-/// the batch, gets stride 0: every sample is indexed from its own start).
-static SmallVector<int64_t> sampleStrides(ArrayRef<int64_t> shape) {
+/// the batch, gets stride 0 when a sample is a row: every sample is indexed
+/// from its own start).
+static SmallVector<int64_t> sampleStrides(ArrayRef<int64_t> shape, Sample s) {
   SmallVector<int64_t> strides(shape.size(), 0);
-  int64_t s = 1;
-  for (int64_t d = int64_t(shape.size()) - 1; d >= 1; --d) {
-    strides[size_t(d)] = s;
-    s *= shape[size_t(d)];
+  int64_t stride = 1;
+  for (int64_t d = int64_t(shape.size()) - 1; d >= int64_t(firstDim(s)); --d) {
+    strides[size_t(d)] = stride;
+    stride *= shape[size_t(d)];
   }
   return strides;
 }
 
-/// Calls `fn(index)` for every index of `shape` with index[0] = 0 (one
-/// sample), in row-major order.
-static void forEachSampleIndex(ArrayRef<int64_t> shape,
+/// Calls `fn(index)` for every index of one sample of `shape` (index[0] = 0
+/// when a sample is a row), in row-major order.
+static void forEachSampleIndex(ArrayRef<int64_t> shape, Sample s,
                                llvm::function_ref<void(ArrayRef<int64_t>)> fn) {
+  int64_t first = int64_t(firstDim(s));
   SmallVector<int64_t> index(shape.size(), 0);
-  for (int64_t d : shape.drop_front())
+  for (int64_t d : shape.drop_front(size_t(first)))
     if (d == 0)
       return;
   while (true) {
     fn(index);
     int64_t d = int64_t(shape.size()) - 1;
-    for (; d >= 1; --d) {
+    for (; d >= first; --d) {
       if (++index[size_t(d)] < shape[size_t(d)])
         break;
       index[size_t(d)] = 0;
     }
-    if (d < 1)
+    if (d < first)
       return;
   }
 }
@@ -189,17 +210,18 @@ static FailureOr<double> scalarConstant(Value v) {
 }
 
 /// The per-sample values of a constant tensor typed on the batch (shape
-/// [B, ...]): the first row, if every row holds the same values.
-static FailureOr<SmallVector<float>> perSampleConstant(Value v) {
+/// [B, ...]): the first row, if every row holds the same values; all of
+/// them when the whole tensor is one sample.
+static FailureOr<SmallVector<float>> perSampleConstant(Value v, Sample s) {
   auto cst = v.getDefiningOp<arith::ConstantOp>();
   auto attr = cst ? dyn_cast<ElementsAttr>(cst.getValue()) : ElementsAttr();
-  if (!attr || !isBatchedF32(attr.getType()))
+  if (!attr || !isSampledF32(attr.getType(), s))
     return failure();
   std::string why;
   FailureOr<SmallVector<float>> values = weft::readF32(attr, why);
-  if (failed(values))
-    return failure();
-  int64_t n = sampleSize(cast<RankedTensorType>(attr.getType()));
+  if (failed(values) || s == Sample::Whole)
+    return values;
+  int64_t n = sampleSize(cast<RankedTensorType>(attr.getType()), s);
   if (n == 0)
     return SmallVector<float>();
   for (size_t i = size_t(n); i < values->size(); ++i)
@@ -267,16 +289,17 @@ static FailureOr<Body> classifyBody(linalg::LinalgOp op, double &scale) {
 
 /// A linalg op with one input (the sample), one init and a copy, sum or
 /// scaling body, whose indexing maps are projected permutations that keep
-/// the batch dimension in place: linalg.generic, linalg.reduce,
-/// linalg.transpose, linalg.broadcast, linalg.copy.
-static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op,
-                                       int64_t maxEntries) {
+/// the batch dimension in place (any, when the whole tensor is one sample):
+/// linalg.generic, linalg.reduce, linalg.transpose, linalg.broadcast,
+/// linalg.copy.
+static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op, int64_t maxEntries,
+                                       Sample s) {
   if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
       op->getNumResults() != 1 || !op.hasPureTensorSemantics())
     return failure();
   Value x = op.getDpsInputOperand(0)->get();
   Value init = op.getDpsInitOperand(0)->get();
-  if (!isBatchedF32(x.getType()) || !isBatchedF32(init.getType()))
+  if (!isSampledF32(x.getType(), s) || !isSampledF32(init.getType(), s))
     return failure();
   auto inType = cast<RankedTensorType>(x.getType());
   auto outType = cast<RankedTensorType>(init.getType());
@@ -298,15 +321,18 @@ static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op,
     auto d = dyn_cast<AffineDimExpr>(m.getResult(0));
     return d ? int64_t(d.getPosition()) : int64_t(-1);
   };
-  int64_t bd = batchDim(inMap);
-  if (bd < 0 || batchDim(outMap) != bd ||
-      iters[size_t(bd)] != utils::IteratorType::parallel ||
-      inType.getDimSize(0) != outType.getDimSize(0))
-    return failure();
-  for (AffineMap m : {inMap, outMap})
-    for (AffineExpr e : m.getResults().drop_front())
-      if (e.isFunctionOfDim(unsigned(bd)))
-        return failure();
+  int64_t bd = -1;
+  if (s == Sample::Row) {
+    bd = batchDim(inMap);
+    if (bd < 0 || batchDim(outMap) != bd ||
+        iters[size_t(bd)] != utils::IteratorType::parallel ||
+        inType.getDimSize(0) != outType.getDimSize(0))
+      return failure();
+    for (AffineMap m : {inMap, outMap})
+      for (AffineExpr e : m.getResults().drop_front())
+        if (e.isFunctionOfDim(unsigned(bd)))
+          return failure();
+  }
   // The output is written once per element (copy, scaling) or accumulated
   // over exactly the reduction loops.
   for (auto [i, t] : llvm::enumerate(iters))
@@ -315,7 +341,7 @@ static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op,
       return failure();
   if (*body != Body::Accumulate && reduces)
     return failure();
-  int64_t K = sampleSize(inType), M = sampleSize(outType);
+  int64_t K = sampleSize(inType, s), M = sampleSize(outType, s);
   if (K == 0 || M == 0 || K * M > maxEntries)
     return failure();
 
@@ -339,7 +365,7 @@ static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op,
         return failure();
       std::fill(builder.bias.begin(), builder.bias.end(), *c);
     } else {
-      FailureOr<SmallVector<float>> values = perSampleConstant(init);
+      FailureOr<SmallVector<float>> values = perSampleConstant(init, s);
       if (failed(values))
         return failure();
       for (int64_t m = 0; m < M; ++m)
@@ -350,9 +376,10 @@ static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return failure();
-  ranges[size_t(bd)] = 1;
-  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape());
-  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape());
+  if (bd >= 0)
+    ranges[size_t(bd)] = 1;
+  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape(), s);
+  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape(), s);
   SmallVector<int64_t> point(ranges.size(), 0);
   auto offset = [&](AffineMap m, ArrayRef<int64_t> strides) {
     int64_t l = 0;
@@ -449,14 +476,15 @@ static bool readsLoop(Value v, unsigned dim) {
 /// A gather: a linalg.generic without inputs whose body reads one element
 /// of the sample with `tensor.extract` at indices computed from the loop
 /// indices (the importer's reflect and edge Pad), the batch index passed
-/// through unchanged.
-static FailureOr<LinearOp> matchGather(linalg::GenericOp g,
-                                       int64_t maxEntries) {
+/// through unchanged (or read like any other index when the whole tensor is
+/// one sample).
+static FailureOr<LinearOp> matchGather(linalg::GenericOp g, int64_t maxEntries,
+                                       Sample s) {
   if (g.getNumDpsInputs() != 0 || g.getNumDpsInits() != 1 ||
       g.getNumReductionLoops() != 0 || !g.hasPureTensorSemantics())
     return failure();
   auto outType = dyn_cast<RankedTensorType>(g->getResult(0).getType());
-  if (!outType || !isBatchedF32(outType) ||
+  if (!outType || !isSampledF32(outType, s) ||
       !g.getIndexingMapsArray()[0].isIdentity())
     return failure();
   Block &body = g.getRegion().front();
@@ -472,40 +500,43 @@ static FailureOr<LinearOp> matchGather(linalg::GenericOp g,
          !op.getResult(0).getType().isSignlessIntOrIndex()))
       return failure();
   Value x = extract.getTensor();
-  if (!isBatchedF32(x.getType()) || x.getParentBlock() == &body)
+  if (!isSampledF32(x.getType(), s) || x.getParentBlock() == &body)
     return failure();
   auto inType = cast<RankedTensorType>(x.getType());
-  int64_t B = outType.getDimSize(0);
-  if (inType.getDimSize(0) != B)
-    return failure();
-  // The batch index is loop 0's, and no other index reads it.
   ValueRange indices = extract.getIndices();
-  auto first = indices[0].getDefiningOp<linalg::IndexOp>();
-  APInt zero;
-  bool batchKept = (first && first.getDim() == 0) ||
-                   (B == 1 && matchPattern(indices[0], m_ConstantInt(&zero)) &&
-                    zero.isZero());
-  if (!batchKept || llvm::any_of(indices.drop_front(), [](Value v) {
-        return readsLoop(v, 0);
-      }))
-    return failure();
-  int64_t K = sampleSize(inType), M = sampleSize(outType);
+  if (s == Sample::Row) {
+    int64_t B = outType.getDimSize(0);
+    if (inType.getDimSize(0) != B)
+      return failure();
+    // The batch index is loop 0's, and no other index reads it.
+    auto first = indices[0].getDefiningOp<linalg::IndexOp>();
+    APInt zero;
+    bool batchKept =
+        (first && first.getDim() == 0) ||
+        (B == 1 && matchPattern(indices[0], m_ConstantInt(&zero)) &&
+         zero.isZero());
+    if (!batchKept || llvm::any_of(indices.drop_front(), [](Value v) {
+          return readsLoop(v, 0);
+        }))
+      return failure();
+  }
+  int64_t K = sampleSize(inType, s), M = sampleSize(outType, s);
   if (K == 0 || M == 0 || K * M > maxEntries)
     return failure();
   LinearOp lin;
   lin.op = g;
   lin.input = x;
   LinearMapBuilder builder(K, M);
-  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape());
-  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape());
+  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape(), s);
+  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape(), s);
   bool ok = true;
-  forEachSampleIndex(outType.getShape(), [&](ArrayRef<int64_t> point) {
+  forEachSampleIndex(outType.getShape(), s, [&](ArrayRef<int64_t> point) {
     if (!ok)
       return;
     llvm::DenseMap<Value, int64_t> memo;
     int64_t k = 0;
     for (auto [d, v] : llvm::enumerate(indices)) {
-      if (d == 0)
+      if (d < firstDim(s))
         continue;
       FailureOr<int64_t> i = evalIndex(v, point, memo);
       if (failed(i) || *i < 0 || *i >= inType.getDimSize(d)) {
@@ -523,21 +554,22 @@ static FailureOr<LinearOp> matchGather(linalg::GenericOp g,
 }
 
 /// tensor.pad with static pads, none on the batch, and a constant value.
-static FailureOr<LinearOp> matchPad(tensor::PadOp pad, int64_t maxEntries) {
+static FailureOr<LinearOp> matchPad(tensor::PadOp pad, int64_t maxEntries,
+                                    Sample s) {
   Value x = pad.getSource();
-  if (!isBatchedF32(x.getType()) || !isBatchedF32(pad.getResultType()))
+  if (!isSampledF32(x.getType(), s) || !isSampledF32(pad.getResultType(), s))
     return failure();
   auto inType = cast<RankedTensorType>(x.getType());
   auto outType = pad.getResultType();
   ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
   if (llvm::any_of(low, ShapedType::isDynamic) ||
-      llvm::any_of(high, ShapedType::isDynamic) || low[0] != 0 ||
-      high[0] != 0)
+      llvm::any_of(high, ShapedType::isDynamic) ||
+      (s == Sample::Row && (low[0] != 0 || high[0] != 0)))
     return failure();
   FailureOr<double> value = scalarConstant(pad.getConstantPaddingValue());
   if (failed(value))
     return failure();
-  int64_t K = sampleSize(inType), M = sampleSize(outType);
+  int64_t K = sampleSize(inType, s), M = sampleSize(outType, s);
   if (M == 0 || K * M > maxEntries)
     return failure();
   LinearOp lin;
@@ -545,11 +577,11 @@ static FailureOr<LinearOp> matchPad(tensor::PadOp pad, int64_t maxEntries) {
   lin.input = x;
   LinearMapBuilder builder(K, M);
   std::fill(builder.bias.begin(), builder.bias.end(), *value);
-  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape());
-  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape());
-  forEachSampleIndex(inType.getShape(), [&](ArrayRef<int64_t> i) {
+  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape(), s);
+  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape(), s);
+  forEachSampleIndex(inType.getShape(), s, [&](ArrayRef<int64_t> i) {
     int64_t m = 0;
-    for (size_t d = 1; d < i.size(); ++d)
+    for (size_t d = firstDim(s); d < i.size(); ++d)
       m += (i[d] + low[d]) * outStrides[d];
     builder.add(m, linearize(i, inStrides), 1.0);
     builder.bias[size_t(m)] = 0;
@@ -559,12 +591,13 @@ static FailureOr<LinearOp> matchPad(tensor::PadOp pad, int64_t maxEntries) {
 }
 
 /// tensor.concat along a non-batch dimension of the sample (perhaps more
-/// than once) and constants the same for every sample.
+/// than once) and constants the same for every sample (along any
+/// dimension, and any constants, when the whole tensor is one sample).
 static FailureOr<LinearOp> matchConcat(tensor::ConcatOp concat,
-                                       int64_t maxEntries) {
+                                       int64_t maxEntries, Sample s) {
   auto outType = concat.getResultType();
   int64_t dim = int64_t(concat.getDim());
-  if (!isBatchedF32(outType) || dim == 0)
+  if (!isSampledF32(outType, s) || dim < int64_t(firstDim(s)))
     return failure();
   Value x;
   for (Value v : concat.getInputs()) {
@@ -574,36 +607,36 @@ static FailureOr<LinearOp> matchConcat(tensor::ConcatOp concat,
       return failure();
     x = v;
   }
-  if (!x || !isBatchedF32(x.getType()))
+  if (!x || !isSampledF32(x.getType(), s))
     return failure();
   auto inType = cast<RankedTensorType>(x.getType());
-  int64_t K = sampleSize(inType), M = sampleSize(outType);
+  int64_t K = sampleSize(inType, s), M = sampleSize(outType, s);
   if (K == 0 || K * M > maxEntries)
     return failure();
   LinearOp lin;
   lin.op = concat;
   lin.input = x;
   LinearMapBuilder builder(K, M);
-  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape());
+  SmallVector<int64_t> outStrides = sampleStrides(outType.getShape(), s);
   int64_t at = 0;
   for (Value v : concat.getInputs()) {
     auto type = cast<RankedTensorType>(v.getType());
-    SmallVector<int64_t> strides = sampleStrides(type.getShape());
+    SmallVector<int64_t> strides = sampleStrides(type.getShape(), s);
     auto outIndex = [&](ArrayRef<int64_t> i) {
       int64_t m = 0;
-      for (size_t d = 1; d < i.size(); ++d)
+      for (size_t d = firstDim(s); d < i.size(); ++d)
         m += (i[d] + (int64_t(d) == dim ? at : 0)) * outStrides[d];
       return m;
     };
     if (v == x) {
-      forEachSampleIndex(type.getShape(), [&](ArrayRef<int64_t> i) {
+      forEachSampleIndex(type.getShape(), s, [&](ArrayRef<int64_t> i) {
         builder.add(outIndex(i), linearize(i, strides), 1.0);
       });
     } else {
-      FailureOr<SmallVector<float>> values = perSampleConstant(v);
+      FailureOr<SmallVector<float>> values = perSampleConstant(v, s);
       if (failed(values))
         return failure();
-      forEachSampleIndex(type.getShape(), [&](ArrayRef<int64_t> i) {
+      forEachSampleIndex(type.getShape(), s, [&](ArrayRef<int64_t> i) {
         builder.bias[size_t(outIndex(i))] =
             (*values)[size_t(linearize(i, strides))];
       });
@@ -615,11 +648,12 @@ static FailureOr<LinearOp> matchConcat(tensor::ConcatOp concat,
 }
 
 /// tensor.extract_slice with static offsets, sizes and strides that takes
-/// every sample whole along the batch (rank-reducing allowed).
+/// every sample whole along the batch (rank-reducing allowed; any slice when
+/// the whole tensor is one sample).
 static FailureOr<LinearOp> matchSlice(tensor::ExtractSliceOp slice,
-                                      int64_t maxEntries) {
+                                      int64_t maxEntries, Sample s) {
   Value x = slice.getSource();
-  if (!isBatchedF32(x.getType()) || !isBatchedF32(slice.getResultType()))
+  if (!isSampledF32(x.getType(), s) || !isSampledF32(slice.getResultType(), s))
     return failure();
   auto inType = cast<RankedTensorType>(x.getType());
   ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
@@ -628,23 +662,25 @@ static FailureOr<LinearOp> matchSlice(tensor::ExtractSliceOp slice,
   auto dynamic = [](ArrayRef<int64_t> a) {
     return llvm::any_of(a, ShapedType::isDynamic);
   };
-  if (dynamic(offsets) || dynamic(sizes) || dynamic(strides) ||
-      offsets[0] != 0 || sizes[0] != inType.getDimSize(0) || strides[0] != 1 ||
-      slice.getResultType().getDimSize(0) != sizes[0])
+  if (dynamic(offsets) || dynamic(sizes) || dynamic(strides))
     return failure();
-  int64_t K = sampleSize(inType);
-  int64_t M = sampleSize(slice.getResultType());
+  if (s == Sample::Row &&
+      (offsets[0] != 0 || sizes[0] != inType.getDimSize(0) || strides[0] != 1 ||
+       slice.getResultType().getDimSize(0) != sizes[0]))
+    return failure();
+  int64_t K = sampleSize(inType, s);
+  int64_t M = sampleSize(slice.getResultType(), s);
   if (K == 0 || M == 0 || K * M > maxEntries)
     return failure();
   LinearOp lin;
   lin.op = slice;
   lin.input = x;
   LinearMapBuilder builder(K, M);
-  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape());
-  SmallVector<int64_t> outStrides = sampleStrides(sizes);
-  forEachSampleIndex(sizes, [&](ArrayRef<int64_t> i) {
+  SmallVector<int64_t> inStrides = sampleStrides(inType.getShape(), s);
+  SmallVector<int64_t> outStrides = sampleStrides(sizes, s);
+  forEachSampleIndex(sizes, s, [&](ArrayRef<int64_t> i) {
     int64_t k = 0;
-    for (size_t d = 1; d < i.size(); ++d)
+    for (size_t d = firstDim(s); d < i.size(); ++d)
       k += (offsets[d] + i[d] * strides[d]) * inStrides[d];
     builder.add(linearize(i, outStrides), k, 1.0);
   });
@@ -652,20 +688,22 @@ static FailureOr<LinearOp> matchSlice(tensor::ExtractSliceOp slice,
   return lin;
 }
 
-/// A reshape that keeps the batch first: the identity on the sample's
-/// row-major elements.
-static FailureOr<LinearOp> matchReshape(Operation *op, int64_t maxEntries) {
+/// A reshape that keeps the batch first (any reshape when the whole tensor
+/// is one sample): the identity on the sample's row-major elements.
+static FailureOr<LinearOp> matchReshape(Operation *op, int64_t maxEntries,
+                                        Sample s) {
   if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp>(
           op))
     return failure();
   Value x = op->getOperand(0);
   Type resultType = op->getResult(0).getType();
-  if (!isBatchedF32(x.getType()) || !isBatchedF32(resultType))
+  if (!isSampledF32(x.getType(), s) || !isSampledF32(resultType, s))
     return failure();
   auto from = cast<RankedTensorType>(x.getType());
   auto to = cast<RankedTensorType>(resultType);
-  int64_t n = sampleSize(from);
-  if (from.getDimSize(0) != to.getDimSize(0) || n == 0 || n > maxEntries)
+  int64_t n = sampleSize(from, s);
+  if ((s == Sample::Row && from.getDimSize(0) != to.getDimSize(0)) ||
+      n != sampleSize(to, s) || n == 0 || n > maxEntries)
     return failure();
   LinearOp lin;
   lin.op = op;
@@ -678,22 +716,24 @@ static FailureOr<LinearOp> matchReshape(Operation *op, int64_t maxEntries) {
   return lin;
 }
 
-/// The linear map of `op` if it is an affine map of one sample with the
-/// batch as its first dimension, of at most `maxEntries` matrix entries.
-static FailureOr<LinearOp> matchLinear(Operation *op, int64_t maxEntries) {
+/// The linear map of `op` if it is an affine map of one sample `s` (a row
+/// of the batch, the first dimension, or the whole tensor), of at most
+/// `maxEntries` matrix entries.
+static FailureOr<LinearOp> matchLinear(Operation *op, int64_t maxEntries,
+                                       Sample s) {
   FailureOr<LinearOp> lin = failure();
   if (auto g = dyn_cast<linalg::GenericOp>(op); g && !g.getNumDpsInputs())
-    lin = matchGather(g, maxEntries);
+    lin = matchGather(g, maxEntries, s);
   else if (auto l = dyn_cast<linalg::LinalgOp>(op))
-    lin = matchLinalg(l, maxEntries);
+    lin = matchLinalg(l, maxEntries, s);
   else if (auto pad = dyn_cast<tensor::PadOp>(op))
-    lin = matchPad(pad, maxEntries);
+    lin = matchPad(pad, maxEntries, s);
   else if (auto concat = dyn_cast<tensor::ConcatOp>(op))
-    lin = matchConcat(concat, maxEntries);
+    lin = matchConcat(concat, maxEntries, s);
   else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
-    lin = matchSlice(slice, maxEntries);
+    lin = matchSlice(slice, maxEntries, s);
   else
-    lin = matchReshape(op, maxEntries);
+    lin = matchReshape(op, maxEntries, s);
   if (failed(lin))
     return failure();
   // A constant input is for --weft-fold-constants, not a layer.
@@ -702,7 +742,7 @@ static FailureOr<LinearOp> matchLinear(Operation *op, int64_t maxEntries) {
   // The batch of the input and of the result agree.
   auto in = cast<RankedTensorType>(lin->input.getType());
   auto out = cast<RankedTensorType>(op->getResult(0).getType());
-  if (in.getDimSize(0) != out.getDimSize(0))
+  if (s == Sample::Row && in.getDimSize(0) != out.getDimSize(0))
     return failure();
   return lin;
 }
@@ -744,11 +784,87 @@ static Value reshapeTo(OpBuilder &b, Location loc, Value v,
   return tensor::ExpandShapeOp::create(b, loc, to, v, groups);
 }
 
+/// `v` collapsed to the dense layer's [rows, n]: [B, n] when a sample is a
+/// row, [1, n] (n = all elements) for the whole tensor.
+static Value toMatrix(OpBuilder &b, Location loc, Value v, Sample s) {
+  auto from = cast<RankedTensorType>(v.getType());
+  Type f32 = from.getElementType();
+  if (s == Sample::Row || (from.getRank() >= 1 && from.getDimSize(0) == 1))
+    return reshapeTo(
+        b, loc, v,
+        RankedTensorType::get({from.getRank() ? from.getDimSize(0) : 1,
+                               sampleSize(from, Sample::Row)},
+                              f32));
+  int64_t n = from.getNumElements();
+  auto matrix = RankedTensorType::get({1, n}, f32);
+  if (from.getRank() == 0)
+    return tensor::ExpandShapeOp::create(b, loc, matrix, v,
+                                         ArrayRef<ReassociationIndices>{});
+  // [B, d1, ...] -> [n] -> [1, n].
+  if (from.getRank() > 1) {
+    ReassociationIndices all;
+    for (int64_t d = 0; d < from.getRank(); ++d)
+      all.push_back(d);
+    v = tensor::CollapseShapeOp::create(b, loc, RankedTensorType::get({n}, f32),
+                                        v, ArrayRef<ReassociationIndices>{all});
+  }
+  return tensor::ExpandShapeOp::create(b, loc, matrix, v,
+                                       ArrayRef<ReassociationIndices>{{0, 1}});
+}
+
+/// The dense layer's [rows, n] result `v` reshaped to `to`; the inverse of
+/// toMatrix.
+static Value fromMatrix(OpBuilder &b, Location loc, Value v,
+                        RankedTensorType to, Sample s) {
+  if (s == Sample::Row || (to.getRank() >= 1 && to.getDimSize(0) == 1))
+    return reshapeTo(b, loc, v, to);
+  Type f32 = to.getElementType();
+  int64_t n = to.getNumElements();
+  if (to.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, to, v,
+                                           ArrayRef<ReassociationIndices>{});
+  // [1, n] -> [n] -> [B, d1, ...].
+  v = tensor::CollapseShapeOp::create(b, loc, RankedTensorType::get({n}, f32),
+                                      v,
+                                      ArrayRef<ReassociationIndices>{{0, 1}});
+  if (to.getRank() == 1)
+    return v;
+  ReassociationIndices all;
+  for (int64_t d = 0; d < to.getRank(); ++d)
+    all.push_back(d);
+  return tensor::ExpandShapeOp::create(b, loc, to, v,
+                                       ArrayRef<ReassociationIndices>{all});
+}
+
+/// Whether the ops of `fn` need the whole tensor as one sample: some op
+/// that is worth a layer mixes batch rows (it is an affine map of the whole
+/// tensor but not of each row). Then every linear op of the function is
+/// rewritten on the whole tensor, since --weft-convert-to-fabric maps a
+/// network with one batch: per-row layers next to a whole-tensor one would
+/// map neither way.
+static bool needsWholeTensor(func::FuncOp fn, int64_t maxEntries) {
+  for (Block &block : fn.getBody())
+    for (Operation &op : block) {
+      if (op.getNumResults() != 1 ||
+          succeeded(matchLinear(&op, maxEntries, Sample::Row)))
+        continue;
+      FailureOr<LinearOp> lin = matchLinear(&op, maxEntries, Sample::Whole);
+      if (succeeded(lin) && lin->role == Role::Structural &&
+          !isSoftmaxSum(*lin)) {
+        LDBG() << "the whole tensor is one sample: " << op.getName()
+               << " mixes batch rows";
+        return true;
+      }
+    }
+  return false;
+}
+
 struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
   using Base::Base;
 
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
+    Sample s = needsWholeTensor(fn, maxEntries) ? Sample::Whole : Sample::Row;
     for (Block &block : fn.getBody()) {
       // The linear ops of the block, in order.
       SmallVector<LinearOp> ops;
@@ -756,7 +872,7 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
       for (Operation &op : block) {
         if (op.getNumResults() != 1)
           continue;
-        FailureOr<LinearOp> lin = matchLinear(&op, maxEntries);
+        FailureOr<LinearOp> lin = matchLinear(&op, maxEntries, s);
         if (failed(lin) || isSoftmaxSum(*lin))
           continue;
         producer[op.getResult(0)] = ops.size();
@@ -804,7 +920,7 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
       // Last chain first: a chain's input may be the result of an earlier
       // chain, which that chain's rewrite then replaces.
       for (ArrayRef<size_t> chain : llvm::reverse(chains))
-        rewrite(ops, chain);
+        rewrite(ops, chain, s);
     }
   }
 
@@ -835,8 +951,9 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
     keep(std::move(run));
   }
 
-  /// Replaces the ops of `chain` by one dense layer.
-  void rewrite(MutableArrayRef<LinearOp> ops, ArrayRef<size_t> chain) {
+  /// Replaces the ops of `chain` by one dense layer on samples `s`.
+  void rewrite(MutableArrayRef<LinearOp> ops, ArrayRef<size_t> chain,
+               Sample s) {
     LinearMap map = ops[chain.front()].map;
     for (size_t i : chain.drop_front())
       map = compose(map, ops[i].map);
@@ -848,9 +965,8 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
       locs.push_back(ops[i].op->getLoc());
     Location loc = FusedLoc::get(&getContext(), locs);
 
-    auto inType = cast<RankedTensorType>(x.getType());
     auto outType = cast<RankedTensorType>(y.getType());
-    int64_t B = inType.getDimSize(0), K = map.K, M = map.M;
+    int64_t K = map.K, M = map.M;
     OpBuilder b(last);
     Type f32 = b.getF32Type();
     std::vector<float> weights(size_t(K * M), 0.0f);
@@ -863,9 +979,10 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
     for (double v : map.bias)
       bias.push_back(float(v));
 
-    auto xType = RankedTensorType::get({B, K}, f32);
-    auto yType = RankedTensorType::get({B, M}, f32);
-    Value x2 = reshapeTo(b, loc, x, xType);
+    Value x2 = toMatrix(b, loc, x, s);
+    // The rows of the layer: the batch, or 1 for the whole tensor.
+    int64_t rows = cast<RankedTensorType>(x2.getType()).getDimSize(0);
+    auto yType = RankedTensorType::get({rows, M}, f32);
     Value w = arith::ConstantOp::create(
         b, loc,
         weft::makeF32(RankedTensorType::get({K, M}, f32), weights,
@@ -888,10 +1005,11 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
     Value product = linalg::MatmulOp::create(b, loc, TypeRange{yType},
                                              ValueRange{x2, w}, ValueRange{acc})
                         .getResult(0);
-    Value result = reshapeTo(b, loc, product, outType);
+    Value result = fromMatrix(b, loc, product, outType, s);
     y.replaceAllUsesWith(result);
     LDBG() << "rewrote " << chain.size() << " ops " << K << " -> " << M
-           << " into a dense layer";
+           << " into a dense layer"
+           << (s == Sample::Whole ? " on the whole tensor" : "");
 
     // Erase the chain, last op first, and what only it used (its empty
     // and fill inits).

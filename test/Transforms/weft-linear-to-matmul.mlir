@@ -220,3 +220,167 @@ func.func @edge_pad_gather(%x: tensor<3x2xf32>) -> tensor<3x4xf32> {
   } -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
+
+// -----
+
+// A transpose that moves the batch mixes batch rows: the whole tensor is
+// one sample, collapsed to [1, 4] (through [4]), and W permutes it:
+// x[i, j] (k = 2i + j) goes to y[j, i] (m = 2j + i). The result is
+// expanded back through [4].
+// CHECK-LABEL: func.func @transpose_batch
+// CHECK-SAME: (%[[X:.+]]: tensor<2x2xf32>)
+// CHECK: %[[F:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
+// CHECK: %[[X2:.+]] = tensor.expand_shape %[[F]] {{\[}}[0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
+// CHECK: %[[W:.+]] = arith.constant dense<{{\[}}[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+00]]> : tensor<4x4xf32>
+// CHECK: %[[P:.+]] = linalg.matmul ins(%[[X2]], %[[W]] : tensor<1x4xf32>, tensor<4x4xf32>) outs(%{{.+}} : tensor<1x4xf32>)
+// CHECK: %[[G:.+]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1]] : tensor<1x4xf32> into tensor<4xf32>
+// CHECK: %[[Y:.+]] = tensor.expand_shape %[[G]] {{\[}}[0, 1]] output_shape [2, 2] : tensor<4xf32> into tensor<2x2xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @transpose_batch(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %e = tensor.empty() : tensor<2x2xf32>
+  %t = linalg.transpose ins(%x : tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) permutation = [1, 0]
+  return %t : tensor<2x2xf32>
+}
+
+// -----
+
+// ReduceMean over every axis, to a rank-0 result: one layer on the whole
+// tensor whose W is a column of 1/4; the [1, 1] product collapses to
+// tensor<f32>.
+// CHECK-LABEL: func.func @mean_over_all
+// CHECK: %[[W:.+]] = arith.constant dense<2.500000e-01> : tensor<4x1xf32>
+// CHECK: %[[P:.+]] = linalg.matmul ins(%{{.+}}, %[[W]] : tensor<1x4xf32>, tensor<4x1xf32>)
+// CHECK: %[[Y:.+]] = tensor.collapse_shape %[[P]] [] : tensor<1x1xf32> into tensor<f32>
+// CHECK-NEXT: return %[[Y]]
+// CHECK-NOT: linalg.generic
+func.func @mean_over_all(%x: tensor<2x2xf32>) -> tensor<f32> {
+  %four = arith.constant 4.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>],
+                       iterator_types = ["reduction", "reduction"]}
+       ins(%x : tensor<2x2xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  %m = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>],
+                       iterator_types = []}
+       ins(%s : tensor<f32>) outs(%e : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.divf %in, %four : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %m : tensor<f32>
+}
+
+// -----
+
+// A concat with a constant that differs per batch row (5 for row 0, 6 for
+// row 1) is no per-sample bias: on the whole tensor the constant is the
+// bias of outputs 2 and 5.
+// CHECK-LABEL: func.func @concat_per_row_constant
+// CHECK-DAG: arith.constant dense_resource<linear_weights> : tensor<4x6xf32>
+// CHECK-DAG: %[[B:.+]] = arith.constant dense<[0.000000e+00, 0.000000e+00, 5.000000e+00, 0.000000e+00, 0.000000e+00, 6.000000e+00]> : tensor<6xf32>
+// CHECK: %[[ACC:.+]] = linalg.broadcast ins(%[[B]] : tensor<6xf32>) outs(%{{.+}} : tensor<1x6xf32>) dimensions = [0]
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x4xf32>, tensor<4x6xf32>) outs(%[[ACC]] : tensor<1x6xf32>)
+// CHECK: tensor.expand_shape %{{.+}} {{\[}}[0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
+// CHECK-NOT: tensor.concat
+func.func @concat_per_row_constant(%x: tensor<2x2xf32>) -> tensor<2x3xf32> {
+  %d = arith.constant dense<[[5.0], [6.0]]> : tensor<2x1xf32>
+  %z = tensor.concat dim(1) %x, %d : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  return %z : tensor<2x3xf32>
+}
+
+// -----
+
+// A concat along axis 0 of a rank-1 tensor (ONNX's test_concat_1d_axis_0
+// with the second input frozen): [2] is expanded to [1, 2] and the
+// constant follows it in the bias.
+// CHECK-LABEL: func.func @concat_axis_0
+// CHECK: %[[X2:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0, 1]] output_shape [1, 2] : tensor<2xf32> into tensor<1x2xf32>
+// CHECK-DAG: %[[W:.+]] = arith.constant dense<{{\[}}[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x4xf32>
+// CHECK-DAG: arith.constant dense<[0.000000e+00, 0.000000e+00, 5.000000e+00, 6.000000e+00]> : tensor<4xf32>
+// CHECK: %[[P:.+]] = linalg.matmul ins(%[[X2]], %[[W]] : tensor<1x2xf32>, tensor<2x4xf32>)
+// CHECK: tensor.collapse_shape %[[P]] {{\[}}[0, 1]] : tensor<1x4xf32> into tensor<4xf32>
+// CHECK-NOT: tensor.concat
+func.func @concat_axis_0(%x: tensor<2xf32>) -> tensor<4xf32> {
+  %c = arith.constant dense<[5.0, 6.0]> : tensor<2xf32>
+  %y = tensor.concat dim(0) %x, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A pad of the batch: a new first row of 7s, the bias of output 0.
+// CHECK-LABEL: func.func @pad_batch
+// CHECK-DAG: arith.constant dense<{{\[}}[0.000000e+00, 1.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.000000e+00]]> : tensor<2x3xf32>
+// CHECK-DAG: arith.constant dense<[7.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<3xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x2xf32>, tensor<2x3xf32>)
+// CHECK-NOT: tensor.pad
+func.func @pad_batch(%x: tensor<2x1xf32>) -> tensor<3x1xf32> {
+  %c = arith.constant 7.0 : f32
+  %p = tensor.pad %x low[1, 0] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c : f32
+  } : tensor<2x1xf32> to tensor<3x1xf32>
+  return %p : tensor<3x1xf32>
+}
+
+// -----
+
+// A gather whose sample index depends on the batch index: y[b, j] =
+// x[b, b], so x[0, 0] (k = 0) feeds outputs 0 and 1, x[1, 1] (k = 3)
+// outputs 2 and 3.
+// CHECK-LABEL: func.func @gather_diagonal
+// CHECK: arith.constant dense<{{\[}}[1.000000e+00, 1.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<4x4xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x4xf32>, tensor<4x4xf32>)
+// CHECK-NOT: tensor.extract
+func.func @gather_diagonal(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %e = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+       outs(%e : tensor<2x2xf32>) {
+  ^bb0(%out: f32):
+    %b = linalg.index 0 : index
+    %v = tensor.extract %x[%b, %b] : tensor<2x2xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// Two layers around a Relu: the transpose alone would be per sample
+// ([2, 4] x [4, 4]), but the sum over the batch after the Relu needs the
+// whole tensor, and convert-to-fabric maps a network with one batch, so
+// the transpose takes the whole tensor too ([1, 8] x [8, 8]).
+// CHECK-LABEL: func.func @whole_function
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x8xf32>, tensor<8x8xf32>)
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x8xf32>, tensor<8x4xf32>)
+// CHECK-NOT: linalg.transpose
+func.func @whole_function(%x: tensor<2x2x2xf32>) -> tensor<2x2xf32> {
+  %e = tensor.empty() : tensor<2x2x2xf32>
+  %t = linalg.transpose ins(%x : tensor<2x2x2xf32>) outs(%e : tensor<2x2x2xf32>) permutation = [0, 2, 1]
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+       ins(%t : tensor<2x2x2xf32>) outs(%e : tensor<2x2x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x2x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x2xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>],
+                       iterator_types = ["reduction", "parallel", "parallel"]}
+       ins(%r : tensor<2x2x2xf32>) outs(%init : tensor<2x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<2x2xf32>
+  return %s : tensor<2x2xf32>
+}
