@@ -232,9 +232,9 @@ def LinearToMatmul : Pass<"weft-linear-to-matmul", "mlir::func::FuncOp"> {
     compile time, become the importer's dense-layer form that
     `--weft-convert-to-fabric` maps: the sample collapsed to [B, K], a
     `linalg.matmul` with a constant [K, M] weight whose accumulator is a
-    broadcast bias (or zeros), the result expanded back. The batch (the
-    first dimension) must be mapped identically. Covered: sum reductions
-    over non-batch axes (`linalg.generic` or `linalg.reduce` with an addf
+    broadcast bias (or zeros), the result expanded back. Per sample, the
+    batch (the first dimension) must be mapped identically. Covered: sum
+    reductions over non-batch axes (`linalg.generic` or `linalg.reduce` with an addf
     body; a constant init is the bias), transposes, broadcasts and copies
     within the sample (`linalg.transpose`, `linalg.broadcast`, `linalg.copy`,
     one-input `linalg.generic` with projected-permutation maps),
@@ -246,9 +246,14 @@ def LinearToMatmul : Pass<"weft-linear-to-matmul", "mlir::func::FuncOp"> {
     Pad). Consecutive
     such ops, the reshapes between them and scalings by a constant (the
     division of ReduceMean) compose into one matrix. W's entries come from
-    index arithmetic (0, 1, 1/n). A chain whose K x M matrix has more than
-    `max-entries` entries, an op on the batch axis and a sum of
-    exponentials (Softmax's) are left alone (docs/execution-model.md).
+    index arithmetic (0, 1, 1/n). When an op that would be a layer of its
+    own matches only over the whole tensor (it moves, reduces, pads or
+    concatenates along the batch axis, or takes a constant that differs per
+    batch row), every such op of the function is rewritten over the whole
+    tensor as one sample ([1, B*K] x [B*K, B*M]), which
+    `--weft-convert-to-fabric` maps with batch 1. A chain whose matrix has
+    more than `max-entries` entries and a sum of exponentials (Softmax's)
+    are left alone (docs/execution-model.md).
 
     Example:
     ```mlir
