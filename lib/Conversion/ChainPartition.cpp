@@ -83,7 +83,8 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
     for (int64_t r = 1; r <= t.maxR; ++r) {
       size_t i = size_t(s * (t.maxR + 1) + r);
       if (l.kind == ChainLayer::Kind::Column) {
-        if (r != s)
+        // AxisSoftmax: every chunk must hold whole groups.
+        if (r != s || !columnRowsAllowed(l.op, l.params, l.K, r))
           continue;
         int64_t L = chunkSize(l.K, r, 0);
         int64_t mem = columnMemory(l.op, L);

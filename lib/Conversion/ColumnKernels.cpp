@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -141,6 +142,10 @@ const char *columnOpName(ColumnOp op) {
     return "MinTensor";
   case ColumnOp::PRelu:
     return "PRelu";
+  case ColumnOp::AxisSoftmax:
+    return "AxisSoftmax";
+  case ColumnOp::AxisLogSoftmax:
+    return "AxisLogSoftmax";
   }
   return "?";
 }
@@ -162,6 +167,8 @@ int64_t columnParamCount(ColumnOp op) {
   case ColumnOp::HardSigmoid:
   case ColumnOp::HardSwish:
   case ColumnOp::Clip:
+  case ColumnOp::AxisSoftmax:
+  case ColumnOp::AxisLogSoftmax:
     return 2;
   default:
     return 0;
@@ -186,6 +193,32 @@ bool columnTakesTensor(ColumnOp op) {
 
 static bool isSoftmax(ColumnOp op) {
   return op == ColumnOp::Softmax || op == ColumnOp::LogSoftmax;
+}
+
+bool isAxisSoftmax(ColumnOp op) {
+  return op == ColumnOp::AxisSoftmax || op == ColumnOp::AxisLogSoftmax;
+}
+
+/// AxisSoftmax's group length G and stride I (1 for a malformed kernel,
+/// which emitColumnKernel rejects).
+static std::pair<int64_t, int64_t> axisGroups(const std::vector<float> &p) {
+  if (p.size() != 2 || !(p[0] >= 1) || !(p[1] >= 1))
+    return {1, 1};
+  return {int64_t(p[0]), int64_t(p[1])};
+}
+
+int64_t columnChunkMultiple(ColumnOp op, const std::vector<float> &params) {
+  if (!isAxisSoftmax(op))
+    return 1;
+  auto [g, i] = axisGroups(params);
+  return g * i;
+}
+
+bool columnRowsAllowed(ColumnOp op, const std::vector<float> &params,
+                       int64_t n, int64_t rows) {
+  if (rows < 1 || n < 1 || chunkSize(n, rows, rows - 1) < 1)
+    return false;
+  return chunkSize(n, rows, 0) % columnChunkMultiple(op, params) == 0;
 }
 
 int64_t internalColors(ColumnOp op) { return isSoftmax(op) ? 3 : 0; }
@@ -213,6 +246,7 @@ int64_t columnBuffers(ColumnOp op) {
     return 0;
   case ColumnOp::Tanh:
   case ColumnOp::LogSoftmax:
+  case ColumnOp::AxisLogSoftmax:
   case ColumnOp::ThresholdedRelu:
   case ColumnOp::Softsign:
   case ColumnOp::HardSwish:
@@ -338,10 +372,13 @@ template <typename Pred> static Value commuted(Operation *op, Pred isX) {
 }
 
 /// A keep-dims reduction of `kind` ("arith.maximumf" or "arith.addf") over
-/// some dimensions of a single input whose other dimensions are all 1, with
-/// the accumulator filled with `init`. Returns the reduced input.
-static Value wholeReduction(Value v, StringRef kind, double init,
-                            std::string &what) {
+/// some dimensions of a single input read with the identity map, with the
+/// accumulator filled with `init` and the kept dimensions in order in the
+/// result. Returns the reduced input, sets `reduced` (per input dimension)
+/// and `result` to the reduction's own result (before any reshape).
+static Value reductionOf(Value v, StringRef kind, double init,
+                         std::string &what, SmallVectorImpl<bool> &reduced,
+                         Value &result) {
   auto g = throughReshapes(v).getDefiningOp<linalg::GenericOp>();
   if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1) {
     what = "is not a linalg.generic reduction";
@@ -365,24 +402,76 @@ static Value wholeReduction(Value v, StringRef kind, double init,
   }
   Value in = g.getDpsInputs()[0];
   auto type = dyn_cast<RankedTensorType>(in.getType());
-  if (!type || !type.hasStaticShape()) {
+  auto outType = dyn_cast<RankedTensorType>(g->getResult(0).getType());
+  if (!type || !type.hasStaticShape() || !outType ||
+      !outType.hasStaticShape()) {
     what = "reduces a tensor without a static shape";
     return {};
   }
   SmallVector<utils::IteratorType> its = g.getIteratorTypesArray();
-  AffineMap inMap = g.getIndexingMapsArray()[0];
-  if (!inMap.isIdentity() || int64_t(its.size()) != type.getRank()) {
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (!maps[0].isIdentity() || int64_t(its.size()) != type.getRank()) {
     what = "does not read its input with an identity map";
     return {};
   }
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (its[d] == utils::IteratorType::parallel && type.getDimSize(d) != 1) {
-      what = "keeps dimension " + std::to_string(d) + " of size " +
-             std::to_string(type.getDimSize(d)) +
-             ", so it is not one softmax over the whole sample";
+  reduced.assign(its.size(), false);
+  for (size_t d = 0; d < its.size(); ++d)
+    reduced[d] = its[d] == utils::IteratorType::reduction;
+  // The result keeps the parallel dimensions in order (a unit dimension of
+  // the result may read index 0).
+  int64_t next = 0;
+  for (auto [j, e] : llvm::enumerate(maps[1].getResults())) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e);
+        c && c.getValue() == 0 && outType.getDimSize(int64_t(j)) == 1)
+      continue;
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || int64_t(d.getPosition()) < next || reduced[d.getPosition()]) {
+      what = "does not keep its other dimensions in order";
       return {};
     }
+    next = int64_t(d.getPosition()) + 1;
+  }
+  result = g->getResult(0);
   return in;
+}
+
+/// The sizes of `t`'s dimensions other than 1.
+static SmallVector<int64_t> nonUnitShape(RankedTensorType t) {
+  SmallVector<int64_t> s;
+  for (int64_t d : t.getShape())
+    if (d != 1)
+      s.push_back(d);
+  return s;
+}
+
+/// Whether the binary elementwise generic `g` reads the reduction result
+/// `red` of `x` (reduced over `reduced`) through its second input as the
+/// value of each element's group: the reshapes between only add or drop
+/// unit dimensions, and the broadcast map reads the kept dimensions of `x`
+/// larger than 1, in order.
+static bool broadcastsGroups(linalg::GenericOp g, Value red,
+                             ArrayRef<bool> reduced, RankedTensorType x) {
+  Value b = g.getDpsInputs()[1];
+  auto bt = cast<RankedTensorType>(b.getType());
+  if (nonUnitShape(bt) != nonUnitShape(cast<RankedTensorType>(red.getType())))
+    return false;
+  AffineMap m = g.getIndexingMapsArray()[1];
+  int64_t next = 0;
+  for (auto [j, e] : llvm::enumerate(m.getResults())) {
+    if (bt.getDimSize(int64_t(j)) == 1)
+      continue;
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || int64_t(d.getPosition()) < next ||
+        d.getPosition() >= reduced.size() || reduced[d.getPosition()])
+      return false;
+    next = int64_t(d.getPosition()) + 1;
+  }
+  // Every kept dimension larger than 1 is read.
+  int64_t kept = 0;
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    if (!reduced[size_t(d)] && x.getDimSize(d) != 1)
+      ++kept;
+  return kept == int64_t(nonUnitShape(bt).size());
 }
 
 /// A two-input elementwise generic `f(a, b)` with a identity-mapped;
@@ -1004,13 +1093,24 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
              log && last.isArg(sub->getOperand(0), 0) &&
              last.isArg(log->getOperand(0), 1) && computeOps(last) == 2) {
     op = ColumnOp::LogSoftmax;
+  } else if (auto logG = s.getDefiningOp<linalg::GenericOp>();
+             sub && logG && last.isArg(sub->getOperand(0), 0) &&
+             last.isArg(sub->getOperand(1), 1) && computeOps(last) == 1 &&
+             isUnaryElementwise(logG) &&
+             unaryOfArg(bodyOf(logG), "math.log")) {
+    // LogSoftmax's function expansion: the log of the sum is a generic of
+    // its own on the reduced tensor.
+    op = ColumnOp::LogSoftmax;
+    s = logG.getDpsInputs()[0];
   } else {
     why = "its two-input body is neither a / b (Softmax) nor "
           "a - log(b) (LogSoftmax)";
     return failure();
   }
   std::string what;
-  Value e = wholeReduction(s, "arith.addf", 0.0, what);
+  SmallVector<bool> sumDims, maxDims;
+  Value sumRed, maxRed;
+  Value e = reductionOf(s, "arith.addf", 0.0, what, sumDims, sumRed);
   if (!e) {
     why = "the normalizer of its " + std::string(columnOpName(op)) + " " + what;
     return failure();
@@ -1039,7 +1139,8 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
     why = "its exponent is not x - max(x) with the maximum broadcast";
     return failure();
   }
-  Value reduced = wholeReduction(m, "arith.maximumf", -INFINITY, what);
+  Value reduced = reductionOf(m, "arith.maximumf", -INFINITY, what, maxDims,
+                              maxRed);
   if (!reduced) {
     why = "the maximum of its " + std::string(columnOpName(op)) + " " + what;
     return failure();
@@ -1053,8 +1154,52 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
     why = "its input is not an f32 tensor of the result's shape";
     return failure();
   }
+  if (maxDims != sumDims) {
+    why = std::string("its ") + columnOpName(op) +
+          " takes the maximum and the sum over different dimensions";
+    return failure();
+  }
+  if (!broadcastsGroups(subG, maxRed, maxDims, xt) ||
+      !broadcastsGroups(g, sumRed, sumDims, xt)) {
+    why = std::string("its ") + columnOpName(op) +
+          " does not broadcast the maximum or the sum back along the "
+          "dimensions it reduced";
+    return failure();
+  }
+  // The groups: G elements along the reduced dimensions (those larger than
+  // 1 must be adjacent), I apart, I the product of the dimensions after
+  // them; the whole sample when G is all of it.
+  int64_t firstDim = -1, lastDim = -1;
+  for (int64_t dim = 0; dim < xt.getRank(); ++dim)
+    if (maxDims[size_t(dim)] && xt.getDimSize(dim) != 1) {
+      if (firstDim < 0)
+        firstDim = dim;
+      lastDim = dim;
+    }
+  for (int64_t dim = firstDim + 1; firstDim >= 0 && dim < lastDim; ++dim)
+    if (!maxDims[size_t(dim)] && xt.getDimSize(dim) != 1) {
+      why = std::string("its ") + columnOpName(op) + " reduces dimensions " +
+            std::to_string(firstDim) + " and " + std::to_string(lastDim) +
+            " but keeps dimension " + std::to_string(dim) + " of size " +
+            std::to_string(xt.getDimSize(dim)) +
+            " between them; weft maps a softmax over adjacent dimensions";
+      return failure();
+    }
+  int64_t n = xt.getNumElements(), groupLen = 1, stride = 1;
+  for (int64_t dim = 0; dim < xt.getRank(); ++dim) {
+    if (maxDims[size_t(dim)])
+      groupLen *= xt.getDimSize(dim);
+    else if (firstDim >= 0 && dim > lastDim)
+      stride *= xt.getDimSize(dim);
+  }
   input = x;
-  return op;
+  if (groupLen == n)
+    return op;
+  if (groupLen == 1)
+    stride = 1; // groups of one element: every result is 1 (or 0)
+  params->assign({float(groupLen), float(stride)});
+  return op == ColumnOp::Softmax ? ColumnOp::AxisSoftmax
+                                 : ColumnOp::AxisLogSoftmax;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1071,6 +1216,26 @@ constexpr int64_t kMainTask = 32;
 
 // GPR pairs: the running maximum and the running sum.
 constexpr int32_t kGprMax = 6, kGprSum = 8;
+// AxisSoftmax's loop registers (16-bit word offsets into the chunk; GPR 4
+// is the group's offset, which the `ix` DSD adds to its base): the end of
+// the chunk, the end of the current block's first row and its initial
+// value, the step to the next block after its I groups (or to the next
+// group when I = 1), and a block's length.
+constexpr int32_t kGprEnd = 10, kGprInnerEnd = 11, kGprInnerEnd0 = 12,
+                  kGprSkip = 13, kGprBlock = 14;
+
+/// The shape of AxisSoftmax's loops on a chunk of L elements.
+struct AxisLoop {
+  int64_t group = 1, stride = 1; // G, I
+  int64_t groups = 0, blocks = 0; // per chunk
+};
+AxisLoop axisLoop(const ColumnKernel &k, int64_t L) {
+  AxisLoop lp;
+  std::tie(lp.group, lp.stride) = axisGroups(k.params);
+  lp.blocks = L / (lp.group * lp.stride);
+  lp.groups = lp.blocks * lp.stride;
+  return lp;
+}
 
 // DSD records (index i is at kDsdBase + 4 i).
 enum Rec : int64_t {
@@ -1666,6 +1831,15 @@ public:
 
 private:
   void emitSequence(int64_t L, int64_t r0, int64_t r1);
+  void emitAxisSoftmax(int64_t L);
+  /// `wavelet.jump "label" if_true` (a `brt`).
+  void jumpIfTrue(StringRef label) {
+    OperationState st(loc, wv::JumpOp::getOperationName());
+    st.addAttribute("label", b.getStringAttr(label));
+    st.addAttribute("cond", wv::JumpCondAttr::get(b.getContext(),
+                                                  wv::JumpCond::if_true));
+    b.create(st);
+  }
   void dsd(StringRef sym, Rec index, wv::DsdKind kind,
            ArrayRef<NamedAttribute> fields) {
     dsdAt(sym, kDsdBase + 4 * index, kind, fields);
@@ -1834,6 +2008,99 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
   jump("sample");
 }
 
+void Emitter::emitAxisSoftmax(int64_t L) {
+  const AxisLoop lp = axisLoop(k, L);
+  const bool log = k.op == ColumnOp::AxisLogSoftmax;
+  using K = wt::OperandKind;
+  using RF = wv::RegFile;
+  const int32_t gpr = int32_t(K::Gpr), imm = int32_t(K::Imm),
+                dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
+                s0 = int32_t(K::S0dsr);
+  const int32_t zero = int32_t(wt::SmallImm::Zero),
+                two = int32_t(wt::SmallImm::Two);
+
+  // The loop's constants (word offsets), set at load time.
+  auto param = [&](int32_t g, int64_t value) {
+    OperationState p(loc, wv::ParamOp::getOperationName());
+    p.addAttribute("gpr", b.getI64IntegerAttr(g));
+    p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
+                              2, 0, b.getAffineConstantExpr(value))));
+    b.create(p);
+  };
+  param(kGprEnd, 2 * L);
+  if (lp.stride > 1) {
+    param(kGprInnerEnd0, 2 * lp.stride);
+    param(kGprSkip, 2 * lp.stride * (lp.group - 1));
+    param(kGprBlock, 2 * lp.stride * lp.group);
+  } else {
+    param(kGprSkip, 2 * lp.group);
+  }
+
+  // The chunk in `buf`; `grp` is the group at word offset GPR4 of it (G
+  // elements, I apart), `tmp` LogSoftmax's exponentials of one group.
+  int64_t buf = kDataBase, buf2 = kDataBase + 2 * L;
+  dsd("in", kRecIn, wv::DsdKind::fabin,
+      {i64("length", L), i64("color", k.inColor)});
+  dsd("out", kRecOut, wv::DsdKind::fabout,
+      {i64("length", L), i64("color", k.outColor)});
+  dsd("buf", kRecBuf, wv::DsdKind::mem1d,
+      {i64("length", L), i64("base", buf)});
+  dsd("grp", kRecBuf2, wv::DsdKind::mem1d,
+      {i64("length", lp.group), i64("base", buf), i64("stride", lp.stride),
+       b.getNamedAttr("ix", b.getUnitAttr())});
+  if (log)
+    dsd("tmp", kRecBuf3, wv::DsdKind::mem1d,
+        {i64("length", lp.group), i64("base", buf2)});
+
+  wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&mainTask.getBody().front());
+  dsrLoad(RF::ddsr, 0, "buf");
+  dsrLoad(RF::s0dsr, 0, "in");
+  dsrLoad(RF::ddsr, 1, "grp");
+  dsrLoad(RF::s0dsr, 1, "grp");
+  if (log) {
+    dsrLoad(RF::ddsr, 2, "tmp");
+    dsrLoad(RF::s0dsr, 2, "tmp");
+  }
+  dsrLoad(RF::ddsr, 3, "out");
+  dsrLoad(RF::s0dsr, 3, "buf");
+  const int32_t cmp = int32_t(K::Gpr);
+  label("sample");
+  inst("mov32", {ddsr, 0, s0, 0}); // buf = in
+  inst("movi", {4, 0});            // the first group
+  if (lp.stride > 1)
+    inst("mov16", {gpr, kGprInnerEnd, gpr, kGprInnerEnd0});
+  label("group");
+  inst("mov32", {gpr, kGprMax, s0, 1}); // m = grp[0]
+  inst("fmaxr", {gpr, kGprMax, s0, 1}); // m = max(m, grp...)
+  inst("fsub", {dsrK, 1, gpr, kGprMax}); // grp = grp - m
+  inst("fexp", {ddsr, log ? 2 : 1, s0, 1});
+  inst("mov32", {gpr, kGprSum, imm, zero});
+  inst("fsum", {gpr, kGprSum, s0, log ? 2 : 1}); // s = sum(exp)
+  if (log) {
+    inst("flog", {gpr, kGprSum, gpr, kGprSum});
+    inst("fsub", {dsrK, 1, gpr, kGprSum}); // grp = (x - m) - log(s)
+  } else {
+    inst("frcp", {gpr, kGprSum, gpr, kGprSum});
+    inst("fmul", {dsrK, 1, gpr, kGprSum}); // grp = e * (1 / s)
+  }
+  if (lp.stride > 1) {
+    // The next group of the block starts one element on; after the
+    // block's I groups, skip its other G - 1 rows.
+    inst("add16", {gpr, 4, imm, two});
+    inst("cltu16", {cmp, 4, gpr, kGprInnerEnd});
+    jumpIfTrue("group");
+    inst("add16", {gpr, 4, gpr, kGprSkip});
+    inst("add16", {gpr, kGprInnerEnd, gpr, kGprBlock});
+  } else {
+    inst("add16", {gpr, 4, gpr, kGprSkip});
+  }
+  inst("cltu16", {cmp, 4, gpr, kGprEnd});
+  jumpIfTrue("group");
+  inst("mov32", {ddsr, 3, s0, 3}); // out = buf
+  jump("sample");
+}
+
 void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   MLIRContext *ctx = b.getContext();
   int64_t h = r1 - r0, L = role.len;
@@ -1879,6 +2146,10 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
             bit(Dir::Ramp) | (role.last ? 0 : bit(Dir::South)));
   }
 
+  if (isAxisSoftmax(k.op)) {
+    emitAxisSoftmax(L);
+    return;
+  }
   if (!isClassic(k.op)) {
     emitSequence(L, r0, r1);
     return;
@@ -2038,6 +2309,13 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
 
 } // namespace
 
+/// `v` as %g prints it (7, not 7.000000e+00).
+static std::string shortNum(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", double(v));
+  return buf;
+}
+
 LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
                                const ColumnKernel &k, StringRef name,
                                StringRef layer) {
@@ -2076,7 +2354,32 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
     return emitError(loc) << "column kernel " << name << " ("
                           << columnOpName(k.op) << ") takes " << wantParams
                           << " constants, got " << k.params.size();
-  if (!isClassic(k.op) && !columnTakesTensor(k.op)) {
+  if (isAxisSoftmax(k.op)) {
+    float g = k.params[0], i = k.params[1];
+    if (!(g >= 1) || !(i >= 1) || g != std::floor(g) || i != std::floor(i) ||
+        int64_t(g) * int64_t(i) > lay.n || lay.n % (int64_t(g) * int64_t(i)))
+      return emitError(loc) << "column kernel " << name << " ("
+                            << columnOpName(k.op) << ") has groups of "
+                            << shortNum(g) << " elements " << shortNum(i)
+                            << " apart, which do not "
+                            << "tile its " << lay.n << " elements";
+    if (int64_t(i) > kMaxAxisStride)
+      return emitError(loc)
+             << "column kernel " << name << " (" << columnOpName(k.op)
+             << "): the elements of a group are " << int64_t(i)
+             << " apart, beyond the " << kMaxAxisStride
+             << "-element stride of a DSD; the softmax axis needs fewer "
+                "elements after it";
+    int64_t block = columnChunkMultiple(k.op, k.params);
+    if (!columnRowsAllowed(k.op, k.params, lay.n, lay.rows))
+      return emitError(loc)
+             << "column kernel " << name << " (" << columnOpName(k.op)
+             << "): " << lay.rows << " rows cut its " << lay.n
+             << " elements into chunks of " << L
+             << ", which split its blocks of " << block
+             << " elements (each PE must hold whole groups)";
+  }
+  if (!isClassic(k.op) && !columnTakesTensor(k.op) && !isAxisSoftmax(k.op)) {
     // The sequence's constants beyond the GPRs and its DSD records fit
     // below the data (never false for the sequences of this file).
     int64_t memConsts =
@@ -2155,6 +2458,27 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
   using O = wt::Opcode;
   const RowChunks &lay = k.layout;
   const int64_t jump = scalar(O::JMP);
+  if (isAxisSoftmax(k.op)) {
+    // Every PE loops on its own over the groups of its chunk; the longest
+    // chunk sets the pace (docs/execution-model.md, "Softmax over an
+    // axis").
+    int64_t L = chunkSize(lay.n, lay.rows, 0);
+    AxisLoop lp = axisLoop(k, L);
+    const bool log = k.op == ColumnOp::AxisLogSoftmax;
+    const int64_t G = lp.group;
+    int64_t group = scalar(O::MOV32) + cyc(O::FMAXR, G) + cyc(O::FSUB, G) +
+                    cyc(O::FEXP, G) + scalar(O::MOV32) + cyc(O::FSUM, G) +
+                    (log ? scalar(O::FLOG) + cyc(O::FSUB, G)
+                         : scalar(O::FRCP) + cyc(O::FMUL, G));
+    int64_t next = scalar(O::ADD16) + scalar(O::CLTU16) + scalar(O::BRT);
+    int64_t t = cyc(O::MOV32, L) + scalar(O::MOVI) + lp.groups * (group + next) +
+                cyc(O::MOV32, L) + jump;
+    if (lp.stride > 1)
+      t += scalar(O::MOV16) +
+           lp.blocks * (2 * scalar(O::ADD16) + scalar(O::CLTU16) +
+                        scalar(O::BRT));
+    return t;
+  }
   if (!isClassic(k.op)) {
     // The sequence, every step over the longest chunk, and the jump.
     int64_t L = chunkSize(lay.n, lay.rows, 0), t = jump;

@@ -324,6 +324,16 @@ static LogicalResult matchColumnLayer(Value result, int64_t batch, Layer &layer,
     why = "its input is not the value it starts from";
     return failure();
   }
+  // A softmax over the batch dimension mixes samples (its per-sample copy
+  // would reduce a dimension of size 1).
+  for (Operation *op : ops)
+    if (auto r = dyn_cast<linalg::GenericOp>(op);
+        r && batch > 1 && r.getNumLoops() > 0 &&
+        r.getIteratorTypesArray()[0] == utils::IteratorType::reduction) {
+      why = "it reduces over the batch dimension (dimension 0, " +
+            std::to_string(batch) + " samples)";
+      return failure();
+    }
   layer.dense = false;
   layer.op = *op;
   layer.body = std::move(block);

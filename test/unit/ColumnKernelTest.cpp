@@ -327,6 +327,154 @@ TEST(ColumnKernel, SoftmaxOfEqualAndInfiniteInputs) {
   }
 }
 
+/// Softmax / LogSoftmax per group of G elements I apart (blocks of G I).
+std::vector<double> exactAxisSoftmax(ColumnOp op, const float *x, int64_t n,
+                                     int64_t G, int64_t I) {
+  std::vector<double> y(static_cast<size_t>(n));
+  std::vector<float> g(static_cast<size_t>(G));
+  ColumnOp whole = op == ColumnOp::AxisSoftmax ? ColumnOp::Softmax
+                                               : ColumnOp::LogSoftmax;
+  for (int64_t b = 0; b < n; b += G * I)
+    for (int64_t i = 0; i < I; ++i) {
+      for (int64_t a = 0; a < G; ++a)
+        g[size_t(a)] = x[b + a * I + i];
+      std::vector<double> e = exactSoftmax(whole, g.data(), G);
+      for (int64_t a = 0; a < G; ++a)
+        y[size_t(b + a * I + i)] = e[size_t(a)];
+    }
+  return y;
+}
+
+struct AxisShape {
+  int64_t n, rows, G, I;
+};
+// Contiguous groups (I = 1) and strided ones; chunks of whole blocks.
+const AxisShape kAxisShapes[] = {
+    {20, 1, 5, 1},   {60, 3, 5, 1},   {60, 4, 5, 1},  {12, 2, 1, 1},
+    {1000, 8, 5, 1},  {60, 1, 4, 5},  {60, 3, 4, 5},  {60, 1, 3, 20},
+    {24, 2, 3, 4},   {784, 4, 7, 28}, {256, 4, 2, 32}};
+
+double maxAxisSoftmaxRel = 0, maxAxisLogSoftmaxErr = 0;
+
+TEST(ColumnKernel, AxisSoftmaxOnTheFabric) {
+  for (ColumnOp op : {ColumnOp::AxisSoftmax, ColumnOp::AxisLogSoftmax})
+    for (AxisShape sh : kAxisShapes)
+      for (float scale : {3.0f, 1000.0f}) {
+        SCOPED_TRACE(std::string(columnOpName(op)) + " n=" +
+                     std::to_string(sh.n) + " rows=" + std::to_string(sh.rows) +
+                     " G=" + std::to_string(sh.G) +
+                     " I=" + std::to_string(sh.I) +
+                     " scale=" + std::to_string(scale));
+        ASSERT_TRUE(columnRowsAllowed(op, {float(sh.G), float(sh.I)}, sh.n,
+                                      sh.rows));
+        std::vector<float> in =
+            randomInputs(sh.n * 10, scale, unsigned(sh.n * 3 + sh.G));
+        SimRun run = simulateChain({op}, sh.n, sh.rows, in, 0,
+                                   {{float(sh.G), float(sh.I)}});
+        ASSERT_TRUE(run.error.empty()) << run.error;
+        for (size_t s = 0; s < 10; ++s) {
+          std::vector<double> e =
+              exactAxisSoftmax(op, &in[s * size_t(sh.n)], sh.n, sh.G, sh.I);
+          for (int64_t i = 0; i < sh.n; ++i) {
+            float y = run.out[s * size_t(sh.n) + size_t(i)];
+            double ref = e[size_t(i)];
+            if (op == ColumnOp::AxisSoftmax) {
+              if (ref > 1e-30)
+                maxAxisSoftmaxRel =
+                    std::max(maxAxisSoftmaxRel, std::fabs(y - ref) / ref);
+              ASSERT_LE(std::fabs(y - ref), kSoftmaxRel * ref + 1e-37)
+                  << "sample " << s << " element " << i;
+            } else {
+              double err = std::fabs(y - ref) / std::max(1.0, std::fabs(ref));
+              maxAxisLogSoftmaxErr = std::max(maxAxisLogSoftmaxErr, err);
+              ASSERT_LE(err, kLogSoftmaxAbs)
+                  << "sample " << s << " element " << i;
+            }
+          }
+        }
+        // Every PE loops on its own: the model is exact.
+        EXPECT_EQ(double(run.predicted), run.period());
+        if (scale == 3.0f)
+          std::printf("%-14s n=%-4lld rows=%-2lld G=%-3lld I=%-3lld predicted "
+                      "%6lld simulated %8.1f\n",
+                      columnOpName(op), (long long)sh.n, (long long)sh.rows,
+                      (long long)sh.G, (long long)sh.I,
+                      (long long)run.predicted, run.period());
+      }
+  std::printf("axis softmax: max rel error %.3g (results > 1e-30); axis "
+              "log-softmax: max error %.3g (absolute below 1, relative "
+              "above)\n",
+              maxAxisSoftmaxRel, maxAxisLogSoftmaxErr);
+}
+
+TEST(ColumnKernel, AxisSoftmaxOfEqualAndInfiniteInputs) {
+  // Groups of 4, 3 apart: all equal gives exactly 1/4; a -inf element
+  // contributes exp(-inf) = 0 to its group only.
+  const int64_t n = 24;
+  std::vector<float> in(n * 6, 7.0f);
+  in[n + 4] = -INFINITY; // sample 1, block 0, group 1, element 1
+  SimRun run =
+      simulateChain({ColumnOp::AxisSoftmax}, n, 2, in, 0, {{4.0f, 3.0f}});
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  for (size_t i = 0; i < in.size(); ++i) {
+    size_t s = i / n, j = i % n;
+    bool group1 = s == 1 && j < 12 && j % 3 == 1;
+    float expect = group1 ? (j == 4 ? 0.0f : 1.0f / 3) : 0.25f;
+    EXPECT_NEAR(run.out[i], expect, 1e-7) << i;
+  }
+}
+
+TEST(ColumnKernel, AxisSoftmaxRows) {
+  // Chunks must hold whole blocks of G I elements.
+  const std::vector<float> contiguous = {5, 1}, strided = {4, 5};
+  EXPECT_EQ(columnChunkMultiple(ColumnOp::AxisSoftmax, strided), 20);
+  EXPECT_EQ(columnChunkMultiple(ColumnOp::Softmax, {}), 1);
+  EXPECT_TRUE(columnRowsAllowed(ColumnOp::AxisSoftmax, contiguous, 60, 4));
+  EXPECT_FALSE(columnRowsAllowed(ColumnOp::AxisSoftmax, contiguous, 60, 5));
+  EXPECT_TRUE(columnRowsAllowed(ColumnOp::AxisLogSoftmax, strided, 60, 3));
+  EXPECT_FALSE(columnRowsAllowed(ColumnOp::AxisLogSoftmax, strided, 60, 2));
+  // ceil(60 / 4) = 15 is a multiple of 5, but of 20 it is not.
+  EXPECT_FALSE(columnRowsAllowed(ColumnOp::AxisLogSoftmax, strided, 60, 4));
+  EXPECT_TRUE(columnRowsAllowed(ColumnOp::Relu, {}, 60, 7));
+
+  mlir::DialectRegistry registry;
+  weft::registerAllDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  std::string diags;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    diags = d.str();
+    return mlir::success();
+  });
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(
+      "wavelet.program @t attributes {target = #fabric.target<1x8>} {}", &ctx);
+  ASSERT_TRUE(module);
+  auto program = *module->getOps<wv::ProgramOp>().begin();
+  mlir::OpBuilder b(&ctx);
+  b.setInsertionPointToEnd(&program.getBody().front());
+  ColumnKernel k;
+  k.op = ColumnOp::AxisSoftmax;
+  k.layout = {60, 2, 0};
+  k.params = strided;
+  k.inColor = 1;
+  k.outColor = 2;
+  EXPECT_TRUE(mlir::failed(emitColumnKernel(b, program.getLoc(), k, "k", "k")));
+  EXPECT_EQ(diags, "column kernel k (AxisSoftmax): 2 rows cut its 60 elements "
+                   "into chunks of 30, which split its blocks of 20 elements "
+                   "(each PE must hold whole groups)");
+  k.params = {7, 1};
+  k.layout = {60, 1, 0};
+  EXPECT_TRUE(mlir::failed(emitColumnKernel(b, program.getLoc(), k, "k", "k")));
+  EXPECT_EQ(diags, "column kernel k (AxisSoftmax) has groups of 7 elements 1 "
+                   "apart, which do not tile its 60 elements");
+  k.params = {2, 300};
+  k.layout = {600, 1, 0};
+  EXPECT_TRUE(mlir::failed(emitColumnKernel(b, program.getLoc(), k, "k", "k")));
+  EXPECT_EQ(diags, "column kernel k (AxisSoftmax): the elements of a group are "
+                   "300 apart, beyond the 255-element stride of a DSD; the "
+                   "softmax axis needs fewer elements after it");
+}
+
 /// Sweeps the activation over [lo, hi] and reports its accuracy.
 void sweep(ColumnOp op, float lo, float hi, bool tiny, double &maxUlp,
            double &maxAbs, double &maxRel, float &worst) {
@@ -603,6 +751,11 @@ std::string softmax(bool log, const std::string &shape,
                     const std::string &bshape, const std::string &reassoc) {
   std::string t = "tensor<" + shape + "xf32>";
   std::string kt = "tensor<" + kept + ">", bt = "tensor<" + bshape + ">";
+  // The expand_shape's output_shape: bshape's sizes ("1x1x5xf32": 1, 1, 5).
+  std::string outShape;
+  for (size_t p = 0, q; (q = bshape.find('x', p)) != std::string::npos;
+       p = q + 1)
+    outShape += (outShape.empty() ? "" : ", ") + bshape.substr(p, q - p);
   std::string s =
       "#map = affine_map<" + idmap + ">\n#map1 = affine_map<" + rmap +
       ">\n#map2 = affine_map<" + bmap +
@@ -629,7 +782,7 @@ std::string softmax(bool log, const std::string &shape,
       kt +
       "\n"
       "  %e = tensor.expand_shape %2 " +
-      reassoc + " output_shape [" + (bshape == "1x1xf32" ? "1, 1" : "1") +
+      reassoc + " output_shape [" + outShape +
       "] : " + kt + " into " + bt +
       "\n"
       "  %3 = tensor.empty() : " +
@@ -669,7 +822,7 @@ std::string softmax(bool log, const std::string &shape,
       kt +
       "\n"
       "  %e1 = tensor.expand_shape %7 " +
-      reassoc + " output_shape [" + (bshape == "1x1xf32" ? "1, 1" : "1") +
+      reassoc + " output_shape [" + outShape +
       "] : " + kt + " into " + bt +
       "\n"
       "  %8 = linalg.generic {indexing_maps = [#map, #map2, #map], "
@@ -717,7 +870,8 @@ TEST_F(Match, Softmax) {
 TEST_F(Match, SoftmaxFailures) {
   std::string why;
   bool arg = false;
-  // Softmax over rows of a [2, 10] tensor is two softmaxes per sample.
+  // Softmax over rows of a [2, 10] tensor is two softmaxes per sample: an
+  // AxisSoftmax of groups of 10.
   std::string two = softmax2d(false, "2x10");
   for (std::string from : {"tensor<1xf32>", "tensor<1x1xf32>"}) {
     size_t p;
@@ -730,9 +884,9 @@ TEST_F(Match, SoftmaxFailures) {
   while ((p = two.find("output_shape [1, 1]")) != std::string::npos)
     two.replace(p, 19, "output_shape [2, 1]");
   auto r = match(two, why, arg);
-  EXPECT_TRUE(mlir::failed(r));
-  EXPECT_EQ(why, "the normalizer of its Softmax keeps dimension 0 of size 2, "
-                 "so it is not one softmax over the whole sample");
+  ASSERT_TRUE(mlir::succeeded(r)) << why;
+  EXPECT_EQ(*r, ColumnOp::AxisSoftmax);
+  EXPECT_EQ(params, (std::vector<float>{10, 1}));
   // a * b instead of a / b.
   std::string mul = softmax2d(false, "1x10");
   mul.replace(mul.find("arith.divf"), 10, "arith.mulf");
@@ -747,6 +901,71 @@ TEST_F(Match, SoftmaxFailures) {
   EXPECT_TRUE(mlir::failed(r));
   EXPECT_EQ(why, "the maximum of its LogSoftmax does not start its reduction "
                  "from -inf");
+}
+
+TEST_F(Match, AxisSoftmax) {
+  std::string why;
+  bool arg = false;
+  for (bool log : {false, true}) {
+    ColumnOp want = log ? ColumnOp::AxisLogSoftmax : ColumnOp::AxisSoftmax;
+    // ONNX axis 1 of [N, 4, 5] on one sample: groups of 4, 5 apart.
+    auto r = match(softmax(log, "1x4x5", "(d0, d1, d2) -> (d0, d1, d2)",
+                           "(d0, d1, d2) -> (d0, d2)",
+                           "(d0, d1, d2) -> (d0, 0, d2)",
+                           "\"parallel\", \"reduction\", \"parallel\"",
+                           "\"parallel\", \"parallel\", \"parallel\"",
+                           "1x5xf32", "1x1x5xf32", "[[0], [1, 2]]"),
+                   why, arg);
+    ASSERT_TRUE(mlir::succeeded(r)) << why;
+    EXPECT_EQ(*r, want);
+    EXPECT_TRUE(arg);
+    EXPECT_EQ(params, (std::vector<float>{4, 5}));
+    // The last axis: contiguous groups of 5.
+    r = match(softmax(log, "1x4x5", "(d0, d1, d2) -> (d0, d1, d2)",
+                      "(d0, d1, d2) -> (d0, d1)", "(d0, d1, d2) -> (d0, d1, 0)",
+                      "\"parallel\", \"parallel\", \"reduction\"",
+                      "\"parallel\", \"parallel\", \"parallel\"",
+                      "1x4xf32", "1x4x1xf32", "[[0], [1, 2]]"),
+              why, arg);
+    ASSERT_TRUE(mlir::succeeded(r)) << why;
+    EXPECT_EQ(*r, want);
+    EXPECT_EQ(params, (std::vector<float>{5, 1}));
+    // The whole tensor as one sample, axis 0 of [3, 4, 5]: groups of 3, 20
+    // apart.
+    r = match(softmax(log, "3x4x5", "(d0, d1, d2) -> (d0, d1, d2)",
+                      "(d0, d1, d2) -> (d1, d2)", "(d0, d1, d2) -> (0, d1, d2)",
+                      "\"reduction\", \"parallel\", \"parallel\"",
+                      "\"parallel\", \"parallel\", \"parallel\"",
+                      "4x5xf32", "1x4x5xf32", "[[0, 1], [2]]"),
+              why, arg);
+    ASSERT_TRUE(mlir::succeeded(r)) << why;
+    EXPECT_EQ(*r, want);
+    EXPECT_EQ(params, (std::vector<float>{3, 20}));
+  }
+  // Reducing dimensions 1 and 3 around a kept dimension 2.
+  auto r = match(
+      softmax(false, "1x3x4x5", "(d0, d1, d2, d3) -> (d0, d1, d2, d3)",
+              "(d0, d1, d2, d3) -> (d0, d2)",
+              "(d0, d1, d2, d3) -> (d0, 0, d2, 0)",
+              "\"parallel\", \"reduction\", \"parallel\", \"reduction\"",
+              "\"parallel\", \"parallel\", \"parallel\", \"parallel\"",
+              "1x4xf32", "1x1x4x1xf32", "[[0], [1, 2, 3]]"),
+      why, arg);
+  EXPECT_TRUE(mlir::failed(r));
+  EXPECT_EQ(why, "its Softmax reduces dimensions 1 and 3 but keeps dimension 2 "
+                 "of size 4 between them; weft maps a softmax over adjacent "
+                 "dimensions");
+  // The maximum broadcast along the wrong dimension: max over d1, read back
+  // as if it were over d2.
+  r = match(softmax(false, "1x5x5", "(d0, d1, d2) -> (d0, d1, d2)",
+                    "(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d0, d1, 0)",
+                    "\"parallel\", \"reduction\", \"parallel\"",
+                    "\"parallel\", \"parallel\", \"parallel\"", "1x5xf32",
+                    "1x5x1xf32", "[[0], [1, 2]]"),
+            why, arg);
+  EXPECT_TRUE(mlir::failed(r));
+  EXPECT_EQ(why, "its Softmax does not broadcast the maximum or the sum back "
+                 "along the dimensions it reduced");
 }
 
 } // namespace

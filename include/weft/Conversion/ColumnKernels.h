@@ -9,7 +9,8 @@
 // kernels"). Such a layer occupies one column of PEs, one PE per row chunk
 // of its input; each PE receives its chunk from the west, computes, and sends
 // the result east, chunk for chunk, so the layout is unchanged. Softmax
-// reduces the row maxima and sums across the column and broadcasts them back.
+// reduces the row maxima and sums across the column and broadcasts them back;
+// a softmax over an axis of the sample keeps whole groups on every PE.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,6 +83,13 @@ enum class ColumnOp {
   MaxTensor, ///< max(x, C)
   MinTensor, ///< min(x, C)
   PRelu,     ///< x < 0 ? C x : x (a per-element slope)
+  // Softmax / LogSoftmax over one axis of the sample: the sample is cut into
+  // groups of params[0] = G elements, consecutive elements of a group
+  // params[1] = I apart (I = 1: the axis is the last non-unit one; I > 1:
+  // the product of the dimensions after it). Each PE's chunk holds whole
+  // blocks of G I elements (columnRowsAllowed), so no PE talks to another.
+  AxisSoftmax,    ///< exp(x - max) / sum(exp(x - max)) per group
+  AxisLogSoftmax, ///< x - max - log(sum(exp(x - max))) per group
 };
 const char *columnOpName(ColumnOp op);
 
@@ -94,8 +102,26 @@ int64_t columnParamCount(ColumnOp op);
 /// whose n elements are ColumnKernel::params.
 bool columnTakesTensor(ColumnOp op);
 
-/// Recognises a per-sample elementwise activation or (log-)softmax over the
-/// last dimension whose result is `result` (the importer's linalg form).
+/// Whether `op` is AxisSoftmax or AxisLogSoftmax.
+bool isAxisSoftmax(ColumnOp op);
+
+/// The elements a row chunk of the kernel must be a multiple of: G I for
+/// AxisSoftmax/AxisLogSoftmax (whole blocks of groups), 1 otherwise.
+int64_t columnChunkMultiple(ColumnOp op, const std::vector<float> &params);
+
+/// Whether `rows` row chunks of `n` elements suit the kernel: no chunk is
+/// empty and every chunk holds whole blocks (columnChunkMultiple).
+bool columnRowsAllowed(ColumnOp op, const std::vector<float> &params,
+                       int64_t n, int64_t rows);
+
+/// The largest stride between the elements of a group (AxisSoftmax's
+/// params[1]) a PE's DSDs reach: the 9-bit signed mem1d stride.
+constexpr int64_t kMaxAxisStride = 255;
+
+/// Recognises a per-sample elementwise activation or (log-)softmax whose
+/// result is `result` (the importer's linalg form): over the whole sample
+/// (Softmax, LogSoftmax) or over one axis, or adjacent axes, of it
+/// (AxisSoftmax, AxisLogSoftmax, with {G, I} in `*params`).
 /// Returns the op and sets `input` to its operand and, if `params` is
 /// given, `*params` to its constants (columnParamCount(op) of them); fails
 /// with a sentence in `why` otherwise. Scalar constants may be arith
