@@ -214,8 +214,8 @@ int64_t columnChunkMultiple(ColumnOp op, const std::vector<float> &params) {
   return g * i;
 }
 
-bool columnRowsAllowed(ColumnOp op, const std::vector<float> &params,
-                       int64_t n, int64_t rows) {
+bool columnRowsAllowed(ColumnOp op, const std::vector<float> &params, int64_t n,
+                       int64_t rows) {
   if (rows < 1 || n < 1 || chunkSize(n, rows, rows - 1) < 1)
     return false;
   return chunkSize(n, rows, 0) % columnChunkMultiple(op, params) == 0;
@@ -1096,8 +1096,7 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
   } else if (auto logG = s.getDefiningOp<linalg::GenericOp>();
              sub && logG && last.isArg(sub->getOperand(0), 0) &&
              last.isArg(sub->getOperand(1), 1) && computeOps(last) == 1 &&
-             isUnaryElementwise(logG) &&
-             unaryOfArg(bodyOf(logG), "math.log")) {
+             isUnaryElementwise(logG) && unaryOfArg(bodyOf(logG), "math.log")) {
     // LogSoftmax's function expansion: the log of the sum is a generic of
     // its own on the reduced tensor.
     op = ColumnOp::LogSoftmax;
@@ -1139,8 +1138,8 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
     why = "its exponent is not x - max(x) with the maximum broadcast";
     return failure();
   }
-  Value reduced = reductionOf(m, "arith.maximumf", -INFINITY, what, maxDims,
-                              maxRed);
+  Value reduced =
+      reductionOf(m, "arith.maximumf", -INFINITY, what, maxDims, maxRed);
   if (!reduced) {
     why = "the maximum of its " + std::string(columnOpName(op)) + " " + what;
     return failure();
@@ -1226,7 +1225,7 @@ constexpr int32_t kGprEnd = 10, kGprInnerEnd = 11, kGprInnerEnd0 = 12,
 
 /// The shape of AxisSoftmax's loops on a chunk of L elements.
 struct AxisLoop {
-  int64_t group = 1, stride = 1; // G, I
+  int64_t group = 1, stride = 1;  // G, I
   int64_t groups = 0, blocks = 0; // per chunk
 };
 AxisLoop axisLoop(const ColumnKernel &k, int64_t L) {
@@ -1836,8 +1835,8 @@ private:
   void jumpIfTrue(StringRef label) {
     OperationState st(loc, wv::JumpOp::getOperationName());
     st.addAttribute("label", b.getStringAttr(label));
-    st.addAttribute("cond", wv::JumpCondAttr::get(b.getContext(),
-                                                  wv::JumpCond::if_true));
+    st.addAttribute(
+        "cond", wv::JumpCondAttr::get(b.getContext(), wv::JumpCond::if_true));
     b.create(st);
   }
   void dsd(StringRef sym, Rec index, wv::DsdKind kind,
@@ -2043,8 +2042,7 @@ void Emitter::emitAxisSoftmax(int64_t L) {
       {i64("length", L), i64("color", k.inColor)});
   dsd("out", kRecOut, wv::DsdKind::fabout,
       {i64("length", L), i64("color", k.outColor)});
-  dsd("buf", kRecBuf, wv::DsdKind::mem1d,
-      {i64("length", L), i64("base", buf)});
+  dsd("buf", kRecBuf, wv::DsdKind::mem1d, {i64("length", L), i64("base", buf)});
   dsd("grp", kRecBuf2, wv::DsdKind::mem1d,
       {i64("length", lp.group), i64("base", buf), i64("stride", lp.stride),
        b.getNamedAttr("ix", b.getUnitAttr())});
@@ -2071,8 +2069,8 @@ void Emitter::emitAxisSoftmax(int64_t L) {
   if (lp.stride > 1)
     inst("mov16", {gpr, kGprInnerEnd, gpr, kGprInnerEnd0});
   label("group");
-  inst("mov32", {gpr, kGprMax, s0, 1}); // m = grp[0]
-  inst("fmaxr", {gpr, kGprMax, s0, 1}); // m = max(m, grp...)
+  inst("mov32", {gpr, kGprMax, s0, 1});  // m = grp[0]
+  inst("fmaxr", {gpr, kGprMax, s0, 1});  // m = max(m, grp...)
   inst("fsub", {dsrK, 1, gpr, kGprMax}); // grp = grp - m
   inst("fexp", {ddsr, log ? 2 : 1, s0, 1});
   inst("mov32", {gpr, kGprSum, imm, zero});
@@ -2358,11 +2356,11 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
     float g = k.params[0], i = k.params[1];
     if (!(g >= 1) || !(i >= 1) || g != std::floor(g) || i != std::floor(i) ||
         int64_t(g) * int64_t(i) > lay.n || lay.n % (int64_t(g) * int64_t(i)))
-      return emitError(loc) << "column kernel " << name << " ("
-                            << columnOpName(k.op) << ") has groups of "
-                            << shortNum(g) << " elements " << shortNum(i)
-                            << " apart, which do not "
-                            << "tile its " << lay.n << " elements";
+      return emitError(loc)
+             << "column kernel " << name << " (" << columnOpName(k.op)
+             << ") has groups of " << shortNum(g) << " elements " << shortNum(i)
+             << " apart, which do not "
+             << "tile its " << lay.n << " elements";
     if (int64_t(i) > kMaxAxisStride)
       return emitError(loc)
              << "column kernel " << name << " (" << columnOpName(k.op)
@@ -2471,12 +2469,11 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
                     (log ? scalar(O::FLOG) + cyc(O::FSUB, G)
                          : scalar(O::FRCP) + cyc(O::FMUL, G));
     int64_t next = scalar(O::ADD16) + scalar(O::CLTU16) + scalar(O::BRT);
-    int64_t t = cyc(O::MOV32, L) + scalar(O::MOVI) + lp.groups * (group + next) +
-                cyc(O::MOV32, L) + jump;
+    int64_t t = cyc(O::MOV32, L) + scalar(O::MOVI) +
+                lp.groups * (group + next) + cyc(O::MOV32, L) + jump;
     if (lp.stride > 1)
-      t += scalar(O::MOV16) +
-           lp.blocks * (2 * scalar(O::ADD16) + scalar(O::CLTU16) +
-                        scalar(O::BRT));
+      t += scalar(O::MOV16) + lp.blocks * (2 * scalar(O::ADD16) +
+                                           scalar(O::CLTU16) + scalar(O::BRT));
     return t;
   }
   if (!isClassic(k.op)) {

@@ -332,8 +332,8 @@ std::vector<double> exactAxisSoftmax(ColumnOp op, const float *x, int64_t n,
                                      int64_t G, int64_t I) {
   std::vector<double> y(static_cast<size_t>(n));
   std::vector<float> g(static_cast<size_t>(G));
-  ColumnOp whole = op == ColumnOp::AxisSoftmax ? ColumnOp::Softmax
-                                               : ColumnOp::LogSoftmax;
+  ColumnOp whole =
+      op == ColumnOp::AxisSoftmax ? ColumnOp::Softmax : ColumnOp::LogSoftmax;
   for (int64_t b = 0; b < n; b += G * I)
     for (int64_t i = 0; i < I; ++i) {
       for (int64_t a = 0; a < G; ++a)
@@ -351,7 +351,7 @@ struct AxisShape {
 // Contiguous groups (I = 1) and strided ones; chunks of whole blocks.
 const AxisShape kAxisShapes[] = {
     {20, 1, 5, 1},   {60, 3, 5, 1},   {60, 4, 5, 1},  {12, 2, 1, 1},
-    {1000, 8, 5, 1},  {60, 1, 4, 5},  {60, 3, 4, 5},  {60, 1, 3, 20},
+    {1000, 8, 5, 1}, {60, 1, 4, 5},   {60, 3, 4, 5},  {60, 1, 3, 20},
     {24, 2, 3, 4},   {784, 4, 7, 28}, {256, 4, 2, 32}};
 
 double maxAxisSoftmaxRel = 0, maxAxisLogSoftmaxErr = 0;
@@ -360,13 +360,12 @@ TEST(ColumnKernel, AxisSoftmaxOnTheFabric) {
   for (ColumnOp op : {ColumnOp::AxisSoftmax, ColumnOp::AxisLogSoftmax})
     for (AxisShape sh : kAxisShapes)
       for (float scale : {3.0f, 1000.0f}) {
-        SCOPED_TRACE(std::string(columnOpName(op)) + " n=" +
-                     std::to_string(sh.n) + " rows=" + std::to_string(sh.rows) +
-                     " G=" + std::to_string(sh.G) +
-                     " I=" + std::to_string(sh.I) +
-                     " scale=" + std::to_string(scale));
-        ASSERT_TRUE(columnRowsAllowed(op, {float(sh.G), float(sh.I)}, sh.n,
-                                      sh.rows));
+        SCOPED_TRACE(
+            std::string(columnOpName(op)) + " n=" + std::to_string(sh.n) +
+            " rows=" + std::to_string(sh.rows) + " G=" + std::to_string(sh.G) +
+            " I=" + std::to_string(sh.I) + " scale=" + std::to_string(scale));
+        ASSERT_TRUE(
+            columnRowsAllowed(op, {float(sh.G), float(sh.I)}, sh.n, sh.rows));
         std::vector<float> in =
             randomInputs(sh.n * 10, scale, unsigned(sh.n * 3 + sh.G));
         SimRun run = simulateChain({op}, sh.n, sh.rows, in, 0,
@@ -782,8 +781,7 @@ std::string softmax(bool log, const std::string &shape,
       kt +
       "\n"
       "  %e = tensor.expand_shape %2 " +
-      reassoc + " output_shape [" + outShape +
-      "] : " + kt + " into " + bt +
+      reassoc + " output_shape [" + outShape + "] : " + kt + " into " + bt +
       "\n"
       "  %3 = tensor.empty() : " +
       t +
@@ -822,8 +820,7 @@ std::string softmax(bool log, const std::string &shape,
       kt +
       "\n"
       "  %e1 = tensor.expand_shape %7 " +
-      reassoc + " output_shape [" + outShape +
-      "] : " + kt + " into " + bt +
+      reassoc + " output_shape [" + outShape + "] : " + kt + " into " + bt +
       "\n"
       "  %8 = linalg.generic {indexing_maps = [#map, #map2, #map], "
       "iterator_types = [" +
@@ -909,13 +906,13 @@ TEST_F(Match, AxisSoftmax) {
   for (bool log : {false, true}) {
     ColumnOp want = log ? ColumnOp::AxisLogSoftmax : ColumnOp::AxisSoftmax;
     // ONNX axis 1 of [N, 4, 5] on one sample: groups of 4, 5 apart.
-    auto r = match(softmax(log, "1x4x5", "(d0, d1, d2) -> (d0, d1, d2)",
-                           "(d0, d1, d2) -> (d0, d2)",
-                           "(d0, d1, d2) -> (d0, 0, d2)",
-                           "\"parallel\", \"reduction\", \"parallel\"",
-                           "\"parallel\", \"parallel\", \"parallel\"",
-                           "1x5xf32", "1x1x5xf32", "[[0], [1, 2]]"),
-                   why, arg);
+    auto r =
+        match(softmax(log, "1x4x5", "(d0, d1, d2) -> (d0, d1, d2)",
+                      "(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d0, 0, d2)",
+                      "\"parallel\", \"reduction\", \"parallel\"",
+                      "\"parallel\", \"parallel\", \"parallel\"", "1x5xf32",
+                      "1x1x5xf32", "[[0], [1, 2]]"),
+              why, arg);
     ASSERT_TRUE(mlir::succeeded(r)) << why;
     EXPECT_EQ(*r, want);
     EXPECT_TRUE(arg);
@@ -924,8 +921,8 @@ TEST_F(Match, AxisSoftmax) {
     r = match(softmax(log, "1x4x5", "(d0, d1, d2) -> (d0, d1, d2)",
                       "(d0, d1, d2) -> (d0, d1)", "(d0, d1, d2) -> (d0, d1, 0)",
                       "\"parallel\", \"parallel\", \"reduction\"",
-                      "\"parallel\", \"parallel\", \"parallel\"",
-                      "1x4xf32", "1x4x1xf32", "[[0], [1, 2]]"),
+                      "\"parallel\", \"parallel\", \"parallel\"", "1x4xf32",
+                      "1x4x1xf32", "[[0], [1, 2]]"),
               why, arg);
     ASSERT_TRUE(mlir::succeeded(r)) << why;
     EXPECT_EQ(*r, want);
@@ -935,22 +932,22 @@ TEST_F(Match, AxisSoftmax) {
     r = match(softmax(log, "3x4x5", "(d0, d1, d2) -> (d0, d1, d2)",
                       "(d0, d1, d2) -> (d1, d2)", "(d0, d1, d2) -> (0, d1, d2)",
                       "\"reduction\", \"parallel\", \"parallel\"",
-                      "\"parallel\", \"parallel\", \"parallel\"",
-                      "4x5xf32", "1x4x5xf32", "[[0, 1], [2]]"),
+                      "\"parallel\", \"parallel\", \"parallel\"", "4x5xf32",
+                      "1x4x5xf32", "[[0, 1], [2]]"),
               why, arg);
     ASSERT_TRUE(mlir::succeeded(r)) << why;
     EXPECT_EQ(*r, want);
     EXPECT_EQ(params, (std::vector<float>{3, 20}));
   }
   // Reducing dimensions 1 and 3 around a kept dimension 2.
-  auto r = match(
-      softmax(false, "1x3x4x5", "(d0, d1, d2, d3) -> (d0, d1, d2, d3)",
-              "(d0, d1, d2, d3) -> (d0, d2)",
-              "(d0, d1, d2, d3) -> (d0, 0, d2, 0)",
-              "\"parallel\", \"reduction\", \"parallel\", \"reduction\"",
-              "\"parallel\", \"parallel\", \"parallel\", \"parallel\"",
-              "1x4xf32", "1x1x4x1xf32", "[[0], [1, 2, 3]]"),
-      why, arg);
+  auto r =
+      match(softmax(false, "1x3x4x5", "(d0, d1, d2, d3) -> (d0, d1, d2, d3)",
+                    "(d0, d1, d2, d3) -> (d0, d2)",
+                    "(d0, d1, d2, d3) -> (d0, 0, d2, 0)",
+                    "\"parallel\", \"reduction\", \"parallel\", \"reduction\"",
+                    "\"parallel\", \"parallel\", \"parallel\", \"parallel\"",
+                    "1x4xf32", "1x1x4x1xf32", "[[0], [1, 2, 3]]"),
+            why, arg);
   EXPECT_TRUE(mlir::failed(r));
   EXPECT_EQ(why, "its Softmax reduces dimensions 1 and 3 but keeps dimension 2 "
                  "of size 4 between them; weft maps a softmax over adjacent "

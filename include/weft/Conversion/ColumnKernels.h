@@ -111,8 +111,8 @@ int64_t columnChunkMultiple(ColumnOp op, const std::vector<float> &params);
 
 /// Whether `rows` row chunks of `n` elements suit the kernel: no chunk is
 /// empty and every chunk holds whole blocks (columnChunkMultiple).
-bool columnRowsAllowed(ColumnOp op, const std::vector<float> &params,
-                       int64_t n, int64_t rows);
+bool columnRowsAllowed(ColumnOp op, const std::vector<float> &params, int64_t n,
+                       int64_t rows);
 
 /// The largest stride between the elements of a group (AxisSoftmax's
 /// params[1]) a PE's DSDs reach: the 9-bit signed mem1d stride.
