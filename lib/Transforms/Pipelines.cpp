@@ -28,6 +28,9 @@ void weft::populateFabricPreparePipeline(OpPassManager &pm) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createFoldElementwiseConstants());
   fn.addPass(createLinearToMatmul());
+  // Expressions that read x more than once become one generic (after the
+  // folds, which see the importer's one-op generics).
+  fn.addPass(createFuseElementwise());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
 }

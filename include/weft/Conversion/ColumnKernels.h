@@ -90,12 +90,21 @@ enum class ColumnOp {
   // blocks of G I elements (columnRowsAllowed), so no PE talks to another.
   AxisSoftmax,    ///< exp(x - max) / sum(exp(x - max)) per group
   AxisLogSoftmax, ///< x - max - log(sum(exp(x - max))) per group
+  // A fused elementwise body of x and scalar constants that no op above
+  // matches (SiLU, GELU, Mish...): params encode its SSA ops, four floats
+  // per node (docs/execution-model.md, "Expressions"), compiled into one
+  // sequence of vector steps over at most kExpressionBuffers buffers.
+  Expression,
 };
+
+/// The buffers an Expression kernel may use (columnBuffers(Expression)).
+constexpr int64_t kExpressionBuffers = 8;
 const char *columnOpName(ColumnOp op);
 
 /// How many constants (ColumnKernel::params) `op` takes; for the ops with a
 /// constant tensor (columnTakesTensor) it is the sample's element count
-/// instead, and this returns 0.
+/// instead, and for Expression the length of its program; this returns 0
+/// for both.
 int64_t columnParamCount(ColumnOp op);
 
 /// Whether `op` combines x with a constant tensor (AddTensor .. PRelu),
@@ -130,6 +139,12 @@ constexpr int64_t kMaxAxisStride = 255;
 mlir::FailureOr<ColumnOp>
 matchColumnKernel(mlir::Value result, mlir::Value &input, std::string &why,
                   std::vector<float> *params = nullptr);
+
+/// Checks an Expression program (ColumnKernel::params of an Expression):
+/// its ops, constants, buffers and DSD records fit a PE. Returns the
+/// number of steps per sample, or fails with a sentence in `why`.
+mlir::FailureOr<int64_t>
+checkExpression(const std::vector<float> &params, std::string &why);
 
 /// The tensor operand of a per-row elementwise op whose result is `result`:
 /// the one input of its linalg.generic that is not a splat constant; null

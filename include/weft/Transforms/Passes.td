@@ -280,4 +280,34 @@ def LinearToMatmul : Pass<"weft-linear-to-matmul", "mlir::func::FuncOp"> {
                               "Dense layers created">];
 }
 
+def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise DAGs that read one tensor several times "
+                "into one linalg.generic";
+  let description = [{
+    The importer emits one `linalg.generic` per ONNX node, so an expression
+    that uses its input more than once (SiLU `x * sigmoid(x)`, GELU, a
+    written-out HardSwish or Softsign) is a DAG of generics, not the chain
+    `--weft-convert-to-fabric` maps. This pass finds every elementwise
+    generic that joins two or more distinct non-constant tensors (splat
+    constants do not count) and fuses producers into it with upstream
+    `linalg::fuseElementwiseOps`, latest producer first, until it reads a
+    single tensor or the latest producer is not a same-shape, identity-map,
+    single-use elementwise generic. Nothing else is fused, so a dense
+    layer's bias and activation and Softmax's steps keep their forms; the
+    fused body becomes one column kernel (an `Expression` when no single
+    known op matches; docs/execution-model.md, "Expressions").
+
+    Example:
+    ```mlir
+    %s = linalg.generic ins(%x) ... { negf, exp, addf 1, divf 1 }  // sigmoid
+    %y = linalg.generic ins(%x, %s) ... { mulf }
+    // becomes
+    %y = linalg.generic ins(%x) ... { negf, exp, addf, divf, mulf }
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+  let statistics = [Statistic<"numFused", "num-fused",
+                              "Producers fused into their consumer">];
+}
+
 #endif // WEFT_TRANSFORMS_PASSES
