@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/bit.h"
@@ -608,13 +609,16 @@ struct FoldElementwiseConstants
         ++numAffine;
       }
       g->getResult(0).replaceAllUsesWith(result);
-      SmallVector<Value> operands(g->getOperands());
-      g->erase();
-      // The constants only the generic read.
-      for (Value v : operands)
+      // The constants only the generic read (each once, though the generic
+      // may list one constant several times).
+      llvm::SetVector<Operation *> defs;
+      for (Value v : g->getOperands())
         if (Operation *d = v.getDefiningOp())
-          if (d->use_empty() && isa<arith::ConstantOp, tensor::EmptyOp>(d))
-            d->erase();
+          defs.insert(d);
+      g->erase();
+      for (Operation *d : defs)
+        if (d->use_empty() && isa<arith::ConstantOp, tensor::EmptyOp>(d))
+          d->erase();
     }
   }
 };

@@ -252,3 +252,24 @@ func.func @identity(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   } -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+
+// One constant listed twice (CSE merges BatchNorm's equal scale and
+// variance, say): folded once, and the constant erased once.
+// CHECK-LABEL: func.func @same_constant_twice
+// CHECK: %[[C:.*]] = arith.constant dense<{{\[\[}}2.000000e+00, 4.000000e+00, 6.000000e+00], [8.000000e+00, 1.000000e+01, 1.200000e+01]]> : tensor<2x3xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[C]] :
+// CHECK: arith.addf
+// CHECK-NOT: arith.addf
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @same_constant_twice(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %c = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %c, %c : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %d: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %t = arith.addf %s, %d : f32
+    linalg.yield %t : f32
+  } -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
