@@ -1933,3 +1933,147 @@ TEST(ColumnKernel, ConstantsInMemoryAndDsrReloads) {
   for (size_t i = 0; i < in.size(); ++i)
     EXPECT_NEAR(run.out[i], std::erf(double(in[i])), 2.4e-7) << in[i];
 }
+
+//===----------------------------------------------------------------------===//
+// Expressions: fused bodies no single op matches
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct ExprCase {
+  const char *label;
+  const char *body; ///< the fused generic's body (x is %in, 1.0 is %cst)
+  double (*ref)(double);
+  ColumnOp op;         ///< what it matches
+  double bound;    ///< max |y - e| / max(1, |e|) on [-8, 8], measured
+  double ulpBound; ///< max ulp where |e| >= 1 (none of these cancel there)
+};
+
+double silu(double x) { return x / (1 + std::exp(-x)); }
+double geluErf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double geluTanh(double x) {
+  return 0.5 * x *
+         (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+double hardSwish(double x) {
+  return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
+}
+double softsign(double x) { return x / (1 + std::fabs(x)); }
+double mish(double x) { return x * std::tanh(std::log1p(std::exp(x))); }
+double reluSquareSel(double x) { return x > 0 ? x * x : 0.1 * x; }
+
+const ExprCase kExprs[] = {
+    {"SiLU",
+     "    %2 = arith.negf %in : f32\n    %3 = math.exp %2 : f32\n"
+     "    %4 = arith.addf %3, %cst : f32\n    %5 = arith.divf %cst, %4 : f32\n"
+     "    %6 = arith.mulf %in, %5 : f32\n    linalg.yield %6 : f32\n",
+     silu, ColumnOp::Expression, 1e-6, 4},
+    {"GELU (erf)",
+     "    %s = arith.constant 1.41421354 : f32\n"
+     "    %h = arith.constant 5.000000e-01 : f32\n"
+     "    %2 = arith.divf %in, %s : f32\n    %3 = math.erf %2 : f32\n"
+     "    %4 = arith.addf %3, %cst : f32\n    %5 = arith.mulf %in, %4 : f32\n"
+     "    %6 = arith.mulf %5, %h : f32\n    linalg.yield %6 : f32\n",
+     geluErf, ColumnOp::Expression, 1e-6, 4},
+    {"GELU (tanh)",
+     "    %a = arith.constant 4.471500e-02 : f32\n"
+     "    %k = arith.constant 0.797884583 : f32\n"
+     "    %h = arith.constant 5.000000e-01 : f32\n"
+     "    %2 = arith.mulf %in, %in : f32\n    %3 = arith.mulf %2, %in : f32\n"
+     "    %4 = arith.mulf %3, %a : f32\n    %5 = arith.addf %in, %4 : f32\n"
+     "    %6 = arith.mulf %5, %k : f32\n    %7 = math.tanh %6 : f32\n"
+     "    %8 = arith.addf %7, %cst : f32\n    %9 = arith.mulf %in, %8 : f32\n"
+     "    %10 = arith.mulf %9, %h : f32\n    linalg.yield %10 : f32\n",
+     geluTanh, ColumnOp::Expression, 1e-6, 4},
+    {"HardSwish (expanded)",
+     "    %z = arith.constant 0.000000e+00 : f32\n"
+     "    %a = arith.constant 0.166666672 : f32\n"
+     "    %b = arith.constant 5.000000e-01 : f32\n"
+     "    %2 = arith.mulf %in, %a : f32\n    %3 = arith.addf %2, %b : f32\n"
+     "    %4 = arith.minimumf %3, %cst : f32\n"
+     "    %5 = arith.maximumf %4, %z : f32\n"
+     "    %6 = arith.mulf %in, %5 : f32\n    linalg.yield %6 : f32\n",
+     hardSwish, ColumnOp::HardSwish, 1e-6, 4},
+    {"Softsign (expanded)",
+     "    %2 = math.absf %in : f32\n    %3 = arith.addf %2, %cst : f32\n"
+     "    %4 = arith.divf %in, %3 : f32\n    linalg.yield %4 : f32\n",
+     softsign, ColumnOp::Softsign, 2e-7, 4},
+    {"Mish",
+     "    %2 = math.exp %in : f32\n    %3 = arith.addf %2, %cst : f32\n"
+     "    %4 = math.log %3 : f32\n    %5 = math.tanh %4 : f32\n"
+     "    %6 = arith.mulf %in, %5 : f32\n    linalg.yield %6 : f32\n",
+     mish, ColumnOp::Expression, 2e-6, 8},
+    {"select(x > 0, x * x, 0.1 x)",
+     "    %z = arith.constant 0.000000e+00 : f32\n"
+     "    %t = arith.constant 1.000000e-01 : f32\n"
+     "    %2 = arith.cmpf ogt, %in, %z : f32\n"
+     "    %3 = arith.mulf %in, %in : f32\n    %4 = arith.mulf %in, %t : f32\n"
+     "    %5 = arith.select %2, %3, %4 : f32\n    linalg.yield %5 : f32\n",
+     reluSquareSel, ColumnOp::Expression, 1e-7, 1},
+};
+
+} // namespace
+
+TEST_F(Match, ExpressionsAccuracyAndCost) {
+  const int64_t n = 4096, rows = 3;
+  for (const ExprCase &c : kExprs) {
+    SCOPED_TRACE(c.label);
+    std::string why;
+    bool arg = false;
+    auto op = match(unary("4096", "(d0) -> (d0)", "\"parallel\"", c.body),
+                    why, arg);
+    ASSERT_TRUE(succeeded(op)) << why;
+    EXPECT_EQ(*op, c.op);
+    EXPECT_TRUE(arg);
+    std::vector<float> in(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      in[size_t(i)] = float(-8.0 + 16.0 * double(i) / double(n - 1));
+    SimRun run = simulateChain({*op}, n, rows, in, 0, {params});
+    ASSERT_TRUE(run.error.empty()) << run.error;
+    // Near the zeros of these functions (GELU's 1 + erf(x / sqrt 2) for
+    // x << 0, HardSwish's x / 6 + 1/2 at -3) the f32 formula itself
+    // cancels, so the error is measured against max(1, |e|).
+    double worstAbs = 0, worstMixed = 0, worstUlp = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double e = c.ref(double(in[size_t(i)]));
+      double y = double(run.out[size_t(i)]);
+      worstAbs = std::max(worstAbs, std::fabs(y - e));
+      worstMixed =
+          std::max(worstMixed, std::fabs(y - e) / std::max(1.0, std::fabs(e)));
+      if (std::fabs(e) >= 1)
+        worstUlp = std::max(worstUlp, ulps(run.out[size_t(i)], e));
+    }
+    std::printf("%-28s %-10s on [-8, 8]: max abs %.2e, max mixed %.2e, max "
+                "%.2f ulp (|e| >= 1), %lld cycles/sample for 4096 on 3 rows\n",
+                c.label, columnOpName(*op), worstAbs, worstMixed, worstUlp,
+                (long long)run.predicted);
+    EXPECT_LE(worstMixed, c.bound);
+    EXPECT_LE(worstUlp, c.ulpBound);
+    // The cost model equals the simulator on several shapes.
+    const Shape shapes[] = {{1, 1}, {10, 3}, {129, 4}, {784, 16}};
+    for (Shape sh : shapes) {
+      std::vector<float> xs = randomInputs(sh.n * 10, 5, 17);
+      SimRun r = simulateChain({*op}, sh.n, sh.rows, xs, 0, {params});
+      ASSERT_TRUE(r.error.empty()) << r.error;
+      EXPECT_EQ(double(r.predicted), r.period())
+          << "n=" << sh.n << " rows=" << sh.rows;
+    }
+  }
+}
+
+TEST_F(Match, ExpressionFailures) {
+  std::string why;
+  bool arg = false;
+  // atan has no sequence.
+  auto op = match(unary("8", "(d0) -> (d0)", "\"parallel\"",
+                        "    %2 = math.atan %in : f32\n"
+                        "    %3 = arith.mulf %in, %2 : f32\n"
+                        "    linalg.yield %3 : f32\n"),
+                  why, arg);
+  EXPECT_TRUE(failed(op));
+  EXPECT_NE(why.find("math.atan"), std::string::npos) << why;
+  // A malformed program is refused before emission.
+  std::string err;
+  EXPECT_TRUE(failed(checkExpression({1, 0, 5, 0}, err)));
+  EXPECT_TRUE(failed(checkExpression({1, 0}, err)));
+}
