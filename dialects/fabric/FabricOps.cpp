@@ -1,4 +1,5 @@
-//===- FabricOps.cpp - fabric operations ------------------------------------===//
+//===- FabricOps.cpp - fabric operations
+//------------------------------------===//
 //
 // Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
 //
@@ -27,16 +28,14 @@ static void printDirSet(OpAsmPrinter &p, Operation *op, IntegerAttr set) {
 #define GET_OP_CLASSES
 #include "fabric/FabricOps.cpp.inc"
 
-
 /// Checks that `r` lies inside the grid of the enclosing target.
-static LogicalResult verifyRectFits(Operation *op, RectAttr r,
-                                    StringRef what) {
+static LogicalResult verifyRectFits(Operation *op, RectAttr r, StringRef what) {
   std::optional<wt::Target> t = getEnclosingTarget(op);
   if (!t || r.fits(*t))
     return success();
   return op->emitOpError() << what << " rectangle " << rectString(r)
-                           << " leaves the " << t->width() << "x"
-                           << t->height() << " fabric";
+                           << " leaves the " << t->width() << "x" << t->height()
+                           << " fabric";
 }
 
 //===----------------------------------------------------------------------===//
@@ -74,7 +73,8 @@ LogicalResult ProgramOp::verifyRegions() {
   llvm::StringMap<RouteOp> routeOfStream;
   llvm::DenseMap<std::tuple<int64_t, int64_t, unsigned>, RouteOp> owner;
   for (auto route : getBody().front().getOps<RouteOp>()) {
-    auto [it, inserted] = routeOfStream.try_emplace(route.getRouteName(), route);
+    auto [it, inserted] =
+        routeOfStream.try_emplace(route.getRouteName(), route);
     if (!inserted)
       return route.emitOpError()
              << (route.getChannel() ? "" : "stream ") << route.getRouteName()
@@ -100,13 +100,15 @@ LogicalResult ProgramOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult IoOp::verify() {
-  if (int64_t(getFirstRow()) < 0 || int64_t(getFirstRow()) >= int64_t(getEndRow()))
+  if (int64_t(getFirstRow()) < 0 ||
+      int64_t(getFirstRow()) >= int64_t(getEndRow()))
     return emitOpError() << "row range [" << int64_t(getFirstRow()) << ", "
                          << int64_t(getEndRow()) << ") is empty or negative";
   std::optional<wt::Target> t = getEnclosingTarget(*this);
   if (t && int64_t(getEndRow()) > int64_t(t->height()))
-    return emitOpError() << "rows [" << int64_t(getFirstRow()) << ", " << int64_t(getEndRow())
-                         << ") leave the " << t->height() << "-row fabric";
+    return emitOpError() << "rows [" << int64_t(getFirstRow()) << ", "
+                         << int64_t(getEndRow()) << ") leave the "
+                         << t->height() << "-row fabric";
   auto type = cast<RankedTensorType>(getType());
   if (!type.hasStaticShape())
     return emitOpError() << "host tensor " << type << " has a dynamic shape";
@@ -137,7 +139,8 @@ LogicalResult KernelOp::verify() {
            << "yields " << yield.getResults().getTypes().size()
            << " values whose types do not match the kernel results";
   if (int64_t(getSmear()) < 1)
-    return emitOpError() << "smear factor " << int64_t(getSmear()) << " is below 1";
+    return emitOpError() << "smear factor " << int64_t(getSmear())
+                         << " is below 1";
   if (auto tile = getTileAttr())
     for (int64_t s : tile.asArrayRef())
       if (s < 1)
@@ -176,12 +179,12 @@ static LogicalResult checkPayload(StreamOp op, Type tensor, WaveletsType w,
                                   StringRef end) {
   auto t = dyn_cast<RankedTensorType>(tensor);
   if (!t || !t.hasStaticShape())
-    return op.emitOpError() << end << " type " << tensor
-                            << " is not a static tensor";
+    return op.emitOpError()
+           << end << " type " << tensor << " is not a static tensor";
   if (t.getElementType() != w.getElementType() ||
       t.getNumElements() != w.getCount())
-    return op.emitOpError() << end << " carries " << t << " but the stream is "
-                            << w;
+    return op.emitOpError()
+           << end << " carries " << t << " but the stream is " << w;
   return success();
 }
 
@@ -199,9 +202,9 @@ static LogicalResult checkEndpoint(StreamOp op, SymbolTableCollection &symbols,
     ArrayRef<Type> types = isSource ? k.getFunctionType().getResults()
                                     : k.getFunctionType().getInputs();
     if (port < 0 || port >= int64_t(types.size()))
-      return op.emitOpError() << "kernel " << ref << " has " << types.size()
-                              << (isSource ? " outputs" : " inputs")
-                              << ", not port " << port;
+      return op.emitOpError()
+             << "kernel " << ref << " has " << types.size()
+             << (isSource ? " outputs" : " inputs") << ", not port " << port;
     return checkPayload(op, types[port], payload,
                         isSource ? "source port" : "destination port");
   }
@@ -287,14 +290,17 @@ LogicalResult RouteOp::verifyRegions() {
   llvm::DenseMap<std::pair<int64_t, int64_t>, SwitchOp> at;
   for (auto sw : getBody().front().getOps<SwitchOp>())
     if (!at.try_emplace({int64_t(sw.getX()), int64_t(sw.getY())}, sw).second)
-      return sw.emitOpError() << "is a second switch of " << getRouteName()
-                              << " at PE (" << int64_t(sw.getX()) << ", "
-                              << int64_t(sw.getY()) << ")";
+      return sw.emitOpError()
+             << "is a second switch of " << getRouteName() << " at PE ("
+             << int64_t(sw.getX()) << ", " << int64_t(sw.getY()) << ")";
+  // Walk the switches in block order, so the first problem reported is the
+  // first in the source.
   auto step = [](int64_t &x, int64_t &y, wt::Dir d) {
     x += d == wt::Dir::East ? 1 : d == wt::Dir::West ? -1 : 0;
     y += d == wt::Dir::South ? 1 : d == wt::Dir::North ? -1 : 0;
   };
-  for (auto &[pe, sw] : at) {
+  for (auto sw : getBody().front().getOps<SwitchOp>()) {
+    std::pair<int64_t, int64_t> pe = {int64_t(sw.getX()), int64_t(sw.getY())};
     for (unsigned d = 0; d < wt::kNumDirs; ++d) {
       auto dir = wt::Dir(d);
       if (dir == wt::Dir::Ramp)
@@ -309,17 +315,16 @@ LogicalResult RouteOp::verifyRegions() {
           (it == at.end() || !(unsigned(it->second.getInputs()) & back)))
         return sw.emitOpError()
                << "sends " << getRouteName() << " " << wt::dirName(dir)
-               << " from PE (" << pe.first << ", " << pe.second
-               << ") but PE (" << nx << ", " << ny
+               << " from PE (" << pe.first << ", " << pe.second << ") but PE ("
+               << nx << ", " << ny
                << ") has no switch of it taking wavelets from the "
                << wt::dirName(wt::opposite(dir));
       if ((unsigned(sw.getInputs()) & (1u << d)) &&
           (it == at.end() || !(unsigned(it->second.getOutputs()) & back)))
         return sw.emitOpError()
-               << "takes " << getRouteName() << " from the "
-               << wt::dirName(dir) << " at PE (" << pe.first << ", "
-               << pe.second << ") but PE (" << nx << ", " << ny
-               << ") sends none of it that way";
+               << "takes " << getRouteName() << " from the " << wt::dirName(dir)
+               << " at PE (" << pe.first << ", " << pe.second << ") but PE ("
+               << nx << ", " << ny << ") sends none of it that way";
     }
   }
   return success();
@@ -342,10 +347,10 @@ LogicalResult SwitchOp::verify() {
     if (!((in | out) & (1u << d)))
       continue;
     if (!t->hasLink(int64_t(getX()), int64_t(getY()), wt::Dir(d)))
-      return emitOpError() << "PE (" << int64_t(getX()) << ", " << int64_t(getY())
-                           << ") has no " << wt::dirName(wt::Dir(d))
-                           << " link on the " << t->width() << "x"
-                           << t->height() << " fabric";
+      return emitOpError() << "PE (" << int64_t(getX()) << ", "
+                           << int64_t(getY()) << ") has no "
+                           << wt::dirName(wt::Dir(d)) << " link on the "
+                           << t->width() << "x" << t->height() << " fabric";
   }
   return success();
 }

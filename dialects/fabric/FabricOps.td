@@ -192,6 +192,7 @@ def Fabric_RouteOp : Fabric_Op<"route", [
       fabric.switch (1, 0) from [west] to [ramp]
     }
     fabric.route @fc1 channel "psum_even" color #fabric.color<4> {
+      fabric.switch (0, 0) from [ramp] to [east]
       fabric.switch (1, 0) from [west] to [ramp]
     }
     ```

@@ -92,7 +92,6 @@ static LogicalResult analyzeKernel(fab::KernelOp kernel, Stage &st) {
   return success();
 }
 
-
 /// The chain @in -> k0 -> ... -> kn -> @out the streams describe, with the
 /// redistribution feeding each kernel (if routing has inserted one).
 static LogicalResult chainOf(fab::ProgramOp program, fab::IoOp &in,
@@ -199,13 +198,12 @@ FailureOr<Chain> analyzeChain(fab::ProgramOp program) {
              << gridW << "x" << gridH << " fabric (it needs " << st.width
              << " columns and " << st.height << " rows at column " << st.x
              << ")";
-    if (i > 0 && (stages[i - 1].outRows != st.inRows ||
-                  stages[i - 1].outN != st.inN))
+    if (i > 0 &&
+        (stages[i - 1].outRows != st.inRows || stages[i - 1].outN != st.inN))
       return st.kernel.emitOpError("receives ")
-             << st.inN << " elements in " << st.inRows
-             << " row chunks, but @" << stages[i - 1].kernel.getSymName()
-             << " sends " << stages[i - 1].outN << " in "
-             << stages[i - 1].outRows
+             << st.inN << " elements in " << st.inRows << " row chunks, but @"
+             << stages[i - 1].kernel.getSymName() << " sends "
+             << stages[i - 1].outN << " in " << stages[i - 1].outRows
              << " rows; a redistribution between different row chunkings "
                 "is not implemented (the partitioner lines them up)";
     x += st.width;

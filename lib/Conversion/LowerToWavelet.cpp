@@ -73,7 +73,6 @@ enum Dsd : int64_t {
   kDsdSend1,
 };
 
-
 /// The role of a PE in the scheme; PEs with equal roles share code.
 struct Role {
   int64_t column = 0;                // c
@@ -96,17 +95,17 @@ struct Role {
 /// The colors of one dense layer (docs/execution-model.md, "Colors"),
 /// chosen by the color allocator.
 struct DenseColors {
-  int64_t in = 1;         // A: input chunk c along row c (the stream in)
-  int64_t column = 2;     // B: input chunk c down column c
+  int64_t in = 1;           // A: input chunk c along row c (the stream in)
+  int64_t column = 2;       // B: input chunk c down column c
   int64_t psum[2] = {3, 4}; // the hop leaving column c has psum[(c + 1) % 2]
-  int64_t out = 5;        // the last column's results (the stream out)
+  int64_t out = 5;          // the last column's results (the stream out)
 };
 
 class Emitter : WaveletBuilder {
 public:
   Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,
-          const DenseMapping &m, const DenseColors &colors,
-          StringRef layerName, const RouteTable &routes)
+          const DenseMapping &m, const DenseColors &colors, StringRef layerName,
+          const RouteTable &routes)
       : WaveletBuilder(b, loc), layer(layer), m(m), colors(colors),
         layerName(layerName), routes(routes) {}
 
@@ -146,8 +145,9 @@ Role Emitter::roleOf(int64_t c, int64_t r) const {
   // 0 .. rows-1; between a diagonal below the rectangle and its last row it
   // only passes north.
   role.hasColumn = r <= c || r < m.rows;
-  role.columnIn = r == c ? wt::Dir::Ramp : r < c ? wt::Dir::South
-                                                 : wt::Dir::North;
+  role.columnIn = r == c  ? wt::Dir::Ramp
+                  : r < c ? wt::Dir::South
+                          : wt::Dir::North;
   role.north = r > 0 && r <= c;
   role.south = r >= c && r + 1 < m.rows;
   role.lm = role.compute ? chunkSize(layer.M, m.rows, r) : 0;
@@ -223,8 +223,7 @@ void Emitter::emitCopyTasks() {
   }
 }
 
-void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
-                        const Role &role) {
+void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
   MLIRContext *ctx = b.getContext();
   int64_t S = m.smear;
   bool first = c == 0, last = c == S - 1;
@@ -239,10 +238,9 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
   int64_t px = m.x0 + c, py = m.y0 + r0;
 
   // The group (or a single PE).
-  std::string name =
-      (layerName + "_c" + Twine(c) + "_r" + Twine(r0) +
-       (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
-          .str();
+  std::string name = (layerName + "_c" + Twine(c) + "_r" + Twine(r0) +
+                      (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
+                         .str();
   OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
                                : wv::PeOp::getOperationName());
   st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
@@ -481,9 +479,7 @@ struct LowerFabricToWaveletPass
     : PassWrapper<LowerFabricToWaveletPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerFabricToWaveletPass)
 
-  StringRef getArgument() const final {
-    return "weft-lower-fabric-to-wavelet";
-  }
+  StringRef getArgument() const final { return "weft-lower-fabric-to-wavelet"; }
   StringRef getDescription() const final {
     return "Emit the per-PE wavelet programs of a placed chain of layers";
   }
@@ -525,8 +521,8 @@ struct LowerFabricToWaveletPass
       colorOf[r.getRouteName()] = c.getValue();
       for (auto sw : r.getBody().front().getOps<fab::SwitchOp>()) {
         int64_t px = sw.getX(), py = sw.getY();
-        table[{px, py}][c.getValue()] = Switch{DirSet(sw.getInputs()),
-                                               DirSet(sw.getOutputs())};
+        table[{px, py}][c.getValue()] =
+            Switch{DirSet(sw.getInputs()), DirSet(sw.getOutputs())};
         owner[{px, py, int64_t(c.getValue())}] = r.getRouteName();
       }
     }
@@ -548,8 +544,7 @@ struct LowerFabricToWaveletPass
     OpBuilder b(program);
     Location loc = program.getLoc();
     OperationState st(loc, wv::ProgramOp::getOperationName());
-    st.addAttribute(SymbolTable::getSymbolAttrName(),
-                    program.getSymNameAttr());
+    st.addAttribute(SymbolTable::getSymbolAttrName(), program.getSymNameAttr());
     st.addAttribute("target", target);
     SmallVector<Attribute> names;
     for (Stage &s : stages)
@@ -588,13 +583,13 @@ struct LowerFabricToWaveletPass
           return s.kernel.emitOpError("has no redistribution in front: run "
                                       "--weft-route-streams first");
         fab::RedistributeOp t = s.turn;
-        auto rowChunks = fab::LayoutAttr::get(
-            ctx, fab::LayoutKind::row_chunks, s.m.smear);
-        auto colChunks = fab::LayoutAttr::get(
-            ctx, fab::LayoutKind::col_chunks, s.m.smear);
+        auto rowChunks =
+            fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, s.m.smear);
+        auto colChunks =
+            fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, s.m.smear);
         if (t.getFrom() != rowChunks || t.getTo() != colChunks ||
-            t.getRectAttr() != fab::RectAttr::get(ctx, s.m.x0, s.m.y0,
-                                                  s.m.smear, s.m.smear))
+            t.getRectAttr() !=
+                fab::RectAttr::get(ctx, s.m.x0, s.m.y0, s.m.smear, s.m.smear))
           return t.emitOpError("is not the diagonal turn of @")
                  << name << " (from " << rowChunks << " to " << colChunks
                  << " at the " << s.m.smear << "x" << s.m.smear
@@ -616,8 +611,8 @@ struct LowerFabricToWaveletPass
         // rows.)
         for (StringRef ch : {"reduce_even", "reduce_odd", "broadcast"})
           s.column.internal.push_back(channelColor(name, ch));
-        if (failed(emitColumnKernel(b, s.kernel.getLoc(), s.column, name,
-                                    name)))
+        if (failed(
+                emitColumnKernel(b, s.kernel.getLoc(), s.column, name, name)))
           return failure();
       }
     }
@@ -648,11 +643,11 @@ struct LowerFabricToWaveletPass
   /// Every PE's emitted router settings must be exactly the fabric.route
   /// switches (the emitters share PEs' code by groups, and the column
   /// kernels still state their own routes): an internal error otherwise.
-  static LogicalResult
-  checkRoutes(Operation *wprog, const RouteTable &table,
-              const llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>,
-                                   std::string> &owner,
-              fab::ProgramOp program) {
+  static LogicalResult checkRoutes(
+      Operation *wprog, const RouteTable &table,
+      const llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>, std::string>
+          &owner,
+      fab::ProgramOp program) {
     RouteTable emitted;
     for (Operation &op : wprog->getRegion(0).front()) {
       fab::RectAttr rect;

@@ -76,10 +76,17 @@ struct RouteStreamsPass
 
   LogicalResult route(fab::ProgramOp program) {
     Block &body = program.getBody().front();
-    if (!body.getOps<fab::RouteOp>().empty() ||
-        !body.getOps<fab::RedistributeOp>().empty())
-      return program.emitOpError("is already routed (it has fabric.route or "
+    // Logical routes (empty bodies) are what routing fills: they are
+    // replaced by the computed ones.
+    bool routed = !body.getOps<fab::RedistributeOp>().empty() ||
+                  llvm::any_of(body.getOps<fab::RouteOp>(), [](fab::RouteOp r) {
+                    return !r.getBody().front().empty();
+                  });
+    if (routed)
+      return program.emitOpError("is already routed (it has fabric.switch or "
                                  "fabric.redistribute ops)");
+    for (auto r : llvm::make_early_inc_range(body.getOps<fab::RouteOp>()))
+      r.erase();
     FailureOr<Chain> chain = analyzeChain(program);
     if (failed(chain))
       return failure();
@@ -101,28 +108,29 @@ struct RouteStreamsPass
       auto payload = cast<fab::WaveletsType>(into.getPayload());
       OperationState rs(st.kernel.getLoc(),
                         fab::RedistributeOp::getOperationName());
-      rs.addAttribute(SymbolTable::getSymbolAttrName(),
-                      b.getStringAttr((st.kernel.getSymName() + "_turn").str()));
-      rs.addAttribute("from", fab::LayoutAttr::get(
-                                  ctx, fab::LayoutKind::row_chunks, S));
-      rs.addAttribute("to", fab::LayoutAttr::get(
-                                ctx, fab::LayoutKind::col_chunks, S));
+      rs.addAttribute(
+          SymbolTable::getSymbolAttrName(),
+          b.getStringAttr((st.kernel.getSymName() + "_turn").str()));
+      rs.addAttribute(
+          "from", fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, S));
+      rs.addAttribute(
+          "to", fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, S));
       rs.addAttribute("payload", TypeAttr::get(payload));
-      rs.addAttribute("rect",
-                      fab::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
+      rs.addAttribute("rect", fab::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
       auto rd = cast<fab::RedistributeOp>(b.create(rs));
       symbols.insert(rd); // uniquifies the name if taken
       st.turn = rd;
       // src -> kernel becomes src -> turn and turn -> kernel.
       b.setInsertionPointAfter(into);
       OperationState ss(into.getLoc(), fab::StreamOp::getOperationName());
-      ss.addAttribute(SymbolTable::getSymbolAttrName(),
-                      b.getStringAttr((rd.getSymName() + "_to_" +
-                                       st.kernel.getSymName())
-                                          .str()));
+      ss.addAttribute(
+          SymbolTable::getSymbolAttrName(),
+          b.getStringAttr(
+              (rd.getSymName() + "_to_" + st.kernel.getSymName()).str()));
       ss.addAttribute("src", FlatSymbolRefAttr::get(rd.getSymNameAttr()));
       ss.addAttribute("src_port", b.getI64IntegerAttr(0));
-      ss.addAttribute("dst", FlatSymbolRefAttr::get(st.kernel.getSymNameAttr()));
+      ss.addAttribute("dst",
+                      FlatSymbolRefAttr::get(st.kernel.getSymNameAttr()));
       ss.addAttribute("dst_port", b.getI64IntegerAttr(0));
       ss.addAttribute("payload", TypeAttr::get(payload));
       Operation *out = b.create(ss);
@@ -209,6 +217,11 @@ struct AllocateColorsPass
   LogicalResult allocate(fab::ProgramOp program) {
     Block &body = program.getBody().front();
     SmallVector<fab::RouteOp> routes(body.getOps<fab::RouteOp>());
+    SymbolTable symbols(program);
+    auto streamOf = [&](fab::RouteOp r) {
+      return r.getChannel() ? fab::StreamOp()
+                            : symbols.lookup<fab::StreamOp>(r.getStream());
+    };
     std::vector<StreamRequest> req;
     for (fab::RouteOp r : routes) {
       StreamRequest s{r.getRouteName(), {}, -1};
@@ -219,6 +232,8 @@ struct AllocateColorsPass
                              "--weft-route-streams first");
       if (fab::ColorAttr c = r.getColorAttr())
         s.fixed = c.getValue();
+      else if (auto st = streamOf(r); st && st.getColorAttr())
+        s.fixed = st.getColorAttr().getValue(); // a color set on the stream
       req.push_back(std::move(s));
     }
     for (auto s : body.getOps<fab::StreamOp>()) {
@@ -235,13 +250,11 @@ struct AllocateColorsPass
       return program.emitOpError("needs more colors than the fabric has: ")
              << why;
     MLIRContext *ctx = program.getContext();
-    SymbolTable symbols(program);
     for (size_t i = 0; i < routes.size(); ++i) {
       auto color = fab::ColorAttr::get(ctx, unsigned((*colors)[i]));
       routes[i].setColorAttr(color);
-      if (!routes[i].getChannel())
-        if (auto s = symbols.lookup<fab::StreamOp>(routes[i].getStream()))
-          s.setColorAttr(color);
+      if (fab::StreamOp s = streamOf(routes[i]))
+        s.setColorAttr(color);
     }
     return success();
   }

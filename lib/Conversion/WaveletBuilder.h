@@ -86,8 +86,8 @@ public:
     b.create(st);
   }
   /// An empty `wavelet.task`; fill it through its body block.
-  wavelet::TaskOp task(llvm::StringRef name, wavelet::TaskKind kind,
-                       int64_t id, bool active) {
+  wavelet::TaskOp task(llvm::StringRef name, wavelet::TaskKind kind, int64_t id,
+                       bool active) {
     mlir::OperationState st(loc, wavelet::TaskOp::getOperationName());
     st.addAttribute(mlir::SymbolTable::getSymbolAttrName(),
                     b.getStringAttr(name));

@@ -15,6 +15,8 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
   fabric.stream @a @x[0] -> @k[0] : !fabric.wavelets<f32, 4>
   // CHECK: fabric.stream @b {{.*}} {color = #fabric.color<0>}
   fabric.stream @b @k[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  // CHECK: fabric.stream @c {{.*}} {color = #fabric.color<9>}
+  fabric.stream @c @k[0] -> @y[0] : !fabric.wavelets<f32, 4> {color = #fabric.color<9>}
   // CHECK: fabric.route @a color <1> {
   fabric.route @a {
     fabric.switch (0, 0) from [west] to [ramp]
@@ -29,6 +31,11 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
   fabric.route @k channel "inner" {
     fabric.switch (2, 2) from [ramp] to [north]
     fabric.switch (2, 1) from [south] to [ramp]
+  }
+  // A color set on a stream whose route has none stays too.
+  // CHECK: fabric.route @c color <9> {
+  fabric.route @c {
+    fabric.switch (3, 3) from [ramp] to [east]
   }
   // A fixed color stays.
   // CHECK: fabric.route @k channel "fixed" color <7> {

@@ -1,11 +1,15 @@
 // RUN: weft-opt %s --split-input-file --verify-diagnostics --weft-route-streams
 
-// expected-error @below {{is already routed (it has fabric.route or fabric.redistribute ops)}}
+// expected-error @below {{is already routed (it has fabric.switch or fabric.redistribute ops)}}
 fabric.program @p attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.route @s {
+    fabric.switch (0, 0) from [west] to [east]
+    fabric.switch (1, 0) from [west] to [east]
+    fabric.switch (2, 0) from [west] to [east]
+    fabric.switch (3, 0) from [west] to [east]
   }
 }
 

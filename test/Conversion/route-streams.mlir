@@ -72,6 +72,10 @@ fabric.program @net attributes {target = #fabric.target<6x3>} {
   fabric.stream @s0 @x[0] -> @sm[0] : !fabric.wavelets<f32, 10>
   fabric.stream @s1 @sm[0] -> @fc[0] : !fabric.wavelets<f32, 10>
   fabric.stream @s2 @fc[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  // A logical route: routing replaces it (the verifier would refuse a
+  // second route of @s0).
+  fabric.route @s0 {
+  }
 }
 
 // CHECK-LABEL: fabric.program @net

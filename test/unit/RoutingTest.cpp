@@ -27,8 +27,8 @@ namespace {
 using PE = std::pair<int64_t, int64_t>;
 
 struct Walk {
-  std::set<PE> ramps;    ///< PEs whose CE receives the wavelet
-  std::set<PE> offEdge;  ///< PEs it leaves the mapped area from (east/west)
+  std::set<PE> ramps;   ///< PEs whose CE receives the wavelet
+  std::set<PE> offEdge; ///< PEs it leaves the mapped area from (east/west)
   std::vector<std::string> problems;
 };
 
