@@ -37,6 +37,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/DebugLog.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -151,12 +152,20 @@ static bool isSampledF32(Type type, Sample s) {
 }
 
 /// The number of elements of one sample of `type` (all dimensions but the
-/// batch).
+/// batch), saturated at INT64_MAX (which no size guard lets through).
 static int64_t sampleSize(RankedTensorType type, Sample s) {
   int64_t n = 1;
   for (int64_t d : type.getShape().drop_front(firstDim(s)))
-    n *= d;
+    if (llvm::MulOverflow(n, d, n))
+      return std::numeric_limits<int64_t>::max();
   return n;
+}
+
+/// Whether a K x M matrix has at most `maxEntries` entries (K * M computed
+/// without overflow).
+static bool fitsEntries(int64_t K, int64_t M, int64_t maxEntries) {
+  int64_t n;
+  return K >= 0 && M >= 0 && !llvm::MulOverflow(K, M, n) && n <= maxEntries;
 }
 
 /// Row-major strides of the sample dimensions of `shape` (dimension 0,
@@ -334,15 +343,18 @@ static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op, int64_t maxEntries,
           return failure();
   }
   // The output is written once per element (copy, scaling) or accumulated
-  // over exactly the reduction loops.
+  // over exactly the reduction loops, which all read the input (so the
+  // iteration space has at most K * M points).
   for (auto [i, t] : llvm::enumerate(iters))
     if ((t == utils::IteratorType::parallel) !=
-        outMap.isFunctionOfDim(unsigned(i)))
+            outMap.isFunctionOfDim(unsigned(i)) ||
+        (t == utils::IteratorType::reduction &&
+         !inMap.isFunctionOfDim(unsigned(i))))
       return failure();
   if (*body != Body::Accumulate && reduces)
     return failure();
   int64_t K = sampleSize(inType, s), M = sampleSize(outType, s);
-  if (K == 0 || M == 0 || K * M > maxEntries)
+  if (K == 0 || M == 0 || !fitsEntries(K, M, maxEntries))
     return failure();
 
   LinearOp lin;
@@ -351,10 +363,9 @@ static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op, int64_t maxEntries,
   // With identity maps a copy changes nothing (a Copy column kernel, or
   // nothing at all after --weft-drop-identity, is cheaper than a layer)
   // and a scaling is an elementwise op: both only join a chain.
-  bool moves = reduces || llvm::any_of(maps, [](AffineMap m) {
-                 return !m.isIdentity();
-               });
-  lin.role = moves                    ? Role::Structural
+  bool moves = reduces ||
+               llvm::any_of(maps, [](AffineMap m) { return !m.isIdentity(); });
+  lin.role = moves                  ? Role::Structural
              : *body == Body::Scale ? Role::Scale
                                     : Role::Reshape;
   LinearMapBuilder builder(K, M);
@@ -406,14 +417,19 @@ static FailureOr<LinearOp> matchLinalg(linalg::LinalgOp op, int64_t maxEntries,
 
 /// Evaluates the index computation of a gather body (linalg.index, integer
 /// constants and arith's integer add, sub, mul, div, rem, min, max, cmpi and
-/// select) at the loop point `point`; fails on anything else.
+/// select) at the loop point `point`; fails on anything else and on a
+/// result that does not fit in int64_t. `memo` holds the values computed at
+/// this point, so that each op is evaluated once.
 static FailureOr<int64_t> evalIndex(Value v, ArrayRef<int64_t> point,
                                     llvm::DenseMap<Value, int64_t> &memo) {
   if (auto it = memo.find(v); it != memo.end())
     return it->second;
   APInt constant;
-  if (matchPattern(v, m_ConstantInt(&constant)))
+  if (matchPattern(v, m_ConstantInt(&constant))) {
+    if (constant.getSignificantBits() > 64)
+      return failure();
     return constant.getSExtValue();
+  }
   Operation *def = v.getDefiningOp();
   if (!def)
     return failure();
@@ -426,17 +442,27 @@ static FailureOr<int64_t> evalIndex(Value v, ArrayRef<int64_t> point,
       args.push_back(*a);
     }
   std::optional<int64_t> r;
-  if (auto index = dyn_cast<linalg::IndexOp>(def))
-    r = point[index.getDim()];
-  else if (isa<arith::AddIOp>(def))
-    r = args[0] + args[1];
-  else if (isa<arith::SubIOp>(def))
-    r = args[0] - args[1];
-  else if (isa<arith::MulIOp>(def))
-    r = args[0] * args[1];
-  else if (isa<arith::DivSIOp>(def) && args[1] != 0)
+  int64_t v64;
+  // INT64_MIN / -1 (and % -1) overflows.
+  auto divisible = [&] {
+    return args[1] != 0 &&
+           !(args[0] == std::numeric_limits<int64_t>::min() && args[1] == -1);
+  };
+  if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+    if (index.getDim() < point.size())
+      r = point[index.getDim()];
+  } else if (isa<arith::AddIOp>(def)) {
+    if (!llvm::AddOverflow(args[0], args[1], v64))
+      r = v64;
+  } else if (isa<arith::SubIOp>(def)) {
+    if (!llvm::SubOverflow(args[0], args[1], v64))
+      r = v64;
+  } else if (isa<arith::MulIOp>(def)) {
+    if (!llvm::MulOverflow(args[0], args[1], v64))
+      r = v64;
+  } else if (isa<arith::DivSIOp>(def) && divisible())
     r = args[0] / args[1];
-  else if (isa<arith::RemSIOp>(def) && args[1] != 0)
+  else if (isa<arith::RemSIOp>(def) && divisible())
     r = args[0] % args[1];
   else if (isa<arith::MinSIOp>(def))
     r = std::min(args[0], args[1]);
@@ -447,30 +473,55 @@ static FailureOr<int64_t> evalIndex(Value v, ArrayRef<int64_t> point,
   else if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
     int64_t a = args[0], b = args[1];
     switch (cmp.getPredicate()) {
-    case arith::CmpIPredicate::eq: r = a == b; break;
-    case arith::CmpIPredicate::ne: r = a != b; break;
-    case arith::CmpIPredicate::slt: r = a < b; break;
-    case arith::CmpIPredicate::sle: r = a <= b; break;
-    case arith::CmpIPredicate::sgt: r = a > b; break;
-    case arith::CmpIPredicate::sge: r = a >= b; break;
-    default: break; // Unsigned comparisons: not in the importer's bodies.
+    case arith::CmpIPredicate::eq:
+      r = a == b;
+      break;
+    case arith::CmpIPredicate::ne:
+      r = a != b;
+      break;
+    case arith::CmpIPredicate::slt:
+      r = a < b;
+      break;
+    case arith::CmpIPredicate::sle:
+      r = a <= b;
+      break;
+    case arith::CmpIPredicate::sgt:
+      r = a > b;
+      break;
+    case arith::CmpIPredicate::sge:
+      r = a >= b;
+      break;
+    default:
+      break; // Unsigned comparisons: not in the importer's bodies.
     }
   }
   if (!r)
+    return failure();
+  // A narrower integer would have wrapped (i1, a comparison, holds 0 or 1).
+  if (auto t = dyn_cast<IntegerType>(v.getType());
+      t && t.getWidth() > 1 && t.getWidth() < 64 &&
+      !llvm::isIntN(t.getWidth(), *r))
     return failure();
   memo[v] = *r;
   return *r;
 }
 
-/// Whether `v` depends on `linalg.index dim`.
+/// Whether `v` depends on `linalg.index dim` (each op visited once).
 static bool readsLoop(Value v, unsigned dim) {
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return false;
-  if (auto index = dyn_cast<linalg::IndexOp>(def))
-    return index.getDim() == dim;
-  return llvm::any_of(def->getOperands(),
-                      [&](Value o) { return readsLoop(o, dim); });
+  llvm::DenseSet<Operation *> visited;
+  SmallVector<Value> work = {v};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !visited.insert(def).second)
+      continue;
+    if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+      if (index.getDim() == dim)
+        return true;
+      continue;
+    }
+    llvm::append_range(work, def->getOperands());
+  }
+  return false;
 }
 
 /// A gather: a linalg.generic without inputs whose body reads one element
@@ -515,13 +566,12 @@ static FailureOr<LinearOp> matchGather(linalg::GenericOp g, int64_t maxEntries,
         (first && first.getDim() == 0) ||
         (B == 1 && matchPattern(indices[0], m_ConstantInt(&zero)) &&
          zero.isZero());
-    if (!batchKept || llvm::any_of(indices.drop_front(), [](Value v) {
-          return readsLoop(v, 0);
-        }))
+    if (!batchKept || llvm::any_of(indices.drop_front(),
+                                   [](Value v) { return readsLoop(v, 0); }))
       return failure();
   }
   int64_t K = sampleSize(inType, s), M = sampleSize(outType, s);
-  if (K == 0 || M == 0 || K * M > maxEntries)
+  if (K == 0 || M == 0 || !fitsEntries(K, M, maxEntries))
     return failure();
   LinearOp lin;
   lin.op = g;
@@ -553,7 +603,8 @@ static FailureOr<LinearOp> matchGather(linalg::GenericOp g, int64_t maxEntries,
   return lin;
 }
 
-/// tensor.pad with static pads, none on the batch, and a constant value.
+/// tensor.pad with static, non-negative pads, none on the batch, and a
+/// constant value.
 static FailureOr<LinearOp> matchPad(tensor::PadOp pad, int64_t maxEntries,
                                     Sample s) {
   Value x = pad.getSource();
@@ -562,15 +613,17 @@ static FailureOr<LinearOp> matchPad(tensor::PadOp pad, int64_t maxEntries,
   auto inType = cast<RankedTensorType>(x.getType());
   auto outType = pad.getResultType();
   ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
-  if (llvm::any_of(low, ShapedType::isDynamic) ||
-      llvm::any_of(high, ShapedType::isDynamic) ||
+  // A negative pad crops (tensor.pad allows it): not matched, like a
+  // dynamic one.
+  auto negative = [](int64_t p) { return ShapedType::isDynamic(p) || p < 0; };
+  if (llvm::any_of(low, negative) || llvm::any_of(high, negative) ||
       (s == Sample::Row && (low[0] != 0 || high[0] != 0)))
     return failure();
   FailureOr<double> value = scalarConstant(pad.getConstantPaddingValue());
   if (failed(value))
     return failure();
   int64_t K = sampleSize(inType, s), M = sampleSize(outType, s);
-  if (M == 0 || K * M > maxEntries)
+  if (M == 0 || !fitsEntries(K, M, maxEntries))
     return failure();
   LinearOp lin;
   lin.op = pad;
@@ -611,7 +664,7 @@ static FailureOr<LinearOp> matchConcat(tensor::ConcatOp concat,
     return failure();
   auto inType = cast<RankedTensorType>(x.getType());
   int64_t K = sampleSize(inType, s), M = sampleSize(outType, s);
-  if (K == 0 || K * M > maxEntries)
+  if (K == 0 || !fitsEntries(K, M, maxEntries))
     return failure();
   LinearOp lin;
   lin.op = concat;
@@ -670,7 +723,7 @@ static FailureOr<LinearOp> matchSlice(tensor::ExtractSliceOp slice,
     return failure();
   int64_t K = sampleSize(inType, s);
   int64_t M = sampleSize(slice.getResultType(), s);
-  if (K == 0 || M == 0 || K * M > maxEntries)
+  if (K == 0 || M == 0 || !fitsEntries(K, M, maxEntries))
     return failure();
   LinearOp lin;
   lin.op = slice;
@@ -703,7 +756,7 @@ static FailureOr<LinearOp> matchReshape(Operation *op, int64_t maxEntries,
   auto to = cast<RankedTensorType>(resultType);
   int64_t n = sampleSize(from, s);
   if ((s == Sample::Row && from.getDimSize(0) != to.getDimSize(0)) ||
-      n != sampleSize(to, s) || n == 0 || n > maxEntries)
+      n != sampleSize(to, s) || n == 0 || !fitsEntries(1, n, maxEntries))
     return failure();
   LinearOp lin;
   lin.op = op;
@@ -747,16 +800,88 @@ static FailureOr<LinearOp> matchLinear(Operation *op, int64_t maxEntries,
   return lin;
 }
 
-/// Whether `op` is the sum of Softmax or LogSoftmax in the importer's form
-/// (a sum of exp(d) where d = x - max(x) is also used elsewhere): the
-/// column kernels map those whole, so the sum stays as it is.
-static bool isSoftmaxSum(const LinearOp &lin) {
-  auto exp = lin.input.getDefiningOp<linalg::GenericOp>();
-  if (!exp || exp.getNumDpsInputs() != 1 ||
-      exp.getRegion().front().getOps<math::ExpOp>().empty())
+/// The value a one-input linalg.generic `g` yields when it is `op(in)` of
+/// its input `in`, with `Op` the only computing op of the body; else null.
+template <typename Op> static Op unaryBody(linalg::GenericOp g) {
+  Block &body = g.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1 ||
+      !llvm::hasSingleElement(body.without_terminator()))
+    return Op();
+  auto op = yield.getOperand(0).getDefiningOp<Op>();
+  if (!op || op->getBlock() != &body)
+    return Op();
+  return op;
+}
+
+/// Whether the body of `r` (a linalg op with one input and one init)
+/// yields max(in, acc) (either operand order, maximumf or maxnumf).
+static bool isMaxBody(linalg::LinalgOp r) {
+  Block *body = r.getBlock();
+  if (!body || body->getNumArguments() != 2 ||
+      !llvm::hasSingleElement(body->without_terminator()))
     return false;
-  Value d = exp.getDpsInputOperand(0)->get();
-  return !d.hasOneUse();
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  Operation *max = yield && yield.getNumOperands() == 1
+                       ? yield.getOperand(0).getDefiningOp()
+                       : nullptr;
+  if (!max || max->getBlock() != body ||
+      !isa<arith::MaximumFOp, arith::MaxNumFOp>(max))
+    return false;
+  Value in = body->getArgument(0), acc = body->getArgument(1);
+  return (max->getOperand(0) == in && max->getOperand(1) == acc) ||
+         (max->getOperand(0) == acc && max->getOperand(1) == in);
+}
+
+/// Whether `lin` is the sum of Softmax or LogSoftmax in the importer's form:
+/// a sum reduction of exp(x - m), with m = max(x) over the same axes
+/// (perhaps reshaped or broadcast back to x's shape). The column kernels
+/// map those whole, so the sum stays as it is.
+static bool isSoftmaxSum(const LinearOp &lin) {
+  // A sum: a reduction (matchLinalg then required an accumulating body).
+  auto sum = dyn_cast<linalg::LinalgOp>(lin.op);
+  if (!sum || sum.getNumReductionLoops() == 0)
+    return false;
+  // Of exp(d).
+  auto exp = lin.input.getDefiningOp<linalg::GenericOp>();
+  if (!exp || exp.getNumDpsInputs() != 1 || !unaryBody<math::ExpOp>(exp) ||
+      unaryBody<math::ExpOp>(exp).getOperand() !=
+          exp.getRegion().front().getArgument(0))
+    return false;
+  // d = x - m.
+  auto shift =
+      exp.getDpsInputOperand(0)->get().getDefiningOp<linalg::GenericOp>();
+  if (!shift || shift.getNumDpsInputs() != 2 || shift.getNumDpsInits() != 1)
+    return false;
+  Block &shiftBody = shift.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(shiftBody.getTerminator());
+  auto sub = yield && yield.getNumOperands() == 1
+                 ? yield.getOperand(0).getDefiningOp<arith::SubFOp>()
+                 : arith::SubFOp();
+  if (!sub || sub->getBlock() != &shiftBody ||
+      !llvm::hasSingleElement(shiftBody.without_terminator()) ||
+      sub.getLhs() != shiftBody.getArgument(0) ||
+      sub.getRhs() != shiftBody.getArgument(1))
+    return false;
+  Value x = shift.getDpsInputOperand(0)->get();
+  // m = max(x), through reshapes and broadcasts.
+  Value m = shift.getDpsInputOperand(1)->get();
+  while (Operation *def = m.getDefiningOp()) {
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp>(
+            def))
+      m = def->getOperand(0);
+    else if (auto b = dyn_cast<linalg::BroadcastOp>(def))
+      m = b.getInput();
+    else
+      break;
+  }
+  auto max = m.getDefiningOp<linalg::LinalgOp>();
+  if (!max || max.getNumDpsInputs() != 1 || max.getNumDpsInits() != 1 ||
+      max.getDpsInputOperand(0)->get() != x || !isMaxBody(max))
+    return false;
+  // Over the same axes.
+  return max.getIteratorTypesArray() == sum.getIteratorTypesArray() &&
+         max.getIndexingMapsArray() == sum.getIndexingMapsArray();
 }
 
 /// `v` ([B, ...]) reshaped to [B, n] (n = the sample's size), or back.
@@ -836,26 +961,117 @@ static Value fromMatrix(OpBuilder &b, Location loc, Value v,
                                        ArrayRef<ReassociationIndices>{all});
 }
 
+/// Cuts `chain` into runs whose composed matrix has at most `maxEntries`
+/// entries, drops reshapes at their ends, and appends to `chains` the runs
+/// with a structural op.
+static void splitChain(ArrayRef<LinearOp> ops, ArrayRef<size_t> chain,
+                       int64_t maxEntries,
+                       SmallVector<SmallVector<size_t>> &chains) {
+  auto keep = [&](SmallVector<size_t> run) {
+    while (!run.empty() && ops[run.front()].role == Role::Reshape)
+      run.erase(run.begin());
+    while (!run.empty() && ops[run.back()].role == Role::Reshape)
+      run.pop_back();
+    if (llvm::any_of(run,
+                     [&](size_t i) { return ops[i].role == Role::Structural; }))
+      chains.push_back(std::move(run));
+  };
+  SmallVector<size_t> run;
+  for (size_t i : chain) {
+    if (!run.empty() &&
+        !fitsEntries(ops[run.front()].map.K, ops[i].map.M, maxEntries)) {
+      keep(std::move(run));
+      run.clear();
+    }
+    run.push_back(i);
+  }
+  keep(std::move(run));
+}
+
+/// The linear ops of a block on samples `s`, in order, and the chains of
+/// them that become dense layers (indices into `ops`).
+struct Chains {
+  SmallVector<LinearOp> ops;
+  SmallVector<SmallVector<size_t>> chains;
+};
+
+/// Matches the linear ops of `block` on samples `s` and groups them into
+/// chains: each op followed by the only user of its result, trimmed of
+/// ops whose input other ops read too, cut to `maxEntries` and kept when
+/// a structural op remains.
+static Chains buildChains(Block &block, Sample s, int64_t maxEntries) {
+  Chains result;
+  SmallVector<LinearOp> &ops = result.ops;
+  llvm::DenseMap<Value, size_t> producer;
+  for (Operation &op : block) {
+    if (op.getNumResults() != 1)
+      continue;
+    FailureOr<LinearOp> lin = matchLinear(&op, maxEntries, s);
+    if (failed(lin) || isSoftmaxSum(*lin))
+      continue;
+    producer[op.getResult(0)] = ops.size();
+    ops.push_back(std::move(*lin));
+  }
+  llvm::DenseSet<size_t> inChain;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (inChain.contains(i))
+      continue;
+    // A head: its input is not the single-use result of a linear op.
+    auto it = producer.find(ops[i].input);
+    if (it != producer.end() && ops[i].input.hasOneUse())
+      continue;
+    SmallVector<size_t> chain = {i};
+    inChain.insert(i);
+    while (true) {
+      Value r = ops[chain.back()].op->getResult(0);
+      if (!r.hasOneUse())
+        break;
+      // The op of this block that reads r (a gather reads it in its body).
+      Operation *user = block.findAncestorOpInBlock(**r.getUsers().begin());
+      if (!user || user->getNumResults() != 1)
+        break;
+      auto next = producer.find(user->getResult(0));
+      if (next == producer.end() || ops[next->second].input != r)
+        break;
+      chain.push_back(next->second);
+      inChain.insert(next->second);
+    }
+    // The fabric maps chains: a sample that other ops read too (the
+    // exponentials of a Softmax) is not a layer's input.
+    while (
+        !chain.empty() &&
+        !llvm::all_of(ops[chain.front()].input.getUsers(), [&](Operation *u) {
+          // A gather reads it inside its body.
+          return ops[chain.front()].op->isAncestor(u);
+        }))
+      chain.erase(chain.begin());
+    splitChain(ops, chain, maxEntries, result.chains);
+  }
+  return result;
+}
+
 /// Whether the ops of `fn` need the whole tensor as one sample: some op
-/// that is worth a layer mixes batch rows (it is an affine map of the whole
-/// tensor but not of each row). Then every linear op of the function is
-/// rewritten on the whole tensor, since --weft-convert-to-fabric maps a
-/// network with one batch: per-row layers next to a whole-tensor one would
-/// map neither way.
+/// of a chain that becomes a layer on the whole tensor is structural and
+/// mixes batch rows (it is an affine map of the whole tensor but not of
+/// each row). Ops that chain trimming drops (their input is read by other
+/// ops too) or the size guard leaves alone do not count. Then every linear
+/// op of the function is rewritten on the whole tensor, since
+/// --weft-convert-to-fabric maps a network with one batch: per-row layers
+/// next to a whole-tensor one would map neither way.
 static bool needsWholeTensor(func::FuncOp fn, int64_t maxEntries) {
-  for (Block &block : fn.getBody())
-    for (Operation &op : block) {
-      if (op.getNumResults() != 1 ||
-          succeeded(matchLinear(&op, maxEntries, Sample::Row)))
-        continue;
-      FailureOr<LinearOp> lin = matchLinear(&op, maxEntries, Sample::Whole);
-      if (succeeded(lin) && lin->role == Role::Structural &&
-          !isSoftmaxSum(*lin)) {
-        LDBG() << "the whole tensor is one sample: " << op.getName()
+  for (Block &block : fn.getBody()) {
+    Chains whole = buildChains(block, Sample::Whole, maxEntries);
+    for (ArrayRef<size_t> chain : whole.chains)
+      for (size_t i : chain) {
+        const LinearOp &lin = whole.ops[i];
+        if (lin.role != Role::Structural ||
+            succeeded(matchLinear(lin.op, maxEntries, Sample::Row)))
+          continue;
+        LDBG() << "the whole tensor is one sample: " << lin.op->getName()
                << " mixes batch rows";
         return true;
       }
-    }
+  }
   return false;
 }
 
@@ -866,89 +1082,14 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
     func::FuncOp fn = getOperation();
     Sample s = needsWholeTensor(fn, maxEntries) ? Sample::Whole : Sample::Row;
     for (Block &block : fn.getBody()) {
-      // The linear ops of the block, in order.
-      SmallVector<LinearOp> ops;
-      llvm::DenseMap<Value, size_t> producer;
-      for (Operation &op : block) {
-        if (op.getNumResults() != 1)
-          continue;
-        FailureOr<LinearOp> lin = matchLinear(&op, maxEntries, s);
-        if (failed(lin) || isSoftmaxSum(*lin))
-          continue;
-        producer[op.getResult(0)] = ops.size();
-        ops.push_back(std::move(*lin));
-      }
-      // Chains: each op followed by the only user of its result.
-      SmallVector<SmallVector<size_t>> chains;
-      llvm::DenseSet<size_t> inChain;
-      for (size_t i = 0; i < ops.size(); ++i) {
-        if (inChain.contains(i))
-          continue;
-        // A head: its input is not the single-use result of a linear op.
-        auto it = producer.find(ops[i].input);
-        if (it != producer.end() && ops[i].input.hasOneUse())
-          continue;
-        SmallVector<size_t> chain = {i};
-        inChain.insert(i);
-        while (true) {
-          Value r = ops[chain.back()].op->getResult(0);
-          if (!r.hasOneUse())
-            break;
-          // The op of this block that reads r (a gather reads it in its
-          // body).
-          Operation *user =
-              block.findAncestorOpInBlock(**r.getUsers().begin());
-          if (!user || user->getNumResults() != 1)
-            break;
-          auto next = producer.find(user->getResult(0));
-          if (next == producer.end() || ops[next->second].input != r)
-            break;
-          chain.push_back(next->second);
-          inChain.insert(next->second);
-        }
-        // The fabric maps chains: a sample that other ops read too (the
-        // exponentials of a Softmax) is not a layer's input.
-        while (!chain.empty() &&
-               !llvm::all_of(ops[chain.front()].input.getUsers(),
-                             [&](Operation *u) {
-                               // A gather reads it inside its body.
-                               return ops[chain.front()].op->isAncestor(u);
-                             }))
-          chain.erase(chain.begin());
-        splitChain(ops, chain, chains);
-      }
+      // Matched after the earlier blocks' rewrites, whose results this
+      // block may read.
+      Chains c = buildChains(block, s, maxEntries);
       // Last chain first: a chain's input may be the result of an earlier
       // chain, which that chain's rewrite then replaces.
-      for (ArrayRef<size_t> chain : llvm::reverse(chains))
-        rewrite(ops, chain, s);
+      for (ArrayRef<size_t> chain : llvm::reverse(c.chains))
+        rewrite(c.ops, chain, s);
     }
-  }
-
-  /// Cuts `chain` into runs whose composed matrix has at most maxEntries
-  /// entries, drops reshapes at their ends, and keeps the runs with a
-  /// structural op.
-  void splitChain(ArrayRef<LinearOp> ops, ArrayRef<size_t> chain,
-                  SmallVector<SmallVector<size_t>> &chains) {
-    auto keep = [&](SmallVector<size_t> run) {
-      while (!run.empty() && ops[run.front()].role == Role::Reshape)
-        run.erase(run.begin());
-      while (!run.empty() && ops[run.back()].role == Role::Reshape)
-        run.pop_back();
-      if (llvm::any_of(run, [&](size_t i) {
-            return ops[i].role == Role::Structural;
-          }))
-        chains.push_back(std::move(run));
-    };
-    SmallVector<size_t> run;
-    for (size_t i : chain) {
-      if (!run.empty() &&
-          ops[run.front()].map.K * ops[i].map.M > int64_t(maxEntries)) {
-        keep(std::move(run));
-        run.clear();
-      }
-      run.push_back(i);
-    }
-    keep(std::move(run));
   }
 
   /// Replaces the ops of `chain` by one dense layer on samples `s`.
@@ -988,9 +1129,8 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
         weft::makeF32(RankedTensorType::get({K, M}, f32), weights,
                       "linear_weights"));
     Value acc = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
-    bool zeroBias = llvm::all_of(bias, [](float v) {
-      return llvm::bit_cast<uint32_t>(v) == 0;
-    });
+    bool zeroBias = llvm::all_of(
+        bias, [](float v) { return llvm::bit_cast<uint32_t>(v) == 0; });
     if (zeroBias) {
       Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
       acc = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{acc})

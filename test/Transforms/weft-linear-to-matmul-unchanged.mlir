@@ -167,3 +167,116 @@ func.func @gather_out_of_bounds(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   } -> tensor<2x2xf32>
   return %z : tensor<2x2xf32>
 }
+
+// -----
+
+// A negative pad crops: left alone (the output index of x[b, 0] would be
+// -1).
+// CHECK-LABEL: func.func @pad_negative
+// CHECK: tensor.pad
+// CHECK-NOT: linalg.matmul
+func.func @pad_negative(%x: tensor<2x4xf32>) -> tensor<2x6xf32> {
+  %c = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, -1] high[0, 3] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c : f32
+  } : tensor<2x4xf32> to tensor<2x6xf32>
+  return %p : tensor<2x6xf32>
+}
+
+// -----
+
+// K * M overflows int64 (2^32 x 2^32 = 2^64 for the first transpose; the
+// sample of the second alone has 2^64 elements): both are too big, not
+// wrapped to 0.
+// CHECK-LABEL: func.func @size_overflow
+// CHECK: linalg.transpose
+// CHECK: linalg.transpose
+// CHECK-NOT: linalg.matmul
+func.func @size_overflow(%x: tensor<1x65536x65536xf32>, %y: tensor<2x4294967296x4294967296xf32>) -> (tensor<1x65536x65536xf32>, tensor<2x4294967296x4294967296xf32>) {
+  %e = tensor.empty() : tensor<1x65536x65536xf32>
+  %t = linalg.transpose ins(%x : tensor<1x65536x65536xf32>) outs(%e : tensor<1x65536x65536xf32>) permutation = [0, 2, 1]
+  %e2 = tensor.empty() : tensor<2x4294967296x4294967296xf32>
+  %u = linalg.transpose ins(%y : tensor<2x4294967296x4294967296xf32>) outs(%e2 : tensor<2x4294967296x4294967296xf32>) permutation = [0, 2, 1]
+  return %t, %u : tensor<1x65536x65536xf32>, tensor<2x4294967296x4294967296xf32>
+}
+
+// -----
+
+// An index whose computation overflows int64 (j * 2^62 * 4 + j wraps to
+// j): left alone, not evaluated with wrapping arithmetic.
+// CHECK-LABEL: func.func @gather_index_overflow
+// CHECK: tensor.extract
+// CHECK-NOT: linalg.matmul
+func.func @gather_index_overflow(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %big = arith.constant 4611686018427387904 : index
+  %c4 = arith.constant 4 : index
+  %e = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+       outs(%e : tensor<2x2xf32>) {
+  ^bb0(%out: f32):
+    %b = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %m = arith.muli %j, %big : index
+    %m4 = arith.muli %m, %c4 : index
+    %k = arith.addi %m4, %j : index
+    %v = tensor.extract %x[%b, %k] : tensor<2x2xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// LogSoftmax's sum in the importer's form, sum(exp(x - max(x))): the
+// Softmax column kernels map it whole (the exponentials have no other
+// user, so only the Softmax match keeps the sum from being a layer).
+// CHECK-LABEL: func.func @log_softmax_sum
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK-NOT: linalg.matmul
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#bc = affine_map<(d0, d1) -> (d0, 0)>
+func.func @log_softmax_sum(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<2xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2xf32>) -> tensor<2xf32>
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+       ins(%x : tensor<2x3xf32>) outs(%mi : tensor<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2xf32>
+  %mk = tensor.expand_shape %m [[0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %d = linalg.generic {indexing_maps = [#id, #bc, #id], iterator_types = ["parallel", "parallel"]}
+       ins(%x, %mk : tensor<2x3xf32>, tensor<2x1xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.subf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+       ins(%d : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2xf32>) -> tensor<2xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+       ins(%exp : tensor<2x3xf32>) outs(%si : tensor<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2xf32>
+  %sk = tensor.expand_shape %s [[0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
+  %y = linalg.generic {indexing_maps = [#id, #bc, #id], iterator_types = ["parallel", "parallel"]}
+       ins(%d, %sk : tensor<2x3xf32>, tensor<2x1xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %l = math.log %b : f32
+    %r = arith.subf %a, %l : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

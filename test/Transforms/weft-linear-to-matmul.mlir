@@ -384,3 +384,125 @@ func.func @whole_function(%x: tensor<2x2x2xf32>) -> tensor<2x2xf32> {
   } -> tensor<2x2xf32>
   return %s : tensor<2x2xf32>
 }
+
+// -----
+
+// A gather whose index is built from 40 repeated doublings of the loop
+// index, x[b, (a40 - a40) + j] with a_i = a_(i-1) + a_(i-1): each index op
+// is visited once (no 2^40 walk); W is the identity.
+// CHECK-LABEL: func.func @gather_doublings
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x2xf32>, tensor<2x2xf32>)
+// CHECK-NOT: tensor.extract
+func.func @gather_doublings(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %e = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+       outs(%e : tensor<2x2xf32>) {
+  ^bb0(%out: f32):
+    %b = linalg.index 0 : index
+    %a0 = linalg.index 1 : index
+    %a1 = arith.addi %a0, %a0 : index
+    %a2 = arith.addi %a1, %a1 : index
+    %a3 = arith.addi %a2, %a2 : index
+    %a4 = arith.addi %a3, %a3 : index
+    %a5 = arith.addi %a4, %a4 : index
+    %a6 = arith.addi %a5, %a5 : index
+    %a7 = arith.addi %a6, %a6 : index
+    %a8 = arith.addi %a7, %a7 : index
+    %a9 = arith.addi %a8, %a8 : index
+    %a10 = arith.addi %a9, %a9 : index
+    %a11 = arith.addi %a10, %a10 : index
+    %a12 = arith.addi %a11, %a11 : index
+    %a13 = arith.addi %a12, %a12 : index
+    %a14 = arith.addi %a13, %a13 : index
+    %a15 = arith.addi %a14, %a14 : index
+    %a16 = arith.addi %a15, %a15 : index
+    %a17 = arith.addi %a16, %a16 : index
+    %a18 = arith.addi %a17, %a17 : index
+    %a19 = arith.addi %a18, %a18 : index
+    %a20 = arith.addi %a19, %a19 : index
+    %a21 = arith.addi %a20, %a20 : index
+    %a22 = arith.addi %a21, %a21 : index
+    %a23 = arith.addi %a22, %a22 : index
+    %a24 = arith.addi %a23, %a23 : index
+    %a25 = arith.addi %a24, %a24 : index
+    %a26 = arith.addi %a25, %a25 : index
+    %a27 = arith.addi %a26, %a26 : index
+    %a28 = arith.addi %a27, %a27 : index
+    %a29 = arith.addi %a28, %a28 : index
+    %a30 = arith.addi %a29, %a29 : index
+    %a31 = arith.addi %a30, %a30 : index
+    %a32 = arith.addi %a31, %a31 : index
+    %a33 = arith.addi %a32, %a32 : index
+    %a34 = arith.addi %a33, %a33 : index
+    %a35 = arith.addi %a34, %a34 : index
+    %a36 = arith.addi %a35, %a35 : index
+    %a37 = arith.addi %a36, %a36 : index
+    %a38 = arith.addi %a37, %a37 : index
+    %a39 = arith.addi %a38, %a38 : index
+    %a40 = arith.addi %a39, %a39 : index
+    %z = arith.subi %a40, %a40 : index
+    %k = arith.addi %z, %a0 : index
+    %v = tensor.extract %x[%b, %k] : tensor<2x2xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// A transpose within the sample of exp(x), x also returned, is no Softmax
+// sum: it is a layer ([2, 12] x [12, 12]).
+// CHECK-LABEL: func.func @transpose_of_exp
+// CHECK: math.exp
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x12xf32>, tensor<12x12xf32>)
+// CHECK-NOT: linalg.transpose
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @transpose_of_exp(%x: tensor<2x3x4xf32>) -> (tensor<2x4x3xf32>, tensor<2x3x4xf32>) {
+  %e0 = tensor.empty() : tensor<2x3x4xf32>
+  %e = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+       ins(%x : tensor<2x3x4xf32>) outs(%e0 : tensor<2x3x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x4xf32>
+  %te = tensor.empty() : tensor<2x4x3xf32>
+  %t = linalg.transpose ins(%e : tensor<2x3x4xf32>) outs(%te : tensor<2x4x3xf32>) permutation = [0, 2, 1]
+  return %t, %x : tensor<2x4x3xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// A transpose moving the batch whose input sin(x) is also returned is no
+// chain's input, so it stays and does not switch the function to the
+// whole tensor: the sum next to it is a per-sample layer ([4, 3] x [3, 1]).
+// CHECK-LABEL: func.func @whole_trimmed
+// CHECK: linalg.transpose
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x3xf32>, tensor<3x1xf32>)
+// CHECK-NOT: linalg.matmul
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @whole_trimmed(%x: tensor<4x3xf32>) -> (tensor<3x4xf32>, tensor<4x3xf32>, tensor<4xf32>) {
+  %e0 = tensor.empty() : tensor<4x3xf32>
+  %e = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+       ins(%x : tensor<4x3xf32>) outs(%e0 : tensor<4x3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.sin %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x3xf32>
+  %te = tensor.empty() : tensor<3x4xf32>
+  %t = linalg.transpose ins(%e : tensor<4x3xf32>) outs(%te : tensor<3x4xf32>) permutation = [1, 0]
+  %g = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+       ins(%x : tensor<4x3xf32>) outs(%e0 : tensor<4x3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.tanh %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x3xf32>
+  %z = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<4xf32>
+  %sf = linalg.fill ins(%z : f32) outs(%se : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.reduce ins(%g : tensor<4x3xf32>) outs(%sf : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  return %t, %e, %s : tensor<3x4xf32>, tensor<4x3xf32>, tensor<4xf32>
+}
