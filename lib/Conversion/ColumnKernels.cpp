@@ -721,7 +721,8 @@ static std::optional<ColumnOp> matchTensorFn(const TensorFn &f) {
   }
   // PRelu: select(x < 0, x * C, x).
   if (Operation *s = b.def(y, "arith.select"); s && n == 3) {
-    auto cmp = dyn_cast_or_null<arith::CmpFOp>(s->getOperand(0).getDefiningOp());
+    auto cmp =
+        dyn_cast_or_null<arith::CmpFOp>(s->getOperand(0).getDefiningOp());
     if (cmp && cmp->getBlock() == b.block &&
         cmp.getPredicate() == arith::CmpFPredicate::OLT && isX(cmp.getLhs()) &&
         isFloatConst(cmp.getRhs(), 0.0) && isX(s->getOperand(2)) &&
@@ -757,16 +758,11 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
     return ColumnOp::Copy;
   // One math op of x.
   static const std::pair<const char *, ColumnOp> kUnary[] = {
-      {"math.absf", ColumnOp::Abs},
-      {"arith.negf", ColumnOp::Neg},
-      {"math.exp", ColumnOp::Exp},
-      {"math.log", ColumnOp::Log},
-      {"math.sqrt", ColumnOp::Sqrt},
-      {"math.floor", ColumnOp::Floor},
-      {"math.ceil", ColumnOp::Ceil},
-      {"math.roundeven", ColumnOp::Round},
-      {"math.sin", ColumnOp::Sin},
-      {"math.cos", ColumnOp::Cos},
+      {"math.absf", ColumnOp::Abs},  {"arith.negf", ColumnOp::Neg},
+      {"math.exp", ColumnOp::Exp},   {"math.log", ColumnOp::Log},
+      {"math.sqrt", ColumnOp::Sqrt}, {"math.floor", ColumnOp::Floor},
+      {"math.ceil", ColumnOp::Ceil}, {"math.roundeven", ColumnOp::Round},
+      {"math.sin", ColumnOp::Sin},   {"math.cos", ColumnOp::Cos},
       {"math.erf", ColumnOp::Erf}};
   for (auto [name, op] : kUnary)
     if (Operation *o = unary(y, name); o && f.isX(o->getOperand(0)) && n == 1)
@@ -777,7 +773,8 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
       o && n == 1 && f.isX(o->getOperand(0)) && f.isX(o->getOperand(1)))
     return ColumnOp::Square;
   // Pow with a scalar constant exponent.
-  if (Operation *o = f.op(y, "math.powf"); o && n == 1 && f.isX(o->getOperand(0)))
+  if (Operation *o = f.op(y, "math.powf");
+      o && n == 1 && f.isX(o->getOperand(0)))
     if (std::optional<double> k = f.cst(o->getOperand(1))) {
       params = {float(*k)};
       return ColumnOp::PowScalar;
@@ -1076,16 +1073,16 @@ static std::optional<std::vector<float>> expressionOf(const ScalarFn &f,
     return std::nullopt;
   };
   static const std::pair<const char *, ExprKind> kBinary[] = {
-      {"arith.addf", ExprKind::Add},    {"arith.subf", ExprKind::Sub},
-      {"arith.mulf", ExprKind::Mul},    {"arith.divf", ExprKind::Div},
+      {"arith.addf", ExprKind::Add},     {"arith.subf", ExprKind::Sub},
+      {"arith.mulf", ExprKind::Mul},     {"arith.divf", ExprKind::Div},
       {"arith.maximumf", ExprKind::Max}, {"arith.maxnumf", ExprKind::Max},
       {"arith.minimumf", ExprKind::Min}, {"arith.minnumf", ExprKind::Min}};
   static const std::pair<const char *, ColumnOp> kUnary[] = {
-      {"arith.negf", ColumnOp::Neg},   {"math.absf", ColumnOp::Abs},
-      {"math.exp", ColumnOp::Exp},     {"math.log", ColumnOp::Log},
-      {"math.sqrt", ColumnOp::Sqrt},   {"math.erf", ColumnOp::Erf},
-      {"math.sin", ColumnOp::Sin},     {"math.cos", ColumnOp::Cos},
-      {"math.floor", ColumnOp::Floor}, {"math.ceil", ColumnOp::Ceil},
+      {"arith.negf", ColumnOp::Neg},      {"math.absf", ColumnOp::Abs},
+      {"math.exp", ColumnOp::Exp},        {"math.log", ColumnOp::Log},
+      {"math.sqrt", ColumnOp::Sqrt},      {"math.erf", ColumnOp::Erf},
+      {"math.sin", ColumnOp::Sin},        {"math.cos", ColumnOp::Cos},
+      {"math.floor", ColumnOp::Floor},    {"math.ceil", ColumnOp::Ceil},
       {"math.roundeven", ColumnOp::Round}};
   for (Operation &op : f.body.block->without_terminator()) {
     if (isa<arith::ConstantOp>(op))
@@ -1120,8 +1117,8 @@ static std::optional<std::vector<float>> expressionOf(const ScalarFn &f,
       std::optional<double> c = f.cst(op.getOperand(1));
       if (!c)
         return fail("with an exponent that is not a constant");
-      out = add(ExprKind::Unary, in[0], int32_t(ColumnOp::PowScalar),
-                float(*c));
+      out =
+          add(ExprKind::Unary, in[0], int32_t(ColumnOp::PowScalar), float(*c));
     } else if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
       using P = arith::CmpFPredicate;
       switch (cmp.getPredicate()) {
@@ -1271,7 +1268,8 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
           "ThresholdedRelu, Elu, Celu, Selu, Softplus, Softsign, HardSigmoid, "
           "HardSwish, Clip, Sign, Floor, Ceil, Round, Sin, Cos, Erf, Pow with "
           "a scalar exponent, or x with a scalar constant: + - * /), and as an "
-          "expression " + exprWhy;
+          "expression " +
+          exprWhy;
     return failure();
   }
 
@@ -1540,7 +1538,7 @@ int64_t slotOf(int32_t id) {
 // 2^12. sin(r) = r + r z (s1 + z (s2 + z (s3 + z s4))), z = r^2, is a
 // minimax fit of relative error 6.9e-9 on |r| <= pi/2 + 0.02.
 constexpr float kInvPi = 0.318309886183790671538f; // 1 / pi
-constexpr float kPi1 = 3.140625f;            // 201 / 64
+constexpr float kPi1 = 3.140625f;                  // 201 / 64
 constexpr float kPi2 = 9.67502593994140625e-4f;
 constexpr float kPi3 = 1.509958025280866e-7f;
 constexpr float kSin[] = {-0.16666658222675323f, 0.008333045057952404f,
@@ -1554,10 +1552,10 @@ constexpr float kErfP = 0.3275911f, kErfSplit = 0.75f;
 constexpr float kErfQ[] = {1.0028340816497803f, -1.2785723209381104f,
                            1.2267783880233765f, -0.18831756711006165f,
                            0.23705874383449554f}; // q4 .. q0
-constexpr float kErfC[] = {-0.0006749513559043407f, 0.00511434581130743f,
-                           -0.026834623888134956f, 0.11283376812934875f,
-                           -0.3761261999607086f,
-                           1.1283791065216064f}; // c5 .. c0
+constexpr float kErfC[] = {
+    -0.0006749513559043407f, 0.00511434581130743f,
+    -0.026834623888134956f,  0.11283376812934875f,
+    -0.3761261999607086f,    1.1283791065216064f}; // c5 .. c0
 
 /// An Expression program compiled: its steps (in is read once, out written
 /// once, by the last step), its constants (registerConstants) and the
@@ -1590,14 +1588,10 @@ std::vector<float> registerConstants(const ColumnKernel &k) {
     return {0x1p23f, 0x1p100f};
   case ColumnOp::Sin:
   case ColumnOp::Cos:
-    return {kInvPi,
-            k.op == ColumnOp::Sin ? 0x1.8p23f : 0x1.8p23f + 1,
-            -kPi1,
-            -kPi2,
-            -kPi3,
-            kSin[3],
-            kSin[2],
-            kSin[1],
+    return {kInvPi,  k.op == ColumnOp::Sin ? 0x1.8p23f : 0x1.8p23f + 1,
+            -kPi1,   -kPi2,
+            -kPi3,   kSin[3],
+            kSin[2], kSin[1],
             kSin[0]};
   case ColumnOp::Erf: {
     std::vector<float> v = {kErfP, kErfSplit};
@@ -1651,9 +1645,9 @@ std::vector<Step> roundingSequence(ColumnOp op) {
       {O::FABS, a, x, {}},
       {O::FCLT, m, a, two23}, // |x| < 2^23 (false for NaN)
       {O::FADD, r, a, two23},
-      {O::FSUB, r, r, two23},     // round(|x|)
-      {O::SEL32, m, r, vec(a)},   // round(|x|), or |x| when large
-      {O::FMUL, a, x, two100},    // sign(x) into a
+      {O::FSUB, r, r, two23},   // round(|x|)
+      {O::SEL32, m, r, vec(a)}, // round(|x|), or |x| when large
+      {O::FMUL, a, x, two100},  // sign(x) into a
       {O::FMUL, a, a, two100},
       {O::FMIN, a, a, kOne},
       {O::FMAX, a, a, kMinusOne}};
@@ -1944,7 +1938,6 @@ std::vector<Step> sequenceOf(const ColumnKernel &k) {
   }
 }
 
-
 /// The vector id of expression buffer `s` (the sequences' buf .. buf5,
 /// then ids kVecBuf6 on).
 int32_t exprSlotId(int64_t s) {
@@ -2078,10 +2071,10 @@ void ExprCompiler::unary(ColumnOp op, float param, int32_t src, int32_t dst) {
     int64_t slot = slotOf(b);
     bool ok = true;
     for (size_t i = 1; i < ss.size(); ++i)
-      for (int32_t r : {ss[i].dst, ss[i].src0,
-                        ss[i].src1 && ss[i].src1->kind == Opnd::Vec
-                            ? ss[i].src1->value
-                            : kVecIn})
+      for (int32_t r :
+           {ss[i].dst, ss[i].src0,
+            ss[i].src1 && ss[i].src1->kind == Opnd::Vec ? ss[i].src1->value
+                                                        : kVecIn})
         if ((i > 0 && ss[i].dst == b) || r == lowHalves(int32_t(slot)) ||
             r == highHalves(int32_t(slot)))
           ok = false;
@@ -2202,8 +2195,8 @@ ExprCode ExprCompiler::run() {
     case ExprKind::Min:
     case ExprKind::Lt:
     case ExprKind::Le:
-      if (!inRange(n.a, i) || !inRange(n.b, i) ||
-          (n.a > 0 && isCond(n.a)) || (n.b > 0 && isCond(n.b)))
+      if (!inRange(n.a, i) || !inRange(n.b, i) || (n.a > 0 && isCond(n.a)) ||
+          (n.b > 0 && isCond(n.b)))
         return fail("has an operand out of order or a comparison as a "
                     "number");
       if (isConst(n.a) && isConst(n.b))
@@ -2260,8 +2253,7 @@ ExprCode ExprCompiler::run() {
         return kVecOut;
       for (int32_t j : js)
         if (!isConst(j) && remaining[size_t(j)] == 1 &&
-            vecOf[size_t(j)] != kVecIn &&
-            llvm::count(js, j) == 1) {
+            vecOf[size_t(j)] != kVecIn && llvm::count(js, j) == 1) {
           int32_t id = vecOf[size_t(j)];
           remaining[size_t(j)] = 0; // its buffer becomes ours
           return id;
@@ -2363,9 +2355,9 @@ ExprCode ExprCompiler::run() {
       std::max<int64_t>(0, int64_t(code.consts.size()) - kNumGprConsts);
   std::set<int32_t> extra;
   for (const Step &s : code.steps)
-    for (int32_t v : {s.dst, s.src0,
-                      s.src1 && s.src1->kind == Opnd::Vec ? s.src1->value
-                                                          : kVecIn})
+    for (int32_t v :
+         {s.dst, s.src0,
+          s.src1 && s.src1->kind == Opnd::Vec ? s.src1->value : kVecIn})
       if (v >= kVecBuf4 && v != kVecConst)
         extra.insert(v);
   if (memConsts > kMaxMemConsts)
@@ -2508,8 +2500,9 @@ struct Role {
 class Emitter : WaveletBuilder {
 public:
   Emitter(OpBuilder &b, Location loc, const ColumnKernel &k, StringRef name,
-          StringRef layer)
-      : WaveletBuilder(b, loc), k(k), name(name), layer(layer) {}
+          StringRef layer, const RouteTable &routes)
+      : WaveletBuilder(b, loc), k(k), name(name), layer(layer), routes(routes) {
+  }
 
   Role roleOf(int64_t r) const;
   void emitGroup(int64_t r0, int64_t r1, const Role &role);
@@ -2532,6 +2525,7 @@ private:
 
   const ColumnKernel &k;
   StringRef name, layer;
+  const RouteTable &routes;
 };
 
 Role Emitter::roleOf(int64_t r) const {
@@ -2808,26 +2802,16 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&pe->getRegion(0).front());
 
-  // Routes: the chunk in from the west, the result out to the east; for a
-  // column softmax the partial results go north on the sender's parity
-  // color and row 0's totals are multicast south on the third color.
-  using wt::Dir;
-  route(k.inColor, bit(Dir::West), bit(Dir::Ramp));
-  route(k.outColor, bit(Dir::Ramp), bit(Dir::East));
+  // Routes (weft/Conversion/Routing.h): the chunk in from the west, the
+  // result out to the east; for a column softmax the partial results go
+  // north on the sender's parity color and row 0's totals are multicast
+  // south on the third color.
+  routesAt(routes, k.x, y);
   int64_t redOut = 0, redIn = 0, bc = 0;
   if (reduce) {
     redOut = k.internal[role.parity];
     redIn = k.internal[1 - role.parity];
     bc = k.internal[2];
-    if (!role.first)
-      route(redOut, bit(Dir::Ramp), bit(Dir::North));
-    if (!role.last)
-      route(redIn, bit(Dir::South), bit(Dir::Ramp));
-    if (role.first)
-      route(bc, bit(Dir::Ramp), bit(Dir::South));
-    else
-      route(bc, bit(Dir::North),
-            bit(Dir::Ramp) | (role.last ? 0 : bit(Dir::South)));
   }
 
   if (isAxisSoftmax(k.op)) {
@@ -3002,7 +2986,7 @@ static std::string shortNum(float v) {
 
 LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
                                const ColumnKernel &k, StringRef name,
-                               StringRef layer) {
+                               StringRef layer, const RouteTable *routes) {
   const RowChunks &lay = k.layout;
   if (lay.n < 1 || lay.rows < 1 || lay.y0 < 0 || k.x < 0)
     return emitError(loc) << "column kernel " << name << " has " << lay.n
@@ -3032,13 +3016,12 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
                           << ", rows " << lay.y0 << ".." << lay.y0 + lay.rows
                           << " does not fit the " << target.width() << "x"
                           << target.height() << " fabric";
-  int64_t wantParams =
-      columnTakesTensor(k.op) ? lay.n : columnParamCount(k.op);
+  int64_t wantParams = columnTakesTensor(k.op) ? lay.n : columnParamCount(k.op);
   if (k.op == ColumnOp::Expression) {
     std::string why;
     if (failed(checkExpression(k.params, why)))
-      return emitError(loc) << "column kernel " << name
-                            << " (Expression) " << why;
+      return emitError(loc)
+             << "column kernel " << name << " (Expression) " << why;
   } else if (int64_t(k.params.size()) != wantParams)
     return emitError(loc) << "column kernel " << name << " ("
                           << columnOpName(k.op) << ") takes " << wantParams
@@ -3071,23 +3054,22 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
   if (!isClassic(k.op) && !columnTakesTensor(k.op) && !isAxisSoftmax(k.op)) {
     // The sequence's constants beyond the GPRs and its DSD records fit
     // below the data (never false for the sequences of this file).
-    int64_t memConsts =
-        std::max<int64_t>(0, int64_t(registerConstants(k).size()) -
-                                 kNumGprConsts);
+    int64_t memConsts = std::max<int64_t>(
+        0, int64_t(registerConstants(k).size()) - kNumGprConsts);
     std::set<int32_t> extra;
     for (const Step &s : sequenceOf(k))
-      for (int32_t v : {s.dst, s.src0,
-                        s.src1 && s.src1->kind == Opnd::Vec ? s.src1->value
-                                                            : kVecIn})
+      for (int32_t v :
+           {s.dst, s.src0,
+            s.src1 && s.src1->kind == Opnd::Vec ? s.src1->value : kVecIn})
         if (v >= kVecBuf4 && v != kVecConst)
           extra.insert(v);
     if (memConsts > kMaxMemConsts ||
         kRecFirstFree + int64_t(extra.size()) > kMaxRecords)
-      return emitError(loc) << "column kernel " << name << " ("
-                            << columnOpName(k.op) << ") needs " << memConsts
-                            << " constants in memory and "
-                            << kRecFirstFree + int64_t(extra.size())
-                            << " DSD records, more than its PEs hold";
+      return emitError(loc)
+             << "column kernel " << name << " (" << columnOpName(k.op)
+             << ") needs " << memConsts << " constants in memory and "
+             << kRecFirstFree + int64_t(extra.size())
+             << " DSD records, more than its PEs hold";
   }
   int64_t words = 2 * L * columnBuffers(k.op);
   if (kDataBase + words > int64_t(target.memoryWords()))
@@ -3121,7 +3103,23 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
                               << "internal colors must differ)";
   }
 
-  Emitter e(b, loc, k, name, layer);
+  // Without the fabric.route ops of a routed program (unit tests build
+  // kernels directly), the column's own routes from the same schemes.
+  RouteTable own;
+  if (!routes) {
+    auto add = [&](const RoutePlan &plan, int64_t color) {
+      for (const auto &[pe, sw] : plan.get())
+        own[pe][color] = sw;
+    };
+    add(columnInputs(k.x, lay.y0, lay.rows), k.inColor);
+    add(columnResults(k.x, lay.y0, lay.rows), k.outColor);
+    if (reduce)
+      for (int j = 0; j < 3; ++j)
+        if (k.internal[j] >= 0)
+          add(columnReduce(k.x, lay.y0, lay.rows, j), k.internal[j]);
+    routes = &own;
+  }
+  Emitter e(b, loc, k, name, layer, *routes);
   int64_t r0 = 0;
   for (int64_t r = 1; r <= lay.rows; ++r) {
     if (r < lay.rows && e.roleOf(r) == e.roleOf(r0))

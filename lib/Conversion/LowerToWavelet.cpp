@@ -611,8 +611,8 @@ struct LowerFabricToWaveletPass
         // rows.)
         for (StringRef ch : {"reduce_even", "reduce_odd", "broadcast"})
           s.column.internal.push_back(channelColor(name, ch));
-        if (failed(
-                emitColumnKernel(b, s.kernel.getLoc(), s.column, name, name)))
+        if (failed(emitColumnKernel(b, s.kernel.getLoc(), s.column, name, name,
+                                    &table)))
           return failure();
       }
     }

@@ -20,10 +20,6 @@
 
 namespace weft::conversion {
 
-/// Router settings by PE (x, y) and color, as the fabric.route ops give
-/// them.
-using RouteTable =
-    std::map<std::pair<int64_t, int64_t>, std::map<int64_t, Switch>>;
 
 class WaveletBuilder {
 public:

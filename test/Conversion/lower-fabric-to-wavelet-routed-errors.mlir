@@ -59,11 +59,11 @@ fabric.program @p attributes {target = #fabric.target<2x1>} {
 
 // -----
 
-// The input also goes south to (0, 1), which no kernel there takes: the
-// column kernel's PE gets only west -> ramp.
+// The input also goes south to (0, 1), where no kernel runs, so nothing
+// gives that PE its routes.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-// expected-error @below {{lowering error: PE (0, 0) was not given the route of @s0 on color 0}}
+// expected-error @below {{lowering error: PE (0, 1) was not given the route of @s0 on color 0}}
 fabric.program @p attributes {target = #fabric.target<2x2>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>

@@ -17,6 +17,8 @@
 #ifndef WEFT_CONVERSION_COLUMNKERNELS_H
 #define WEFT_CONVERSION_COLUMNKERNELS_H
 
+#include "weft/Conversion/Routing.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
@@ -143,8 +145,8 @@ matchColumnKernel(mlir::Value result, mlir::Value &input, std::string &why,
 /// Checks an Expression program (ColumnKernel::params of an Expression):
 /// its ops, constants, buffers and DSD records fit a PE. Returns the
 /// number of steps per sample, or fails with a sentence in `why`.
-mlir::FailureOr<int64_t>
-checkExpression(const std::vector<float> &params, std::string &why);
+mlir::FailureOr<int64_t> checkExpression(const std::vector<float> &params,
+                                         std::string &why);
 
 /// The tensor operand of a per-row elementwise op whose result is `result`:
 /// the one input of its linalg.generic that is not a splat constant; null
@@ -175,11 +177,14 @@ int64_t columnBuffers(ColumnOp op);
 
 /// Emits the kernel's wavelet.pe / wavelet.pe_group ops at `b`'s insertion
 /// point (inside a wavelet.program), named after `name`, with the layer
-/// attribute `layer`.
+/// attribute `layer`. Every PE gets the router settings `routes` gives it
+/// (a routed program's fabric.route ops); without `routes`, the column's
+/// own from weft/Conversion/Routing.h and the kernel's colors.
 mlir::LogicalResult emitColumnKernel(mlir::OpBuilder &b, mlir::Location loc,
                                      const ColumnKernel &k,
                                      llvm::StringRef name,
-                                     llvm::StringRef layer);
+                                     llvm::StringRef layer,
+                                     const RouteTable *routes = nullptr);
 
 /// Steady-state cycles per sample of the kernel, from the ISA cost table.
 int64_t predictColumnKernelCycles(const ColumnKernel &k);

@@ -56,6 +56,11 @@ private:
   std::map<std::pair<int64_t, int64_t>, Switch> switches;
 };
 
+/// Router settings by PE (x, y) and color: what the fabric.route ops of a
+/// routed program give every PE, and what the emitters write.
+using RouteTable =
+    std::map<std::pair<int64_t, int64_t>, std::map<int64_t, Switch>>;
+
 //===----------------------------------------------------------------------===//
 // Dense layer (docs/execution-model.md, "Dense layer")
 //===----------------------------------------------------------------------===//
