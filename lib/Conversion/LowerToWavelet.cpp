@@ -700,7 +700,6 @@ std::unique_ptr<Pass> createLowerFabricToWaveletPass() {
 
 void registerLowerFabricToWaveletPass() {
   PassRegistration<LowerFabricToWaveletPass>();
-  registerRoutingPasses();
 }
 
 } // namespace weft::conversion

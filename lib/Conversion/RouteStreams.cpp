@@ -18,14 +18,25 @@
 
 #include "weft/Conversion/Chain.h"
 #include "weft/Conversion/ColorAllocation.h"
-#include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Conversion/Routing.h"
 
 #include "fabric/FabricOps.h"
 
+#include "weft/Transforms/Passes.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Pass/Pass.h"
+#include "llvm/Support/DebugLog.h"
+
+#include <set>
+
+#define DEBUG_TYPE "weft-route-streams"
+
+namespace weft {
+#define GEN_PASS_DEF_ROUTESTREAMS
+#define GEN_PASS_DEF_ALLOCATECOLORS
+#include "weft/Transforms/Passes.h.inc"
+} // namespace weft
 
 using namespace mlir;
 namespace fab = weft::fabric;
@@ -33,12 +44,20 @@ namespace fab = weft::fabric;
 namespace weft::conversion {
 namespace {
 
+/// What routing did to one program (the pass's statistics).
+struct RoutingCounts {
+  int64_t redistributions = 0, routes = 0, switches = 0;
+};
+
 /// Creates `fabric.route @ref [channel] { switches }` at `b`'s insertion
 /// point; nothing for an empty plan.
 void createRoute(OpBuilder &b, Location loc, StringRef ref,
-                 std::optional<StringRef> channel, const RoutePlan &plan) {
+                 std::optional<StringRef> channel, const RoutePlan &plan,
+                 RoutingCounts &counts) {
   if (plan.empty())
     return;
+  ++counts.routes;
+  counts.switches += int64_t(plan.get().size());
   MLIRContext *ctx = b.getContext();
   OperationState st(loc, fab::RouteOp::getOperationName());
   st.addAttribute("stream", FlatSymbolRefAttr::get(ctx, ref));
@@ -53,226 +72,209 @@ void createRoute(OpBuilder &b, Location loc, StringRef ref,
                           uint32_t(sw.out));
 }
 
-struct RouteStreamsPass
-    : PassWrapper<RouteStreamsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RouteStreamsPass)
+/// Inserts the redistributions and routes every stream and channel of
+/// `program` (the pass's description in Passes.td).
+LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
+  Block &body = program.getBody().front();
+  // Logical routes (empty bodies) are what routing fills: they are
+  // replaced by the computed ones.
+  bool routed = !body.getOps<fab::RedistributeOp>().empty() ||
+                llvm::any_of(body.getOps<fab::RouteOp>(), [](fab::RouteOp r) {
+                  return !r.getBody().front().empty();
+                });
+  if (routed)
+    return program.emitOpError("is already routed (it has fabric.switch or "
+                               "fabric.redistribute ops)");
+  for (auto r : llvm::make_early_inc_range(body.getOps<fab::RouteOp>()))
+    r.erase();
+  FailureOr<Chain> chain = analyzeChain(program);
+  if (failed(chain))
+    return failure();
+  MLIRContext *ctx = program.getContext();
+  Location loc = program.getLoc();
+  SymbolTable symbols(program);
+  OpBuilder b(ctx);
 
-  StringRef getArgument() const final { return "weft-route-streams"; }
-  StringRef getDescription() const final {
-    return "Insert the redistributions between layouts and route every "
-           "stream and internal channel PE by PE";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<fab::FabricDialect>();
+  // Explicit redistributions in front of the dense layers.
+  for (Stage &st : chain->stages) {
+    if (!st.dense)
+      continue;
+    fab::StreamOp into;
+    for (auto s : body.getOps<fab::StreamOp>())
+      if (s.getDst() == st.kernel.getSymName())
+        into = s;
+    b.setInsertionPoint(st.kernel);
+    int64_t S = st.m.smear;
+    auto payload = cast<fab::WaveletsType>(into.getPayload());
+    OperationState rs(st.kernel.getLoc(),
+                      fab::RedistributeOp::getOperationName());
+    rs.addAttribute(SymbolTable::getSymbolAttrName(),
+                    b.getStringAttr((st.kernel.getSymName() + "_turn").str()));
+    rs.addAttribute("from",
+                    fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, S));
+    rs.addAttribute("to",
+                    fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, S));
+    rs.addAttribute("payload", TypeAttr::get(payload));
+    rs.addAttribute("rect", fab::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
+    auto rd = cast<fab::RedistributeOp>(b.create(rs));
+    symbols.insert(rd); // uniquifies the name if taken
+    st.turn = rd;
+    ++counts.redistributions;
+    LDBG() << "redistribution @" << rd.getSymName() << " in front of @"
+           << st.kernel.getSymName();
+    // src -> kernel becomes src -> turn and turn -> kernel.
+    b.setInsertionPointAfter(into);
+    OperationState ss(into.getLoc(), fab::StreamOp::getOperationName());
+    ss.addAttribute(
+        SymbolTable::getSymbolAttrName(),
+        b.getStringAttr(
+            (rd.getSymName() + "_to_" + st.kernel.getSymName()).str()));
+    ss.addAttribute("src", FlatSymbolRefAttr::get(rd.getSymNameAttr()));
+    ss.addAttribute("src_port", b.getI64IntegerAttr(0));
+    ss.addAttribute("dst", FlatSymbolRefAttr::get(st.kernel.getSymNameAttr()));
+    ss.addAttribute("dst_port", b.getI64IntegerAttr(0));
+    ss.addAttribute("payload", TypeAttr::get(payload));
+    Operation *out = b.create(ss);
+    symbols.insert(out);
+    into.setDstAttr(FlatSymbolRefAttr::get(rd.getSymNameAttr()));
   }
 
+  // The sending and receiving ends of every node.
+  llvm::StringMap<const Stage *> stageOf, turnOf;
+  for (Stage &st : chain->stages) {
+    stageOf[st.kernel.getSymName()] = &st;
+    if (st.turn)
+      turnOf[st.turn.getSymName()] = &st;
+  }
+  auto sending = [&](StringRef node) {
+    if (const Stage *st = stageOf.lookup(node))
+      return st->dense ? denseResults(st->m)
+                       : columnResults(st->x, 0, st->height);
+    if (const Stage *st = turnOf.lookup(node))
+      return denseColumns(st->m);
+    return RoutePlan(); // the host input feeds the west edge
+  };
+  auto receiving = [&](StringRef node) {
+    if (const Stage *st = stageOf.lookup(node))
+      return st->dense ? RoutePlan() // the turn's multicast reaches it
+                       : columnInputs(st->x, 0, st->height);
+    if (const Stage *st = turnOf.lookup(node))
+      return denseRowsToDiagonal(st->m);
+    // The host output on the east edge.
+    return relayEast(chain->endX, program.getTargetAttr().getWidth(),
+                     chain->stages.back().outRows);
+  };
+  b.setInsertionPointToEnd(&body);
+  SmallVector<fab::StreamOp> streams(body.getOps<fab::StreamOp>());
+  for (fab::StreamOp s : streams) {
+    RoutePlan plan = sending(s.getSrc());
+    plan.append(receiving(s.getDst()));
+    if (plan.empty())
+      return s.emitOpError("connects @")
+             << s.getSrc() << " to @" << s.getDst()
+             << " without passing a router; nothing to route";
+    createRoute(b, s.getLoc(), s.getSymName(), std::nullopt, plan, counts);
+  }
+  for (Stage &st : chain->stages) {
+    StringRef k = st.kernel.getSymName();
+    if (st.dense) {
+      createRoute(b, st.kernel.getLoc(), k, StringRef("psum_even"),
+                  densePartialSums(st.m, 0), counts);
+      createRoute(b, st.kernel.getLoc(), k, StringRef("psum_odd"),
+                  densePartialSums(st.m, 1), counts);
+    } else if (internalColors(st.column.op) == 3) {
+      static const char *names[3] = {"reduce_even", "reduce_odd", "broadcast"};
+      for (int j = 0; j < 3; ++j)
+        createRoute(b, st.kernel.getLoc(), k, StringRef(names[j]),
+                    columnReduce(st.x, 0, st.height, j), counts);
+    }
+  }
+  return success();
+}
+
+/// Colors every route of `program` (the pass's description in Passes.td);
+/// `used` gets the colors chosen.
+LogicalResult colorProgram(fab::ProgramOp program,
+                           const std::vector<int64_t> &reserved,
+                           std::set<int64_t> &used) {
+  Block &body = program.getBody().front();
+  SmallVector<fab::RouteOp> routes(body.getOps<fab::RouteOp>());
+  SymbolTable symbols(program);
+  auto streamOf = [&](fab::RouteOp r) {
+    return r.getChannel() ? fab::StreamOp()
+                          : symbols.lookup<fab::StreamOp>(r.getStream());
+  };
+  std::vector<StreamRequest> req;
+  for (fab::RouteOp r : routes) {
+    StreamRequest s{r.getRouteName(), {}, -1};
+    for (auto sw : r.getBody().front().getOps<fab::SwitchOp>())
+      s.pes.push_back({int64_t(sw.getX()), int64_t(sw.getY())});
+    if (s.pes.empty())
+      return r.emitOpError("is logical (no switches): run "
+                           "--weft-route-streams first");
+    if (fab::ColorAttr c = r.getColorAttr())
+      s.fixed = c.getValue();
+    else if (auto st = streamOf(r); st && st.getColorAttr())
+      s.fixed = st.getColorAttr().getValue(); // a color set on the stream
+    req.push_back(std::move(s));
+  }
+  for (auto s : body.getOps<fab::StreamOp>()) {
+    bool routed = llvm::any_of(routes, [&](fab::RouteOp r) {
+      return !r.getChannel() && r.getStream() == s.getSymName();
+    });
+    if (!routed)
+      return s.emitOpError("has no route: run --weft-route-streams first");
+  }
+  std::string why;
+  std::optional<std::vector<int64_t>> colors = allocateColors(
+      req, program.getTargetAttr().getRoutableColors(), reserved, why);
+  if (!colors)
+    return program.emitOpError("needs more colors than the fabric has: ")
+           << why;
+  MLIRContext *ctx = program.getContext();
+  for (size_t i = 0; i < routes.size(); ++i) {
+    auto color = fab::ColorAttr::get(ctx, unsigned((*colors)[i]));
+    routes[i].setColorAttr(color);
+    if (fab::StreamOp s = streamOf(routes[i]))
+      s.setColorAttr(color);
+    used.insert((*colors)[i]);
+  }
+  return success();
+}
+
+} // namespace
+} // namespace weft::conversion
+
+namespace {
+
+struct RouteStreams : weft::impl::RouteStreamsBase<RouteStreams> {
   void runOnOperation() override {
     SmallVector<fab::ProgramOp> programs(
         getOperation().getOps<fab::ProgramOp>());
-    for (fab::ProgramOp program : programs)
-      if (failed(route(program)))
+    for (fab::ProgramOp program : programs) {
+      weft::conversion::RoutingCounts counts;
+      if (failed(weft::conversion::routeProgram(program, counts)))
         return signalPassFailure();
-  }
-
-  LogicalResult route(fab::ProgramOp program) {
-    Block &body = program.getBody().front();
-    // Logical routes (empty bodies) are what routing fills: they are
-    // replaced by the computed ones.
-    bool routed = !body.getOps<fab::RedistributeOp>().empty() ||
-                  llvm::any_of(body.getOps<fab::RouteOp>(), [](fab::RouteOp r) {
-                    return !r.getBody().front().empty();
-                  });
-    if (routed)
-      return program.emitOpError("is already routed (it has fabric.switch or "
-                                 "fabric.redistribute ops)");
-    for (auto r : llvm::make_early_inc_range(body.getOps<fab::RouteOp>()))
-      r.erase();
-    FailureOr<Chain> chain = analyzeChain(program);
-    if (failed(chain))
-      return failure();
-    MLIRContext *ctx = program.getContext();
-    Location loc = program.getLoc();
-    SymbolTable symbols(program);
-    OpBuilder b(ctx);
-
-    // Explicit redistributions in front of the dense layers.
-    for (Stage &st : chain->stages) {
-      if (!st.dense)
-        continue;
-      fab::StreamOp into;
-      for (auto s : body.getOps<fab::StreamOp>())
-        if (s.getDst() == st.kernel.getSymName())
-          into = s;
-      b.setInsertionPoint(st.kernel);
-      int64_t S = st.m.smear;
-      auto payload = cast<fab::WaveletsType>(into.getPayload());
-      OperationState rs(st.kernel.getLoc(),
-                        fab::RedistributeOp::getOperationName());
-      rs.addAttribute(
-          SymbolTable::getSymbolAttrName(),
-          b.getStringAttr((st.kernel.getSymName() + "_turn").str()));
-      rs.addAttribute(
-          "from", fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, S));
-      rs.addAttribute(
-          "to", fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, S));
-      rs.addAttribute("payload", TypeAttr::get(payload));
-      rs.addAttribute("rect", fab::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
-      auto rd = cast<fab::RedistributeOp>(b.create(rs));
-      symbols.insert(rd); // uniquifies the name if taken
-      st.turn = rd;
-      // src -> kernel becomes src -> turn and turn -> kernel.
-      b.setInsertionPointAfter(into);
-      OperationState ss(into.getLoc(), fab::StreamOp::getOperationName());
-      ss.addAttribute(
-          SymbolTable::getSymbolAttrName(),
-          b.getStringAttr(
-              (rd.getSymName() + "_to_" + st.kernel.getSymName()).str()));
-      ss.addAttribute("src", FlatSymbolRefAttr::get(rd.getSymNameAttr()));
-      ss.addAttribute("src_port", b.getI64IntegerAttr(0));
-      ss.addAttribute("dst",
-                      FlatSymbolRefAttr::get(st.kernel.getSymNameAttr()));
-      ss.addAttribute("dst_port", b.getI64IntegerAttr(0));
-      ss.addAttribute("payload", TypeAttr::get(payload));
-      Operation *out = b.create(ss);
-      symbols.insert(out);
-      into.setDstAttr(FlatSymbolRefAttr::get(rd.getSymNameAttr()));
+      numRedistributions += counts.redistributions;
+      numRoutes += counts.routes;
+      numSwitches += counts.switches;
     }
-
-    // The sending and receiving ends of every node.
-    llvm::StringMap<const Stage *> stageOf, turnOf;
-    for (Stage &st : chain->stages) {
-      stageOf[st.kernel.getSymName()] = &st;
-      if (st.turn)
-        turnOf[st.turn.getSymName()] = &st;
-    }
-    auto sending = [&](StringRef node) {
-      if (const Stage *st = stageOf.lookup(node))
-        return st->dense ? denseResults(st->m)
-                         : columnResults(st->x, 0, st->height);
-      if (const Stage *st = turnOf.lookup(node))
-        return denseColumns(st->m);
-      return RoutePlan(); // the host input feeds the west edge
-    };
-    auto receiving = [&](StringRef node) {
-      if (const Stage *st = stageOf.lookup(node))
-        return st->dense ? RoutePlan() // the turn's multicast reaches it
-                         : columnInputs(st->x, 0, st->height);
-      if (const Stage *st = turnOf.lookup(node))
-        return denseRowsToDiagonal(st->m);
-      // The host output on the east edge.
-      return relayEast(chain->endX, program.getTargetAttr().getWidth(),
-                       chain->stages.back().outRows);
-    };
-    b.setInsertionPointToEnd(&body);
-    SmallVector<fab::StreamOp> streams(body.getOps<fab::StreamOp>());
-    for (fab::StreamOp s : streams) {
-      RoutePlan plan = sending(s.getSrc());
-      plan.append(receiving(s.getDst()));
-      if (plan.empty())
-        return s.emitOpError("connects @")
-               << s.getSrc() << " to @" << s.getDst()
-               << " without passing a router; nothing to route";
-      createRoute(b, s.getLoc(), s.getSymName(), std::nullopt, plan);
-    }
-    for (Stage &st : chain->stages) {
-      StringRef k = st.kernel.getSymName();
-      if (st.dense) {
-        createRoute(b, st.kernel.getLoc(), k, StringRef("psum_even"),
-                    densePartialSums(st.m, 0));
-        createRoute(b, st.kernel.getLoc(), k, StringRef("psum_odd"),
-                    densePartialSums(st.m, 1));
-      } else if (internalColors(st.column.op) == 3) {
-        static const char *names[3] = {"reduce_even", "reduce_odd",
-                                       "broadcast"};
-        for (int j = 0; j < 3; ++j)
-          createRoute(b, st.kernel.getLoc(), k, StringRef(names[j]),
-                      columnReduce(st.x, 0, st.height, j));
-      }
-    }
-    return success();
   }
 };
 
-struct AllocateColorsPass
-    : PassWrapper<AllocateColorsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AllocateColorsPass)
-
-  StringRef getArgument() const final { return "weft-allocate-colors"; }
-  StringRef getDescription() const final {
-    return "Color every route so that no two meet on a router, within the "
-           "target's routable colors";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<fab::FabricDialect>();
-  }
+struct AllocateColors : weft::impl::AllocateColorsBase<AllocateColors> {
+  using Base::Base;
 
   void runOnOperation() override {
     SmallVector<fab::ProgramOp> programs(
         getOperation().getOps<fab::ProgramOp>());
+    std::vector<int64_t> keepOut(reserved.begin(), reserved.end());
+    std::set<int64_t> used;
     for (fab::ProgramOp program : programs)
-      if (failed(allocate(program)))
+      if (failed(weft::conversion::colorProgram(program, keepOut, used)))
         return signalPassFailure();
-  }
-
-  LogicalResult allocate(fab::ProgramOp program) {
-    Block &body = program.getBody().front();
-    SmallVector<fab::RouteOp> routes(body.getOps<fab::RouteOp>());
-    SymbolTable symbols(program);
-    auto streamOf = [&](fab::RouteOp r) {
-      return r.getChannel() ? fab::StreamOp()
-                            : symbols.lookup<fab::StreamOp>(r.getStream());
-    };
-    std::vector<StreamRequest> req;
-    for (fab::RouteOp r : routes) {
-      StreamRequest s{r.getRouteName(), {}, -1};
-      for (auto sw : r.getBody().front().getOps<fab::SwitchOp>())
-        s.pes.push_back({int64_t(sw.getX()), int64_t(sw.getY())});
-      if (s.pes.empty())
-        return r.emitOpError("is logical (no switches): run "
-                             "--weft-route-streams first");
-      if (fab::ColorAttr c = r.getColorAttr())
-        s.fixed = c.getValue();
-      else if (auto st = streamOf(r); st && st.getColorAttr())
-        s.fixed = st.getColorAttr().getValue(); // a color set on the stream
-      req.push_back(std::move(s));
-    }
-    for (auto s : body.getOps<fab::StreamOp>()) {
-      bool routed = llvm::any_of(routes, [&](fab::RouteOp r) {
-        return !r.getChannel() && r.getStream() == s.getSymName();
-      });
-      if (!routed)
-        return s.emitOpError("has no route: run --weft-route-streams first");
-    }
-    std::string why;
-    std::optional<std::vector<int64_t>> colors = allocateColors(
-        req, program.getTargetAttr().getRoutableColors(), {}, why);
-    if (!colors)
-      return program.emitOpError("needs more colors than the fabric has: ")
-             << why;
-    MLIRContext *ctx = program.getContext();
-    for (size_t i = 0; i < routes.size(); ++i) {
-      auto color = fab::ColorAttr::get(ctx, unsigned((*colors)[i]));
-      routes[i].setColorAttr(color);
-      if (fab::StreamOp s = streamOf(routes[i]))
-        s.setColorAttr(color);
-    }
-    return success();
+    numColors += int64_t(used.size());
   }
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createRouteStreamsPass() {
-  return std::make_unique<RouteStreamsPass>();
-}
-
-std::unique_ptr<Pass> createAllocateColorsPass() {
-  return std::make_unique<AllocateColorsPass>();
-}
-
-void registerRoutingPasses() {
-  PassRegistration<RouteStreamsPass>();
-  PassRegistration<AllocateColorsPass>();
-}
-
-} // namespace weft::conversion

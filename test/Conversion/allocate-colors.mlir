@@ -2,6 +2,10 @@
 // (DSATUR, deterministic: @b meets two routes and is colored first), each
 // stream its route's color; a color already set is kept.
 // RUN: weft-opt %s --weft-allocate-colors | FileCheck %s
+// RUN: weft-opt %s --weft-allocate-colors=reserved=0,1 | FileCheck %s --check-prefix=RESERVED
+// Reserved colors are never chosen.
+// RESERVED: fabric.route @a color <3> {
+// RESERVED: fabric.route @b color <2> {
 
 // CHECK-LABEL: fabric.program @p
 fabric.program @p attributes {target = #fabric.target<4x4>} {

@@ -4,11 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The fabric back end (docs/execution-model.md): `--weft-route-streams`
-// makes layout changes explicit and routes every stream PE by PE,
-// `--weft-allocate-colors` colors the routes, and
-// `--weft-lower-fabric-to-wavelet` replaces the routed fabric.program by the
-// `wavelet.program` that runs it.
+// `--weft-lower-fabric-to-wavelet` replaces a routed and colored
+// fabric.program (`--weft-route-streams`, `--weft-allocate-colors`, declared
+// in Passes.td) by the `wavelet.program` that runs it
+// (docs/execution-model.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,15 +21,6 @@
 namespace weft::conversion {
 
 std::unique_ptr<mlir::Pass> createLowerFabricToWaveletPass();
-
-/// `--weft-route-streams`: explicit redistributions and per-PE routes
-/// (lib/Conversion/RouteStreams.cpp).
-std::unique_ptr<mlir::Pass> createRouteStreamsPass();
-/// `--weft-allocate-colors`: a color for every route.
-std::unique_ptr<mlir::Pass> createAllocateColorsPass();
-void registerRoutingPasses();
-
-/// Registers --weft-lower-fabric-to-wavelet and the routing passes.
 void registerLowerFabricToWaveletPass();
 
 } // namespace weft::conversion

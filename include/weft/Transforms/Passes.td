@@ -221,6 +221,61 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
                               "kernel">];
 }
 
+def RouteStreams : Pass<"weft-route-streams", "mlir::ModuleOp"> {
+  let summary = "Make layout changes explicit and route every stream PE by PE";
+  let description = [{
+    On a partitioned `fabric.program` (docs/execution-model.md, "Chains of
+    layers"): inserts a `fabric.redistribute` from `row_chunks S` to
+    `col_chunks S` in front of every dense layer, on the S x S square where
+    its input chunks turn into its columns (the stream into the layer
+    becomes producer -> redistribution -> layer), and gives every stream and
+    every kernel's internal channel (`channel "psum_even"`, ...) a
+    `fabric.route` with one `fabric.switch` per PE it passes, multicast and
+    the receiving PE included. The switch settings come from the schemes of
+    weft/Conversion/Routing.h. Logical (empty) routes are replaced; a
+    program that already has switches or redistributions is an error, as is
+    a chain whose layouts do not line up.
+
+    Example:
+    ```mlir
+    fabric.redistribute @fc_turn : !fabric.wavelets<f32, 64> at <0, 0, 6, 6>
+        from <row_chunks, 6> to <col_chunks, 6>
+    fabric.stream @x_to_fc @x[0] -> @fc_turn[0] : !fabric.wavelets<f32, 64>
+    fabric.stream @fc_turn_to_fc @fc_turn[0] -> @fc[0] : !fabric.wavelets<f32, 64>
+    fabric.route @x_to_fc {
+      fabric.switch (0, 0) from [west] to [ramp]
+      fabric.switch (0, 1) from [west] to [east]
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let statistics = [
+    Statistic<"numRedistributions", "num-redistributions",
+              "Redistributions inserted">,
+    Statistic<"numRoutes", "num-routes", "Routes of streams and channels">,
+    Statistic<"numSwitches", "num-switches", "Per-PE router settings">];
+}
+
+def AllocateColors : Pass<"weft-allocate-colors", "mlir::ModuleOp"> {
+  let summary = "Color every route so that no two meet on a router";
+  let description = [{
+    Two routes that share a PE need different colors (a router has one
+    route per color). DSATUR over the routes' PEs (`allocateColors`,
+    lib/Conversion/ColorAllocation.cpp; deterministic) within the target's
+    routable colors minus `reserved`; a color already set on a route, or on
+    the stream of a route without one, is kept. Sets `color` on every route
+    and on the stream it routes. When the colors do not suffice, the error
+    names a route, one it meets, the PE where they meet and how many colors
+    they would need.
+  }];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let options = [ListOption<"reserved", "reserved", "int64_t",
+                            "Colors the allocator must not use">];
+  let statistics = [Statistic<"numColors", "num-colors",
+                              "Distinct colors used">];
+}
+
 //===----------------------------------------------------------------------===//
 // Preparation for the fabric
 //===----------------------------------------------------------------------===//
@@ -252,7 +307,7 @@ def LinearToMatmul : Pass<"weft-linear-to-matmul", "mlir::func::FuncOp"> {
     batch row), every such op of the function is rewritten over the whole
     tensor as one sample ([1, B*K] x [B*K, B*M]), which
     `--weft-convert-to-fabric` maps with batch 1. A chain whose matrix has
-    more than `max-entries` entries and a sum of exponentials (Softmax's)
+    more than `max-entries` entries and Softmax's sum (of exp(x - max x))
     are left alone (docs/execution-model.md).
 
     Example:
