@@ -452,16 +452,19 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
       v = net.layers.back().input;
       continue;
     }
-    if (isDenseRooted(def))
-      return def->emitError()
-             << describeOp(def)
-             << ": not a dense layer the fabric supports: " << denseWhy;
+    // An elementwise op of a matrix product that is no dense layer's
+    // epilogue (a GELU after a Gemm, say) may still be a column kernel of
+    // its own, with the product as the dense layer before it.
     std::string columnWhy;
     if (succeeded(matchColumnLayer(v, net.batch, layer, columnWhy))) {
       net.layers.push_back(std::move(layer));
       v = net.layers.back().input;
       continue;
     }
+    if (isDenseRooted(def))
+      return def->emitError()
+             << describeOp(def)
+             << ": not a dense layer the fabric supports: " << denseWhy;
     return def->emitError()
            << describeOp(def)
            << ": not a layer the fabric supports: not a dense layer ("

@@ -13,7 +13,8 @@
 #                [--form gemm|gemm-transb|matmul|matmul-add] [--no-bias]
 #                [--batch N|dynamic] [--flatten C,H,W] [--seed S]
 #       A multi-layer perceptron: one dense layer per pair of sizes, each
-#       followed by the activations named for it in --acts (none, relu,
+#       followed by the activations named for it in --acts (none, silu,
+#       gelu (written out as torch exports them), relu,
 #       sigmoid, tanh, softmax, logsoftmax; several joined with '+', e.g.
 #       relu+softmax). --flatten takes a [N, C, H, W] input and flattens it
 #       first (C*H*W must be the first size).
@@ -146,6 +147,26 @@ def mlp(args):
         cur = out
         for j, a in enumerate(acts[i].split("+")):
             if a == "none":
+                continue
+            if a == "silu":
+                # x * sigmoid(x), as torch exports nn.SiLU.
+                s, out = fresh("t"), fresh("t")
+                nodes.append(helper.make_node("Sigmoid", [cur], [s], name="silu_sig_%d" % (i + 1)))
+                nodes.append(helper.make_node("Mul", [cur, s], [out], name="silu_%d" % (i + 1)))
+                cur = out
+                continue
+            if a == "gelu":
+                # 0.5 x (1 + erf(x / sqrt 2)), as torch exports nn.GELU.
+                for cn, cv in (("gelu_sqrt2", np.sqrt(2.0)), ("gelu_one", 1.0), ("gelu_half", 0.5)):
+                    if not any(t.name == cn for t in inits):
+                        inits.append(numpy_helper.from_array(np.array(cv, np.float32), cn))
+                d, e, p1, m1, out = (fresh("t") for _ in range(5))
+                nodes.append(helper.make_node("Div", [cur, "gelu_sqrt2"], [d], name="gelu_div_%d" % (i + 1)))
+                nodes.append(helper.make_node("Erf", [d], [e], name="gelu_erf_%d" % (i + 1)))
+                nodes.append(helper.make_node("Add", [e, "gelu_one"], [p1], name="gelu_add_%d" % (i + 1)))
+                nodes.append(helper.make_node("Mul", [cur, p1], [m1], name="gelu_mul_%d" % (i + 1)))
+                nodes.append(helper.make_node("Mul", [m1, "gelu_half"], [out], name="gelu_%d" % (i + 1)))
+                cur = out
                 continue
             if a not in ACTS:
                 sys.exit("gen_dense.py: unknown activation " + a)

@@ -8,7 +8,7 @@
 #   e2e.py differ A.npy B.npy          outputs of two inputs must differ
 #   e2e.py numpy MODEL.onnx X.npy Y.npy [--rtol R --atol A]
 #                                      Y matches numpy on the ONNX graph
-#                                      (Gemm/MatMul/Add/Relu/Sigmoid/Tanh/
+#                                      (Gemm/MatMul/Add/Mul/Div/Erf/Relu/Sigmoid/Tanh/
 #                                      Softmax/LogSoftmax/Flatten), independently of
 #                                      weft's importer and host reference
 #   e2e.py macs STATS.json MIN         the simulator counted >= MIN MACs
@@ -53,6 +53,13 @@ def numpy_model(model, x):
             d = v - v.max(axis=-1, keepdims=True)
             lse = np.log(np.exp(d).sum(axis=-1, keepdims=True))
             y = np.exp(d - lse) if n.op_type == "Softmax" else d - lse
+        elif n.op_type == "Mul":
+            y = ins[0] * ins[1]
+        elif n.op_type == "Div":
+            y = ins[0] / ins[1]
+        elif n.op_type == "Erf":
+            from math import erf
+            y = np.vectorize(erf)(ins[0].astype(np.float64))
         elif n.op_type == "Flatten":
             y = ins[0].reshape(ins[0].shape[0], -1)
         else:
