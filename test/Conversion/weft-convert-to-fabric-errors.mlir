@@ -133,8 +133,10 @@ func.func @main_graph(%x: tensor<2x1xf32> {onnx.name = "x"}) -> (tensor<1x3xf32>
 
 // -----
 
-// Gemm with alpha = 0.5: the elementwise op after the product is more than a
-// bias add, so the layer is refused instead of losing the scale.
+// An elementwise op after the product that is neither a dense layer's
+// epilogue (more than a bias add) nor a column kernel of its own (atan):
+// refused, naming the dense layer's reason. (A plain Gemm alpha, x * 0.5 +
+// c, maps: the dense layer, then a column kernel.)
 // CHECK: error: {{.*}}node 'y' (linalg.generic): not a dense layer the fabric supports: its elementwise op computes more than x + bias or max(x, 0) (a Gemm alpha or beta other than 1?)
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (0, d1)>
@@ -150,7 +152,8 @@ func.func @main_graph(%x: tensor<2x2xf32> {onnx.name = "a"}) -> (tensor<2x3xf32>
   ^bb0(%in: f32, %in_3: f32, %out: f32):
     %4 = arith.mulf %in, %alpha : f32
     %5 = arith.addf %4, %in_3 : f32
-    linalg.yield %5 : f32
+    %6 = math.atan %5 : f32
+    linalg.yield %6 : f32
   } -> tensor<2x3xf32> loc("y")
   return %y : tensor<2x3xf32>
 }
