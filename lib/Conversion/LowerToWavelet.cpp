@@ -507,10 +507,10 @@ struct LowerFabricToWaveletPass
     int64_t x = chain->endX;
 
     // The routes and colors --weft-route-streams and --weft-allocate-colors
-    // chose: the router settings by PE, the color of every stream and
-    // channel by name.
+    // chose: the router settings by PE, the color of every stream (channel
+    // "") and kernel channel by (symbol, channel).
     RouteTable table;
-    llvm::StringMap<int64_t> colorOf;
+    std::map<std::pair<std::string, std::string>, int64_t> colorOf;
     llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>, std::string> owner;
     Block &body = program.getBody().front();
     for (auto r : body.getOps<fab::RouteOp>()) {
@@ -518,7 +518,8 @@ struct LowerFabricToWaveletPass
       if (!c)
         return r.emitOpError("has no color: run --weft-allocate-colors "
                              "first");
-      colorOf[r.getRouteName()] = c.getValue();
+      colorOf[{r.getStream().str(), r.getChannel().value_or("").str()}] =
+          c.getValue();
       for (auto sw : r.getBody().front().getOps<fab::SwitchOp>()) {
         int64_t px = sw.getX(), py = sw.getY();
         table[{px, py}][c.getValue()] =
@@ -527,17 +528,17 @@ struct LowerFabricToWaveletPass
       }
     }
     for (auto s : body.getOps<fab::StreamOp>())
-      if (!colorOf.count(("@" + s.getSymName()).str()))
+      if (!colorOf.count({s.getSymName().str(), ""}))
         return s.emitOpError("has no route: run --weft-route-streams and "
                              "--weft-allocate-colors first");
     auto streamColor = [&](bool into, StringRef node) -> int64_t {
       for (auto s : body.getOps<fab::StreamOp>())
         if ((into ? s.getDst() : s.getSrc()) == node)
-          return colorOf.lookup(("@" + s.getSymName()).str());
+          return colorOf.at({s.getSymName().str(), ""});
       return -1;
     };
     auto channelColor = [&](StringRef node, StringRef channel) -> int64_t {
-      auto it = colorOf.find(("@" + node + " channel " + channel).str());
+      auto it = colorOf.find({node.str(), channel.str()});
       return it == colorOf.end() ? -1 : it->second;
     };
 
