@@ -17,6 +17,8 @@
 
 #include "fabric/FabricEnums.h.inc"
 
+#include "fabric/FabricInterfaces.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "fabric/FabricAttrs.h.inc"
 

@@ -8,6 +8,7 @@
 #define WEFT_FABRIC_ATTRS_TD
 
 include "fabric/FabricDialect.td"
+include "fabric/FabricInterfaces.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 
@@ -61,6 +62,36 @@ def Fabric_CheckpointPolicy : I32EnumAttr<"CheckpointPolicy",
 }
 def Fabric_CheckpointPolicyAttr
     : EnumAttr<Fabric_Dialect, Fabric_CheckpointPolicy, "checkpoint">;
+
+def Fabric_Precision : I32EnumAttr<"Precision",
+    "the arithmetic a kernel is compiled for", [
+    I32EnumAttrCase<"fp32", 0>, I32EnumAttrCase<"mixed", 1>]> {
+  let cppNamespace = "::weft::fabric";
+  let genSpecializedAttr = 0;
+}
+def Fabric_PrecisionAttr : EnumAttr<Fabric_Dialect, Fabric_Precision,
+                                    "precision">;
+
+def Fabric_ExprKind : I32EnumAttr<"ExprKind",
+    "a node of a fused elementwise expression", [
+    I32EnumAttrCase<"constant", 0>, I32EnumAttrCase<"add", 1>,
+    I32EnumAttrCase<"sub", 2>, I32EnumAttrCase<"mul", 3>,
+    I32EnumAttrCase<"div", 4>, I32EnumAttrCase<"max", 5>,
+    I32EnumAttrCase<"min", 6>, I32EnumAttrCase<"lt", 7>,
+    I32EnumAttrCase<"le", 8>, I32EnumAttrCase<"select", 9>,
+    I32EnumAttrCase<"unary", 10>, I32EnumAttrCase<"tanh", 11>]> {
+  let cppNamespace = "::weft::fabric";
+  let genSpecializedAttr = 0;
+}
+
+def Fabric_JoinKind : I32EnumAttr<"JoinKind",
+    "an elementwise op of two streams", [
+    I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>,
+    I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"div", 3>,
+    I32EnumAttrCase<"max", 4>, I32EnumAttrCase<"min", 5>]> {
+  let cppNamespace = "::weft::fabric";
+  let genSpecializedAttr = 0;
+}
 
 //===----------------------------------------------------------------------===//
 // Attributes
@@ -157,6 +188,135 @@ def Fabric_LayoutAttr : Fabric_Attr<"Layout", "layout"> {
   let parameters = (ins "LayoutKind":$kind, "int64_t":$parts);
   let assemblyFormat = "`<` $kind `,` $parts `>`";
   let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel schemes
+//===----------------------------------------------------------------------===//
+
+class Fabric_SchemeAttr<string name, string attrMnemonic>
+    : Fabric_Attr<name, attrMnemonic, [DeclareAttrInterfaceMethods<
+          Fabric_KernelSchemeAttrInterface>]> {
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Fabric_DenseSchemeAttr : Fabric_SchemeAttr<"DenseScheme", "dense"> {
+  let summary = "A dense layer: y = relu?(x W + b)";
+  let description = [{
+    `weights` is W as K x M (row-major, the fan-in first), `bias` the M
+    values of b if the layer has one. `synthetic`: the matrix is weft's, not
+    the model's (a transpose, pad or reduction of the sample written as a 0/1
+    matrix by `--weft-linear-to-matmul`): its MACs are executed but are no
+    MACs of the model.
+
+    Example:
+    ```mlir
+    #fabric.dense<fan_in = 784, neurons = 256, relu = true,
+                  weights = dense_resource<fc1_weights> : tensor<784x256xf32>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$fan_in, "int64_t":$neurons,
+                        DefaultValuedParameter<"bool", "false">:$relu,
+                        DefaultValuedParameter<"bool", "false">:$synthetic,
+                        "::mlir::ElementsAttr":$weights,
+                        OptionalParameter<"::mlir::ElementsAttr">:$bias);
+}
+
+def Fabric_ElementwiseSchemeAttr
+    : Fabric_SchemeAttr<"ElementwiseScheme", "elementwise"> {
+  let summary = "A function applied to every element of the sample";
+  let description = [{
+    `op` names a column kernel of docs/execution-model.md ("Column kernels"):
+    `Relu`, `LeakyRelu`, `Clip`, `AddScalar`, `AddTensor`... `params` are its
+    scalar constants (LeakyRelu's alpha, Clip's bounds); `constant` is the
+    constant tensor of the ops that combine the sample with one (AddTensor,
+    PRelu...), broadcast to the sample's shape.
+
+    Example:
+    ```mlir
+    #fabric.elementwise<op = "LeakyRelu", params = [0.01]>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"the column op">:$op,
+                        OptionalParameter<"::mlir::DenseF32ArrayAttr">:$params,
+                        OptionalParameter<"::mlir::ElementsAttr">:$constant);
+}
+
+def Fabric_SoftmaxSchemeAttr : Fabric_SchemeAttr<"SoftmaxScheme", "softmax"> {
+  let summary = "Softmax or LogSoftmax over the sample or one of its axes";
+  let description = [{
+    Without `group`, over the whole sample; with it, over groups of `group`
+    elements `stride` apart (an axis of the sample: `stride` is the product
+    of the dimensions after it).
+
+    Example:
+    ```mlir
+    #fabric.softmax<log = true, group = 10, stride = 1>
+    ```
+  }];
+  let parameters = (ins DefaultValuedParameter<"bool", "false">:$log,
+                        DefaultValuedParameter<"int64_t", "0">:$group,
+                        DefaultValuedParameter<"int64_t", "1">:$stride);
+}
+
+def Fabric_ExprNodeAttr : Fabric_Attr<"ExprNode", "node"> {
+  let summary = "One node of a fused elementwise expression";
+  let description = [{
+    Node 0 of an expression is the input x; node i >= 1 is this attribute:
+    `kind` applied to earlier nodes `a` and `b` (`select`: a ? b : c;
+    `unary`: the column op `fn` of a, with its constant `value`;
+    `constant`: `value`).
+
+    Example:
+    ```mlir
+    #fabric.node<kind = mul, a = 0, b = 2>
+    ```
+  }];
+  let parameters = (ins "ExprKind":$kind,
+                        DefaultValuedParameter<"int64_t", "0">:$a,
+                        DefaultValuedParameter<"int64_t", "0">:$b,
+                        DefaultValuedParameter<"int64_t", "0">:$c,
+                        OptionalParameter<"::mlir::FloatAttr">:$value,
+                        StringRefParameter<"a unary column op", "\"\"">:$fn);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Fabric_ExpressionSchemeAttr
+    : Fabric_SchemeAttr<"ExpressionScheme", "expression"> {
+  let summary = "A fused elementwise body of x and scalar constants";
+  let description = [{
+    The SSA nodes of a body no single column kernel matches (SiLU, GELU,
+    Mish...), in order; the last node is the result. Compiled into one
+    sequence of vector steps (docs/execution-model.md, "Expressions").
+
+    Example:
+    ```mlir
+    #fabric.expression<nodes = [#fabric.node<kind = unary, a = 0, fn = "Sigmoid">,
+                                #fabric.node<kind = mul, a = 0, b = 1>]>
+    ```
+  }];
+  let parameters = (ins "::mlir::ArrayAttr":$nodes);
+  let extraClassDeclaration = [{
+    /// The nodes (verified to be #fabric.node attributes).
+    auto getNodeAttrs() const {
+      return getNodes().getAsRange<ExprNodeAttr>();
+    }
+  }];
+}
+
+def Fabric_JoinSchemeAttr : Fabric_SchemeAttr<"JoinScheme", "join"> {
+  let summary = "An elementwise op of two streams of the same length";
+  let description = [{
+    y = a op b element by element, a the kernel's first input stream, b its
+    second (a residual add, a gated product).
+
+    Example:
+    ```mlir
+    #fabric.join<op = add>
+    ```
+  }];
+  let parameters = (ins "JoinKind":$op);
 }
 
 #endif // WEFT_FABRIC_ATTRS_TD

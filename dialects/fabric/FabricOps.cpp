@@ -134,6 +134,15 @@ LogicalResult KernelOp::verify() {
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)
     return emitOpError() << "body must end in fabric.yield";
+  if (int64_t(fn.getNumInputs()) != getScheme().getNumStreams())
+    return emitOpError() << "takes " << fn.getNumInputs()
+                         << " inputs but its scheme ("
+                         << getScheme().getSummary() << ") consumes "
+                         << getScheme().getNumStreams();
+  if (fn.getNumResults() != 1)
+    return emitOpError() << "returns " << fn.getNumResults()
+                         << " values; a kernel produces one stream (a value "
+                            "used by several kernels is forked)";
   if (yield.getResults().getTypes() != TypeRange(fn.getResults()))
     return yield.emitOpError()
            << "yields " << yield.getResults().getTypes().size()

@@ -73,15 +73,23 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     Symbol, HasParent<"ProgramOp">, IsolatedFromAbove, SingleBlock]> {
   let summary = "A layer's computation, placed on a rectangle of PEs";
   let description = [{
-    The body holds the layer in upstream dialects (linalg, tensor, arith) on
-    tensors: block arguments are the kernel's inputs in order, `fabric.yield`
+    `scheme` says how the kernel computes (a dense layer, an elementwise
+    function, a softmax, a fused expression, a join of two streams): it is
+    decided once, when `--weft-convert-to-fabric` matches the layer, and
+    every later stage reads it. The body holds the layer in upstream dialects
+    (linalg, tensor, arith) on tensors, as documentation of what the scheme
+    computes: block arguments are the kernel's inputs in order, `fabric.yield`
     returns its outputs. `rect` is set by placement; `smear` is the neuron
-    smearing factor (how many PEs share one neuron's fan-in); `tile` holds
-    frustum-tiling sizes when the layer is tiled.
+    smearing factor (how many PEs share one neuron's fan-in); `precision` and
+    `predicted_cycles` (steady-state cycles per sample, from the cost model)
+    are set by partitioning; `tile` holds frustum-tiling sizes when the layer
+    is tiled.
 
     Example:
     ```mlir
     fabric.kernel @fc1 : (tensor<1x784xf32>) -> tensor<1x256xf32>
+        scheme #fabric.dense<fan_in = 784, neurons = 256,
+            weights = dense_resource<fc1_weights> : tensor<784x256xf32>>
         at #fabric.rect<0, 0, 8, 4> attributes {smear = 2 : i64} {
     ^bb0(%x: tensor<1x784xf32>):
       ...
@@ -90,13 +98,17 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
+                       Fabric_KernelSchemeAttrInterface:$scheme,
                        OptionalAttr<Fabric_RectAttr>:$rect,
                        DefaultValuedAttr<I64Attr, "1">:$smear,
                        OptionalAttr<DenseI64ArrayAttr>:$tile,
+                       OptionalAttr<Fabric_PrecisionAttr>:$precision,
+                       OptionalAttr<I64Attr>:$predicted_cycles,
                        TypeAttrOf<FunctionType>:$function_type);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name `:` $function_type (`at` $rect^)? attr-dict-with-keyword $body
+    $sym_name `:` $function_type `scheme` $scheme (`at` $rect^)?
+    attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
 }

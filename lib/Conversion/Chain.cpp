@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Conversion/Chain.h"
+#include "weft/Conversion/KernelScheme.h"
 
 #include "mlir/IR/SymbolTable.h"
 
@@ -18,19 +19,16 @@ namespace weft::conversion {
 /// The kernel's layer and placement, or an error on the kernel.
 static LogicalResult analyzeKernel(fab::KernelOp kernel, Stage &st) {
   st.kernel = kernel;
-  auto yield = cast<fab::YieldOp>(kernel.getBody().front().getTerminator());
-  if (yield->getNumOperands() != 1)
-    return kernel.emitOpError("must yield exactly one value to be lowered");
   std::optional<fab::RectAttr> rect = kernel.getRect();
   if (!rect)
     return kernel.emitOpError("is not placed: run --weft-partition-dense "
                               "first");
-  Precision precision = Precision::FP32;
-  if (auto p = kernel->getAttrOfType<StringAttr>("weft.precision"))
-    precision = p.getValue() == "mixed" ? Precision::Mixed : Precision::FP32;
-  std::string whyDense, whyColumn;
-  FailureOr<DenseLayer> layer = matchDenseLayer(yield->getOperand(0), whyDense);
-  if (succeeded(layer)) {
+  FailureOr<KernelInfo> info = kernelInfo(kernel);
+  if (failed(info))
+    return failure();
+  Precision precision = info->precision;
+  if (info->isDense()) {
+    DenseLayer *layer = &info->dense;
     st.dense = true;
     DenseMapping &m = st.m;
     m.x0 = rect->getX();
@@ -63,25 +61,17 @@ static LogicalResult analyzeKernel(fab::KernelOp kernel, Stage &st) {
     st.outN = st.layer.M;
     return success();
   }
-  Value input;
-  std::vector<float> params;
-  FailureOr<ColumnOp> op =
-      matchColumnKernel(yield->getOperand(0), input, whyColumn, &params);
-  if (failed(op))
-    return kernel.emitOpError("is neither a dense layer (")
-           << whyDense << ") nor a per-row layer (" << whyColumn << ")";
-  int64_t n = cast<ShapedType>(yield->getOperand(0).getType()).getNumElements();
+  int64_t n = info->outN;
   if (rect->getWidth() != 1 || rect->getY() != 0)
     return kernel.emitOpError("is a ")
-           << columnOpName(*op)
+           << columnOpName(info->column.op)
            << " layer and must occupy one column from row 0, not "
            << rect->getWidth() << " columns from row " << rect->getY();
   int64_t rows = rect->getHeight();
   if (rows > n || chunkSize(n, rows, rows - 1) == 0)
     return kernel.emitOpError("")
            << rows << " rows leave a chunk of its " << n << " elements empty";
-  st.column.op = *op;
-  st.column.params = std::move(params);
+  st.column = std::move(info->column);
   st.column.x = rect->getX();
   st.column.layout = RowChunks{n, rows, 0};
   st.x = rect->getX();

@@ -329,7 +329,7 @@ std::optional<ChainMapping> partitionChain(const std::vector<ChainLayer> &chain,
 int64_t chainMacsPerSample(const std::vector<ChainLayer> &chain) {
   int64_t macs = 0;
   for (const ChainLayer &l : chain)
-    if (l.kind == ChainLayer::Kind::Dense)
+    if (l.kind == ChainLayer::Kind::Dense && !l.synthetic)
       macs += l.K * l.M;
   return macs;
 }

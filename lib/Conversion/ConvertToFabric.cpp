@@ -29,6 +29,7 @@
 #include "fabric/FabricOps.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/KernelScheme.h"
 #include "weft/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -95,31 +96,27 @@ static std::string uniqueName(SymbolTable &table, StringRef base) {
 
 /// A [K, M]-style f32 constant: inline when small, otherwise a blob (weights
 /// are never printed inline).
-static Value f32Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                         ArrayRef<float> values, StringRef blobName) {
-  auto type = RankedTensorType::get(shape, b.getF32Type());
-  ElementsAttr attr;
+static ElementsAttr f32Constant(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                ArrayRef<float> values, StringRef blobName) {
+  auto type = RankedTensorType::get(shape, Float32Type::get(ctx));
   if (values.size() <= 16)
-    attr = DenseElementsAttr::get(type, values);
-  else
-    attr = DenseResourceElementsAttr::get(
-        type, blobName, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
-  return arith::ConstantOp::create(b, loc, attr);
+    return DenseElementsAttr::get(type, values);
+  return DenseResourceElementsAttr::get(
+      type, blobName, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
 }
 
 /// Builds the body of the kernel for `layer` on one sample:
-/// y = relu?(x W + b) with x : tensor<1xKxf32>.
+/// y = relu?(x W + b) with x : tensor<1xKxf32>, W and b the constants the
+/// kernel's scheme holds.
 static Value buildLayerBody(OpBuilder &b, Location loc, Value x,
                             const conversion::DenseLayer &layer,
-                            StringRef kernelName) {
+                            ElementsAttr weights, ElementsAttr biasAttr) {
   Type f32 = b.getF32Type();
   auto outType = RankedTensorType::get({1, layer.M}, f32);
-  Value w = f32Constant(b, loc, {layer.K, layer.M}, layer.weights,
-                        (kernelName + "_weights").str());
+  Value w = arith::ConstantOp::create(b, loc, weights);
   Value init = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
-  if (!layer.bias.empty()) {
-    Value bias = f32Constant(b, loc, {layer.M}, layer.bias,
-                             (kernelName + "_bias").str());
+  if (biasAttr) {
+    Value bias = arith::ConstantOp::create(b, loc, biasAttr);
     init = linalg::BroadcastOp::create(b, loc, bias, init, ArrayRef<int64_t>{0})
                .getResult()[0];
   } else {
@@ -184,6 +181,11 @@ struct Layer {
   bool dense = true;
   conversion::DenseLayer denseLayer;
   conversion::ColumnOp op = conversion::ColumnOp::Relu;
+  /// A column kernel's constants (columnParamCount(op) of them, the
+  /// constant tensor's elements, or an Expression's program).
+  std::vector<float> params;
+  /// Dense: weft made the matrix (a --weft-linear-to-matmul layer).
+  bool synthetic = false;
   /// A column kernel's body on one sample (its argument is the input).
   std::unique_ptr<Block> body;
   Value bodyResult;
@@ -316,8 +318,9 @@ static LogicalResult matchColumnLayer(Value result, int64_t batch, Layer &layer,
   }
   Value copied = map.lookup(result);
   Value input;
+  std::vector<float> params;
   FailureOr<conversion::ColumnOp> op =
-      conversion::matchColumnKernel(copied, input, why);
+      conversion::matchColumnKernel(copied, input, why, &params);
   if (failed(op))
     return failure();
   if (input != block->getArgument(0)) {
@@ -336,6 +339,7 @@ static LogicalResult matchColumnLayer(Value result, int64_t batch, Layer &layer,
     }
   layer.dense = false;
   layer.op = *op;
+  layer.params = std::move(params);
   layer.body = std::move(block);
   layer.bodyResult = copied;
   layer.input = x;
@@ -447,6 +451,7 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
       layer.result = v;
       layer.ops = dense->ops;
       layer.namer = matmul;
+      layer.synthetic = matmul->hasAttr("weft.synthetic");
       layer.denseLayer = std::move(*dense);
       net.layers.push_back(std::move(layer));
       v = net.layers.back().input;
@@ -647,9 +652,31 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
         kin = cast<RankedTensorType>(layer.body->getArgument(0).getType());
         kout = perSample(cast<RankedTensorType>(layer.result.getType()), batch);
       }
+      // The scheme: decided here, once, from what the match found.
+      ElementsAttr weights, bias;
+      fabric::KernelSchemeAttrInterface scheme;
+      if (layer.dense) {
+        const conversion::DenseLayer &d = layer.denseLayer;
+        weights = f32Constant(ctx, {d.K, d.M}, d.weights,
+                              kernelName + "_weights");
+        if (!d.bias.empty())
+          bias = f32Constant(ctx, {d.M}, d.bias, kernelName + "_bias");
+        scheme = conversion::denseScheme(ctx, d.K, d.M, d.relu,
+                                         layer.synthetic, weights, bias);
+      } else {
+        std::string why;
+        FailureOr<fabric::KernelSchemeAttrInterface> s =
+            conversion::columnScheme(ctx, layer.op, layer.params, kout,
+                                     kernelName + "_constant", why);
+        if (failed(s))
+          return layer.namer->emitError()
+                 << describeOp(layer.namer) << ": " << why;
+        scheme = *s;
+      }
       auto kernel = wf::KernelOp::create(
-          b, kernelLoc, b.getStringAttr(kernelName), /*rect=*/nullptr,
-          b.getI64IntegerAttr(1), /*tile=*/nullptr,
+          b, kernelLoc, b.getStringAttr(kernelName), scheme, /*rect=*/nullptr,
+          b.getI64IntegerAttr(1), /*tile=*/nullptr, /*precision=*/nullptr,
+          /*predicted_cycles=*/nullptr,
           TypeAttr::get(b.getFunctionType({kin}, {kout})));
       symbols.insert(kernel);
       {
@@ -657,7 +684,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
         if (layer.dense) {
           Block *kb = b.createBlock(&kernel.getBody(), {}, {kin}, {kernelLoc});
           Value y = buildLayerBody(b, kernelLoc, kb->getArgument(0),
-                                   layer.denseLayer, kernelName);
+                                   layer.denseLayer, weights, bias);
           wf::YieldOp::create(b, kernelLoc, ValueRange{y});
         } else {
           Block *kb = layer.body.release();

@@ -19,6 +19,7 @@
 #include "weft/Conversion/ChainPartition.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/KernelScheme.h"
 #include "weft/Transforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -122,28 +123,12 @@ static FailureOr<Chain> findChain(wf::ProgramOp program) {
   return chain;
 }
 
-/// What the partitioner needs to know of `kernel`.
+/// What the partitioner needs to know of `kernel`: its scheme.
 static FailureOr<wc::ChainLayer> classify(wf::KernelOp kernel) {
-  auto yield = cast<wf::YieldOp>(kernel.getBody().front().getTerminator());
-  if (yield.getResults().size() != 1)
-    return kernel.emitOpError() << "yields " << yield.getResults().size()
-                                << " values; a kernel of a chain yields one";
-  Value result = yield.getResults()[0];
-  std::string denseWhy, columnWhy;
-  FailureOr<wc::DenseLayer> dense = wc::matchDenseLayer(result, denseWhy);
-  if (succeeded(dense))
-    return wc::ChainLayer::dense(dense->K, dense->M, !dense->bias.empty());
-  Value input;
-  std::vector<float> params;
-  FailureOr<wc::ColumnOp> op =
-      wc::matchColumnKernel(result, input, columnWhy, &params);
-  if (succeeded(op)) {
-    auto type = cast<RankedTensorType>(result.getType());
-    return wc::ChainLayer::column(*op, type.getNumElements(),
-                                  std::move(params));
-  }
-  return kernel.emitOpError() << "is neither a dense layer (" << denseWhy
-                              << ") nor a column kernel (" << columnWhy << ")";
+  FailureOr<wc::KernelInfo> info = wc::kernelInfo(kernel, /*withData=*/false);
+  if (failed(info))
+    return failure();
+  return info->layer;
 }
 
 /// "WxH" plus the options of `base` (memory, colors, queues).
@@ -248,16 +233,14 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     if (!mapping)
       return program.emitOpError() << "does not fit: " << why;
 
-    Builder b(ctx);
-    StringRef precisionName = p == wc::Precision::Mixed ? "mixed" : "fp32";
+    auto precisionAttr = wf::PrecisionAttr::get(ctx, wc::toFabric(p));
     for (auto [k, layer, placed] :
          llvm::zip(chain->kernels, chain->layers, mapping->kernels)) {
       k.setRectAttr(
           wf::RectAttr::get(ctx, placed.x0, 0, placed.width, placed.rows));
       k.setSmear(placed.width);
-      k->setAttr("weft.precision", b.getStringAttr(precisionName));
-      k->setAttr("weft.predicted_cycles",
-                 b.getI64IntegerAttr(placed.predictedCycles));
+      k.setPrecisionAttr(precisionAttr);
+      k.setPredictedCycles(placed.predictedCycles);
       LDBG() << "@" << k.getSymName() << ": " << layer.K << " -> " << layer.M
              << " on " << placed.width << " x " << placed.rows << " PEs at ("
              << placed.x0 << ", 0), footprint " << placed.footprint << " rows, "

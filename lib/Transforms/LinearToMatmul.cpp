@@ -1142,9 +1142,12 @@ struct LinearToMatmul : weft::impl::LinearToMatmulBase<LinearToMatmul> {
       acc = linalg::BroadcastOp::create(b, loc, bv, acc, ArrayRef<int64_t>{0})
                 .getResult()[0];
     }
-    Value product = linalg::MatmulOp::create(b, loc, TypeRange{yType},
-                                             ValueRange{x2, w}, ValueRange{acc})
-                        .getResult(0);
+    auto matmul = linalg::MatmulOp::create(b, loc, TypeRange{yType},
+                                           ValueRange{x2, w}, ValueRange{acc});
+    // The matrix is weft's, not the model's: its MACs are executed, but are
+    // none of the model's (KernelSchemeAttrInterface::getModelMacs).
+    matmul->setAttr("weft.synthetic", b.getUnitAttr());
+    Value product = matmul.getResult(0);
     Value result = fromMatrix(b, loc, product, outType, s);
     y.replaceAllUsesWith(result);
     LDBG() << "rewrote " << chain.size() << " ops " << K << " -> " << M

@@ -4,7 +4,7 @@ fabric.program @unplaced attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
   // expected-error @below {{is not placed: run --weft-partition-dense first}}
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32
@@ -22,8 +22,8 @@ fabric.program @unplaced attributes {target = #fabric.target<4x4>} {
 fabric.program @not_dense attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
-  // expected-error @below {{is neither a dense layer (it is not a matrix product (linalg.matmul) with optional bias and ReLU) nor a per-row layer}}
-  fabric.kernel @neg : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 1, 1> {
+  // expected-error @below {{has elementwise op 'Atan', which is no elementwise column op}}
+  fabric.kernel @neg : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Atan"> at #fabric.rect<0, 0, 1, 1> {
   ^bb0(%x: tensor<1x4xf32>):
     %e = tensor.empty() : tensor<1x4xf32>
     %n = linalg.negf ins(%x : tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) -> tensor<1x4xf32>
@@ -40,7 +40,7 @@ fabric.program @wide attributes {target = #fabric.target<4x1>} {
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
   // Two input chunks: chunk 1 would enter on row 1, which the fabric lacks.
   // expected-error @below {{rectangle does not fit the 4x1 fabric}}
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 2, 1> attributes {smear = 2 : i64} {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<0, 0, 2, 1> attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32
@@ -59,7 +59,7 @@ fabric.program @smear_mismatch attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
   // expected-error @below {{rectangle is 2 columns wide but the smear factor is 1; a dense layer uses one column per input chunk}}
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 2, 2> {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<0, 0, 2, 2> {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32
@@ -78,7 +78,7 @@ fabric.program @empty_chunk attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 3 : tensor<1x4xf32>
   // expected-error @below {{3 rows leave a neuron chunk of 4 neurons empty}}
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 1, 3> {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<1.0> : tensor<4x4xf32>> at #fabric.rect<0, 0, 1, 3> {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x4xf32>
     %z = arith.constant 0.0 : f32
@@ -96,7 +96,7 @@ fabric.program @empty_chunk attributes {target = #fabric.target<4x4>} {
 // expected-error @below {{needs a stream from a host input and one to a host output}}
 fabric.program @no_output attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 1, 1> {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<0, 0, 1, 1> {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32
@@ -116,7 +116,7 @@ fabric.program @no_output attributes {target = #fabric.target<4x4>} {
 fabric.program @few_colors attributes {target = #fabric.target<2x2, colors = 3>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32
@@ -134,7 +134,7 @@ fabric.program @few_colors attributes {target = #fabric.target<2x2, colors = 3>}
 fabric.program @mismatch attributes {target = #fabric.target<6x4>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
-  fabric.kernel @a : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
+  fabric.kernel @a : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<1.0> : tensor<4x4xf32>> at #fabric.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x4xf32>
     %z = arith.constant 0.0 : f32
@@ -145,7 +145,7 @@ fabric.program @mismatch attributes {target = #fabric.target<6x4>} {
   }
   // The first layer sends 2 row chunks; this one takes 4 input chunks.
   // expected-error @below {{receives 4 elements in 4 row chunks, but @a sends 4 in 2 rows}}
-  fabric.kernel @b : (tensor<1x4xf32>) -> tensor<1x2xf32> at #fabric.rect<2, 0, 4, 2> attributes {smear = 4 : i64} {
+  fabric.kernel @b : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<2, 0, 4, 2> attributes {smear = 4 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32

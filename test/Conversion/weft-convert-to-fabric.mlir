@@ -10,7 +10,7 @@
 // CHECK-SAME: weft.batch = 2 : i64
 // CHECK-DAG: fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
 // CHECK-DAG: fabric.io @y output east rows 0 to 1 : tensor<1x3xf32>
-// CHECK: fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x3xf32> {
+// CHECK: fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 4, neurons = 3, relu = true, weights = dense<{{.*}}> : tensor<4x3xf32>, bias = dense<[5.000000e-01, -5.000000e-01, 2.500000e-01]> : tensor<3xf32>> {
 // CHECK-NEXT: ^bb0(%[[X:.+]]: tensor<1x4xf32>):
 // CHECK-DAG: %[[W:.+]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00], [7.000000e+00, 8.000000e+00, 9.000000e+00], [1.000000e+01, 1.100000e+01, 1.200000e+01]]> : tensor<4x3xf32>
 // CHECK-DAG: %[[B:.+]] = arith.constant dense<[5.000000e-01, -5.000000e-01, 2.500000e-01]> : tensor<3xf32>
@@ -55,7 +55,7 @@ func.func @main_graph(%x: tensor<2x4xf32> {onnx.name = "x"}) -> (tensor<2x3xf32>
 
 // CHECK-LABEL: fabric.program @main_graph
 // CHECK-SAME: weft.batch = 1 : i64
-// CHECK: fabric.kernel @y_1 : (tensor<1x2xf32>) -> tensor<1x3xf32>
+// CHECK: fabric.kernel @y_1 : (tensor<1x2xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 2, neurons = 3, weights = {{.*}}, bias = {{.*}}>
 // CHECK: arith.constant dense<{{\[\[}}1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
 // CHECK: linalg.matmul ins
 // CHECK-NOT: linalg.generic
@@ -83,12 +83,12 @@ func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x3xf32>
 // CHECK-SAME: weft.batch = 2 : i64
 // CHECK-DAG: fabric.io @x input west rows 0 to 1 : tensor<1x1x2x2xf32>
 // CHECK-DAG: fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
-// CHECK: fabric.kernel @fc1 : (tensor<1x4xf32>) -> tensor<1x3xf32> {
+// CHECK: fabric.kernel @fc1 : (tensor<1x4xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 4, neurons = 3, relu = true, {{.*}}> {
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x4xf32>, tensor<4x3xf32>)
 // CHECK: arith.maximumf
-// CHECK: fabric.kernel @fc2 : (tensor<1x3xf32>) -> tensor<1x2xf32> {
+// CHECK: fabric.kernel @fc2 : (tensor<1x3xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 3, neurons = 2, weights = {{.*}}, bias = {{.*}}> {
 // CHECK-NOT: arith.maximumf
-// CHECK: fabric.kernel @logsoftmax_2 : (tensor<1x2xf32>) -> tensor<1x2xf32> {
+// CHECK: fabric.kernel @logsoftmax_2 : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.softmax<log = true> {
 // CHECK-NEXT: ^bb0(%[[X:.+]]: tensor<1x2xf32>):
 // CHECK: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1xf32>) -> tensor<1xf32>
 // CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<1x2xf32>)
@@ -164,15 +164,15 @@ func.func @main_graph(%arg0: tensor<2x1x2x2xf32> {onnx.name = "x"}) -> (tensor<2
 // importer's elementwise body.
 
 // CHECK-LABEL: fabric.program @main_graph
-// CHECK: fabric.kernel @fc1 : (tensor<1x3xf32>) -> tensor<1x4xf32> {
+// CHECK: fabric.kernel @fc1 : (tensor<1x3xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 3, neurons = 4, weights = {{.*}}, bias = {{.*}}> {
 // CHECK: linalg.broadcast
-// CHECK: fabric.kernel @sigmoid_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> {
+// CHECK: fabric.kernel @sigmoid_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Sigmoid"> {
 // CHECK: arith.negf
 // CHECK: math.exp
 // CHECK: arith.divf
-// CHECK: fabric.kernel @tanh_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> {
+// CHECK: fabric.kernel @tanh_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Tanh"> {
 // CHECK: math.tanh
-// CHECK: fabric.kernel @fc2 : (tensor<1x4xf32>) -> tensor<1x2xf32> {
+// CHECK: fabric.kernel @fc2 : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = {{.*}}, bias = {{.*}}> {
 // CHECK: fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 3>
 // CHECK-NEXT: fabric.stream @fc1_to_sigmoid_1 @fc1[0] -> @sigmoid_1[0] : !fabric.wavelets<f32, 4>
 // CHECK-NEXT: fabric.stream @sigmoid_1_to_tanh_1 @sigmoid_1[0] -> @tanh_1[0] : !fabric.wavelets<f32, 4>
@@ -227,7 +227,7 @@ func.func @main_graph(%arg0: tensor<1x3xf32> {onnx.name = "x"}) -> (tensor<1x2xf
 
 // CHECK-LABEL: fabric.program @main_graph
 // CHECK-SAME: weft.batch = 2
-// CHECK: fabric.kernel @layer : (tensor<1x2x2xf32>) -> tensor<1x2x2xf32> {
+// CHECK: fabric.kernel @layer : (tensor<1x2x2xf32>) -> tensor<1x2x2xf32> scheme #fabric.elementwise<op = "Copy"> {
 // CHECK: linalg.generic
 // CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
 // CHECK-NEXT: linalg.yield %[[IN]] : f32
@@ -246,7 +246,7 @@ func.func @main_graph(%x: tensor<2x2x2xf32> {onnx.name = "x"}) -> (tensor<2x4xf3
 // CHECK-LABEL: fabric.program @main_graph
 // CHECK-SAME: weft.batch = 1
 // CHECK: fabric.io @x input west rows 0 to 1 : tensor<2x3xf32>
-// CHECK: fabric.kernel @clip : (tensor<6xf32>) -> tensor<6xf32> {
+// CHECK: fabric.kernel @clip : (tensor<6xf32>) -> tensor<6xf32> scheme #fabric.elementwise<op = "Clip", params = [-1.000000e+00, 1.000000e+00]> {
 // CHECK: arith.maximumf
 // CHECK: arith.minimumf
 // CHECK: fabric.stream @clip_to_y @clip[0] -> @y[0] : !fabric.wavelets<f32, 6>

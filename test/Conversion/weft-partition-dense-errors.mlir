@@ -7,7 +7,7 @@
 
 fabric.program @too_big attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
   // expected-error @below {{'fabric.kernel' op does not fit: a dense layer of 784 inputs and 256 neurons needs 802816 bytes of weights: at least}}
-  fabric.kernel @fc : (tensor<1x784xf32>) -> tensor<1x256xf32> {
+  fabric.kernel @fc : (tensor<1x784xf32>) -> tensor<1x256xf32> scheme #fabric.dense<fan_in = 784, neurons = 256, weights = dense<0.25> : tensor<784x256xf32>> {
   ^bb0(%x: tensor<1x784xf32>):
     %w = arith.constant dense<0.25> : tensor<784x256xf32>
     %zero = arith.constant 0.0 : f32
@@ -22,8 +22,8 @@ fabric.program @too_big attributes {target = #fabric.target<4x4>, weft.batch = 1
 
 #map = affine_map<(d0, d1) -> (d0, d1)>
 fabric.program @not_dense attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
-  // expected-error @below {{'fabric.kernel' op is neither a dense layer (it is not a matrix product (linalg.matmul) with optional bias and ReLU) nor a column kernel (its elementwise body is none of the per-row ops weft maps}}
-  fabric.kernel @atan : (tensor<1x4xf32>) -> tensor<1x4xf32> {
+  // expected-error @below {{'fabric.kernel' op has elementwise op 'Atan', which is no elementwise column op}}
+  fabric.kernel @atan : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Atan"> {
   ^bb0(%x: tensor<1x4xf32>):
     %e = tensor.empty() : tensor<1x4xf32>
     %y = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) {
@@ -43,7 +43,7 @@ fabric.program @not_dense attributes {target = #fabric.target<4x4>, weft.batch =
 fabric.program @chain_too_wide attributes {target = #fabric.target<4x16>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x784xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x256xf32>
-  fabric.kernel @fc1 : (tensor<1x784xf32>) -> tensor<1x256xf32> {
+  fabric.kernel @fc1 : (tensor<1x784xf32>) -> tensor<1x256xf32> scheme #fabric.dense<fan_in = 784, neurons = 256, weights = dense<0.25> : tensor<784x256xf32>> {
   ^bb0(%x: tensor<1x784xf32>):
     %w = arith.constant dense<0.25> : tensor<784x256xf32>
     %zero = arith.constant 0.0 : f32
@@ -52,7 +52,7 @@ fabric.program @chain_too_wide attributes {target = #fabric.target<4x16>, weft.b
     %y = linalg.matmul ins(%x, %w : tensor<1x784xf32>, tensor<784x256xf32>) outs(%acc : tensor<1x256xf32>) -> tensor<1x256xf32>
     fabric.yield %y : tensor<1x256xf32>
   }
-  fabric.kernel @fc2 : (tensor<1x256xf32>) -> tensor<1x256xf32> {
+  fabric.kernel @fc2 : (tensor<1x256xf32>) -> tensor<1x256xf32> scheme #fabric.dense<fan_in = 256, neurons = 256, weights = dense<0.25> : tensor<256x256xf32>> {
   ^bb0(%x: tensor<1x256xf32>):
     %w = arith.constant dense<0.25> : tensor<256x256xf32>
     %zero = arith.constant 0.0 : f32
@@ -72,7 +72,7 @@ fabric.program @chain_too_wide attributes {target = #fabric.target<4x16>, weft.b
 fabric.program @fork attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x2xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
-  fabric.kernel @k : (tensor<1x2xf32>) -> tensor<1x2xf32> {
+  fabric.kernel @k : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.elementwise<op = "Copy"> {
   ^bb0(%x: tensor<1x2xf32>):
     fabric.yield %x : tensor<1x2xf32>
   }
@@ -80,4 +80,27 @@ fabric.program @fork attributes {target = #fabric.target<4x4>, weft.batch = 1 : 
   fabric.stream @k_to_y @k[0] -> @y[0] : !fabric.wavelets<f32, 2>
   // expected-error @below {{'fabric.stream' op is a second stream leaving @k; the partitioner maps one chain}}
   fabric.stream @k_to_y2 @k[0] -> @y[0] : !fabric.wavelets<f32, 2>
+}
+
+// -----
+
+// A scheme that does not fit the kernel's type, and one with the wrong
+// number of constants.
+fabric.program @scheme_size attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
+  // expected-error @below {{'fabric.kernel' op is a dense layer 4 -> 2 but takes 4 and gives 3 elements per sample}}
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> {
+  ^bb0(%x: tensor<1x4xf32>):
+    %e = tensor.empty() : tensor<1x3xf32>
+    fabric.yield %e : tensor<1x3xf32>
+  }
+}
+
+// -----
+
+fabric.program @scheme_params attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
+  // expected-error @below {{'fabric.kernel' op is LeakyRelu, which takes 1 constants, not 2}}
+  fabric.kernel @lr : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "LeakyRelu", params = [0.1, 0.2]> {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
 }

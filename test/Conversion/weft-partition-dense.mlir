@@ -8,13 +8,13 @@
 // y0 + r (rows [y0, y0 + rows)).
 
 // CHECK-LABEL: fabric.program @layer
-// CHECK: fabric.kernel @fc : (tensor<1x64xf32>) -> tensor<1x32xf32> at <[[X0:[0-9]+]], [[Y0:[0-9]+]], [[S:[0-9]+]], [[R:[0-9]+]]> attributes {smear = [[S]] : i64, weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
+// CHECK: fabric.kernel @fc : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme {{.*}} at <[[X0:[0-9]+]], [[Y0:[0-9]+]], [[S:[0-9]+]], [[R:[0-9]+]]> attributes {precision = #fabric<precision fp32>, predicted_cycles = {{[1-9][0-9]*}} : i64, smear = [[S]] : i64}
 // CHECK: fabric.io @x input west rows 0 to [[S]] : tensor<1x64xf32>
 // CHECK: fabric.io @y output east rows [[Y0]] to {{[0-9]+}} : tensor<1x32xf32>
 // MIXED-LABEL: fabric.program @layer
-// MIXED: weft.precision = "mixed"
+// MIXED: precision = #fabric<precision mixed>
 fabric.program @layer attributes {target = #fabric.target<16x16>, weft.batch = 1 : i64} {
-  fabric.kernel @fc : (tensor<1x64xf32>) -> tensor<1x32xf32> {
+  fabric.kernel @fc : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme #fabric.dense<fan_in = 64, neurons = 32, weights = dense<0.25> : tensor<64x32xf32>, bias = dense<1.0> : tensor<32xf32>> {
   ^bb0(%x: tensor<1x64xf32>):
     %w = arith.constant dense<0.25> : tensor<64x32xf32>
     %b = arith.constant dense<1.0> : tensor<32xf32>
@@ -33,11 +33,11 @@ fabric.program @layer attributes {target = #fabric.target<16x16>, weft.batch = 1
 
 // On a single PE there is one choice: the whole layer on PE (0, 0).
 // CHECK-LABEL: fabric.program @one_pe
-// CHECK: fabric.kernel @fc : (tensor<1x5xf32>) -> tensor<1x3xf32> at <0, 0, 1, 1> attributes {weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
+// CHECK: fabric.kernel @fc : (tensor<1x5xf32>) -> tensor<1x3xf32> scheme {{.*}} at <0, 0, 1, 1> attributes {precision = #fabric<precision fp32>, predicted_cycles = {{[1-9][0-9]*}} : i64}
 // CHECK: fabric.io @x input west rows 0 to 1 : tensor<1x5xf32>
 // CHECK: fabric.io @y output east rows 0 to 1 : tensor<1x3xf32>
 fabric.program @one_pe attributes {target = #fabric.target<1x1>, weft.batch = 1 : i64} {
-  fabric.kernel @fc : (tensor<1x5xf32>) -> tensor<1x3xf32> {
+  fabric.kernel @fc : (tensor<1x5xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 5, neurons = 3, weights = dense<0.25> : tensor<5x3xf32>> {
   ^bb0(%x: tensor<1x5xf32>):
     %w = arith.constant dense<0.25> : tensor<5x3xf32>
     %zero = arith.constant 0.0 : f32
@@ -63,10 +63,10 @@ fabric.program @one_pe attributes {target = #fabric.target<1x1>, weft.batch = 1 
 // CHECK-LABEL: fabric.program @main_graph
 // CHECK: fabric.io @x input west rows 0 to [[#S0:]] : tensor<1x3xf32>
 // CHECK: fabric.io @y output east rows 0 to [[#R3:]] : tensor<1x2xf32>
-// CHECK: fabric.kernel @fc1 : {{.*}} at <0, 0, [[#S0]], [[#R0:]]> attributes {{{.*}}weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
-// CHECK: fabric.kernel @sigmoid_1 : {{.*}} at <[[#S0]], 0, 1, [[#R0]]> attributes {weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
-// CHECK: fabric.kernel @tanh_1 : {{.*}} at <[[#S0+1]], 0, 1, [[#R0]]> attributes {weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
-// CHECK: fabric.kernel @fc2 : {{.*}} at <[[#S0+2]], 0, [[#R0]], [[#R3]]> attributes {{{.*}}weft.precision = "fp32", weft.predicted_cycles = {{[1-9][0-9]*}} : i64}
+// CHECK: fabric.kernel @fc1 : {{.*}} scheme #fabric.dense<fan_in = 3, neurons = 4, weights = {{.*}}, bias = {{.*}}> at <0, 0, [[#S0]], [[#R0:]]> attributes {precision = #fabric<precision fp32>, predicted_cycles = {{[1-9][0-9]*}} : i64{{.*}}}
+// CHECK: fabric.kernel @sigmoid_1 : {{.*}} scheme #fabric.elementwise<op = "Sigmoid"> at <[[#S0]], 0, 1, [[#R0]]> attributes {precision = #fabric<precision fp32>, predicted_cycles = {{[1-9][0-9]*}} : i64}
+// CHECK: fabric.kernel @tanh_1 : {{.*}} at <[[#S0+1]], 0, 1, [[#R0]]> attributes {precision = #fabric<precision fp32>, predicted_cycles = {{[1-9][0-9]*}} : i64}
+// CHECK: fabric.kernel @fc2 : {{.*}} at <[[#S0+2]], 0, [[#R0]], [[#R3]]> attributes {precision = #fabric<precision fp32>, predicted_cycles = {{[1-9][0-9]*}} : i64{{.*}}}
 // AUTO-LABEL: fabric.program @main_graph
 // AUTO-SAME: target = #fabric.target<[[W:[0-9]+]]x[[H:[0-9]+]],
 // AUTO-SAME: weft.grid_auto = "[[W]]x[[H]]: predicted utilization {{.*}}; {{[0-9]+}} grids fit up to 8x8)"
@@ -77,7 +77,7 @@ module {
   fabric.program @main_graph attributes {target = #fabric.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
     fabric.io @x  input  west rows 0 to 1 : tensor<1x3xf32>
     fabric.io @y  output  east rows 0 to 1 : tensor<1x2xf32>
-    fabric.kernel @fc1 : (tensor<1x3xf32>) -> tensor<1x4xf32> {
+    fabric.kernel @fc1 : (tensor<1x3xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 3, neurons = 4, weights = dense<[[0.199523121, 0.474361449, 0.190777928, -0.752378165], [0.522707462, 0.25771448, -0.310010105, 0.335508704], [0.210485965, 0.169817477, 0.016409589, 0.31564489]]> : tensor<3x4xf32>, bias = dense<[-0.736454069, -0.162909955, -0.482119322, 0.598846197]> : tensor<4xf32>> {
     ^bb0(%arg0: tensor<1x3xf32>):
       %cst = arith.constant dense<[[0.199523121, 0.474361449, 0.190777928, -0.752378165], [0.522707462, 0.25771448, -0.310010105, 0.335508704], [0.210485965, 0.169817477, 0.016409589, 0.31564489]]> : tensor<3x4xf32>
       %0 = tensor.empty() : tensor<1x4xf32>
@@ -86,7 +86,7 @@ module {
       %1 = linalg.matmul ins(%arg0, %cst : tensor<1x3xf32>, tensor<3x4xf32>) outs(%broadcasted : tensor<1x4xf32>) -> tensor<1x4xf32>
       fabric.yield %1 : tensor<1x4xf32>
     }
-    fabric.kernel @sigmoid_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> {
+    fabric.kernel @sigmoid_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Sigmoid"> {
     ^bb0(%arg0: tensor<1x4xf32>):
       %cst = arith.constant 1.000000e+00 : f32
       %0 = tensor.empty() : tensor<1x4xf32>
@@ -100,7 +100,7 @@ module {
       } -> tensor<1x4xf32>
       fabric.yield %1 : tensor<1x4xf32>
     }
-    fabric.kernel @tanh_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> {
+    fabric.kernel @tanh_1 : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Tanh"> {
     ^bb0(%arg0: tensor<1x4xf32>):
       %0 = tensor.empty() : tensor<1x4xf32>
       %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<1x4xf32>) outs(%0 : tensor<1x4xf32>) {
@@ -110,7 +110,7 @@ module {
       } -> tensor<1x4xf32>
       fabric.yield %1 : tensor<1x4xf32>
     }
-    fabric.kernel @fc2 : (tensor<1x4xf32>) -> tensor<1x2xf32> {
+    fabric.kernel @fc2 : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<[[0.0198610537, -0.146228373], [-0.390954226, -0.128596127], [0.00407109037, -0.137801453], [0.647031903, 0.503362179]]> : tensor<4x2xf32>, bias = dense<[-2.71116257, -1.88901329]> : tensor<2xf32>> {
     ^bb0(%arg0: tensor<1x4xf32>):
       %cst = arith.constant dense<[[0.0198610537, -0.146228373], [-0.390954226, -0.128596127], [0.00407109037, -0.137801453], [0.647031903, 0.503362179]]> : tensor<4x2xf32>
       %0 = tensor.empty() : tensor<1x2xf32>

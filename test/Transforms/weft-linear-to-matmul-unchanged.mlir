@@ -12,7 +12,7 @@
 // CHECK-LABEL: func.func @whole_size_guard
 // SMALL-LABEL: func.func @whole_size_guard
 // SMALL: linalg.transpose ins(%{{.+}} : tensor<2x3xf32>)
-// SMALL: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<4x4xf32>)
+// SMALL: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<4x4xf32>)
 // SMALL-NOT: linalg.matmul
 func.func @whole_size_guard(%x: tensor<2x3xf32>, %y: tensor<2x2x2xf32>) -> (tensor<3x2xf32>, tensor<2x2x2xf32>) {
   %e = tensor.empty() : tensor<3x2xf32>
@@ -137,7 +137,7 @@ func.func @shared_input(%x: tensor<2x2x3xf32>) -> (tensor<2x3x2xf32>, tensor<2x2
 // CHECK-LABEL: func.func @size_guard
 // SMALL-LABEL: func.func @size_guard
 // SMALL: linalg.transpose ins(%{{.+}} : tensor<2x3x3xf32>)
-// SMALL: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<4x4xf32>)
+// SMALL: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<4x4xf32>)
 // SMALL-NOT: linalg.matmul
 func.func @size_guard(%x: tensor<2x3x3xf32>, %y: tensor<2x2x2xf32>) -> (tensor<2x3x3xf32>, tensor<2x2x2xf32>) {
   %e = tensor.empty() : tensor<2x3x3xf32>

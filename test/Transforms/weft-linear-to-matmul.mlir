@@ -8,7 +8,7 @@
 // CHECK: %[[E:.+]] = tensor.empty() : tensor<2x1xf32>
 // CHECK: %[[Z:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[ACC:.+]] = linalg.fill ins(%[[Z]] : f32) outs(%[[E]] : tensor<2x1xf32>)
-// CHECK: %[[P:.+]] = linalg.matmul ins(%[[X]], %[[W]] : tensor<2x3xf32>, tensor<3x1xf32>) outs(%[[ACC]] : tensor<2x1xf32>)
+// CHECK: %[[P:.+]] = linalg.matmul {weft.synthetic} ins(%[[X]], %[[W]] : tensor<2x3xf32>, tensor<3x1xf32>) outs(%[[ACC]] : tensor<2x1xf32>)
 // CHECK: %[[Y:.+]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1]] : tensor<2x1xf32> into tensor<2xf32>
 // CHECK-NEXT: return %[[Y]]
 func.func @sum_rows(%x: tensor<2x3xf32>) -> tensor<2xf32> {
@@ -33,7 +33,7 @@ func.func @sum_rows(%x: tensor<2x3xf32>) -> tensor<2xf32> {
 // CHECK-LABEL: func.func @mean_middle_axis
 // CHECK: %[[C:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2]] : tensor<3x2x2xf32> into tensor<3x4xf32>
 // CHECK: %[[W:.+]] = arith.constant dense<{{\[}}[5.000000e-01, 0.000000e+00], [0.000000e+00, 5.000000e-01], [5.000000e-01, 0.000000e+00], [0.000000e+00, 5.000000e-01]]> : tensor<4x2xf32>
-// CHECK: %[[P:.+]] = linalg.matmul ins(%[[C]], %[[W]] : tensor<3x4xf32>, tensor<4x2xf32>)
+// CHECK: %[[P:.+]] = linalg.matmul {weft.synthetic} ins(%[[C]], %[[W]] : tensor<3x4xf32>, tensor<4x2xf32>)
 // CHECK-NEXT: return %[[P]] : tensor<3x2xf32>
 // CHECK-NOT: linalg.generic
 func.func @mean_middle_axis(%x: tensor<3x2x2xf32>) -> tensor<3x2xf32> {
@@ -64,7 +64,7 @@ func.func @mean_middle_axis(%x: tensor<3x2x2xf32>) -> tensor<3x2xf32> {
 // y[i, j] = x[j, i] (input k = 2j + i feeds output m = 2i + j).
 // CHECK-LABEL: func.func @transpose_sample
 // CHECK: %[[W:.+]] = arith.constant dense<{{\[}}[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+00]]> : tensor<4x4xf32>
-// CHECK: %[[P:.+]] = linalg.matmul ins(%{{.+}}, %[[W]] : tensor<5x4xf32>, tensor<4x4xf32>)
+// CHECK: %[[P:.+]] = linalg.matmul {weft.synthetic} ins(%{{.+}}, %[[W]] : tensor<5x4xf32>, tensor<4x4xf32>)
 // CHECK: tensor.expand_shape %[[P]] {{\[}}[0], [1, 2]] output_shape [5, 2, 2] : tensor<5x4xf32> into tensor<5x2x2xf32>
 // CHECK-NOT: linalg.transpose
 func.func @transpose_sample(%x: tensor<5x2x2xf32>) -> tensor<5x2x2xf32> {
@@ -83,7 +83,7 @@ func.func @transpose_sample(%x: tensor<5x2x2xf32>) -> tensor<5x2x2xf32> {
 // CHECK: %[[E:.+]] = tensor.empty() : tensor<3x4xf32>
 // CHECK: %[[B:.+]] = arith.constant dense<[7.000000e+00, 0.000000e+00, 0.000000e+00, 7.000000e+00]> : tensor<4xf32>
 // CHECK: %[[ACC:.+]] = linalg.broadcast ins(%[[B]] : tensor<4xf32>) outs(%[[E]] : tensor<3x4xf32>) dimensions = [0]
-// CHECK: %[[P:.+]] = linalg.matmul ins(%[[X]], %[[W]] : tensor<3x2xf32>, tensor<2x4xf32>) outs(%[[ACC]] : tensor<3x4xf32>)
+// CHECK: %[[P:.+]] = linalg.matmul {weft.synthetic} ins(%[[X]], %[[W]] : tensor<3x2xf32>, tensor<2x4xf32>) outs(%[[ACC]] : tensor<3x4xf32>)
 // CHECK-NEXT: return %[[P]]
 func.func @pad_constant(%x: tensor<3x2xf32>) -> tensor<3x4xf32> {
   %c = arith.constant 7.0 : f32
@@ -127,7 +127,7 @@ func.func @strided_slice(%x: tensor<4x5xf32>) -> tensor<4x2xf32> {
 // CHECK-LABEL: func.func @broadcast_scalar_sample
 // CHECK: %[[X2:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
 // CHECK: %[[W:.+]] = arith.constant dense<1.000000e+00> : tensor<1x3xf32>
-// CHECK: linalg.matmul ins(%[[X2]], %[[W]] : tensor<4x1xf32>, tensor<1x3xf32>)
+// CHECK: linalg.matmul {weft.synthetic} ins(%[[X2]], %[[W]] : tensor<4x1xf32>, tensor<1x3xf32>)
 func.func @broadcast_scalar_sample(%x: tensor<4xf32>) -> tensor<4x3xf32> {
   %e = tensor.empty() : tensor<4x3xf32>
   %b = linalg.broadcast ins(%x : tensor<4xf32>) outs(%e : tensor<4x3xf32>) dimensions = [1]
@@ -232,7 +232,7 @@ func.func @edge_pad_gather(%x: tensor<3x2xf32>) -> tensor<3x4xf32> {
 // CHECK: %[[F:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
 // CHECK: %[[X2:.+]] = tensor.expand_shape %[[F]] {{\[}}[0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
 // CHECK: %[[W:.+]] = arith.constant dense<{{\[}}[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+00]]> : tensor<4x4xf32>
-// CHECK: %[[P:.+]] = linalg.matmul ins(%[[X2]], %[[W]] : tensor<1x4xf32>, tensor<4x4xf32>) outs(%{{.+}} : tensor<1x4xf32>)
+// CHECK: %[[P:.+]] = linalg.matmul {weft.synthetic} ins(%[[X2]], %[[W]] : tensor<1x4xf32>, tensor<4x4xf32>) outs(%{{.+}} : tensor<1x4xf32>)
 // CHECK: %[[G:.+]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1]] : tensor<1x4xf32> into tensor<4xf32>
 // CHECK: %[[Y:.+]] = tensor.expand_shape %[[G]] {{\[}}[0, 1]] output_shape [2, 2] : tensor<4xf32> into tensor<2x2xf32>
 // CHECK-NEXT: return %[[Y]]
@@ -249,7 +249,7 @@ func.func @transpose_batch(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
 // tensor<f32>.
 // CHECK-LABEL: func.func @mean_over_all
 // CHECK: %[[W:.+]] = arith.constant dense<2.500000e-01> : tensor<4x1xf32>
-// CHECK: %[[P:.+]] = linalg.matmul ins(%{{.+}}, %[[W]] : tensor<1x4xf32>, tensor<4x1xf32>)
+// CHECK: %[[P:.+]] = linalg.matmul {weft.synthetic} ins(%{{.+}}, %[[W]] : tensor<1x4xf32>, tensor<4x1xf32>)
 // CHECK: %[[Y:.+]] = tensor.collapse_shape %[[P]] [] : tensor<1x1xf32> into tensor<f32>
 // CHECK-NEXT: return %[[Y]]
 // CHECK-NOT: linalg.generic
@@ -284,7 +284,7 @@ func.func @mean_over_all(%x: tensor<2x2xf32>) -> tensor<f32> {
 // CHECK-DAG: arith.constant dense_resource<linear_weights> : tensor<4x6xf32>
 // CHECK-DAG: %[[B:.+]] = arith.constant dense<[0.000000e+00, 0.000000e+00, 5.000000e+00, 0.000000e+00, 0.000000e+00, 6.000000e+00]> : tensor<6xf32>
 // CHECK: %[[ACC:.+]] = linalg.broadcast ins(%[[B]] : tensor<6xf32>) outs(%{{.+}} : tensor<1x6xf32>) dimensions = [0]
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x4xf32>, tensor<4x6xf32>) outs(%[[ACC]] : tensor<1x6xf32>)
+// CHECK: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<1x4xf32>, tensor<4x6xf32>) outs(%[[ACC]] : tensor<1x6xf32>)
 // CHECK: tensor.expand_shape %{{.+}} {{\[}}[0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
 // CHECK-NOT: tensor.concat
 func.func @concat_per_row_constant(%x: tensor<2x2xf32>) -> tensor<2x3xf32> {
@@ -302,7 +302,7 @@ func.func @concat_per_row_constant(%x: tensor<2x2xf32>) -> tensor<2x3xf32> {
 // CHECK: %[[X2:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0, 1]] output_shape [1, 2] : tensor<2xf32> into tensor<1x2xf32>
 // CHECK-DAG: %[[W:.+]] = arith.constant dense<{{\[}}[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x4xf32>
 // CHECK-DAG: arith.constant dense<[0.000000e+00, 0.000000e+00, 5.000000e+00, 6.000000e+00]> : tensor<4xf32>
-// CHECK: %[[P:.+]] = linalg.matmul ins(%[[X2]], %[[W]] : tensor<1x2xf32>, tensor<2x4xf32>)
+// CHECK: %[[P:.+]] = linalg.matmul {weft.synthetic} ins(%[[X2]], %[[W]] : tensor<1x2xf32>, tensor<2x4xf32>)
 // CHECK: tensor.collapse_shape %[[P]] {{\[}}[0, 1]] : tensor<1x4xf32> into tensor<4xf32>
 // CHECK-NOT: tensor.concat
 func.func @concat_axis_0(%x: tensor<2xf32>) -> tensor<4xf32> {
@@ -317,7 +317,7 @@ func.func @concat_axis_0(%x: tensor<2xf32>) -> tensor<4xf32> {
 // CHECK-LABEL: func.func @pad_batch
 // CHECK-DAG: arith.constant dense<{{\[}}[0.000000e+00, 1.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.000000e+00]]> : tensor<2x3xf32>
 // CHECK-DAG: arith.constant dense<[7.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<3xf32>
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x2xf32>, tensor<2x3xf32>)
+// CHECK: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<1x2xf32>, tensor<2x3xf32>)
 // CHECK-NOT: tensor.pad
 func.func @pad_batch(%x: tensor<2x1xf32>) -> tensor<3x1xf32> {
   %c = arith.constant 7.0 : f32
@@ -335,7 +335,7 @@ func.func @pad_batch(%x: tensor<2x1xf32>) -> tensor<3x1xf32> {
 // outputs 2 and 3.
 // CHECK-LABEL: func.func @gather_diagonal
 // CHECK: arith.constant dense<{{\[}}[1.000000e+00, 1.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<4x4xf32>
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x4xf32>, tensor<4x4xf32>)
+// CHECK: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<1x4xf32>, tensor<4x4xf32>)
 // CHECK-NOT: tensor.extract
 func.func @gather_diagonal(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %e = tensor.empty() : tensor<2x2xf32>
@@ -356,10 +356,10 @@ func.func @gather_diagonal(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
 // whole tensor, and convert-to-fabric maps a network with one batch, so
 // the transpose takes the whole tensor too ([1, 8] x [8, 8]).
 // CHECK-LABEL: func.func @whole_function
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x8xf32>, tensor<8x8xf32>)
+// CHECK: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<1x8xf32>, tensor<8x8xf32>)
 // CHECK: linalg.generic
 // CHECK: arith.maximumf
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x8xf32>, tensor<8x4xf32>)
+// CHECK: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<1x8xf32>, tensor<8x4xf32>)
 // CHECK-NOT: linalg.transpose
 func.func @whole_function(%x: tensor<2x2x2xf32>) -> tensor<2x2xf32> {
   %e = tensor.empty() : tensor<2x2x2xf32>
@@ -391,7 +391,7 @@ func.func @whole_function(%x: tensor<2x2x2xf32>) -> tensor<2x2xf32> {
 // index, x[b, (a40 - a40) + j] with a_i = a_(i-1) + a_(i-1): each index op
 // is visited once (no 2^40 walk); W is the identity.
 // CHECK-LABEL: func.func @gather_doublings
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x2xf32>, tensor<2x2xf32>)
+// CHECK: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<2x2xf32>, tensor<2x2xf32>)
 // CHECK-NOT: tensor.extract
 func.func @gather_doublings(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %e = tensor.empty() : tensor<2x2xf32>
@@ -454,7 +454,7 @@ func.func @gather_doublings(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
 // sum: it is a layer ([2, 12] x [12, 12]).
 // CHECK-LABEL: func.func @transpose_of_exp
 // CHECK: math.exp
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x12xf32>, tensor<12x12xf32>)
+// CHECK: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<2x12xf32>, tensor<12x12xf32>)
 // CHECK-NOT: linalg.transpose
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 func.func @transpose_of_exp(%x: tensor<2x3x4xf32>) -> (tensor<2x4x3xf32>, tensor<2x3x4xf32>) {
@@ -477,7 +477,7 @@ func.func @transpose_of_exp(%x: tensor<2x3x4xf32>) -> (tensor<2x4x3xf32>, tensor
 // whole tensor: the sum next to it is a per-sample layer ([4, 3] x [3, 1]).
 // CHECK-LABEL: func.func @whole_trimmed
 // CHECK: linalg.transpose
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x3xf32>, tensor<3x1xf32>)
+// CHECK: linalg.matmul {weft.synthetic} ins(%{{.+}}, %{{.+}} : tensor<4x3xf32>, tensor<3x1xf32>)
 // CHECK-NOT: linalg.matmul
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 func.func @whole_trimmed(%x: tensor<4x3xf32>) -> (tensor<3x4xf32>, tensor<4x3xf32>, tensor<4xf32>) {

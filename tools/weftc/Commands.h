@@ -66,6 +66,9 @@ struct KernelFigures {
   /// "dense 784 -> 256" or "Softmax of 10".
   std::string what;
   bool dense = true;
+  /// Multiply-accumulates per sample: the model's (0 for a matrix weft
+  /// made) and the executed ones.
+  int64_t modelMacs = 0, executedMacs = 0;
   int64_t K = 0, M = 0, x0 = 0, width = 0, rows = 0, predictedCycles = 0;
 };
 
@@ -83,7 +86,10 @@ struct CompiledModel {
   /// cycles per sample and the dense kernels' MACs per sample.
   std::string programName, inputName, outputName;
   std::vector<KernelFigures> kernels;
-  int64_t batch = 1, predictedCycles = 0, macsPerSample = 0;
+  /// macsPerSample counts the model's MACs (Gemm/MatMul of the graph),
+  /// executedMacsPerSample every MAC the kernels execute.
+  int64_t batch = 1, predictedCycles = 0, macsPerSample = 0,
+          executedMacsPerSample = 0;
   int64_t gridPEs = 0;
   unsigned gridWidth = 0, gridHeight = 0, routableColors = 0;
   /// How --grid auto chose the fabric (empty otherwise).

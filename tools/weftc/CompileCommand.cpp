@@ -27,7 +27,6 @@
 #include "wavelet/WaveletOps.h"
 #include "weft/Binary/File.h"
 #include "weft/Binary/Routes.h"
-#include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Transforms/Passes.h"
 #include "weft/Translate/Wfb.h"
@@ -141,30 +140,22 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
         auto res = cast<RankedTensorType>(k.getFunctionType().getResult(0));
         f.K = in.getNumElements();
         f.M = res.getNumElements();
-        // A dense kernel has a matrix product; a column kernel does not.
-        f.dense = !k.getBody().front().getOps<linalg::MatmulOp>().empty();
-        std::string why;
-        Value input;
-        auto yield = cast<wf::YieldOp>(k.getBody().front().getTerminator());
-        FailureOr<weft::conversion::ColumnOp> column = failure();
+        // What the kernel is, as convert-to-fabric decided it.
+        weft::fabric::KernelSchemeAttrInterface scheme = k.getScheme();
+        f.dense = isa<weft::fabric::DenseSchemeAttr>(scheme);
+        f.what = scheme.getSummary();
         if (!f.dense)
-          column = weft::conversion::matchColumnKernel(yield.getResults()[0],
-                                                       input, why);
-        f.what =
-            succeeded(column)
-                ? (Twine(weft::conversion::columnOpName(*column)) + " of " +
-                   Twine(f.M))
-                      .str()
-                : (Twine("dense ") + Twine(f.K) + " -> " + Twine(f.M)).str();
+          f.what += " of " + std::to_string(f.M);
+        f.modelMacs = scheme.getModelMacs();
+        f.executedMacs = scheme.getExecutedMacs();
         if (auto r = k.getRectAttr()) {
           f.x0 = r.getX();
           f.width = r.getWidth();
           f.rows = r.getHeight();
         }
-        if (auto p = k->getAttrOfType<IntegerAttr>("weft.predicted_cycles"))
-          f.predictedCycles = p.getInt();
-        if (auto p = k->getAttrOfType<StringAttr>("weft.precision"))
-          out.mixed = p.getValue() == "mixed";
+        f.predictedCycles = k.getPredictedCycles().value_or(0);
+        if (k.getPrecision() == weft::fabric::Precision::mixed)
+          out.mixed = true;
         byName[f.name] = f;
       }
     }
@@ -184,11 +175,11 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
     for (auto &[name, f] : byName) // not on the chain (not expected)
       out.kernels.push_back(f);
     out.predictedCycles = 0;
-    out.macsPerSample = 0;
+    out.macsPerSample = out.executedMacsPerSample = 0;
     for (const KernelFigures &f : out.kernels) {
       out.predictedCycles = std::max(out.predictedCycles, f.predictedCycles);
-      if (f.dense)
-        out.macsPerSample += f.K * f.M;
+      out.macsPerSample += f.modelMacs;
+      out.executedMacsPerSample += f.executedMacs;
     }
   }
 }

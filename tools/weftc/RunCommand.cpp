@@ -369,10 +369,20 @@ int weftc::runMain(int argc, char **argv) {
     outs() << "weftc: utilization "
            << format("%.2f%%", 100.0 * double(macsPerSample) /
                                    (double(compiled.gridPEs) * peak * t))
-           << " (" << macsPerSample << " MACs / (" << compiled.gridPEs
-           << " PEs x " << peak << " MAC/cycle x " << format("%.1f", t)
+           << " (" << macsPerSample << " MACs of the model / ("
+           << compiled.gridPEs << " PEs x " << peak << " MAC/cycle x "
+           << format("%.1f", t)
            << (steady > 0 ? " cycles per sample))" : " cycles of latency))")
            << "\n";
+  if (t > 0 && compiled.executedMacsPerSample != macsPerSample)
+    outs() << "weftc: executed MACs "
+           << format("%.2f%%",
+                     100.0 * double(compiled.executedMacsPerSample) /
+                         (double(compiled.gridPEs) * peak * t))
+           << " of the fabric's peak (" << compiled.executedMacsPerSample
+           << " MACs per sample executed, " << macsPerSample
+           << " of them the model's; the rest are transposes, pads or "
+              "reductions done as 0/1 matrices)\n";
 
   if (!check)
     return 0;

@@ -39,6 +39,9 @@ struct ChainLayer {
   /// Dense: fan-in and neurons. Column: K == M == the vector's length.
   int64_t K = 0, M = 0;
   bool bias = false;            ///< dense: adds a bias
+  /// Dense: the matrix is weft's (a transpose or reduction as a 0/1
+  /// matrix), so its MACs are executed but are none of the model's.
+  bool synthetic = false;
   ColumnOp op = ColumnOp::Relu; ///< column: what it computes
   std::vector<float> params;    ///< column: its constants (the cost may
                                 ///< depend on them, e.g. Clip's bounds)
@@ -98,7 +101,8 @@ std::optional<ChainMapping> partitionChain(const std::vector<ChainLayer> &chain,
                                            const target::Target &target,
                                            std::string &why);
 
-/// Multiply-accumulates per sample of the chain (dense kernels only).
+/// Multiply-accumulates per sample the model asks for (dense kernels that
+/// are not synthetic): what utilization and `--grid auto` count.
 int64_t chainMacsPerSample(const std::vector<ChainLayer> &chain);
 
 /// The fabric `--grid auto` chooses, and why.

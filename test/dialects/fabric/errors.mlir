@@ -37,7 +37,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>, t = !fabric.wavelets
 
 fabric.program @p attributes {target = #fabric.target<4x4>} {
   // expected-error @below {{'fabric.kernel' op kernel rectangle [2, 6) x [0, 1) leaves the 4x4 fabric}}
-  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> at #fabric.rect<2, 0, 4, 1> {
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<2, 0, 4, 1> {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
   }
@@ -46,12 +46,12 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 // -----
 
 fabric.program @p attributes {target = #fabric.target<4x4>} {
-  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> at #fabric.rect<0, 0, 2, 2> {
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<0, 0, 2, 2> {
   ^bb0(%x: tensor<4xf32>):
     fabric.yield %x : tensor<4xf32>
   }
   // expected-error @below {{rectangle [1, 3) x [1, 2) of @b overlaps rectangle [0, 2) x [0, 2) of @a}}
-  fabric.kernel @b : (tensor<4xf32>) -> tensor<4xf32> at #fabric.rect<1, 1, 2, 1> {
+  fabric.kernel @b : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<1, 1, 2, 1> {
   ^bb0(%x: tensor<4xf32>):
     fabric.yield %x : tensor<4xf32>
   }
@@ -61,7 +61,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 fabric.program @p attributes {target = #fabric.target<4x4>} {
   // expected-error @below {{smear factor 5 exceeds the 4 PEs of its rectangle}}
-  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> at #fabric.rect<0, 0, 2, 2> attributes {smear = 5 : i64} {
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<0, 0, 2, 2> attributes {smear = 5 : i64} {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
   }
@@ -71,7 +71,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 fabric.program @p attributes {target = #fabric.target<4x4>} {
   // expected-error @below {{body argument 0 has type 'tensor<8xf32>' but input 0 is 'tensor<4xf32>'}}
-  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> {
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> {
   ^bb0(%a: tensor<8xf32>):
     %s = tensor.extract_slice %a[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
     fabric.yield %s : tensor<4xf32>
@@ -81,7 +81,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 // -----
 
 fabric.program @p attributes {target = #fabric.target<4x4>} {
-  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> {
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> {
   ^bb0(%a: tensor<4xf32>):
     // expected-error @below {{yields 0 values whose types do not match the kernel results}}
     fabric.yield
@@ -132,7 +132,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 fabric.program @p attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
-  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> {
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
   }
@@ -251,7 +251,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 fabric.program @p attributes {target = #fabric.target<4x4>} {
   // expected-error @below {{tile size 0 is below 1}}
-  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> attributes {tile = array<i64: 4, 0>} {
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> attributes {tile = array<i64: 4, 0>} {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
   }
@@ -285,7 +285,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 // -----
 
 fabric.program @p attributes {target = #fabric.target<4x4>} {
-  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 2, 2> {
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<0, 0, 2, 2> {
   ^bb0(%v: tensor<1x4xf32>):
     fabric.yield %v : tensor<1x4xf32>
   }
@@ -305,7 +305,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 // A redistribution may lie on a kernel's PEs (it uses their routers and
 // spare microthreads), but not on another redistribution's.
 fabric.program @p attributes {target = #fabric.target<4x4>} {
-  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> at #fabric.rect<0, 0, 2, 2> {
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<0, 0, 2, 2> {
   ^bb0(%v: tensor<1x4xf32>):
     fabric.yield %v : tensor<1x4xf32>
   }
@@ -341,5 +341,36 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
     fabric.switch (1, 1) from [south] to [east]
     fabric.switch (2, 1) from [west] to [east]
     fabric.switch (3, 1) from [west] to [east]
+  }
+}
+
+// -----
+
+fabric.program @scheme_streams attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{takes 1 inputs but its scheme (join add) consumes 2}}
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.join<op = add> {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @dense_weights attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{weights must be tensor<4x2xf32>, not 'tensor<2x4xf32>'}}
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<2x4xf32>> {
+  ^bb0(%a: tensor<1x4xf32>):
+    %e = tensor.empty() : tensor<1x2xf32>
+    fabric.yield %e : tensor<1x2xf32>
+  }
+}
+
+// -----
+
+fabric.program @expr_order attributes {target = #fabric.target<4x4>} {
+  // expected-error @below {{expression node 1 (mul) reads a node that is not before it}}
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.expression<nodes = [#fabric.node<kind = mul, a = 0, b = 1>]> {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
   }
 }

@@ -13,8 +13,8 @@ fabric.program @mlp attributes {target = #fabric.target<8x4>} {
   // CHECK: fabric.io @y output east rows 0 to 1 : tensor<1x10xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x10xf32>
 
-  // CHECK: fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> at <0, 0, 4, 4> attributes {smear = 2 : i64, tile = array<i64: 16>}
-  fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> at #fabric.rect<0, 0, 4, 4>
+  // CHECK: fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme {{.*}} at <0, 0, 4, 4> attributes {smear = 2 : i64, tile = array<i64: 16>}
+  fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme #fabric.dense<fan_in = 64, neurons = 32, weights = dense<1.0> : tensor<64x32xf32>> at #fabric.rect<0, 0, 4, 4>
       attributes {smear = 2 : i64, tile = array<i64: 16>} {
   ^bb0(%in: tensor<1x64xf32>):
     // CHECK: linalg.matmul
@@ -29,7 +29,7 @@ fabric.program @mlp attributes {target = #fabric.target<8x4>} {
   }
   // An unplaced kernel has no rectangle and the default smear factor.
   // CHECK: fabric.kernel @fc2 : (tensor<1x32xf32>) -> tensor<1x10xf32>
-  fabric.kernel @fc2 : (tensor<1x32xf32>) -> tensor<1x10xf32> {
+  fabric.kernel @fc2 : (tensor<1x32xf32>) -> tensor<1x10xf32> scheme #fabric.elementwise<op = "Copy"> {
   ^bb0(%in: tensor<1x32xf32>):
     %r = tensor.extract_slice %in[0, 0] [1, 10] [1, 1] : tensor<1x32xf32> to tensor<1x10xf32>
     fabric.yield %r : tensor<1x10xf32>

@@ -1,0 +1,175 @@
+//===- FabricSchemes.cpp - How kernels compute ----------------------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel scheme attributes (#fabric.dense, #fabric.elementwise,
+// #fabric.softmax, #fabric.expression, #fabric.join): their verifiers and
+// their KernelSchemeAttrInterface methods.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fabric/FabricAttrs.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace weft::fabric;
+
+#include "fabric/FabricInterfaces.cpp.inc"
+
+/// Whether `attr` is a static f32 tensor of `shape`.
+static bool isF32Of(ElementsAttr attr, ArrayRef<int64_t> shape) {
+  auto type = dyn_cast<RankedTensorType>(attr.getType());
+  return type && type.getElementType().isF32() && type.getShape() == shape;
+}
+
+//===----------------------------------------------------------------------===//
+// DenseSchemeAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+DenseSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t fanIn, int64_t neurons, bool, bool,
+                        ElementsAttr weights, ElementsAttr bias) {
+  if (fanIn < 1 || neurons < 1)
+    return emitError() << "a dense layer needs a fan-in and neurons of at "
+                          "least 1, not "
+                       << fanIn << " and " << neurons;
+  if (!isF32Of(weights, {fanIn, neurons}))
+    return emitError() << "weights must be tensor<" << fanIn << "x" << neurons
+                       << "xf32>, not " << weights.getType();
+  if (bias && !isF32Of(bias, {neurons}))
+    return emitError() << "bias must be tensor<" << neurons << "xf32>, not "
+                       << bias.getType();
+  return success();
+}
+
+int64_t DenseSchemeAttr::getNumStreams() const { return 1; }
+int64_t DenseSchemeAttr::getExecutedMacs() const {
+  return getFanIn() * getNeurons();
+}
+int64_t DenseSchemeAttr::getModelMacs() const {
+  return getSynthetic() ? 0 : getExecutedMacs();
+}
+std::string DenseSchemeAttr::getSummary() const {
+  return llvm::formatv("dense {0} -> {1}", getFanIn(), getNeurons()).str();
+}
+
+//===----------------------------------------------------------------------===//
+// ElementwiseSchemeAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ElementwiseSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              StringRef op, DenseF32ArrayAttr,
+                              ElementsAttr constant) {
+  if (op.empty())
+    return emitError() << "an elementwise kernel needs an op";
+  if (constant) {
+    auto type = dyn_cast<RankedTensorType>(constant.getType());
+    if (!type || !type.getElementType().isF32() || !type.hasStaticShape())
+      return emitError() << "constant must be a static f32 tensor, not "
+                         << constant.getType();
+  }
+  return success();
+}
+
+int64_t ElementwiseSchemeAttr::getNumStreams() const { return 1; }
+int64_t ElementwiseSchemeAttr::getExecutedMacs() const { return 0; }
+int64_t ElementwiseSchemeAttr::getModelMacs() const { return 0; }
+std::string ElementwiseSchemeAttr::getSummary() const {
+  return getOp().str();
+}
+
+//===----------------------------------------------------------------------===//
+// SoftmaxSchemeAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+SoftmaxSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError, bool,
+                          int64_t group, int64_t stride) {
+  if (group < 0 || stride < 1)
+    return emitError() << "softmax groups of " << group << " elements "
+                       << stride << " apart";
+  if (group == 0 && stride != 1)
+    return emitError() << "a softmax over the whole sample has stride 1";
+  return success();
+}
+
+int64_t SoftmaxSchemeAttr::getNumStreams() const { return 1; }
+int64_t SoftmaxSchemeAttr::getExecutedMacs() const { return 0; }
+int64_t SoftmaxSchemeAttr::getModelMacs() const { return 0; }
+std::string SoftmaxSchemeAttr::getSummary() const {
+  // The column kernels' names (docs/execution-model.md).
+  return std::string(getGroup() ? "Axis" : "") +
+         (getLog() ? "LogSoftmax" : "Softmax");
+}
+
+//===----------------------------------------------------------------------===//
+// ExpressionSchemeAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ExpressionSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                             ArrayAttr nodes) {
+  if (nodes.empty())
+    return emitError() << "an expression needs at least one node";
+  // Node 0 is x; node i + 1 is nodes[i] and reads earlier nodes only.
+  for (auto [i, a] : llvm::enumerate(nodes)) {
+    auto n = dyn_cast<ExprNodeAttr>(a);
+    if (!n)
+      return emitError() << "expression node " << i + 1 << " is " << a
+                         << ", not a #fabric.node";
+    int64_t self = int64_t(i) + 1;
+    auto reads = [&](int64_t v) { return v >= 0 && v < self; };
+    bool ok = true;
+    switch (n.getKind()) {
+    case ExprKind::constant:
+      ok = bool(n.getValue());
+      break;
+    case ExprKind::unary:
+    case ExprKind::tanh:
+      ok = reads(n.getA()) && (n.getKind() == ExprKind::tanh ||
+                               !n.getFn().empty());
+      break;
+    case ExprKind::select:
+      ok = reads(n.getA()) && reads(n.getB()) && reads(n.getC());
+      break;
+    default:
+      ok = reads(n.getA()) && reads(n.getB());
+      break;
+    }
+    if (!ok)
+      return emitError() << "expression node " << self << " ("
+                         << stringifyExprKind(n.getKind())
+                         << ") reads a node that is not before it, or lacks "
+                            "its constant or function";
+  }
+  return success();
+}
+
+int64_t ExpressionSchemeAttr::getNumStreams() const { return 1; }
+int64_t ExpressionSchemeAttr::getExecutedMacs() const { return 0; }
+int64_t ExpressionSchemeAttr::getModelMacs() const { return 0; }
+std::string ExpressionSchemeAttr::getSummary() const {
+  return "Expression";
+}
+
+//===----------------------------------------------------------------------===//
+// JoinSchemeAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult JoinSchemeAttr::verify(function_ref<InFlightDiagnostic()>,
+                                     JoinKind) {
+  return success();
+}
+
+int64_t JoinSchemeAttr::getNumStreams() const { return 2; }
+int64_t JoinSchemeAttr::getExecutedMacs() const { return 0; }
+int64_t JoinSchemeAttr::getModelMacs() const { return 0; }
+std::string JoinSchemeAttr::getSummary() const {
+  return ("join " + stringifyJoinKind(getOp())).str();
+}

@@ -1,0 +1,82 @@
+//===- KernelScheme.h - Kernel schemes to and from the IR -------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The one place that turns what --weft-convert-to-fabric matched (a dense
+// layer, a column kernel's op and constants) into a fabric.kernel's scheme
+// attribute, and a scheme back into the plain descriptions the kernel
+// library works on (ChainLayer for partitioning, DenseLayer and ColumnKernel
+// for the emitters). Later stages read kernels through kernelInfo() only;
+// nothing after the conversion matches a kernel's linalg body again.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_CONVERSION_KERNELSCHEME_H
+#define WEFT_CONVERSION_KERNELSCHEME_H
+
+#include "weft/Conversion/ChainPartition.h"
+#include "weft/Conversion/ColumnKernels.h"
+#include "weft/Conversion/DenseLayer.h"
+
+#include "fabric/FabricOps.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace weft::conversion {
+
+/// The column op named `name` (columnOpName's inverse), if any.
+std::optional<ColumnOp> parseColumnOp(llvm::StringRef name);
+
+/// The scheme of a dense layer whose weights (K x M) and bias (M values, or
+/// null) are `weights` and `bias`. `synthetic`: weft made the matrix.
+fabric::DenseSchemeAttr denseScheme(mlir::MLIRContext *ctx, int64_t K,
+                                    int64_t M, bool relu, bool synthetic,
+                                    mlir::ElementsAttr weights,
+                                    mlir::ElementsAttr bias);
+
+/// The scheme of column kernel `op` with its constants `params` (for the
+/// ops with a constant tensor, its elements, shaped as `sampleType`;
+/// `name` names the blob they go in). Fails with a sentence in `why` when
+/// the constants do not describe `op`.
+mlir::FailureOr<fabric::KernelSchemeAttrInterface>
+columnScheme(mlir::MLIRContext *ctx, ColumnOp op,
+             const std::vector<float> &params, mlir::RankedTensorType sampleType,
+             llvm::StringRef name, std::string &why);
+
+/// What the later stages know of a kernel, read off its scheme and type.
+struct KernelInfo {
+  fabric::KernelOp op;
+  /// How the partitioner sees it (kind, sizes, column op and constants).
+  ChainLayer layer;
+  /// Dense kernels: the layer with its weights and bias (input and result
+  /// values unset).
+  DenseLayer dense;
+  /// Column kernels: the op and its constants (placement and colors unset).
+  ColumnKernel column;
+  bool isDense() const { return layer.kind == ChainLayer::Kind::Dense; }
+  /// Elements per sample into and out of the kernel.
+  int64_t inN = 0, outN = 0;
+  /// The precision partitioning chose (fp32 before it).
+  Precision precision = Precision::FP32;
+  /// Multiply-accumulates per sample: the model's and the executed ones.
+  int64_t modelMacs = 0, executedMacs = 0;
+};
+
+/// The kernel's info, or an error on the kernel for a scheme the kernel
+/// library does not know (an unknown column op, wrong constants) or one
+/// that does not fit the kernel's type. `withData`: also read a dense layer's
+/// weights and bias (the emitters need them; the partitioner does not).
+mlir::FailureOr<KernelInfo> kernelInfo(fabric::KernelOp kernel,
+                                       bool withData = true);
+
+/// The conversion precision of a kernel's precision attribute, and back.
+Precision precisionOf(fabric::KernelOp kernel);
+fabric::Precision toFabric(Precision p);
+
+} // namespace weft::conversion
+
+#endif // WEFT_CONVERSION_KERNELSCHEME_H

@@ -1,0 +1,280 @@
+//===- KernelScheme.cpp - Kernel schemes to and from the IR ---------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/KernelScheme.h"
+
+#include "../Transforms/ConstantData.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+namespace fab = weft::fabric;
+
+namespace weft::conversion {
+
+std::optional<ColumnOp> parseColumnOp(StringRef name) {
+  for (int op = 0; op <= int(ColumnOp::Expression); ++op)
+    if (name == columnOpName(ColumnOp(op)))
+      return ColumnOp(op);
+  return std::nullopt;
+}
+
+fab::DenseSchemeAttr denseScheme(MLIRContext *ctx, int64_t K, int64_t M,
+                                 bool relu, bool synthetic,
+                                 ElementsAttr weights, ElementsAttr bias) {
+  return fab::DenseSchemeAttr::get(ctx, K, M, relu, synthetic, weights, bias);
+}
+
+// An Expression's program is four floats a node, {kind, a, b, v}
+// (ColumnKernels.cpp, "Expressions"): Select keeps its false arm in v,
+// Unary its column op in b and the op's constant in v. The IR spells the
+// same nodes out as #fabric.node attributes.
+static constexpr size_t kExprFields = 4;
+
+static FailureOr<fab::KernelSchemeAttrInterface>
+expressionScheme(MLIRContext *ctx, const std::vector<float> &p,
+                 std::string &why) {
+  if (p.empty() || p.size() % kExprFields) {
+    why = "an expression program has four numbers a node";
+    return failure();
+  }
+  SmallVector<Attribute> nodes;
+  Type f32 = Float32Type::get(ctx);
+  for (size_t i = 0; i < p.size(); i += kExprFields) {
+    std::optional<fab::ExprKind> kind = fab::symbolizeExprKind(int32_t(p[i]));
+    if (!kind) {
+      why = "unknown expression node kind " + std::to_string(p[i]);
+      return failure();
+    }
+    int64_t a = int64_t(p[i + 1]), b = int64_t(p[i + 2]), c = 0;
+    FloatAttr value;
+    StringRef fn;
+    switch (*kind) {
+    case fab::ExprKind::constant:
+      value = FloatAttr::get(f32, p[i + 3]);
+      break;
+    case fab::ExprKind::select:
+      c = int64_t(p[i + 3]);
+      break;
+    case fab::ExprKind::unary:
+      if (b < 0 || b > int64_t(ColumnOp::Expression)) {
+        why = "unknown unary op in an expression";
+        return failure();
+      }
+      fn = columnOpName(ColumnOp(b));
+      b = 0;
+      if (p[i + 3] != 0)
+        value = FloatAttr::get(f32, p[i + 3]);
+      break;
+    default:
+      break;
+    }
+    nodes.push_back(fab::ExprNodeAttr::get(ctx, *kind, a, b, c, value, fn));
+  }
+  return cast<fab::KernelSchemeAttrInterface>(
+      fab::ExpressionSchemeAttr::get(ctx, ArrayAttr::get(ctx, nodes)));
+}
+
+/// The float program of an Expression scheme.
+static FailureOr<std::vector<float>>
+expressionParams(fab::ExpressionSchemeAttr e, std::string &why) {
+  std::vector<float> p;
+  for (fab::ExprNodeAttr n : e.getNodeAttrs()) {
+    float v = n.getValue() ? float(n.getValue().getValueAsDouble()) : 0.0f;
+    float b = float(n.getB());
+    if (n.getKind() == fab::ExprKind::select)
+      v = float(n.getC());
+    if (n.getKind() == fab::ExprKind::unary) {
+      std::optional<ColumnOp> op = parseColumnOp(n.getFn());
+      if (!op) {
+        why = "expression node calls '" + n.getFn().str() +
+              "', which is no column op";
+        return failure();
+      }
+      b = float(int(*op));
+    }
+    p.insert(p.end(), {float(int32_t(n.getKind())), float(n.getA()), b, v});
+  }
+  return p;
+}
+
+FailureOr<fab::KernelSchemeAttrInterface>
+columnScheme(MLIRContext *ctx, ColumnOp op, const std::vector<float> &params,
+             RankedTensorType sampleType, StringRef name, std::string &why) {
+  auto done = [](Attribute a) {
+    return FailureOr<fab::KernelSchemeAttrInterface>(
+        cast<fab::KernelSchemeAttrInterface>(a));
+  };
+  switch (op) {
+  case ColumnOp::Softmax:
+  case ColumnOp::LogSoftmax:
+    return done(fab::SoftmaxSchemeAttr::get(ctx, op == ColumnOp::LogSoftmax,
+                                            0, 1));
+  case ColumnOp::AxisSoftmax:
+  case ColumnOp::AxisLogSoftmax:
+    if (params.size() != 2) {
+      why = "a softmax over an axis has a group size and a stride";
+      return failure();
+    }
+    return done(fab::SoftmaxSchemeAttr::get(
+        ctx, op == ColumnOp::AxisLogSoftmax, int64_t(params[0]),
+        int64_t(params[1])));
+  case ColumnOp::Expression:
+    return expressionScheme(ctx, params, why);
+  default:
+    break;
+  }
+  StringRef opName = columnOpName(op);
+  if (columnTakesTensor(op)) {
+    if (!sampleType || int64_t(params.size()) != sampleType.getNumElements()) {
+      why = "the constant tensor does not have the sample's elements";
+      return failure();
+    }
+    auto type = RankedTensorType::get(sampleType.getShape(),
+                                      Float32Type::get(ctx));
+    ElementsAttr c = weft::makeF32(type, params, name);
+    return done(fab::ElementwiseSchemeAttr::get(ctx, opName, nullptr, c));
+  }
+  if (int64_t(params.size()) != columnParamCount(op)) {
+    why = (opName + " takes " + Twine(columnParamCount(op)) +
+           " constants, not " + Twine(params.size()))
+              .str();
+    return failure();
+  }
+  DenseF32ArrayAttr p =
+      params.empty() ? nullptr : DenseF32ArrayAttr::get(ctx, params);
+  return done(fab::ElementwiseSchemeAttr::get(ctx, opName, p, nullptr));
+}
+
+Precision precisionOf(fab::KernelOp kernel) {
+  std::optional<fab::Precision> p = kernel.getPrecision();
+  return p && *p == fab::Precision::mixed ? Precision::Mixed : Precision::FP32;
+}
+
+fab::Precision toFabric(Precision p) {
+  return p == Precision::Mixed ? fab::Precision::mixed : fab::Precision::fp32;
+}
+
+/// The f32 values of `attr` into `out`, or an error on `kernel`.
+static LogicalResult readValues(fab::KernelOp kernel, ElementsAttr attr,
+                                StringRef what, std::vector<float> &out) {
+  std::string why;
+  FailureOr<SmallVector<float>> v = weft::readF32(attr, why);
+  if (failed(v))
+    return kernel.emitOpError() << "cannot read its " << what << ": " << why;
+  out.assign(v->begin(), v->end());
+  return success();
+}
+
+FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
+  KernelInfo info;
+  info.op = kernel;
+  FunctionType type = kernel.getFunctionType();
+  for (Type t : type.getInputs()) {
+    auto tt = dyn_cast<RankedTensorType>(t);
+    if (!tt || !tt.hasStaticShape())
+      return kernel.emitOpError() << "input type " << t << " is not static";
+  }
+  auto outType = dyn_cast<RankedTensorType>(type.getResult(0));
+  if (!outType || !outType.hasStaticShape())
+    return kernel.emitOpError() << "result type " << type.getResult(0)
+                                << " is not static";
+  info.inN = cast<RankedTensorType>(type.getInput(0)).getNumElements();
+  info.outN = outType.getNumElements();
+  info.precision = precisionOf(kernel);
+  fab::KernelSchemeAttrInterface scheme = kernel.getScheme();
+  info.modelMacs = scheme.getModelMacs();
+  info.executedMacs = scheme.getExecutedMacs();
+
+  if (auto d = dyn_cast<fab::DenseSchemeAttr>(scheme)) {
+    if (d.getFanIn() != info.inN || d.getNeurons() != info.outN)
+      return kernel.emitOpError()
+             << "is a dense layer " << d.getFanIn() << " -> " << d.getNeurons()
+             << " but takes " << info.inN << " and gives " << info.outN
+             << " elements per sample";
+    info.layer = ChainLayer::dense(d.getFanIn(), d.getNeurons(),
+                                   bool(d.getBias()));
+    info.layer.synthetic = d.getSynthetic();
+    DenseLayer &l = info.dense;
+    l.K = d.getFanIn();
+    l.M = d.getNeurons();
+    l.relu = d.getRelu();
+    if (withData &&
+        (failed(readValues(kernel, d.getWeights(), "weights", l.weights)) ||
+         (d.getBias() &&
+          failed(readValues(kernel, d.getBias(), "bias", l.bias)))))
+      return failure();
+    return info;
+  }
+
+  std::string why;
+  ColumnOp op = ColumnOp::Copy;
+  std::vector<float> params;
+  if (auto e = dyn_cast<fab::ElementwiseSchemeAttr>(scheme)) {
+    std::optional<ColumnOp> parsed = parseColumnOp(e.getOp());
+    if (!parsed || *parsed == ColumnOp::Expression ||
+        *parsed == ColumnOp::Softmax || *parsed == ColumnOp::LogSoftmax ||
+        isAxisSoftmax(*parsed))
+      return kernel.emitOpError() << "has elementwise op '" << e.getOp()
+                                  << "', which is no elementwise column op";
+    op = *parsed;
+    if (columnTakesTensor(op)) {
+      if (!e.getConstant())
+        return kernel.emitOpError() << "is " << e.getOp()
+                                    << ", which needs a constant tensor";
+      auto ct = cast<RankedTensorType>(e.getConstant().getType());
+      if (ct.getNumElements() != info.outN)
+        return kernel.emitOpError()
+               << "has a constant of " << ct.getNumElements()
+               << " elements for a sample of " << info.outN;
+      if (failed(readValues(kernel, e.getConstant(), "constant", params)))
+        return failure();
+    } else {
+      if (e.getParams())
+        params.assign(e.getParams().asArrayRef().begin(),
+                      e.getParams().asArrayRef().end());
+      if (int64_t(params.size()) != columnParamCount(op))
+        return kernel.emitOpError()
+               << "is " << e.getOp() << ", which takes "
+               << columnParamCount(op) << " constants, not " << params.size();
+    }
+  } else if (auto s = dyn_cast<fab::SoftmaxSchemeAttr>(scheme)) {
+    if (!s.getGroup()) {
+      op = s.getLog() ? ColumnOp::LogSoftmax : ColumnOp::Softmax;
+    } else {
+      op = s.getLog() ? ColumnOp::AxisLogSoftmax : ColumnOp::AxisSoftmax;
+      params = {float(s.getGroup()), float(s.getStride())};
+      if (info.outN % (s.getGroup() * s.getStride()))
+        return kernel.emitOpError()
+               << "has softmax groups of " << s.getGroup() << " elements "
+               << s.getStride() << " apart, which do not tile its "
+               << info.outN << " elements";
+    }
+  } else if (auto e = dyn_cast<fab::ExpressionSchemeAttr>(scheme)) {
+    op = ColumnOp::Expression;
+    FailureOr<std::vector<float>> p = expressionParams(e, why);
+    if (failed(p))
+      return kernel.emitOpError() << why;
+    params = std::move(*p);
+    if (failed(checkExpression(params, why)))
+      return kernel.emitOpError() << "has an expression a PE cannot run: "
+                                  << why;
+  } else {
+    return kernel.emitOpError() << "has scheme " << scheme.getSummary()
+                                << ", which the fabric cannot run yet";
+  }
+  if (info.inN != info.outN)
+    return kernel.emitOpError() << "is " << scheme.getSummary()
+                                << " but takes " << info.inN << " and gives "
+                                << info.outN << " elements per sample";
+  info.layer = ChainLayer::column(op, info.outN, params);
+  info.column.op = op;
+  info.column.params = std::move(params);
+  return info;
+}
+
+} // namespace weft::conversion
