@@ -25,6 +25,37 @@ static void printDirSet(OpAsmPrinter &p, Operation *op, IntegerAttr set) {
   weft::fabric::printDirSet(p, op, set);
 }
 
+/// `@a[0], @b[1]`: a stream's destinations and their ports.
+static ParseResult parseDests(OpAsmParser &parser, ArrayAttr &dsts,
+                              DenseI64ArrayAttr &ports) {
+  SmallVector<Attribute> refs;
+  SmallVector<int64_t> nums;
+  auto one = [&]() -> ParseResult {
+    FlatSymbolRefAttr ref;
+    int64_t port;
+    if (parser.parseAttribute(ref) || parser.parseLSquare() ||
+        parser.parseInteger(port) || parser.parseRSquare())
+      return failure();
+    refs.push_back(ref);
+    nums.push_back(port);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(one))
+    return failure();
+  dsts = parser.getBuilder().getArrayAttr(refs);
+  ports = parser.getBuilder().getDenseI64ArrayAttr(nums);
+  return success();
+}
+static void printDests(OpAsmPrinter &p, Operation *, ArrayAttr dsts,
+                       DenseI64ArrayAttr ports) {
+  for (auto [i, ref] : llvm::enumerate(dsts)) {
+    if (i)
+      p << ", ";
+    p.printAttributeWithoutType(ref);
+    p << "[" << (i < ports.size() ? ports[i] : 0) << "]";
+  }
+}
+
 #define GET_OP_CLASSES
 #include "fabric/FabricOps.cpp.inc"
 
@@ -238,12 +269,42 @@ static LogicalResult checkEndpoint(StreamOp op, SymbolTableCollection &symbols,
                           << " or redistribution";
 }
 
+SmallVector<StringRef> StreamOp::getDstNames() {
+  SmallVector<StringRef> names;
+  for (Attribute a : getDsts())
+    names.push_back(cast<FlatSymbolRefAttr>(a).getValue());
+  return names;
+}
+
+bool StreamOp::feeds(StringRef node) {
+  return llvm::is_contained(getDstNames(), node);
+}
+
+LogicalResult StreamOp::verify() {
+  if (getDsts().empty())
+    return emitOpError() << "has no destination";
+  if (getDsts().size() != getDstPorts().size())
+    return emitOpError() << "has " << getDsts().size() << " destinations but "
+                         << getDstPorts().size() << " destination ports";
+  for (auto [i, a] : llvm::enumerate(getDsts())) {
+    if (!isa<FlatSymbolRefAttr>(a))
+      return emitOpError() << "destination " << a << " is not a flat symbol";
+    for (size_t j = 0; j < i; ++j)
+      if (getDsts()[j] == a && getDstPorts()[j] == getDstPorts()[i])
+        return emitOpError() << "names destination " << a << "["
+                             << getDstPorts()[i] << "] twice";
+  }
+  return success();
+}
+
 LogicalResult StreamOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (failed(checkEndpoint(*this, symbols, getSrcAttr(), int64_t(getSrcPort()),
-                           /*isSource=*/true)) ||
-      failed(checkEndpoint(*this, symbols, getDstAttr(), int64_t(getDstPort()),
-                           /*isSource=*/false)))
+                           /*isSource=*/true)))
     return failure();
+  for (auto [a, port] : llvm::zip(getDsts(), getDstPorts()))
+    if (failed(checkEndpoint(*this, symbols, cast<FlatSymbolRefAttr>(a), port,
+                             /*isSource=*/false)))
+      return failure();
   if (ColorAttr c = getColorAttr()) {
     std::optional<wt::Target> t = getEnclosingTarget(*this);
     if (t && !t->isRoutableColor(c.getValue()))

@@ -155,27 +155,37 @@ def Fabric_RedistributeOp : Fabric_Op<"redistribute", [
 def Fabric_StreamOp : Fabric_Op<"stream", [
     Symbol, HasParent<"ProgramOp">,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "A logical channel from one node to another";
+  let summary = "A logical channel from one node to one or more others";
   let description = [{
     Connects output `src_port` of a kernel, redistribution or input port to
-    input `dst_port` of a kernel, redistribution or output port. The payload
-    type says how many elements of which type flow per sample. `color` is set
-    by color allocation.
+    input `dst_ports[i]` of each kernel, redistribution or output port
+    `dsts[i]`. A stream with several destinations is a fork: the producer
+    sends every wavelet once, on one color, and the routers multicast it to
+    every destination. The payload type says how many elements of which type
+    flow per sample. `color` is set by color allocation.
 
     Example:
     ```mlir
     fabric.stream @s1 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 256>
         {color = #fabric.color<3>}
+    fabric.stream @x_fork @x[0] -> @fc1[0], @add[1] : !fabric.wavelets<f32, 64>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        FlatSymbolRefAttr:$src, I64Attr:$src_port,
-                       FlatSymbolRefAttr:$dst, I64Attr:$dst_port,
+                       SymbolRefArrayAttr:$dsts, DenseI64ArrayAttr:$dst_ports,
                        TypeAttrOf<Fabric_WaveletsType>:$payload,
                        OptionalAttr<Fabric_ColorAttr>:$color);
   let assemblyFormat = [{
-    $sym_name $src `[` $src_port `]` `->` $dst `[` $dst_port `]` `:` $payload
-    attr-dict
+    $sym_name $src `[` $src_port `]` `->` custom<Dests>($dsts, $dst_ports)
+    `:` $payload attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The destinations' symbol names, in order.
+    ::llvm::SmallVector<::llvm::StringRef> getDstNames();
+    /// Whether `node` is a destination of the stream.
+    bool feeds(::llvm::StringRef node);
   }];
 }
 

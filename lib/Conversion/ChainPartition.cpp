@@ -4,17 +4,22 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Two dynamic programs over (kernel, rows of the vector entering it, columns
-// still free), for a fabric of H rows and W columns:
+// Two dynamic programs over the kernels in topological order, for a fabric
+// of H rows and W columns. The state before kernel l is the rows of every
+// live stream (produced before l, or a host input, and read by l or a later
+// kernel) and the columns still free:
 //
 //  1. the fewest cycles of the slowest kernel (min over choices of the max),
 //  2. at that bottleneck, the fewest PEs, then the fewest cycles summed over
 //     the kernels (the pipeline's fill time).
 //
-// The rows entering kernel l fix its smear (dense) or its rows (column), so
-// the only choice per kernel is a dense kernel's output rows R: the
-// programs are L x H x W states of at most H choices each. The per-kernel
-// costs do not depend on the grid and are tabulated once.
+// The rows of the streams entering kernel l fix its smear (dense) or its
+// rows (column and join kernels, whose two inputs must agree), so the only
+// choice per kernel is a dense kernel's output rows R. For a chain the one
+// live stream is the vector entering the kernel: L x H x W states of at
+// most H choices each; a DAG has a state per row assignment of its live
+// streams (H^k for k of them). The per-kernel costs do not depend on the
+// grid and are tabulated once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +27,13 @@
 
 #include "weft/Target/ISA.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
 
 namespace weft::conversion {
 
@@ -62,6 +71,14 @@ int64_t columnMemory(ColumnOp op, int64_t L) {
   return 2 * (kDataBase + 2 * L * columnBuffers(op));
 }
 
+// TEMPORARY until JoinKernel.h lands.
+int64_t joinCycles(int64_t n, int64_t rows) {
+  return chunkSize(n, rows, 0) + 20;
+}
+int64_t joinMemory(int64_t n, int64_t rows) {
+  return 2 * (kDataBase + 2 * chunkSize(n, rows, 0));
+}
+
 LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
                     int64_t memoryBytes) {
   LayerTable t;
@@ -82,6 +99,17 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
       continue; // the last input chunk would be empty
     for (int64_t r = 1; r <= t.maxR; ++r) {
       size_t i = size_t(s * (t.maxR + 1) + r);
+      if (l.kind == ChainLayer::Kind::Join) {
+        if (r != s)
+          continue;
+        int64_t L = chunkSize(l.K, r, 0);
+        int64_t mem = joinMemory(l.K, r);
+        if (L > kMaxVector || mem > memoryBytes)
+          continue;
+        t.cost[i] = joinCycles(l.K, r);
+        t.memory[i] = mem;
+        continue;
+      }
       if (l.kind == ChainLayer::Kind::Column) {
         // AxisSoftmax: every chunk must hold whole groups.
         if (r != s || !columnRowsAllowed(l.op, l.params, l.K, r))
@@ -118,7 +146,7 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
 /// footprint, cost) for every allowed R, in increasing R.
 template <typename F>
 void forEachChoice(const LayerTable &t, int64_t r, int64_t H, F f) {
-  if (t.layer.kind == ChainLayer::Kind::Column) {
+  if (t.layer.kind != ChainLayer::Kind::Dense) {
     int64_t c = t.at(r, r);
     if (c >= 0 && r <= H)
       f(/*width=*/int64_t(1), /*out=*/r, /*footprint=*/r, c);
@@ -133,44 +161,144 @@ void forEachChoice(const LayerTable &t, int64_t r, int64_t H, F f) {
   }
 }
 
-/// Program 1: g[l][r][w] = the fewest cycles of the slowest of kernels
-/// l.. when r rows enter kernel l and w columns are free. Returns the
-/// table of kernel 0, indexed [r * (W + 1) + w].
-std::vector<int64_t> bottleneckTable(const std::vector<LayerTable> &tables,
-                                     int64_t H, int64_t W) {
-  size_t stride = size_t(W + 1);
-  std::vector<int64_t> next(size_t(H + 1) * stride, 0), cur;
-  for (size_t l = tables.size(); l-- > 0;) {
-    cur.assign(size_t(H + 1) * stride, kInf);
-    for (int64_t r = 1; r <= H; ++r)
-      forEachChoice(tables[l], r, H,
-                    [&](int64_t width, int64_t out, int64_t, int64_t c) {
-                      int64_t *row = &cur[size_t(r) * stride];
-                      const int64_t *nrow = &next[size_t(out) * stride];
-                      for (int64_t w = width; w <= W; ++w)
-                        row[w] = std::min(row[w], std::max(c, nrow[w - width]));
-                    });
-    next.swap(cur);
-  }
-  return next;
-}
+/// The structure the programs walk: per kernel its input streams and
+/// output stream, and the streams live before each kernel.
+struct Shape {
+  std::vector<std::vector<int64_t>> inputs;
+  std::vector<int64_t> output;
+  /// live[l]: the streams whose rows the state before kernel l holds
+  /// (live[L] is empty).
+  std::vector<std::vector<int64_t>> live;
+  int64_t numStreams = 0;
 
-/// The smallest total width any layout of the chain needs on H rows
+  explicit Shape(const NetworkShape &net) {
+    size_t L = net.layers.size();
+    numStreams = net.numStreams;
+    std::vector<int64_t> producer(size_t(numStreams), -1),
+        lastUse(size_t(numStreams), -1);
+    for (size_t l = 0; l < L; ++l) {
+      inputs.push_back(net.layers[l].inputs);
+      output.push_back(net.layers[l].output);
+      producer[size_t(net.layers[l].output)] = int64_t(l);
+      for (int64_t in : net.layers[l].inputs)
+        lastUse[size_t(in)] = int64_t(l);
+    }
+    live.resize(L + 1);
+    for (size_t l = 0; l <= L; ++l)
+      for (int64_t st = 0; st < numStreams; ++st)
+        if (producer[size_t(st)] < int64_t(l) && lastUse[size_t(st)] >= int64_t(l))
+          live[l].push_back(st);
+  }
+
+  /// The rows of stream `st` in `state` (the state before kernel l).
+  int64_t rowsOf(size_t l, const std::vector<int64_t> &state,
+                 int64_t st) const {
+    auto it = std::lower_bound(live[l].begin(), live[l].end(), st);
+    return state[size_t(it - live[l].begin())];
+  }
+  /// The rows kernel l's inputs arrive in, or 0 when they disagree.
+  int64_t inputRows(size_t l, const std::vector<int64_t> &state) const {
+    int64_t r = 0;
+    for (int64_t in : inputs[l]) {
+      int64_t ri = rowsOf(l, state, in);
+      if (r && ri != r)
+        return 0;
+      r = ri;
+    }
+    return r;
+  }
+  /// The state before kernel l + 1 when kernel l sends `out` rows.
+  std::vector<int64_t> next(size_t l, const std::vector<int64_t> &state,
+                            int64_t out) const {
+    std::vector<int64_t> n;
+    for (int64_t st : live[l + 1])
+      n.push_back(st == output[l] ? out : rowsOf(l, state, st));
+    return n;
+  }
+  /// Every assignment of 1..H rows to the streams live before kernel 0,
+  /// in lexicographic order.
+  std::vector<std::vector<int64_t>> initialStates(int64_t H) const {
+    std::vector<std::vector<int64_t>> all;
+    std::vector<int64_t> s(live[0].size(), 1);
+    if (s.empty())
+      return {s};
+    while (true) {
+      all.push_back(s);
+      size_t i = s.size();
+      while (i-- > 0) {
+        if (++s[i] <= H)
+          break;
+        s[i] = 1;
+      }
+      if (i == size_t(-1))
+        return all;
+    }
+  }
+};
+
+using StateMap = std::map<std::vector<int64_t>, std::vector<int64_t>>;
+
+/// Program 1: g(l, state)[w] = the fewest cycles of the slowest of kernels
+/// l.. from `state` with w columns free.
+class Bottleneck {
+public:
+  Bottleneck(const std::vector<LayerTable> &tables, const Shape &shape,
+             int64_t H, int64_t W)
+      : tables(tables), shape(shape), H(H), W(W), memo(tables.size() + 1) {}
+
+  const std::vector<int64_t> &at(size_t l, const std::vector<int64_t> &state) {
+    auto it = memo[l].find(state);
+    if (it != memo[l].end())
+      return it->second;
+    std::vector<int64_t> row(size_t(W + 1), l == tables.size() ? 0 : kInf);
+    if (l < tables.size())
+      if (int64_t r = shape.inputRows(l, state))
+        forEachChoice(tables[l], r, H,
+                      [&](int64_t width, int64_t out, int64_t, int64_t c) {
+                        const std::vector<int64_t> &rest =
+                            at(l + 1, shape.next(l, state, out));
+                        for (int64_t w = width; w <= W; ++w)
+                          row[size_t(w)] = std::min(
+                              row[size_t(w)],
+                              std::max(c, rest[size_t(w - width)]));
+                      });
+    return memo[l].emplace(state, std::move(row)).first->second;
+  }
+
+private:
+  const std::vector<LayerTable> &tables;
+  const Shape &shape;
+  int64_t H, W;
+  std::vector<StateMap> memo;
+};
+
+/// The smallest total width any layout of the network needs on H rows
 /// (kInf if none).
-int64_t minimumWidth(const std::vector<LayerTable> &tables, int64_t H) {
-  std::vector<int64_t> next(size_t(H + 1), 0), cur;
-  for (size_t l = tables.size(); l-- > 0;) {
-    cur.assign(size_t(H + 1), kInf);
-    for (int64_t r = 1; r <= H; ++r)
+int64_t minimumWidth(const std::vector<LayerTable> &tables, const Shape &shape,
+                     int64_t H) {
+  std::vector<std::map<std::vector<int64_t>, int64_t>> memo(tables.size() + 1);
+  std::function<int64_t(size_t, const std::vector<int64_t> &)> at =
+      [&](size_t l, const std::vector<int64_t> &state) -> int64_t {
+    if (l == tables.size())
+      return 0;
+    auto it = memo[l].find(state);
+    if (it != memo[l].end())
+      return it->second;
+    int64_t best = kInf;
+    if (int64_t r = shape.inputRows(l, state))
       forEachChoice(tables[l], r, H,
                     [&](int64_t width, int64_t out, int64_t, int64_t) {
-                      if (next[size_t(out)] < kInf)
-                        cur[size_t(r)] =
-                            std::min(cur[size_t(r)], width + next[size_t(out)]);
+                      int64_t rest = at(l + 1, shape.next(l, state, out));
+                      if (rest < kInf)
+                        best = std::min(best, width + rest);
                     });
-    next.swap(cur);
-  }
-  return *std::min_element(next.begin() + 1, next.end());
+    memo[l][state] = best;
+    return best;
+  };
+  int64_t best = kInf;
+  for (const std::vector<int64_t> &s : shape.initialStates(H))
+    best = std::min(best, at(0, s));
+  return best;
 }
 
 /// PEs and summed cycles as one ordered key: PEs first.
@@ -180,47 +308,60 @@ int64_t key(int64_t pes, int64_t cycles) {
 }
 
 /// Program 2 at bottleneck `T` on H x W, then the mapping it picks.
-ChainMapping layout(const std::vector<LayerTable> &tables, int64_t H, int64_t W,
-                    int64_t T) {
-  size_t stride = size_t(W + 1), L = tables.size();
-  // p[l] for l = 0..L, each (H + 1) x (W + 1).
-  std::vector<std::vector<int64_t>> p(L + 1);
-  p[L].assign(size_t(H + 1) * stride, 0);
-  for (size_t l = L; l-- > 0;) {
-    p[l].assign(size_t(H + 1) * stride, kInf);
-    for (int64_t r = 1; r <= H; ++r)
-      forEachChoice(
-          tables[l], r, H, [&](int64_t width, int64_t out, int64_t, int64_t c) {
-            if (c > T)
-              return;
-            int64_t area = width * out;
-            for (int64_t w = width; w <= W; ++w) {
-              int64_t rest = p[l + 1][size_t(out) * stride + size_t(w - width)];
-              if (rest < kInf)
-                p[l][size_t(r) * stride + size_t(w)] = std::min(
-                    p[l][size_t(r) * stride + size_t(w)], rest + key(area, c));
-            }
-          });
-  }
-  // Follow the choices, smallest r and R first on ties.
+ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
+                    int64_t H, int64_t W, int64_t T) {
+  size_t L = tables.size();
+  std::vector<StateMap> memo(L + 1);
+  std::function<const std::vector<int64_t> &(size_t,
+                                             const std::vector<int64_t> &)>
+      at = [&](size_t l,
+               const std::vector<int64_t> &state) -> const std::vector<int64_t> & {
+    auto it = memo[l].find(state);
+    if (it != memo[l].end())
+      return it->second;
+    std::vector<int64_t> row(size_t(W + 1), l == L ? 0 : kInf);
+    if (l < L)
+      if (int64_t r = shape.inputRows(l, state))
+        forEachChoice(
+            tables[l], r, H,
+            [&](int64_t width, int64_t out, int64_t, int64_t c) {
+              if (c > T)
+                return;
+              const std::vector<int64_t> &rest =
+                  at(l + 1, shape.next(l, state, out));
+              int64_t area = width * out;
+              for (int64_t w = width; w <= W; ++w)
+                if (rest[size_t(w - width)] < kInf)
+                  row[size_t(w)] = std::min(
+                      row[size_t(w)], rest[size_t(w - width)] + key(area, c));
+            });
+    return memo[l].emplace(state, std::move(row)).first->second;
+  };
+  // Follow the choices, the smallest rows first on ties.
   ChainMapping m;
-  int64_t r = 0, best = kInf;
-  for (int64_t s = 1; s <= H; ++s)
-    if (p[0][size_t(s) * stride + size_t(W)] < best) {
-      best = p[0][size_t(s) * stride + size_t(W)];
-      r = s;
+  std::vector<int64_t> state;
+  int64_t best = kInf;
+  for (const std::vector<int64_t> &s : shape.initialStates(H))
+    if (int64_t v = at(0, s)[size_t(W)]; v < best) {
+      best = v;
+      state = s;
     }
-  m.inputRows = r;
-  int64_t w = W, x = 0;
+  m.streamRows.assign(size_t(shape.numStreams), 0);
+  for (auto [st, r] : llvm::zip(shape.live[0], state))
+    m.streamRows[size_t(st)] = r;
+  m.inputRows = state.empty() ? 1 : state.front();
+  int64_t w = W, x = 0, lastRows = 1;
   for (size_t l = 0; l < L; ++l) {
-    int64_t want = p[l][size_t(r) * stride + size_t(w)];
+    int64_t want = at(l, state)[size_t(w)];
+    int64_t r = shape.inputRows(l, state);
     bool found = false;
     forEachChoice(
         tables[l], r, H,
         [&](int64_t width, int64_t out, int64_t footprint, int64_t c) {
           if (found || c > T || width > w)
             return;
-          int64_t rest = p[l + 1][size_t(out) * stride + size_t(w - width)];
+          std::vector<int64_t> next = shape.next(l, state, out);
+          int64_t rest = at(l + 1, next)[size_t(w - width)];
           if (rest >= kInf || rest + key(width * out, c) != want)
             return;
           found = true;
@@ -235,15 +376,26 @@ ChainMapping layout(const std::vector<LayerTable> &tables, int64_t H, int64_t W,
           m.bottleneckCycles = std::max(m.bottleneckCycles, c);
           m.height = std::max(m.height, footprint);
           m.pes += width * out;
+          m.streamRows[size_t(shape.output[l])] = out;
           x += width;
           w -= width;
-          r = out;
+          lastRows = out;
+          state = std::move(next);
         });
     (void)found;
   }
   m.width = x;
-  m.outputRows = r;
+  m.outputRows = lastRows;
   return m;
+}
+
+/// The bottleneck the network reaches on H x W (kInf if it does not fit).
+int64_t bestBottleneck(Bottleneck &g, const Shape &shape, int64_t H,
+                       int64_t w) {
+  int64_t T = kInf;
+  for (const std::vector<int64_t> &s : shape.initialStates(H))
+    T = std::min(T, g.at(0, s)[size_t(w)]);
+  return T;
 }
 
 std::vector<LayerTable> tabulateChain(const std::vector<ChainLayer> &chain,
@@ -259,41 +411,49 @@ std::string describe(const ChainLayer &l) {
   if (l.kind == ChainLayer::Kind::Column)
     return std::string(columnOpName(l.op)) + " of " + std::to_string(l.K) +
            " elements";
+  if (l.kind == ChainLayer::Kind::Join)
+    return "join of two streams of " + std::to_string(l.K) + " elements";
   return "dense " + std::to_string(l.K) + " -> " + std::to_string(l.M);
 }
 
 /// Why nothing fits `t`: the first kernel that fits no rectangle on its
-/// own, or the columns the chain needs side by side.
-std::string whyNothingFits(const std::vector<ChainLayer> &chain,
-                           const std::vector<LayerTable> &tables, Precision p,
+/// own, or the columns the network needs side by side.
+std::string whyNothingFits(const NetworkShape &net,
+                           const std::vector<LayerTable> &tables,
+                           const Shape &shape, Precision p,
                            const target::Target &t) {
   int64_t H = t.height(), W = t.width();
-  for (size_t l = 0; l < chain.size(); ++l) {
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    const ChainLayer &layer = net.layers[l].layer;
     bool any = false;
     for (int64_t r = 1; r <= H && !any; ++r)
       forEachChoice(tables[l], r, H,
                     [&](int64_t, int64_t, int64_t, int64_t) { any = true; });
     if (any)
       continue;
-    if (chain[l].kind == ChainLayer::Kind::Dense) {
+    if (layer.kind == ChainLayer::Kind::Dense) {
       std::string why;
-      (void)chooseDenseMapping(chain[l].K, chain[l].M, p, t, why);
-      return "kernel " + std::to_string(l) + " (" + describe(chain[l]) +
+      (void)chooseDenseMapping(layer.K, layer.M, p, t, why);
+      return "kernel " + std::to_string(l) + " (" + describe(layer) +
              "): " + why;
     }
-    return "kernel " + std::to_string(l) + " (" + describe(chain[l]) +
+    return "kernel " + std::to_string(l) + " (" + describe(layer) +
            ") fits no column of at most " + std::to_string(H) + " rows of " +
            std::to_string(t.memoryBytes()) + "-byte PEs";
   }
+  int64_t minWidth = minimumWidth(tables, shape, H);
+  if (minWidth >= kInf)
+    return "no layout on at most " + std::to_string(H) +
+           " rows gives the two streams into every join the same rows";
   int64_t bytesPerWeight = p == Precision::Mixed ? 2 : 4;
   int64_t weightBytes = 0;
-  for (const ChainLayer &l : chain)
-    if (l.kind == ChainLayer::Kind::Dense)
-      weightBytes += l.K * l.M * bytesPerWeight;
+  for (const NetworkLayer &l : net.layers)
+    if (l.layer.kind == ChainLayer::Kind::Dense)
+      weightBytes += l.layer.K * l.layer.M * bytesPerWeight;
   int64_t usable = int64_t(t.memoryBytes()) - 2 * kDataBase;
   int64_t pes = (weightBytes + usable - 1) / std::max<int64_t>(1, usable);
-  return "the chain of " + std::to_string(chain.size()) +
-         " kernels needs at least " + std::to_string(minimumWidth(tables, H)) +
+  return "the network of " + std::to_string(net.layers.size()) +
+         " kernels needs at least " + std::to_string(minWidth) +
          " columns of at most " + std::to_string(H) +
          " rows (each kernel's narrowest rectangle that fits the per-PE "
          "memory, side by side) and " +
@@ -303,35 +463,96 @@ std::string whyNothingFits(const std::vector<ChainLayer> &chain,
          " fabric has " + std::to_string(W) + " columns";
 }
 
+std::vector<LayerTable> tabulateNetwork(const NetworkShape &net, Precision p,
+                                        const target::Target &t) {
+  std::vector<LayerTable> tables;
+  for (const NetworkLayer &l : net.layers)
+    tables.push_back(
+        tabulate(l.layer, p, int64_t(t.height()), int64_t(t.memoryBytes())));
+  return tables;
+}
+
+/// Checks the shape's streams: every kernel reads 1 or 2 streams written
+/// by an earlier kernel or by no kernel (a host input).
+bool validShape(const NetworkShape &net, std::string &why) {
+  std::vector<int64_t> producer(size_t(std::max<int64_t>(0, net.numStreams)),
+                                -1);
+  for (auto [l, layer] : llvm::enumerate(net.layers)) {
+    auto bad = [&](int64_t st) { return st < 0 || st >= net.numStreams; };
+    if (bad(layer.output) || producer[size_t(layer.output)] >= 0) {
+      why = "kernel " + std::to_string(l) + " writes an invalid stream";
+      return false;
+    }
+    size_t want = layer.layer.kind == ChainLayer::Kind::Join ? 2 : 1;
+    if (layer.inputs.size() != want) {
+      why = "kernel " + std::to_string(l) + " reads " +
+            std::to_string(layer.inputs.size()) + " streams, not " +
+            std::to_string(want);
+      return false;
+    }
+    for (int64_t in : layer.inputs)
+      if (bad(in) || in == layer.output ||
+          (producer[size_t(in)] < 0 &&
+           llvm::any_of(llvm::drop_begin(net.layers, l),
+                        [&](const NetworkLayer &o) { return o.output == in; }))) {
+        why = "kernel " + std::to_string(l) +
+              " reads a stream no earlier kernel writes";
+        return false;
+      }
+    producer[size_t(layer.output)] = int64_t(l);
+  }
+  return true;
+}
+
 } // namespace
+
+NetworkShape NetworkShape::chain(const std::vector<ChainLayer> &chain) {
+  NetworkShape net;
+  for (auto [l, layer] : llvm::enumerate(chain))
+    net.layers.push_back({layer, {int64_t(l)}, int64_t(l) + 1});
+  net.numStreams = int64_t(chain.size()) + 1;
+  return net;
+}
+
+std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,
+                                             Precision precision,
+                                             const target::Target &target,
+                                             std::string &why) {
+  if (net.layers.empty()) {
+    why = "the network has no kernels";
+    return std::nullopt;
+  }
+  if (!validShape(net, why))
+    return std::nullopt;
+  std::vector<LayerTable> tables = tabulateNetwork(net, precision, target);
+  Shape shape(net);
+  int64_t H = target.height(), W = target.width();
+  Bottleneck g(tables, shape, H, W);
+  int64_t T = bestBottleneck(g, shape, H, W);
+  if (T >= kInf) {
+    why = whyNothingFits(net, tables, shape, precision, target);
+    return std::nullopt;
+  }
+  return layout(tables, shape, H, W, T);
+}
 
 std::optional<ChainMapping> partitionChain(const std::vector<ChainLayer> &chain,
                                            Precision precision,
                                            const target::Target &target,
                                            std::string &why) {
-  if (chain.empty()) {
-    why = "the chain has no kernels";
-    return std::nullopt;
-  }
-  std::vector<LayerTable> tables = tabulateChain(chain, precision, target);
-  int64_t H = target.height(), W = target.width();
-  std::vector<int64_t> g = bottleneckTable(tables, H, W);
-  int64_t T = kInf;
-  for (int64_t r = 1; r <= H; ++r)
-    T = std::min(T, g[size_t(r * (W + 1) + W)]);
-  if (T >= kInf) {
-    why = whyNothingFits(chain, tables, precision, target);
-    return std::nullopt;
-  }
-  return layout(tables, H, W, T);
+  return partitionNetwork(NetworkShape::chain(chain), precision, target, why);
+}
+
+int64_t networkMacsPerSample(const NetworkShape &net) {
+  int64_t macs = 0;
+  for (const NetworkLayer &l : net.layers)
+    if (l.layer.kind == ChainLayer::Kind::Dense && !l.layer.synthetic)
+      macs += l.layer.K * l.layer.M;
+  return macs;
 }
 
 int64_t chainMacsPerSample(const std::vector<ChainLayer> &chain) {
-  int64_t macs = 0;
-  for (const ChainLayer &l : chain)
-    if (l.kind == ChainLayer::Kind::Dense && !l.synthetic)
-      macs += l.K * l.M;
-  return macs;
+  return networkMacsPerSample(NetworkShape::chain(chain));
 }
 
 std::vector<int64_t> candidateGridSizes(int64_t max) {
@@ -347,12 +568,23 @@ std::optional<GridChoice> chooseGrid(const std::vector<ChainLayer> &chain,
                                      Precision precision,
                                      const target::Target &largest,
                                      double tolerance, std::string &why) {
-  if (chain.empty()) {
-    why = "the chain has no kernels";
+  return chooseGrid(NetworkShape::chain(chain), precision, largest, tolerance,
+                    why);
+}
+
+std::optional<GridChoice> chooseGrid(const NetworkShape &net,
+                                     Precision precision,
+                                     const target::Target &largest,
+                                     double tolerance, std::string &why) {
+  if (net.layers.empty()) {
+    why = "the network has no kernels";
     return std::nullopt;
   }
-  std::vector<LayerTable> tables = tabulateChain(chain, precision, largest);
-  double macs = double(chainMacsPerSample(chain));
+  if (!validShape(net, why))
+    return std::nullopt;
+  std::vector<LayerTable> tables = tabulateNetwork(net, precision, largest);
+  Shape shape(net);
+  double macs = double(networkMacsPerSample(net));
   double peak = target::peakMacsPerCycle(precision == Precision::Mixed);
   std::vector<int64_t> widths = candidateGridSizes(largest.width());
   std::vector<int64_t> heights = candidateGridSizes(largest.height());
@@ -364,11 +596,9 @@ std::optional<GridChoice> chooseGrid(const std::vector<ChainLayer> &chain,
   };
   std::vector<Candidate> fits;
   for (int64_t h : heights) {
-    std::vector<int64_t> g = bottleneckTable(tables, h, maxW);
+    Bottleneck g(tables, shape, h, maxW);
     for (int64_t w : widths) {
-      int64_t T = kInf;
-      for (int64_t r = 1; r <= h; ++r)
-        T = std::min(T, g[size_t(r * (maxW + 1) + w)]);
+      int64_t T = bestBottleneck(g, shape, h, w);
       if (T >= kInf)
         continue;
       // A chain without MACs (only column kernels) is judged by speed per
@@ -378,7 +608,7 @@ std::optional<GridChoice> chooseGrid(const std::vector<ChainLayer> &chain,
     }
   }
   if (fits.empty()) {
-    why = whyNothingFits(chain, tables, precision, largest);
+    why = whyNothingFits(net, tables, shape, precision, largest);
     return std::nullopt;
   }
   const Candidate *best = &fits.front();
@@ -405,7 +635,7 @@ std::optional<GridChoice> chooseGrid(const std::vector<ChainLayer> &chain,
   choice.gridsFitting = int64_t(fits.size());
   // The tables were made for the largest height; the layout only looks at
   // rows up to h, so they serve every smaller grid.
-  choice.mapping = layout(tables, pick->h, pick->w, pick->T);
+  choice.mapping = layout(tables, shape, pick->h, pick->w, pick->T);
   return choice;
 }
 

@@ -36,7 +36,9 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/DebugLog.h"
 
 #define DEBUG_TYPE "weft-convert-to-fabric"
@@ -176,10 +178,12 @@ static bool isStaticF32(Type type) {
   return t && t.hasStaticShape() && t.getElementType().isF32();
 }
 
-/// One layer of the chain, in the imported graph.
+/// One layer of the network, in the imported graph.
 struct Layer {
-  bool dense = true;
+  enum Kind { Dense, Column, Join };
+  Kind kind = Dense;
   conversion::DenseLayer denseLayer;
+  wf::JoinKind join = wf::JoinKind::add;
   conversion::ColumnOp op = conversion::ColumnOp::Relu;
   /// A column kernel's constants (columnParamCount(op) of them, the
   /// constant tensor's elements, or an Expression's program).
@@ -189,18 +193,23 @@ struct Layer {
   /// A column kernel's body on one sample (its argument is the input).
   std::unique_ptr<Block> body;
   Value bodyResult;
-  Value input, result;
+  /// The values the layer reads (1, or 2 for a join; reshapes of the
+  /// sample in front of them dropped) and its result.
+  SmallVector<Value> inputs;
+  Value result;
   /// The imported ops the layer is made of.
   SmallVector<Operation *> ops;
   /// The op that names the kernel (the matmul, or the last op).
   Operation *namer = nullptr;
 };
 
-/// The network the pass maps: the layers from the graph input to the
-/// graph output, and the reshapes between them.
+/// The network the pass maps: the layers from the graph inputs to the
+/// graph outputs, producers first, and the reshapes between them.
 struct Network {
   int64_t batch = 1;
   std::vector<Layer> layers;
+  /// The layer producing each graph output.
+  SmallVector<int64_t> outputs;
   SmallVector<Operation *> reshapes;
 };
 
@@ -337,12 +346,12 @@ static LogicalResult matchColumnLayer(Value result, int64_t batch, Layer &layer,
             std::to_string(batch) + " samples)";
       return failure();
     }
-  layer.dense = false;
+  layer.kind = Layer::Column;
   layer.op = *op;
   layer.params = std::move(params);
   layer.body = std::move(block);
   layer.bodyResult = copied;
-  layer.input = x;
+  layer.inputs = {x};
   layer.result = result;
   layer.ops = std::move(ops);
   layer.namer = g;
@@ -368,49 +377,116 @@ static bool isDenseRooted(Operation *def) {
   return products == 1;
 }
 
-/// Checks the function is one chain of layers from its only input to its
-/// only output and returns it; emits the error otherwise.
-static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
-  FunctionType type = fn.getFunctionType();
-  if (type.getNumInputs() != 1 || type.getNumResults() != 1)
-    return fn.emitError() << "the graph has " << type.getNumInputs()
-                          << " inputs and " << type.getNumResults()
-                          << " outputs; the fabric path supports exactly one "
-                             "of each (a chain of layers)";
-  // Ops that can never be part of a layer are named first: that is the
-  // most useful message for a network with convolutions, pooling...
-  for (Operation &op : fn.getBody().front())
-    if (!isFabricOp(&op))
-      return op.emitError()
-             << describeOp(&op) << ": '" << op.getName()
-             << "' is not supported on the fabric yet; weft maps chains of "
-                "dense layers (Gemm or MatMul, optional bias), elementwise "
-                "activations and ops with scalar constants (Relu, Sigmoid, "
-                "Tanh, Exp, Clip, LeakyRelu, ...), Softmax/LogSoftmax and "
-                "reshapes of the sample";
+/// The join of two streams `result` computes, if it is one: an
+/// elementwise linalg.generic over two non-constant tensors of its own shape
+/// whose body is one add, sub, mul, div, max or min of the two. `swapped`:
+/// the body computes b op a of the generic's inputs (a, b).
+static std::optional<wf::JoinKind> matchJoin(Value result, bool &swapped,
+                                             std::string &why) {
+  auto g = result.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 2 || g.getNumResults() != 1) {
+    why = "it is not an elementwise op of two tensors";
+    return std::nullopt;
+  }
+  for (Value in : g.getDpsInputs())
+    if (in.getDefiningOp<arith::ConstantOp>()) {
+      why = "one operand is a constant";
+      return std::nullopt;
+    }
+  if (!llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      g.getDpsInputs()[0].getType() != result.getType() ||
+      g.getDpsInputs()[1].getType() != result.getType()) {
+    why = "its operands are broadcast or of another shape than its result";
+    return std::nullopt;
+  }
+  Block &body = g.getRegion().front();
+  if (!llvm::hasSingleElement(body.without_terminator())) {
+    why = "its body is more than one op";
+    return std::nullopt;
+  }
+  Operation &op = body.front();
+  if (op.getNumOperands() != 2 ||
+      body.getTerminator()->getOperands() != op.getResults()) {
+    why = "its body is not one binary op";
+    return std::nullopt;
+  }
+  Value x = body.getArgument(0), y = body.getArgument(1);
+  if (op.getOperand(0) == x && op.getOperand(1) == y)
+    swapped = false;
+  else if (op.getOperand(0) == y && op.getOperand(1) == x)
+    swapped = true;
+  else {
+    why = "its body does not combine the two operands";
+    return std::nullopt;
+  }
+  std::optional<wf::JoinKind> kind =
+      TypeSwitch<Operation *, std::optional<wf::JoinKind>>(&op)
+          .Case([](arith::AddFOp) { return wf::JoinKind::add; })
+          .Case([](arith::SubFOp) { return wf::JoinKind::sub; })
+          .Case([](arith::MulFOp) { return wf::JoinKind::mul; })
+          .Case([](arith::DivFOp) { return wf::JoinKind::div; })
+          .Case([](arith::MaximumFOp) { return wf::JoinKind::max; })
+          .Case([](arith::MinimumFOp) { return wf::JoinKind::min; })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!kind)
+    why = "'" + op.getName().getStringRef().str() +
+          "' is not an add, sub, mul, div, max or min";
+  return kind;
+}
 
-  std::string inName = onnxName(fn.getArgAttrDict(0), "input");
-  std::string outName = onnxName(fn.getResultAttrDict(0), "output");
-  auto inType = dyn_cast<RankedTensorType>(type.getInput(0));
-  if (!isStaticF32(type.getInput(0)) || inType.getRank() == 0)
-    return fn.emitError() << "graph input '" << inName << "' has type "
-                          << type.getInput(0)
-                          << "; the fabric path takes a static f32 tensor "
-                             "whose first dimension is the batch";
-  if (!isStaticF32(type.getResult(0)))
-    return fn.emitError() << "graph output '" << outName << "' has type "
-                          << type.getResult(0)
-                          << "; the fabric path produces a static f32 tensor";
-  Network net;
-  net.batch = inType.getRank() >= 2 && !wholeSample ? inType.getDimSize(0) : 1;
+/// Builds a join layer's body on one sample: y = a op b.
+static void buildJoinLayer(Value result, wf::JoinKind kind, bool swapped,
+                           int64_t batch, Layer &layer) {
+  auto g = result.getDefiningOp<linalg::GenericOp>();
+  auto type = perSample(cast<RankedTensorType>(result.getType()), batch);
+  Location loc = g.getLoc();
+  layer.kind = Layer::Join;
+  layer.join = kind;
+  layer.inputs = {g.getDpsInputs()[swapped ? 1 : 0],
+                  g.getDpsInputs()[swapped ? 0 : 1]};
+  layer.body = std::make_unique<Block>();
+  layer.body->addArguments({type, type}, {loc, loc});
+  OpBuilder b(result.getContext());
+  b.setInsertionPointToEnd(layer.body.get());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(unsigned(type.getRank()));
+  SmallVector<utils::IteratorType> iters(size_t(type.getRank()),
+                                         utils::IteratorType::parallel);
+  Operation &op = g.getRegion().front().front();
+  layer.bodyResult =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{type}, layer.body->getArguments(),
+          ValueRange{empty}, ArrayRef<AffineMap>{id, id, id}, iters,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            IRMapping map;
+            map.map(op.getOperand(0), swapped ? args[1] : args[0]);
+            map.map(op.getOperand(1), swapped ? args[0] : args[1]);
+            Operation *copy = nb.clone(op, map);
+            linalg::YieldOp::create(nb, l, copy->getResult(0));
+          })
+          .getResult(0);
+  layer.result = result;
+  layer.ops = {g};
+  layer.namer = g;
+}
 
-  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-  Value arg = fn.getArgument(0);
-  Value v = ret.getOperand(0);
-  while (v != arg) {
-    Operation *def = v.getDefiningOp();
-    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp>(
-            def)) {
+namespace {
+/// Matches the layers of a function backwards from its results: every
+/// value a layer or result reads is a graph input or another layer's
+/// result (reshapes of the sample in between are dropped), so the layers
+/// form a DAG; they are recorded producers first.
+class GraphMatcher {
+public:
+  GraphMatcher(func::FuncOp fn, Network &net) : fn(fn), net(net) {}
+
+  /// `v` with the reshapes of the sample in front of it dropped.
+  FailureOr<Value> strip(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+               tensor::ReshapeOp>(def))
+        break;
       auto from = cast<RankedTensorType>(def->getOperand(0).getType());
       auto to = cast<RankedTensorType>(v.getType());
       bool keepsSamples =
@@ -424,9 +500,34 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
                << net.batch << " samples) and only reshapes within a sample";
       net.reshapes.push_back(def);
       v = def->getOperand(0);
-      continue;
     }
+    return v;
+  }
+
+  /// Matches the layer producing `v` (already stripped) and, first, the
+  /// layers it reads; nothing for a graph input.
+  LogicalResult visit(Value v) {
+    if (isa<BlockArgument>(v) || layerOf.count(v))
+      return success();
+    if (!visiting.insert(v).second)
+      return v.getDefiningOp()->emitError() << "is on a cycle";
     Layer layer;
+    if (failed(match(v, layer)))
+      return failure();
+    for (Value &in : layer.inputs) {
+      FailureOr<Value> s = strip(in);
+      if (failed(s) || failed(visit(*s)))
+        return failure();
+      in = *s;
+    }
+    layerOf[v] = int64_t(net.layers.size());
+    net.layers.push_back(std::move(layer));
+    return success();
+  }
+
+private:
+  LogicalResult match(Value v, Layer &layer) {
+    Operation *def = v.getDefiningOp();
     std::string denseWhy;
     FailureOr<conversion::DenseLayer> dense =
         conversion::matchDenseLayer(v, denseWhy);
@@ -447,25 +548,26 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
                << describeOp(matmul) << ": its input has " << dense->batch
                << " rows, but the graph streams " << net.batch
                << " samples; a dense layer takes one row per sample";
-      layer.input = dense->input;
+      layer.inputs = {dense->input};
       layer.result = v;
       layer.ops = dense->ops;
       layer.namer = matmul;
       layer.synthetic = matmul->hasAttr("weft.synthetic");
       layer.denseLayer = std::move(*dense);
-      net.layers.push_back(std::move(layer));
-      v = net.layers.back().input;
-      continue;
+      return success();
+    }
+    std::string joinWhy;
+    bool swapped = false;
+    if (std::optional<wf::JoinKind> kind = matchJoin(v, swapped, joinWhy)) {
+      buildJoinLayer(v, *kind, swapped, net.batch, layer);
+      return success();
     }
     // An elementwise op of a matrix product that is no dense layer's
     // epilogue (a GELU after a Gemm, say) may still be a column kernel of
     // its own, with the product as the dense layer before it.
     std::string columnWhy;
-    if (succeeded(matchColumnLayer(v, net.batch, layer, columnWhy))) {
-      net.layers.push_back(std::move(layer));
-      v = net.layers.back().input;
-      continue;
-    }
+    if (succeeded(matchColumnLayer(v, net.batch, layer, columnWhy)))
+      return success();
     if (isDenseRooted(def))
       return def->emitError()
              << describeOp(def)
@@ -474,37 +576,116 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
            << describeOp(def)
            << ": not a layer the fabric supports: not a dense layer ("
            << denseWhy << "), nor an activation or softmax over the sample ("
-           << columnWhy << ")";
+           << columnWhy << "), nor an elementwise op of two streams ("
+           << joinWhy << ")";
   }
-  if (net.layers.empty()) {
-    // The output is the input, perhaps reshaped (Identity, Dropout at
-    // inference, Flatten): one Copy kernel moves the sample across.
-    auto t = perSample(inType, net.batch);
-    Layer copy;
-    copy.dense = false;
-    copy.op = conversion::ColumnOp::Copy;
-    copy.body = std::make_unique<Block>();
-    copy.body->addArgument(t, fn.getLoc());
-    OpBuilder b(fn.getContext());
-    b.setInsertionPointToEnd(copy.body.get());
-    Value empty = tensor::EmptyOp::create(b, fn.getLoc(), t.getShape(),
-                                          t.getElementType());
-    AffineMap id = b.getMultiDimIdentityMap(unsigned(t.getRank()));
-    SmallVector<utils::IteratorType> iters(size_t(t.getRank()),
-                                           utils::IteratorType::parallel);
-    copy.bodyResult =
-        linalg::GenericOp::create(
-            b, fn.getLoc(), TypeRange{t}, ValueRange{copy.body->getArgument(0)},
-            ValueRange{empty}, ArrayRef<AffineMap>{id, id}, iters,
-            [](OpBuilder &nb, Location l, ValueRange args) {
-              linalg::YieldOp::create(nb, l, args[0]);
-            })
-            .getResult(0);
-    copy.input = copy.result = arg;
-    copy.namer = ret;
-    net.layers.push_back(std::move(copy));
+
+  func::FuncOp fn;
+  Network &net;
+  llvm::DenseMap<Value, int64_t> layerOf;
+  llvm::DenseSet<Value> visiting;
+};
+} // namespace
+
+/// A Copy layer from graph input `arg` (an output that is an input,
+/// perhaps reshaped: Identity, Dropout at inference, Flatten).
+static Layer copyLayer(Value arg, int64_t batch, Operation *namer) {
+  auto t = perSample(cast<RankedTensorType>(arg.getType()), batch);
+  Layer copy;
+  copy.kind = Layer::Column;
+  copy.op = conversion::ColumnOp::Copy;
+  copy.body = std::make_unique<Block>();
+  copy.body->addArgument(t, arg.getLoc());
+  OpBuilder b(arg.getContext());
+  b.setInsertionPointToEnd(copy.body.get());
+  Location loc = arg.getLoc();
+  Value empty =
+      tensor::EmptyOp::create(b, loc, t.getShape(), t.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(unsigned(t.getRank()));
+  SmallVector<utils::IteratorType> iters(size_t(t.getRank()),
+                                         utils::IteratorType::parallel);
+  copy.bodyResult =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{t}, ValueRange{copy.body->getArgument(0)},
+          ValueRange{empty}, ArrayRef<AffineMap>{id, id}, iters,
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            linalg::YieldOp::create(nb, l, args[0]);
+          })
+          .getResult(0);
+  copy.inputs = {arg};
+  copy.result = arg;
+  copy.namer = namer;
+  return copy;
+}
+
+/// Matches the function's layers as a DAG from its inputs to its outputs
+/// and returns it; emits the error otherwise.
+static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
+  FunctionType type = fn.getFunctionType();
+  if (type.getNumInputs() < 1 || type.getNumResults() < 1)
+    return fn.emitError() << "the graph has " << type.getNumInputs()
+                          << " inputs and " << type.getNumResults()
+                          << " outputs; the fabric path needs at least one "
+                             "of each";
+  // Ops that can never be part of a layer are named first: that is the
+  // most useful message for a network with convolutions, pooling...
+  for (Operation &op : fn.getBody().front())
+    if (!isFabricOp(&op))
+      return op.emitError()
+             << describeOp(&op) << ": '" << op.getName()
+             << "' is not supported on the fabric yet; weft maps networks "
+                "of dense layers (Gemm or MatMul, optional bias), "
+                "elementwise activations and ops with scalar constants "
+                "(Relu, Sigmoid, Tanh, Exp, Clip, LeakyRelu, ...), "
+                "elementwise ops of two tensors (Add, Sub, Mul, Div, Max, "
+                "Min), Softmax/LogSoftmax and reshapes of the sample";
+
+  Network net;
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+    std::string name = onnxName(fn.getArgAttrDict(i), "input");
+    auto t = dyn_cast<RankedTensorType>(type.getInput(i));
+    if (!isStaticF32(type.getInput(i)) || t.getRank() == 0)
+      return fn.emitError() << "graph input '" << name << "' has type "
+                            << type.getInput(i)
+                            << "; the fabric path takes static f32 tensors "
+                               "whose first dimension is the batch";
+    int64_t batch = t.getRank() >= 2 && !wholeSample ? t.getDimSize(0) : 1;
+    if (i > 0 && batch != net.batch)
+      return fn.emitError() << "graph input '" << name << "' has " << batch
+                            << " samples but the first input has "
+                            << net.batch
+                            << "; inputs are streamed sample by sample "
+                               "together (weights the model takes as inputs "
+                               "are frozen with weftc --constant)";
+    net.batch = batch;
   }
-  std::reverse(net.layers.begin(), net.layers.end());
+  for (unsigned i = 0; i < type.getNumResults(); ++i)
+    if (!isStaticF32(type.getResult(i)))
+      return fn.emitError() << "graph output '"
+                            << onnxName(fn.getResultAttrDict(i), "output")
+                            << "' has type " << type.getResult(i)
+                            << "; the fabric path produces static f32 tensors";
+
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  GraphMatcher matcher(fn, net);
+  for (Value r : ret.getOperands()) {
+    FailureOr<Value> v = matcher.strip(r);
+    if (failed(v))
+      return failure();
+    if (isa<BlockArgument>(*v)) {
+      // An output that is an input: one Copy kernel moves the sample
+      // across.
+      net.layers.push_back(copyLayer(*v, net.batch, ret));
+      net.outputs.push_back(int64_t(net.layers.size()) - 1);
+      continue;
+    }
+    if (failed(matcher.visit(*v)))
+      return failure();
+    auto it = llvm::find_if(net.layers, [&](const Layer &l) {
+      return l.result == *v && l.namer != ret;
+    });
+    net.outputs.push_back(int64_t(it - net.layers.begin()));
+  }
 
   // Everything that is not part of a layer (or a constant, empty or fill
   // feeding one) would be silently dropped: refuse it.
@@ -525,15 +706,24 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
   }
   for (Operation &op : fn.getBody().front())
     if (!used.contains(&op) && !isa<arith::ConstantOp, tensor::EmptyOp>(op))
-      return op.emitError()
-             << describeOp(&op) << ": is not part of the chain of layers from '"
-             << inName << "' to '" << outName
-             << "'; the fabric path maps one chain";
+      return op.emitError() << describeOp(&op)
+                            << ": is not on a path from the graph's inputs "
+                               "to its outputs; the fabric path would drop it";
   for (Operation *op : used)
     if (isa<linalg::MatmulOp, linalg::GenericOp>(op) && !inLayers.contains(op))
       return op->emitError() << describeOp(op)
-                             << ": is used by the chain of layers but is not "
-                                "part of any layer";
+                             << ": is used by the network but is not part "
+                                "of any layer";
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+    bool read = llvm::any_of(net.layers, [&](const Layer &l) {
+      return llvm::is_contained(l.inputs, fn.getArgument(i));
+    });
+    if (!read)
+      return fn.emitError() << "graph input '"
+                            << onnxName(fn.getArgAttrDict(i), "input")
+                            << "' is not read by any layer; the fabric "
+                               "would wait for it forever";
+  }
   return net;
 }
 
@@ -554,7 +744,7 @@ static FailureOr<Network> matchGraph(func::FuncOp fn) {
     if (succeeded(net))
       return net;
   }
-  auto inType = fn.getNumArguments() == 1
+  auto inType = fn.getNumArguments() >= 1
                     ? dyn_cast<RankedTensorType>(fn.getArgument(0).getType())
                     : RankedTensorType();
   if (inType && inType.getRank() >= 2 && inType.getDimSize(0) > 1) {
@@ -620,42 +810,52 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
     };
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     FunctionType fnType = fn.getFunctionType();
-    wf::IoOp in =
-        io(onnxName(fn.getArgAttrDict(0), "input"), wf::PortDir::input,
-           wf::Edge::west,
-           perSample(cast<RankedTensorType>(fnType.getInput(0)), batch),
-           fn.getLoc());
-    wf::IoOp out =
-        io(onnxName(fn.getResultAttrDict(0), "output"), wf::PortDir::output,
-           wf::Edge::east,
-           perSample(cast<RankedTensorType>(fnType.getResult(0)), batch),
-           ret.getLoc());
+    // The node producing each value a layer reads, with its elements per
+    // sample: graph inputs, then the kernels.
+    llvm::DenseMap<Value, Operation *> producer;
+    llvm::DenseMap<Operation *, int64_t> elements;
+    SmallVector<Operation *> sources;
+    for (unsigned i = 0; i < fnType.getNumInputs(); ++i) {
+      auto t = perSample(cast<RankedTensorType>(fnType.getInput(i)), batch);
+      wf::IoOp in = io(onnxName(fn.getArgAttrDict(i), "input"),
+                       wf::PortDir::input, wf::Edge::west, t, fn.getLoc());
+      producer[fn.getArgument(i)] = in;
+      elements[in] = t.getNumElements();
+      sources.push_back(in);
+    }
 
-    // The kernels, in chain order.
-    SmallVector<Operation *> nodes = {in};
-    SmallVector<int64_t> counts = {
-        perSample(cast<RankedTensorType>(fnType.getInput(0)), batch)
-            .getNumElements()};
+    SmallVector<wf::IoOp> outs;
+    for (unsigned i = 0; i < fnType.getNumResults(); ++i)
+      outs.push_back(io(
+          onnxName(fn.getResultAttrDict(i), "output"), wf::PortDir::output,
+          wf::Edge::east,
+          perSample(cast<RankedTensorType>(fnType.getResult(i)), batch),
+          ret.getLoc()));
+
+    // The kernels, producers first.
+    SmallVector<wf::KernelOp> kernels;
     for (Layer &layer : net->layers) {
       SmallVector<Location> locs;
       for (Operation *op : layer.ops)
         locs.push_back(op->getLoc());
-      Location kernelLoc = FusedLoc::get(ctx, locs);
+      Location kernelLoc =
+          locs.empty() ? layer.namer->getLoc() : FusedLoc::get(ctx, locs);
       std::string base = nodeName(layer.namer->getLoc());
       std::string kernelName =
           uniqueName(symbols, base.empty() ? "layer" : base);
-      RankedTensorType kin, kout;
-      if (layer.dense) {
-        kin = RankedTensorType::get({1, layer.denseLayer.K}, f32);
+      SmallVector<Type> kin;
+      RankedTensorType kout;
+      if (layer.kind == Layer::Dense) {
+        kin = {RankedTensorType::get({1, layer.denseLayer.K}, f32)};
         kout = RankedTensorType::get({1, layer.denseLayer.M}, f32);
       } else {
-        kin = cast<RankedTensorType>(layer.body->getArgument(0).getType());
-        kout = perSample(cast<RankedTensorType>(layer.result.getType()), batch);
+        kin = llvm::to_vector(layer.body->getArgumentTypes());
+        kout = cast<RankedTensorType>(layer.bodyResult.getType());
       }
       // The scheme: decided here, once, from what the match found.
       ElementsAttr weights, bias;
       fabric::KernelSchemeAttrInterface scheme;
-      if (layer.dense) {
+      if (layer.kind == Layer::Dense) {
         const conversion::DenseLayer &d = layer.denseLayer;
         weights = f32Constant(ctx, {d.K, d.M}, d.weights,
                               kernelName + "_weights");
@@ -663,6 +863,9 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           bias = f32Constant(ctx, {d.M}, d.bias, kernelName + "_bias");
         scheme = conversion::denseScheme(ctx, d.K, d.M, d.relu,
                                          layer.synthetic, weights, bias);
+      } else if (layer.kind == Layer::Join) {
+        scheme = cast<fabric::KernelSchemeAttrInterface>(
+            wf::JoinSchemeAttr::get(ctx, layer.join));
       } else {
         std::string why;
         FailureOr<fabric::KernelSchemeAttrInterface> s =
@@ -677,12 +880,12 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           b, kernelLoc, b.getStringAttr(kernelName), scheme, /*rect=*/nullptr,
           b.getI64IntegerAttr(1), /*tile=*/nullptr, /*precision=*/nullptr,
           /*predicted_cycles=*/nullptr,
-          TypeAttr::get(b.getFunctionType({kin}, {kout})));
+          TypeAttr::get(b.getFunctionType(kin, {kout})));
       symbols.insert(kernel);
       {
         OpBuilder::InsertionGuard guard(b);
-        if (layer.dense) {
-          Block *kb = b.createBlock(&kernel.getBody(), {}, {kin}, {kernelLoc});
+        if (layer.kind == Layer::Dense) {
+          Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});
           Value y = buildLayerBody(b, kernelLoc, kb->getArgument(0),
                                    layer.denseLayer, weights, bias);
           wf::YieldOp::create(b, kernelLoc, ValueRange{y});
@@ -693,30 +896,52 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           wf::YieldOp::create(b, kernelLoc, ValueRange{layer.bodyResult});
         }
       }
-      nodes.push_back(kernel);
-      counts.push_back(kout.getNumElements());
-      LDBG() << "kernel @" << kernelName << ": "
-             << (layer.dense
-                     ? (Twine(layer.denseLayer.K) + " -> " +
-                        Twine(layer.denseLayer.M) +
-                        (layer.denseLayer.bias.empty() ? "" : " + bias") +
-                        (layer.denseLayer.relu ? ", relu" : ""))
-                           .str()
-                     : std::string(conversion::columnOpName(layer.op)));
+      kernels.push_back(kernel);
+      elements[kernel] = kout.getNumElements();
+      LDBG() << "kernel @" << kernelName << ": " << scheme.getSummary();
       ++numKernels;
     }
-    nodes.push_back(out);
 
-    // The streams, in chain order.
-    for (size_t i = 0; i + 1 < nodes.size(); ++i) {
-      StringRef s = SymbolTable::getSymbolName(nodes[i]).getValue();
-      StringRef d = SymbolTable::getSymbolName(nodes[i + 1]).getValue();
+    // One stream per producer, to every node that reads it (a fork when
+    // there are several), in the order of the nodes.
+    llvm::MapVector<Operation *, SmallVector<std::pair<Operation *, int64_t>>>
+        readers;
+    for (Operation *src : sources)
+      readers[src];
+    for (auto [layer, kernel] : llvm::zip(net->layers, kernels)) {
+      readers[kernel];
+      // (A Copy kernel of an output that is an input: the input stays
+      // the producer of what other layers read.)
+      if (!isa<BlockArgument>(layer.result))
+        producer[layer.result] = kernel;
+    }
+    for (auto [layer, kernel] : llvm::zip(net->layers, kernels))
+      for (auto [port, in] : llvm::enumerate(layer.inputs))
+        readers[producer.lookup(in)].push_back({kernel, int64_t(port)});
+    for (auto [i, out] : llvm::enumerate(outs))
+      readers[kernels[size_t(net->outputs[i])]].push_back({out, 0});
+    for (auto &[src, dsts] : readers) {
+      if (dsts.empty())
+        continue; // (a graph input no layer reads is refused above)
+      StringRef s = SymbolTable::getSymbolName(src).getValue();
+      std::string name = (s + "_to_" +
+                          SymbolTable::getSymbolName(dsts.front().first)
+                              .getValue())
+                             .str();
+      if (dsts.size() > 1)
+        name = (s + "_fork").str();
+      SmallVector<Attribute> refs;
+      SmallVector<int64_t> ports;
+      for (auto [dst, port] : dsts) {
+        refs.push_back(FlatSymbolRefAttr::get(SymbolTable::getSymbolName(dst)));
+        ports.push_back(port);
+      }
       auto op = wf::StreamOp::create(
-          b, nodes[i + 1]->getLoc(),
-          b.getStringAttr(uniqueName(symbols, (s + "_to_" + d).str())),
+          b, dsts.front().first->getLoc(),
+          b.getStringAttr(uniqueName(symbols, name)),
           FlatSymbolRefAttr::get(ctx, s), b.getI64IntegerAttr(0),
-          FlatSymbolRefAttr::get(ctx, d), b.getI64IntegerAttr(0),
-          TypeAttr::get(wf::WaveletsType::get(ctx, f32, counts[i])),
+          b.getArrayAttr(refs), b.getDenseI64ArrayAttr(ports),
+          TypeAttr::get(wf::WaveletsType::get(ctx, f32, elements[src])),
           /*color=*/nullptr);
       symbols.insert(op);
     }

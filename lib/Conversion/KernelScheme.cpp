@@ -263,6 +263,16 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     if (failed(checkExpression(params, why)))
       return kernel.emitOpError() << "has an expression a PE cannot run: "
                                   << why;
+  } else if (isa<fab::JoinSchemeAttr>(scheme)) {
+    for (Type t : type.getInputs())
+      if (cast<RankedTensorType>(t).getNumElements() != info.outN)
+        return kernel.emitOpError()
+               << "joins streams of " << info.inN << " and "
+               << cast<RankedTensorType>(t).getNumElements()
+               << " elements into " << info.outN
+               << "; both must have the result's elements";
+    info.layer = ChainLayer::join(info.outN);
+    return info;
   } else {
     return kernel.emitOpError() << "has scheme " << scheme.getSummary()
                                 << ", which the fabric cannot run yet";

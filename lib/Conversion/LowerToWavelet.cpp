@@ -15,7 +15,7 @@
 #include "weft/Conversion/LowerToWavelet.h"
 
 #include "WaveletBuilder.h"
-#include "weft/Conversion/Chain.h"
+#include "weft/Conversion/Graph.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 
@@ -32,6 +32,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include <map>
+#include <set>
 
 #include "llvm/ADT/StringMap.h"
 
@@ -475,6 +476,91 @@ void Emitter::emitGroups() {
   }
 }
 
+/// Router-only PEs: every PE the routes pass that no kernel's program
+/// covers gets its router settings alone (relays between kernels and to
+/// the east edge). PEs with equal settings form rectangles: runs down a
+/// column, merged with the same run of the column to the west.
+static void emitRelays(OpBuilder &b, Location loc, Operation *wprog,
+                       const RouteTable &table) {
+  MLIRContext *ctx = b.getContext();
+  std::set<std::pair<int64_t, int64_t>> covered;
+  for (Operation &op : wprog->getRegion(0).front()) {
+    if (auto g = dyn_cast<wv::PeGroupOp>(op)) {
+      fab::RectAttr r = g.getRect();
+      for (int64_t dx = 0; dx < int64_t(r.getWidth()); ++dx)
+        for (int64_t dy = 0; dy < int64_t(r.getHeight()); ++dy)
+          covered.insert({r.getX() + dx, r.getY() + dy});
+    } else if (auto pe = dyn_cast<wv::PeOp>(op)) {
+      covered.insert({int64_t(pe.getX()), int64_t(pe.getY())});
+    }
+  }
+  auto same = [&](std::pair<int64_t, int64_t> a,
+                  std::pair<int64_t, int64_t> c) {
+    const auto &x = table.at(a), &y = table.at(c);
+    if (x.size() != y.size())
+      return false;
+    for (auto [p, q] : llvm::zip(x, y))
+      if (p.first != q.first || p.second.in != q.second.in ||
+          p.second.out != q.second.out)
+        return false;
+    return true;
+  };
+  // Runs down each column: (x, y0, height), in column order.
+  struct Run {
+    int64_t x, y, w, h;
+  };
+  std::vector<Run> runs;
+  for (auto it = table.begin(); it != table.end(); ++it) {
+    auto [pe, colors] = *it;
+    if (covered.count(pe))
+      continue;
+    if (!runs.empty()) {
+      Run &last = runs.back();
+      if (last.x == pe.first && last.y + last.h == pe.second &&
+          same({last.x, last.y}, pe)) {
+        ++last.h;
+        continue;
+      }
+    }
+    runs.push_back({pe.first, pe.second, 1, 1});
+  }
+  // Merge equal runs of neighbouring columns into rectangles.
+  std::vector<Run> rects;
+  for (const Run &r : runs) {
+    auto prev = llvm::find_if(llvm::reverse(rects), [&](const Run &q) {
+      return q.x + q.w == r.x && q.y == r.y && q.h == r.h;
+    });
+    if (prev != rects.rend()) {
+      bool equal = true;
+      for (int64_t dy = 0; dy < r.h && equal; ++dy)
+        equal = same({prev->x, r.y + dy}, {r.x, r.y + dy});
+      if (equal) {
+        ++prev->w;
+        continue;
+      }
+    }
+    rects.push_back(r);
+  }
+  for (const Run &r : rects) {
+    std::string name =
+        ("relay_" + Twine(r.x) + "_" + Twine(r.y)).str();
+    OperationState st(loc, r.w * r.h > 1 ? wv::PeGroupOp::getOperationName()
+                                         : wv::PeOp::getOperationName());
+    st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
+    if (r.w * r.h > 1) {
+      st.addAttribute("rect", fab::RectAttr::get(ctx, r.x, r.y, r.w, r.h));
+    } else {
+      st.addAttribute("x", b.getI64IntegerAttr(r.x));
+      st.addAttribute("y", b.getI64IntegerAttr(r.y));
+    }
+    st.addRegion()->emplaceBlock();
+    Operation *pe = b.create(st);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&pe->getRegion(0).front());
+    WaveletBuilder(b, loc).routesAt(table, r.x, r.y);
+  }
+}
+
 struct LowerFabricToWaveletPass
     : PassWrapper<LowerFabricToWaveletPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerFabricToWaveletPass)
@@ -497,14 +583,11 @@ struct LowerFabricToWaveletPass
 
   LogicalResult lower(fab::ProgramOp program) {
     MLIRContext *ctx = program.getContext();
-    FailureOr<Chain> chain = analyzeChain(program);
-    if (failed(chain))
+    FailureOr<Graph> graph = analyzeGraph(program, /*placed=*/true);
+    if (failed(graph))
       return failure();
-    std::vector<Stage> &stages = chain->stages;
-    fab::IoOp in = chain->in, out = chain->out;
+    std::vector<Stage> &stages = graph->stages;
     auto target = program.getTargetAttr();
-    int64_t gridW = target.getWidth();
-    int64_t x = chain->endX;
 
     // The routes and colors --weft-route-streams and --weft-allocate-colors
     // chose: the router settings by PE, the color of every stream (channel
@@ -531,11 +614,11 @@ struct LowerFabricToWaveletPass
       if (!colorOf.count({s.getSymName().str(), ""}))
         return s.emitOpError("has no route: run --weft-route-streams and "
                              "--weft-allocate-colors first");
-    auto streamColor = [&](bool into, StringRef node) -> int64_t {
-      for (auto s : body.getOps<fab::StreamOp>())
-        if ((into ? s.getDst() : s.getSrc()) == node)
-          return colorOf.at({s.getSymName().str(), ""});
-      return -1;
+    auto colorOfStream = [&](fab::StreamOp s) -> int64_t {
+      return colorOf.at({s.getSymName().str(), ""});
+    };
+    auto streamColor = [&](int64_t stream) {
+      return colorOfStream(graph->streams[size_t(stream)].op);
     };
     auto channelColor = [&](StringRef node, StringRef channel) -> int64_t {
       auto it = colorOf.find({node.str(), channel.str()});
@@ -572,13 +655,26 @@ struct LowerFabricToWaveletPass
       s.addAttribute("type", TypeAttr::get(op.getType()));
       b.create(s);
     };
-    io(in, false, stages.front().inRows, streamColor(false, in.getSymName()));
-    io(out, true, stages.back().outRows, streamColor(true, out.getSymName()));
+    // The rows a stream arrives in: its producer's, or (a host input) its
+    // consumers'.
+    auto streamRows = [&](int64_t stream) -> int64_t {
+      const GraphStream &gs = graph->streams[size_t(stream)];
+      if (gs.producer >= 0)
+        return stages[size_t(gs.producer)].outRows;
+      return stages[size_t(gs.consumers.front().first)].inRows;
+    };
+    for (fab::IoOp in : graph->inputs) {
+      int64_t st = graph->streamOf(in);
+      io(in, false, streamRows(st), streamColor(st));
+    }
+    for (fab::IoOp out : graph->outputs) {
+      int64_t st = graph->streamOf(out);
+      io(out, true, streamRows(st), streamColor(st));
+    }
 
-    for (size_t i = 0; i < stages.size(); ++i) {
-      Stage &s = stages[i];
+    for (Stage &s : stages) {
       StringRef name = s.kernel.getSymName();
-      int64_t cout = streamColor(false, name);
+      int64_t cout = streamColor(s.output);
       if (s.dense) {
         if (!s.turn)
           return s.kernel.emitOpError("has no redistribution in front: run "
@@ -597,16 +693,18 @@ struct LowerFabricToWaveletPass
                  << " square where its columns start); other "
                     "redistributions are not implemented";
         DenseColors dc;
-        dc.in = streamColor(true, t.getSymName());
-        dc.column = streamColor(false, t.getSymName());
+        dc.in = streamColor(s.inputs[0]);
+        dc.column = colorOfStream(s.turnStream);
         dc.out = cout;
         // (-1 for a parity no hop uses: a layer of one or two columns.)
         dc.psum[0] = channelColor(name, "psum_even");
         dc.psum[1] = channelColor(name, "psum_odd");
         Emitter emitter(b, s.kernel.getLoc(), s.layer, s.m, dc, name, table);
         emitter.emitGroups();
+      } else if (s.join) {
+        return s.kernel.emitOpError("JOIN LOWERING PENDING");
       } else {
-        s.column.inColor = streamColor(true, name);
+        s.column.inColor = streamColor(s.inputs[0]);
         s.column.outColor = cout;
         // (-1 for a channel no PE uses, e.g. the even reduction over two
         // rows.)
@@ -617,24 +715,7 @@ struct LowerFabricToWaveletPass
           return failure();
       }
     }
-    if (x < gridW) {
-      int64_t rows = stages.back().outRows, w = gridW - x;
-      OperationState r(loc, rows * w > 1 ? wv::PeGroupOp::getOperationName()
-                                         : wv::PeOp::getOperationName());
-      r.addAttribute(SymbolTable::getSymbolAttrName(),
-                     b.getStringAttr("relay_east"));
-      if (rows * w > 1) {
-        r.addAttribute("rect", fab::RectAttr::get(ctx, x, 0, w, rows));
-      } else {
-        r.addAttribute("x", b.getI64IntegerAttr(x));
-        r.addAttribute("y", b.getI64IntegerAttr(0));
-      }
-      r.addRegion()->emplaceBlock();
-      Operation *pe = b.create(r);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&pe->getRegion(0).front());
-      WaveletBuilder(b, loc).routesAt(table, x, 0);
-    }
+    emitRelays(b, loc, wprog, table);
     if (failed(checkRoutes(wprog, table, owner, program)))
       return failure();
     program.erase();

@@ -19,6 +19,7 @@
 #include "weft/Conversion/ChainPartition.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/Graph.h"
 #include "weft/Conversion/KernelScheme.h"
 #include "weft/Transforms/Passes.h"
 
@@ -39,96 +40,14 @@ using namespace weft;
 namespace wf = weft::fabric;
 namespace wc = weft::conversion;
 
-/// The chain of a program: its host ports and its kernels in stream order.
-struct Chain {
-  wf::IoOp in, out;
-  SmallVector<wf::KernelOp> kernels;
-  std::vector<wc::ChainLayer> layers;
-};
-
-/// Follows the streams from the host input to the host output. Fails with
-/// a diagnostic when the program is not one chain.
-static FailureOr<Chain> findChain(wf::ProgramOp program) {
-  Block &body = program.getBody().front();
-  Chain chain;
-  for (auto io : body.getOps<wf::IoOp>()) {
-    wf::IoOp &slot =
-        io.getDirection() == wf::PortDir::input ? chain.in : chain.out;
-    if (slot)
-      return program.emitOpError()
-             << "has more than one host "
-             << (io.getDirection() == wf::PortDir::input ? "input" : "output")
-             << " (@" << slot.getSymName() << " and @" << io.getSymName()
-             << "); the partitioner maps one chain";
-    slot = io;
-  }
-  SmallVector<wf::KernelOp> all(body.getOps<wf::KernelOp>());
-  if (all.empty())
-    return chain; // nothing to partition
-  // The one stream leaving each node, and the nodes streams enter.
-  llvm::StringMap<wf::StreamOp> from;
-  llvm::StringSet<> entered;
-  for (auto s : body.getOps<wf::StreamOp>()) {
-    if (!from.try_emplace(s.getSrc(), s).second)
-      return s.emitOpError() << "is a second stream leaving @" << s.getSrc()
-                             << "; the partitioner maps one chain";
-    entered.insert(s.getDst());
-  }
-  // The chain starts at the host input, or (a program without host ports,
-  // as in tests) at the one kernel no stream enters.
-  StringRef at;
-  if (chain.in) {
-    at = chain.in.getSymName();
-  } else {
-    for (wf::KernelOp k : all)
-      if (!entered.contains(k.getSymName())) {
-        if (!chain.kernels.empty())
-          return program.emitOpError()
-                 << "has no host input and two kernels no stream enters (@"
-                 << chain.kernels.front().getSymName() << " and @"
-                 << k.getSymName() << "); the partitioner maps one chain";
-        chain.kernels.push_back(k);
-      }
-    if (chain.kernels.empty())
-      return program.emitOpError() << "has no host input and every kernel "
-                                      "is entered by a stream";
-    at = chain.kernels.front().getSymName();
-  }
-  while (!chain.out || at != chain.out.getSymName()) {
-    auto it = from.find(at);
-    if (it == from.end()) {
-      if (!chain.out)
-        break;
-      return program.emitOpError() << "has no stream leaving @" << at
-                                   << "; the kernels must form one chain to @"
-                                   << chain.out.getSymName();
-    }
-    StringRef next = it->second.getDst();
-    if (chain.out && next == chain.out.getSymName())
-      break;
-    auto k = dyn_cast_or_null<wf::KernelOp>(
-        SymbolTable::lookupSymbolIn(program, it->second.getDstAttr()));
-    if (!k)
-      return it->second.emitOpError()
-             << "ends at @" << next << ", which is not a kernel";
-    if (llvm::is_contained(chain.kernels, k))
-      return it->second.emitOpError() << "closes a cycle at @" << next;
-    chain.kernels.push_back(k);
-    at = next;
-  }
-  if (chain.kernels.size() != all.size())
-    return program.emitOpError()
-           << "has " << all.size() << " kernels but its chain passes "
-           << chain.kernels.size() << "; the partitioner maps one chain";
-  return chain;
-}
-
-/// What the partitioner needs to know of `kernel`: its scheme.
-static FailureOr<wc::ChainLayer> classify(wf::KernelOp kernel) {
-  FailureOr<wc::KernelInfo> info = wc::kernelInfo(kernel, /*withData=*/false);
-  if (failed(info))
-    return failure();
-  return info->layer;
+/// What the partitioner sees of a program's graph: its kernels' layers
+/// and streams (numbered as the graph's).
+static wc::NetworkShape shapeOf(const wc::Graph &g) {
+  wc::NetworkShape net;
+  net.numStreams = int64_t(g.streams.size());
+  for (const wc::Stage &st : g.stages)
+    net.layers.push_back({st.info.layer, st.inputs, st.output});
+  return net;
 }
 
 /// "WxH" plus the options of `base` (memory, colors, queues).
@@ -163,7 +82,8 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
 
   /// The target to partition for: the program's, or `grid`.
   FailureOr<target::Target> chooseTarget(wf::ProgramOp program,
-                                         const Chain &chain, wc::Precision p) {
+                                         const wc::NetworkShape &net,
+                                         wc::Precision p) {
     target::Target t = program.getModel();
     if (grid.empty())
       return t;
@@ -179,7 +99,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     if (!largest)
       return program.emitError() << "bad max-grid '" << maxGrid << "': " << why;
     std::optional<wc::GridChoice> choice =
-        wc::chooseGrid(chain.layers, p, *largest, /*tolerance=*/0.05, why);
+        wc::chooseGrid(net, p, *largest, /*tolerance=*/0.05, why);
     if (!choice)
       return program.emitOpError()
              << "does not fit any fabric up to " << largest->width() << "x"
@@ -204,18 +124,14 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
   }
 
   LogicalResult partition(wf::ProgramOp program, wc::Precision p) {
-    FailureOr<Chain> chain = findChain(program);
-    if (failed(chain))
+    FailureOr<wc::Graph> graph =
+        wc::analyzeGraph(program, /*placed=*/false, /*withData=*/false);
+    if (failed(graph))
       return failure();
-    if (chain->kernels.empty())
+    if (graph->stages.empty())
       return success();
-    for (wf::KernelOp k : chain->kernels) {
-      FailureOr<wc::ChainLayer> layer = classify(k);
-      if (failed(layer))
-        return failure();
-      chain->layers.push_back(*layer);
-    }
-    FailureOr<target::Target> t = chooseTarget(program, *chain, p);
+    wc::NetworkShape net = shapeOf(*graph);
+    FailureOr<target::Target> t = chooseTarget(program, net, p);
     if (failed(t))
       return failure();
     MLIRContext *ctx = program.getContext();
@@ -224,37 +140,39 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     // A dense layer that fits no rectangle of the fabric on its own is
     // named on its kernel, with what it needs.
     std::string why;
-    for (auto [k, layer] : llvm::zip(chain->kernels, chain->layers))
-      if (layer.kind == wc::ChainLayer::Kind::Dense &&
-          failed(wc::chooseDenseMapping(layer.K, layer.M, p, *t, why)))
-        return k.emitOpError() << "does not fit: " << why;
+    for (wc::Stage &st : graph->stages)
+      if (st.info.layer.kind == wc::ChainLayer::Kind::Dense &&
+          failed(wc::chooseDenseMapping(st.info.layer.K, st.info.layer.M, p,
+                                        *t, why)))
+        return st.kernel.emitOpError() << "does not fit: " << why;
     std::optional<wc::ChainMapping> mapping =
-        wc::partitionChain(chain->layers, p, *t, why);
+        wc::partitionNetwork(net, p, *t, why);
     if (!mapping)
       return program.emitOpError() << "does not fit: " << why;
 
     auto precisionAttr = wf::PrecisionAttr::get(ctx, wc::toFabric(p));
-    for (auto [k, layer, placed] :
-         llvm::zip(chain->kernels, chain->layers, mapping->kernels)) {
+    for (auto [st, placed] : llvm::zip(graph->stages, mapping->kernels)) {
+      wf::KernelOp k = st.kernel;
       k.setRectAttr(
           wf::RectAttr::get(ctx, placed.x0, 0, placed.width, placed.rows));
       k.setSmear(placed.width);
       k.setPrecisionAttr(precisionAttr);
       k.setPredictedCycles(placed.predictedCycles);
-      LDBG() << "@" << k.getSymName() << ": " << layer.K << " -> " << layer.M
-             << " on " << placed.width << " x " << placed.rows << " PEs at ("
-             << placed.x0 << ", 0), footprint " << placed.footprint << " rows, "
-             << placed.predictedCycles << " cycles per sample, "
-             << placed.memoryPerPE << " bytes per PE";
+      LDBG() << "@" << k.getSymName() << ": " << st.info.layer.K << " -> "
+             << st.info.layer.M << " on " << placed.width << " x "
+             << placed.rows << " PEs at (" << placed.x0 << ", 0), footprint "
+             << placed.footprint << " rows, " << placed.predictedCycles
+             << " cycles per sample, " << placed.memoryPerPE
+             << " bytes per PE";
       ++numPartitioned;
     }
-    if (chain->in) {
-      chain->in.setFirstRow(0);
-      chain->in.setEndRow(mapping->inputRows);
+    for (wf::IoOp io : graph->inputs) {
+      io.setFirstRow(0);
+      io.setEndRow(mapping->streamRows[size_t(graph->streamOf(io))]);
     }
-    if (chain->out) {
-      chain->out.setFirstRow(0);
-      chain->out.setEndRow(mapping->outputRows);
+    for (wf::IoOp io : graph->outputs) {
+      io.setFirstRow(0);
+      io.setEndRow(mapping->streamRows[size_t(graph->streamOf(io))]);
     }
     bottleneck = mapping->bottleneckCycles;
     return success();

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/Chain.h"
+#include "weft/Conversion/Graph.h"
 #include "weft/Conversion/ColorAllocation.h"
 #include "weft/Conversion/Routing.h"
 
@@ -87,36 +87,29 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
                                "fabric.redistribute ops)");
   for (auto r : llvm::make_early_inc_range(body.getOps<fab::RouteOp>()))
     r.erase();
-  FailureOr<Chain> chain = analyzeChain(program);
-  if (failed(chain))
+  FailureOr<Graph> graph = analyzeGraph(program, /*placed=*/true);
+  if (failed(graph))
     return failure();
   MLIRContext *ctx = program.getContext();
   Location loc = program.getLoc();
   SymbolTable symbols(program);
   OpBuilder b(ctx);
 
-  // Explicit redistributions in front of the dense layers.
-  for (Stage &st : chain->stages) {
+  // Explicit redistributions in front of the dense layers: the stream into
+  // the layer enters the turn instead, and a new stream leaves the turn.
+  for (Stage &st : graph->stages) {
     if (!st.dense)
       continue;
-    fab::StreamOp into;
-    for (auto s : body.getOps<fab::StreamOp>())
-      if (s.getDst() == st.kernel.getSymName())
-        into = s;
+    fab::StreamOp into = graph->streams[size_t(st.inputs[0])].op;
     b.setInsertionPoint(st.kernel);
     int64_t S = st.m.smear;
     auto payload = cast<fab::WaveletsType>(into.getPayload());
-    OperationState rs(st.kernel.getLoc(),
-                      fab::RedistributeOp::getOperationName());
-    rs.addAttribute(SymbolTable::getSymbolAttrName(),
-                    b.getStringAttr((st.kernel.getSymName() + "_turn").str()));
-    rs.addAttribute("from",
-                    fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, S));
-    rs.addAttribute("to",
-                    fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, S));
-    rs.addAttribute("payload", TypeAttr::get(payload));
-    rs.addAttribute("rect", fab::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
-    auto rd = cast<fab::RedistributeOp>(b.create(rs));
+    auto rd = fab::RedistributeOp::create(
+        b, st.kernel.getLoc(),
+        b.getStringAttr((st.kernel.getSymName() + "_turn").str()),
+        fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, S),
+        fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, S), payload,
+        fab::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
     symbols.insert(rd); // uniquifies the name if taken
     st.turn = rd;
     ++counts.redistributions;
@@ -124,58 +117,83 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
            << st.kernel.getSymName();
     // src -> kernel becomes src -> turn and turn -> kernel.
     b.setInsertionPointAfter(into);
-    OperationState ss(into.getLoc(), fab::StreamOp::getOperationName());
-    ss.addAttribute(
-        SymbolTable::getSymbolAttrName(),
+    auto out = fab::StreamOp::create(
+        b, into.getLoc(),
         b.getStringAttr(
-            (rd.getSymName() + "_to_" + st.kernel.getSymName()).str()));
-    ss.addAttribute("src", FlatSymbolRefAttr::get(rd.getSymNameAttr()));
-    ss.addAttribute("src_port", b.getI64IntegerAttr(0));
-    ss.addAttribute("dst", FlatSymbolRefAttr::get(st.kernel.getSymNameAttr()));
-    ss.addAttribute("dst_port", b.getI64IntegerAttr(0));
-    ss.addAttribute("payload", TypeAttr::get(payload));
-    Operation *out = b.create(ss);
+            (rd.getSymName() + "_to_" + st.kernel.getSymName()).str()),
+        FlatSymbolRefAttr::get(rd.getSymNameAttr()), b.getI64IntegerAttr(0),
+        b.getArrayAttr({FlatSymbolRefAttr::get(st.kernel.getSymNameAttr())}),
+        b.getDenseI64ArrayAttr({0}), TypeAttr::get(payload),
+        /*color=*/nullptr);
     symbols.insert(out);
-    into.setDstAttr(FlatSymbolRefAttr::get(rd.getSymNameAttr()));
+    st.turnStream = out;
+    SmallVector<Attribute> dsts(into.getDsts().begin(), into.getDsts().end());
+    for (auto [i, d] : llvm::enumerate(dsts))
+      if (cast<FlatSymbolRefAttr>(d).getValue() == st.kernel.getSymName())
+        d = FlatSymbolRefAttr::get(rd.getSymNameAttr());
+    into.setDstsAttr(b.getArrayAttr(dsts));
   }
 
-  // The sending and receiving ends of every node.
-  llvm::StringMap<const Stage *> stageOf, turnOf;
-  for (Stage &st : chain->stages) {
-    stageOf[st.kernel.getSymName()] = &st;
-    if (st.turn)
-      turnOf[st.turn.getSymName()] = &st;
-  }
-  auto sending = [&](StringRef node) {
-    if (const Stage *st = stageOf.lookup(node))
-      return st->dense ? denseResults(st->m)
-                       : columnResults(st->x, 0, st->height);
-    if (const Stage *st = turnOf.lookup(node))
-      return denseColumns(st->m);
-    return RoutePlan(); // the host input feeds the west edge
+  // The sending end of every producer, and the receiving end of every
+  // consumer with the relays from the producer's east edge to it.
+  int64_t gridW = program.getTargetAttr().getWidth();
+  auto sending = [&](const GraphStream &s) {
+    if (s.producer < 0)
+      return RoutePlan(); // the host input feeds the west edge
+    const Stage &st = graph->stages[size_t(s.producer)];
+    return st.dense ? denseResults(st.m) : columnResults(st.x, 0, st.height);
   };
-  auto receiving = [&](StringRef node) {
-    if (const Stage *st = stageOf.lookup(node))
-      return st->dense ? RoutePlan() // the turn's multicast reaches it
-                       : columnInputs(st->x, 0, st->height);
-    if (const Stage *st = turnOf.lookup(node))
-      return denseRowsToDiagonal(st->m);
-    // The host output on the east edge.
-    return relayEast(chain->endX, program.getTargetAttr().getWidth(),
-                     chain->stages.back().outRows);
+  auto eastEdge = [&](const GraphStream &s) -> int64_t {
+    if (s.producer < 0)
+      return 0;
+    const Stage &st = graph->stages[size_t(s.producer)];
+    return st.x + st.width;
   };
-  b.setInsertionPointToEnd(&body);
+  auto rowsOf = [&](const GraphStream &s) -> int64_t {
+    if (s.producer >= 0)
+      return graph->stages[size_t(s.producer)].outRows;
+    return graph->stages[size_t(s.consumers.front().first)].inRows;
+  };
+  // Routes in the order of the streams in the program (the turns' streams
+  // where routing put them).
+  llvm::DenseMap<Operation *, GraphStream *> graphStream;
+  for (GraphStream &s : graph->streams)
+    graphStream[s.op] = &s;
+  llvm::DenseMap<Operation *, Stage *> turnOf;
+  for (Stage &st : graph->stages)
+    if (st.dense)
+      turnOf[st.turnStream] = &st;
   SmallVector<fab::StreamOp> streams(body.getOps<fab::StreamOp>());
-  for (fab::StreamOp s : streams) {
-    RoutePlan plan = sending(s.getSrc());
-    plan.append(receiving(s.getDst()));
+  b.setInsertionPointToEnd(&body);
+  for (fab::StreamOp op : streams) {
+    if (Stage *st = turnOf.lookup(op)) {
+      createRoute(b, op.getLoc(), op.getSymName(), std::nullopt,
+                  denseColumns(st->m), counts);
+      continue;
+    }
+    GraphStream &s = *graphStream.lookup(op);
+    RoutePlan plan = sending(s);
+    int64_t from = eastEdge(s), rows = rowsOf(s);
+    for (auto [k, port] : s.consumers) {
+      Stage &c = graph->stages[size_t(k)];
+      if (c.x < from)
+        return s.op.emitOpError("flows west from column ")
+               << from << " to @" << c.kernel.getSymName() << " at column "
+               << c.x << "; streams flow east";
+      plan.append(relayEast(from, c.x, rows));
+      plan.append(c.dense ? denseRowsToDiagonal(c.m)
+                          : columnInputs(c.x, 0, c.height));
+    }
+    if (!s.outputs.empty())
+      plan.append(relayEast(from, gridW, rows));
     if (plan.empty())
-      return s.emitOpError("connects @")
-             << s.getSrc() << " to @" << s.getDst()
-             << " without passing a router; nothing to route";
-    createRoute(b, s.getLoc(), s.getSymName(), std::nullopt, plan, counts);
+      return s.op.emitOpError("connects @")
+             << s.op.getSrc() << " to its destinations without passing a "
+                                 "router; nothing to route";
+    createRoute(b, s.op.getLoc(), s.op.getSymName(), std::nullopt, plan,
+                counts);
   }
-  for (Stage &st : chain->stages) {
+  for (Stage &st : graph->stages) {
     StringRef k = st.kernel.getSymName();
     if (st.dense) {
       createRoute(b, st.kernel.getLoc(), k, StringRef("psum_even"),

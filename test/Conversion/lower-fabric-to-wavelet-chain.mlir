@@ -13,7 +13,7 @@
 // CHECK-LABEL: wavelet.program @mlp
 // CHECK-SAME: layers = ["fc1", "fc2"]
 // CHECK: wavelet.pe @fc2_c0_r0 at (2, 0)
-// CHECK: wavelet.pe_group @relay_east at <5, 0, 1, 2>
+// CHECK: wavelet.pe_group @relay_5_0 at <5, 0, 1, 2>
 // SIM: weft-sim: done in
 // MATCH: MATCH
 

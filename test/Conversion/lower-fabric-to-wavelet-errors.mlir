@@ -93,9 +93,9 @@ fabric.program @empty_chunk attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-// expected-error @below {{needs a stream from a host input and one to a host output}}
 fabric.program @no_output attributes {target = #fabric.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  // expected-error @below {{has no stream out}}
   fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<0, 0, 1, 1> {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
@@ -144,7 +144,7 @@ fabric.program @mismatch attributes {target = #fabric.target<6x4>} {
     fabric.yield %mm : tensor<1x4xf32>
   }
   // The first layer sends 2 row chunks; this one takes 4 input chunks.
-  // expected-error @below {{receives 4 elements in 4 row chunks, but @a sends 4 in 2 rows}}
+  // expected-error @below {{receives 4 elements in 4 row chunks, but @a has them in 2 rows}}
   fabric.kernel @b : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<2, 0, 4, 2> attributes {smear = 4 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>

@@ -59,39 +59,6 @@ fabric.program @p attributes {target = #fabric.target<2x1>} {
 
 // -----
 
-// The input also goes south to (0, 1), where no kernel runs, so nothing
-// gives that PE its routes.
-#id = affine_map<(d0, d1) -> (d0, d1)>
-
-// expected-error @below {{lowering error: PE (0, 1) was not given the route of @s0 on color 0}}
-fabric.program @p attributes {target = #fabric.target<2x2>} {
-  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
-  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
-  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> at #fabric.rect<0, 0, 1, 1> {
-  ^bb0(%v: tensor<1x4xf32>):
-    %e = tensor.empty() : tensor<1x4xf32>
-    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%v : tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %z = arith.constant 0.0 : f32
-      %m = arith.maximumf %in, %z : f32
-      linalg.yield %m : f32
-    } -> tensor<1x4xf32>
-    fabric.yield %r : tensor<1x4xf32>
-  }
-  fabric.stream @s0 @x[0] -> @relu[0] : !fabric.wavelets<f32, 4>
-  fabric.stream @s1 @relu[0] -> @y[0] : !fabric.wavelets<f32, 4>
-  fabric.route @s0 color #fabric.color<0> {
-    fabric.switch (0, 0) from [west] to [south, ramp]
-    fabric.switch (0, 1) from [north] to [ramp]
-  }
-  fabric.route @s1 color #fabric.color<1> {
-    fabric.switch (0, 0) from [ramp] to [east]
-    fabric.switch (1, 0) from [west] to [east]
-  }
-}
-
-// -----
-
 // A dense layer needs the diagonal turn in front.
 fabric.program @p attributes {target = #fabric.target<3x2>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>

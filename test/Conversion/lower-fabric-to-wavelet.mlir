@@ -34,7 +34,7 @@
 // CHECK: wavelet.inst fadd dsr 2, s1dsr 2
 // CHECK-NEXT: wavelet.inst fmax dsr 3, imm zero
 // CHECK-NEXT: wavelet.inst mov32 ddsr 8, s0dsr 8
-// CHECK: wavelet.pe_group @relay_east at <2, 0, 2, 3>
+// CHECK: wavelet.pe_group @relay_2_0 at <2, 0, 2, 3>
 // CHECK-NEXT: wavelet.route color 2 from [west] to [east]
 
 // SIM: weft-sim: done in

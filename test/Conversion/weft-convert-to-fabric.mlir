@@ -263,3 +263,36 @@ func.func @main_graph(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<6xf32> {
   } -> tensor<6xf32> loc("clip")
   return %c : tensor<6xf32>
 }
+
+// -----
+
+// A residual connection: x feeds fc1 and the join (one stream, two
+// destinations), fc1 feeds fc2 and the join; the join adds fc2's output to
+// fc1's, and both the join and fc1 are graph outputs (a fork to a kernel
+// and a host port).
+// CHECK-LABEL: fabric.program @main_graph
+// CHECK: fabric.io @x input west
+// CHECK: fabric.io @y output east
+// CHECK: fabric.io @h output east
+// CHECK: fabric.kernel @fc1 : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 2, neurons = 2,
+// CHECK: fabric.kernel @fc2 : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 2, neurons = 2,
+// CHECK: fabric.kernel @res : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.join<op = add> {
+// CHECK: fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 2>
+// CHECK: fabric.stream @fc1_fork @fc1[0] -> @fc2[0], @res[1], @h[0] : !fabric.wavelets<f32, 2>
+// CHECK: fabric.stream @fc2_to_res @fc2[0] -> @res[0] : !fabric.wavelets<f32, 2>
+// CHECK: fabric.stream @res_to_y @res[0] -> @y[0] : !fabric.wavelets<f32, 2>
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x2xf32> {onnx.name = "y"}, tensor<1x2xf32> {onnx.name = "h"}) {
+  %w = arith.constant dense<1.0> : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<1x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2xf32>) -> tensor<1x2xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<1x2xf32>, tensor<2x2xf32>) outs(%z : tensor<1x2xf32>) -> tensor<1x2xf32> loc("fc1")
+  %y = linalg.matmul ins(%h, %w : tensor<1x2xf32>, tensor<2x2xf32>) outs(%z : tensor<1x2xf32>) -> tensor<1x2xf32> loc("fc2")
+  %r = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%y, %h : tensor<1x2xf32>, tensor<1x2xf32>) outs(%e : tensor<1x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2xf32> loc("res")
+  return %r, %h : tensor<1x2xf32>, tensor<1x2xf32>
+}

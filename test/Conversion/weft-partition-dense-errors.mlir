@@ -39,7 +39,7 @@ fabric.program @not_dense attributes {target = #fabric.target<4x4>, weft.batch =
 
 // Each layer fits the 4x16 fabric alone, but not side by side: the error
 // says how many columns the chain needs and how much memory its weights do.
-// expected-error @below {{'fabric.program' op does not fit: the chain of 2 kernels needs at least 9 columns of at most 16 rows (each kernel's narrowest rectangle that fits the per-PE memory, side by side) and 1064960 bytes of weights (at least 23 PEs of 49152 bytes), but the 4x16 fabric has 4 columns}}
+// expected-error @below {{'fabric.program' op does not fit: the network of 2 kernels needs at least 9 columns of at most 16 rows (each kernel's narrowest rectangle that fits the per-PE memory, side by side) and 1064960 bytes of weights (at least 23 PEs of 49152 bytes), but the 4x16 fabric has 4 columns}}
 fabric.program @chain_too_wide attributes {target = #fabric.target<4x16>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x784xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x256xf32>
@@ -68,7 +68,8 @@ fabric.program @chain_too_wide attributes {target = #fabric.target<4x16>, weft.b
 
 // -----
 
-// Two streams leave one kernel: not a chain.
+// Two streams leave one kernel (a fork is one stream with two
+// destinations).
 fabric.program @fork attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x2xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
@@ -78,7 +79,7 @@ fabric.program @fork attributes {target = #fabric.target<4x4>, weft.batch = 1 : 
   }
   fabric.stream @x_to_k @x[0] -> @k[0] : !fabric.wavelets<f32, 2>
   fabric.stream @k_to_y @k[0] -> @y[0] : !fabric.wavelets<f32, 2>
-  // expected-error @below {{'fabric.stream' op is a second stream leaving @k; the partitioner maps one chain}}
+  // expected-error @below {{'fabric.stream' op is a second stream out of @k; a kernel's output is one stream (a fork is one stream with several destinations)}}
   fabric.stream @k_to_y2 @k[0] -> @y[0] : !fabric.wavelets<f32, 2>
 }
 

@@ -214,7 +214,7 @@ TEST(ChainPartition, TooBigSaysWhatItNeeds) {
                                    ChainLayer::dense(256, 256, true),
                                    ChainLayer::dense(256, 256, true)};
   EXPECT_FALSE(partitionChain(chain, Precision::FP32, grid(4, 16), why));
-  EXPECT_NE(why.find("the chain of 3 kernels needs at least"),
+  EXPECT_NE(why.find("the network of 3 kernels needs at least"),
             std::string::npos)
       << why;
   EXPECT_NE(why.find("columns of at most 16 rows"), std::string::npos) << why;

@@ -84,7 +84,9 @@ struct CompiledModel {
   /// From the partitioned fabric program (when it ran that far): the host
   /// ports, the kernels in chain order, the slowest kernel's predicted
   /// cycles per sample and the dense kernels' MACs per sample.
-  std::string programName, inputName, outputName;
+  std::string programName;
+  /// The host ports' names (the graph's inputs and outputs, in order).
+  std::vector<std::string> inputNames, outputNames;
   std::vector<KernelFigures> kernels;
   /// macsPerSample counts the model's MACs (Gemm/MatMul of the graph),
   /// executedMacsPerSample every MAC the kernels execute.

@@ -27,6 +27,7 @@
 #include "wavelet/WaveletOps.h"
 #include "weft/Binary/File.h"
 #include "weft/Binary/Routes.h"
+#include "weft/Conversion/Graph.h"
 #include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Transforms/Passes.h"
 #include "weft/Translate/Wfb.h"
@@ -130,9 +131,9 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
     std::map<std::string, KernelFigures> byName;
     for (Operation &op : program.getBody().front()) {
       if (auto io = dyn_cast<wf::IoOp>(op)) {
-        (io.getDirection() == wf::PortDir::input ? out.inputName
-                                                 : out.outputName) =
-            io.getSymName().str();
+        (io.getDirection() == wf::PortDir::input ? out.inputNames
+                                                 : out.outputNames)
+            .push_back(io.getSymName().str());
       } else if (auto k = dyn_cast<wf::KernelOp>(op)) {
         KernelFigures f;
         f.name = k.getSymName().str();
@@ -159,20 +160,23 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
         byName[f.name] = f;
       }
     }
-    // Chain order: follow the streams from the host input.
-    llvm::StringMap<StringRef> next;
-    for (auto s : program.getBody().front().getOps<wf::StreamOp>())
-      next[s.getSrc()] = s.getDst();
+    // Topological order, as the partitioner laid the kernels out.
     out.kernels.clear();
-    for (StringRef at = out.inputName; next.count(at) && byName.size();) {
-      at = next[at];
-      auto it = byName.find(at.str());
-      if (it == byName.end())
-        break;
-      out.kernels.push_back(it->second);
-      byName.erase(it);
-    }
-    for (auto &[name, f] : byName) // not on the chain (not expected)
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    FailureOr<weft::conversion::Graph> graph = weft::conversion::analyzeGraph(
+        program, /*placed=*/false, /*withData=*/false);
+    if (succeeded(graph))
+      for (const weft::conversion::Stage &st : graph->stages) {
+        auto it = byName.find(st.kernel->getAttrOfType<StringAttr>(
+                                          SymbolTable::getSymbolAttrName())
+                                  .str());
+        if (it == byName.end())
+          continue;
+        out.kernels.push_back(it->second);
+        byName.erase(it);
+      }
+    for (auto &[name, f] : byName) // (a graph that does not analyse)
       out.kernels.push_back(f);
     out.predictedCycles = 0;
     out.macsPerSample = out.executedMacsPerSample = 0;

@@ -62,6 +62,14 @@ namespace {
 /// and simulated in-process.
 enum class Mode { Reference, Fabric };
 
+/// How a test runs: where, and (fabric) whether the inputs after the first
+/// are frozen into the program instead of streamed.
+struct RunOptions {
+  Mode mode = Mode::Reference;
+  bool freezeInputs = false;
+  int64_t batchSize = 1;
+};
+
 /// A backend error that makes the test a SKIP, not a FAIL: the fabric path
 /// does not map the model.
 constexpr const char *kUnsupported = "unsupported on the fabric: ";
@@ -121,17 +129,17 @@ private:
 /// later (lowering, simulation, wrong numbers) is a FAIL.
 class FabricBackend : public Backend {
 public:
-  FabricBackend(std::string modelPath, int64_t batchSize)
-      : modelPath(std::move(modelPath)), batchSize(batchSize) {}
+  /// `streamAll`: every graph input is streamed; otherwise the inputs
+  /// after the first are frozen as constants.
+  FabricBackend(std::string modelPath, int64_t batchSize, bool streamAll)
+      : modelPath(std::move(modelPath)), batchSize(batchSize),
+        streamAll(streamAll) {}
 
   llvm::Error prepare(mlir::ModuleOp module) override {
     auto signature = reference::readGraphSignature(module);
     if (!signature)
       return signature.takeError();
     sig = std::move(*signature);
-    if (sig.outputs.size() != 1)
-      return createStringError(kUnsupported + Twine(sig.outputs.size()) +
-                               " graph outputs; the fabric path has one");
     return Error::success();
   }
 
@@ -154,7 +162,8 @@ public:
     options.maxGrid = "32x32";
     options.batchSize = batchSize;
     std::string why;
-    for (size_t i = 1; i < inputs.size(); ++i) {
+    size_t numStreamed = streamAll ? inputs.size() : 1;
+    for (size_t i = numStreamed; i < inputs.size(); ++i) {
       std::string file = (dir + "/input_" + Twine(i) + ".npy").str();
       if (!tensorio::writeTensorFile(file, inputs[i].tensor, &why))
         return createStringError("cannot write " + file + ": " + why);
@@ -174,19 +183,32 @@ public:
     auto simulator = sim::Simulator::create(*compiled.binary, opts, &why);
     if (!simulator)
       return createStringError("weft-sim: " + why);
-    if (!simulator->bindInput(compiled.inputName, inputs[0].tensor.bytes, &why))
-      return createStringError("weft-sim: " + why);
+    if (compiled.inputNames.size() != numStreamed ||
+        compiled.outputNames.size() != sig.outputs.size())
+      return createStringError("the fabric program has " +
+                               Twine(compiled.inputNames.size()) +
+                               " host inputs and " +
+                               Twine(compiled.outputNames.size()) +
+                               " outputs for the graph's " +
+                               Twine(numStreamed) + " and " +
+                               Twine(sig.outputs.size()));
+    for (size_t i = 0; i < numStreamed; ++i)
+      if (!simulator->bindInput(compiled.inputNames[i], inputs[i].tensor.bytes,
+                                &why))
+        return createStringError("weft-sim: " + why);
     sim::Status status = simulator->run();
     if (status != sim::Status::Done)
       return createStringError(
           "weft-sim: " + std::string(sim::statusName(status)) + ": " +
           simulator->message());
-    tensorio::HostTensor out;
-    out.dtype = tensorio::DType::F32;
-    out.shape = sig.outputs.front().shape;
-    out.bytes = simulator->output(compiled.outputName);
     std::vector<tensorio::HostTensor> outputs;
-    outputs.push_back(std::move(out));
+    for (auto [outSig, port] : llvm::zip(sig.outputs, compiled.outputNames)) {
+      tensorio::HostTensor out;
+      out.dtype = tensorio::DType::F32;
+      out.shape = outSig.shape;
+      out.bytes = simulator->output(port);
+      outputs.push_back(std::move(out));
+    }
     return outputs;
   }
 
@@ -200,6 +222,7 @@ private:
 
   std::string modelPath;
   int64_t batchSize;
+  bool streamAll;
   reference::GraphSignature sig;
 };
 
@@ -296,7 +319,7 @@ static std::vector<TestCase> discover(ArrayRef<std::string> roots,
 // Running one test (in the child)
 //===----------------------------------------------------------------------===//
 
-static Outcome runTest(const TestCase &test, Mode mode, int64_t batchSize,
+static Outcome runTest(const TestCase &test, const RunOptions &run,
                        const reference::Tolerance &tolerance) {
   std::vector<DataSet> dataSets;
   for (const std::string &name : listDir(test.dir, "test_data_set_")) {
@@ -310,7 +333,7 @@ static Outcome runTest(const TestCase &test, Mode mode, int64_t batchSize,
   std::unique_ptr<mlir::MLIRContext> ctx = createContext();
   std::string why;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      loadModel(*ctx, test.dir + "/model.onnx", batchSize, why);
+      loadModel(*ctx, test.dir + "/model.onnx", run.batchSize, why);
   if (!module)
     return {Status::Skip, "unsupported: " + why};
 
@@ -320,13 +343,13 @@ static Outcome runTest(const TestCase &test, Mode mode, int64_t batchSize,
     return {Status::Skip, "unsupported: " + toString(signature.takeError())};
 
   std::unique_ptr<Backend> backend;
-  switch (mode) {
+  switch (run.mode) {
   case Mode::Reference:
     backend = std::make_unique<ReferenceBackend>();
     break;
   case Mode::Fabric:
-    backend =
-        std::make_unique<FabricBackend>(test.dir + "/model.onnx", batchSize);
+    backend = std::make_unique<FabricBackend>(
+        test.dir + "/model.onnx", run.batchSize, !run.freezeInputs);
     break;
   }
   // A backend that does not map the model says so with kUnsupported.
@@ -399,8 +422,8 @@ struct Child {
 
 /// Forks a child that runs `test` and writes "<status char><reason>" to a
 /// pipe. The child never returns.
-static std::optional<Child> spawn(size_t index, const TestCase &test, Mode mode,
-                                  int64_t batchSize,
+static std::optional<Child> spawn(size_t index, const TestCase &test,
+                                  const RunOptions &run,
                                   const reference::Tolerance &tolerance,
                                   bool quiet) {
   int fds[2];
@@ -427,7 +450,7 @@ static std::optional<Child> spawn(size_t index, const TestCase &test, Mode mode,
         ::dup2(null, STDERR_FILENO);
       }
     }
-    Outcome outcome = runTest(test, mode, batchSize, tolerance);
+    Outcome outcome = runTest(test, run, tolerance);
     // Keep the message well under the pipe's capacity so the write never
     // blocks on a parent that waits for us to exit.
     std::string message = std::string(1, statusName(outcome.status)[0]) +
@@ -485,7 +508,7 @@ static Outcome outcomeOf(const Child &child, int status, unsigned timeout) {
 /// Runs every test with up to `jobs` children at once and prints each
 /// result in test order as soon as all results before it are known.
 static std::vector<Outcome> runAll(const std::vector<TestCase> &tests,
-                                   Mode mode, int64_t batchSize,
+                                   const RunOptions &run,
                                    const reference::Tolerance &tolerance,
                                    unsigned jobs, unsigned timeout,
                                    bool quiet) {
@@ -505,7 +528,7 @@ static std::vector<Outcome> runAll(const std::vector<TestCase> &tests,
   while (printed < tests.size()) {
     while (running.size() < jobs && next < tests.size()) {
       std::optional<Child> child =
-          spawn(next, tests[next], mode, batchSize, tolerance, quiet);
+          spawn(next, tests[next], run, tolerance, quiet);
       if (!child) {
         results[next] = Outcome{Status::Fail, "cannot start a test process"};
         ++next;
@@ -638,6 +661,12 @@ int weftc::conformanceMain(int argc, char **argv) {
   cl::opt<int64_t> batchSize(
       "batch-size", cl::init(1),
       cl::desc("Size bound to a symbolic batch dimension"), cl::cat(category));
+  cl::opt<bool> freezeInputs(
+      "freeze-inputs",
+      cl::desc("Fabric mode: freeze the graph inputs after the first into "
+               "the program with each data set's values (by default every "
+               "input is streamed)"),
+      cl::cat(category));
   cl::opt<bool> verbose("verbose",
                         cl::desc("Let test processes write to stderr"),
                         cl::cat(category));
@@ -675,7 +704,8 @@ int weftc::conformanceMain(int argc, char **argv) {
     mlir::registerDefaultTimingManagerCLOptions();
   }
   std::vector<Outcome> outcomes =
-      runAll(tests, mode, batchSize, tolerance, std::max(1u, jobs.getValue()),
+      runAll(tests, RunOptions{mode, freezeInputs, batchSize}, tolerance,
+             std::max(1u, jobs.getValue()),
              timeout, !verbose);
 
   // Per-set and total counts.
@@ -699,10 +729,20 @@ int weftc::conformanceMain(int argc, char **argv) {
     for (size_t i = 0; i < tests.size(); ++i) {
       auto it = expected.find(tests[i].name);
       bool wasPass = it != expected.end() && it->second == Status::Pass;
+      bool wasFail = it != expected.end() && it->second == Status::Fail;
       bool isPass = outcomes[i].status == Status::Pass;
       if (wasPass && !isPass) {
         outs() << "REGRESSION " << tests[i].name << ": expected PASS, got "
                << statusName(outcomes[i].status) << "\n";
+        ++regressions;
+      } else if (outcomes[i].status == Status::Fail && !wasFail) {
+        // A test that used to be skipped now runs and gives wrong numbers
+        // (a newly mapped op computing the wrong thing): as bad as a lost
+        // PASS.
+        outs() << "REGRESSION " << tests[i].name << ": expected "
+               << (it == expected.end() ? "no entry"
+                                        : statusName(it->second))
+               << ", got FAIL: " << outcomes[i].reason << "\n";
         ++regressions;
       } else if (!wasPass && isPass) {
         outs() << "NEWLY PASSING " << tests[i].name << "\n";
@@ -713,7 +753,8 @@ int weftc::conformanceMain(int argc, char **argv) {
       outs() << newPasses << " tests pass that " << expectPath
              << " does not expect to; refresh it with --update-expect\n";
     if (regressions) {
-      outs() << regressions << " tests expected to pass did not\n";
+      outs() << regressions
+             << " tests expected to pass did not, or newly fail\n";
       exitCode = 1;
     }
   } else if (total.fail) {

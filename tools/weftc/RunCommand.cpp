@@ -72,6 +72,42 @@ struct TempDir {
 };
 } // namespace
 
+/// Compares one simulated output with the reference and says so; false on
+/// a mismatch (a NaN where the reference has a number is one).
+static bool checkOutput(const reference::TensorSignature &outSig,
+                        const tensorio::HostTensor &got,
+                        const tensorio::HostTensor &want,
+                        reference::Tolerance tolerance) {
+  reference::Comparison cmp = reference::compareTensors(got, want, tolerance);
+  // The largest error over all elements, also when everything agrees.
+  double maxErr = 0;
+  int64_t worst = 0;
+  if (got.bytes.size() == want.bytes.size()) {
+    const float *g = reinterpret_cast<const float *>(got.bytes.data());
+    const float *w = reinterpret_cast<const float *>(want.bytes.data());
+    for (size_t i = 0; i < got.bytes.size() / 4; ++i)
+      if (double e = std::abs(double(g[i]) - double(w[i])); e > maxErr) {
+        maxErr = e;
+        worst = int64_t(i);
+      }
+  }
+  std::string where;
+  if (int64_t cols = outSig.shape.empty() ? 1 : outSig.shape.back(); cols > 0)
+    where = "[" + std::to_string(worst / cols) + ", " +
+            std::to_string(worst % cols) + "]";
+  if (!cmp.equal) {
+    outs() << "weftc: check '" << outSig.name << "': MISMATCH: " << cmp.message
+           << " (rtol " << format("%g", tolerance.rtol) << ", atol "
+           << format("%g", tolerance.atol) << ")\n";
+    return false;
+  }
+  outs() << "weftc: check '" << outSig.name << "': matches the host reference"
+         << " (max abs error " << format("%.3g", maxErr) << " at " << where
+         << "; rtol " << format("%g", tolerance.rtol) << ", atol "
+         << format("%g", tolerance.atol) << ")\n";
+  return true;
+}
+
 int weftc::runMain(int argc, char **argv) {
   cl::OptionCategory category("weftc run options");
   cl::opt<std::string> modelPath(cl::Positional, cl::Required,
@@ -174,10 +210,10 @@ int weftc::runMain(int argc, char **argv) {
       return fail("cannot read input '" + file + "': " + why);
     inputs.push_back({name.str(), file.str(), std::move(*t)});
   }
-  if (inputs.size() != 1)
-    return fail("the fabric path takes exactly one streamed graph input "
-                "(--input); give weights the model takes as inputs with "
-                "--constant NAME=FILE");
+  if (inputs.empty())
+    return fail("give every streamed graph input with --input NAME=FILE "
+                "(weights the model takes as inputs with --constant "
+                "NAME=FILE)");
 
   // Compile to a temporary .wfb.
   std::string mainExe =
@@ -205,6 +241,41 @@ int weftc::runMain(int argc, char **argv) {
                 " needs a symbolic batch dimension");
   int64_t numSamples = compiled.batch;
 
+  // Which --input feeds which graph input: the graph's inputs less the
+  // frozen ones, in order, are the fabric's host inputs.
+  auto signature = reference::readGraphSignature(*compiled.imported);
+  if (!signature)
+    return fail(toString(signature.takeError()));
+  auto frozen = [&](StringRef name) {
+    return llvm::any_of(constants, [&](const std::string &c) {
+      return StringRef(c).split('=').first == name;
+    });
+  };
+  std::vector<std::string> streamed;
+  for (const reference::TensorSignature &sig : signature->inputs)
+    if (!frozen(sig.name))
+      streamed.push_back(sig.name);
+  if (streamed.size() != compiled.inputNames.size())
+    return fail("the fabric program has " +
+                Twine(compiled.inputNames.size()) + " host inputs for " +
+                Twine(streamed.size()) + " streamed graph inputs");
+  if (inputs.size() == 1 && inputs[0].name.empty() && streamed.size() == 1)
+    inputs[0].name = streamed[0];
+  for (const Input &in : inputs) {
+    if (in.name.empty())
+      return fail("--input " + in.file + " needs a NAME= (the graph has " +
+                  Twine(streamed.size()) + " streamed inputs)");
+    if (frozen(in.name))
+      return fail("--input " + in.name + " is frozen by --constant");
+    if (!llvm::is_contained(streamed, in.name))
+      return fail("--input " + in.name + ": the graph has no input '" +
+                  in.name + "'");
+  }
+  for (const std::string &name : streamed)
+    if (llvm::none_of(inputs, [&](const Input &in) { return in.name == name; }))
+      return fail("graph input '" + name + "' needs --input " + name +
+                  "=FILE");
+
   TempDir temp;
   temp.keep = keepTemps;
   if (std::error_code ec =
@@ -221,17 +292,15 @@ int weftc::runMain(int argc, char **argv) {
   std::string stats = statsPath.empty() ? (temp.path + "/stats.json").str()
                                         : statsPath.getValue();
   std::string logOut = (temp.path + "/sim.stdout").str();
-  std::vector<std::string> args = {sim,
-                                   wfb,
-                                   "--input",
-                                   compiled.inputName + "=" + inputs[0].file,
-                                   "--output-dir",
-                                   simOut,
-                                   "--stats",
-                                   stats,
-                                   "--samples",
-                                   std::to_string(numSamples),
-                                   "--progress"};
+  std::vector<std::string> args = {sim, wfb};
+  for (auto [name, port] : llvm::zip(streamed, compiled.inputNames)) {
+    const Input &in = *llvm::find_if(
+        inputs, [&, &name = name](const Input &i) { return i.name == name; });
+    args.insert(args.end(), {"--input", port + "=" + in.file});
+  }
+  args.insert(args.end(), {"--output-dir", simOut, "--stats", stats,
+                           "--samples", std::to_string(numSamples),
+                           "--progress"});
   std::vector<StringRef> argRefs(args.begin(), args.end());
   // The simulator's stderr (its progress every ~2 s of a long run, its
   // diagnostics) goes straight to ours.
@@ -254,27 +323,32 @@ int weftc::runMain(int argc, char **argv) {
 
   // The outputs, reshaped from samples x [1, M] to the graph's [N, M].
   std::string why;
-  std::optional<tensorio::HostTensor> got = tensorio::readTensorFile(
-      simOut + "/" + simFileStem(compiled.outputName) + ".npy", &why);
-  if (!got)
-    return fail("cannot read the simulator's output: " + why);
-  auto signature = reference::readGraphSignature(*compiled.imported);
-  if (!signature)
-    return fail(toString(signature.takeError()));
-  const reference::TensorSignature &outSig = signature->outputs.front();
-  got->shape = outSig.shape;
-  if (std::string bad = got->validate(); !bad.empty())
-    return fail("the simulator's output does not have the graph's shape: " +
-                bad);
-  if (!outputDir.empty()) {
-    if (std::error_code ec = sys::fs::create_directories(outputDir))
-      return fail("cannot create '" + outputDir + "': " + ec.message());
-    std::string path =
-        outputDir + "/" +
-        simFileStem(outSig.name.empty() ? "output" : outSig.name) + ".npy";
-    if (!tensorio::writeTensorFile(path, *got, &why))
-      return fail("cannot write '" + path + "': " + why);
-    outs() << "wrote " << path << "\n";
+  if (signature->outputs.size() != compiled.outputNames.size())
+    return fail("the fabric program has " +
+                Twine(compiled.outputNames.size()) + " host outputs for " +
+                Twine(signature->outputs.size()) + " graph outputs");
+  std::vector<tensorio::HostTensor> gots;
+  for (auto [outSig, port] :
+       llvm::zip(signature->outputs, compiled.outputNames)) {
+    std::optional<tensorio::HostTensor> got = tensorio::readTensorFile(
+        simOut + "/" + simFileStem(port) + ".npy", &why);
+    if (!got)
+      return fail("cannot read the simulator's output: " + why);
+    got->shape = outSig.shape;
+    if (std::string bad = got->validate(); !bad.empty())
+      return fail("the simulator's output does not have the graph's shape: " +
+                  bad);
+    if (!outputDir.empty()) {
+      if (std::error_code ec = sys::fs::create_directories(outputDir))
+        return fail("cannot create '" + outputDir + "': " + ec.message());
+      std::string path =
+          outputDir + "/" +
+          simFileStem(outSig.name.empty() ? "output" : outSig.name) + ".npy";
+      if (!tensorio::writeTensorFile(path, *got, &why))
+        return fail("cannot write '" + path + "': " + why);
+      outs() << "wrote " << path << "\n";
+    }
+    gots.push_back(std::move(*got));
   }
 
   // Figures (../shared/metrics.md).
@@ -390,7 +464,8 @@ int weftc::runMain(int argc, char **argv) {
   if (!exe)
     return fail("the host reference: " + toString(exe.takeError()));
   std::vector<reference::NamedTensor> refInputs;
-  refInputs.push_back({inputs[0].name, inputs[0].tensor});
+  for (const Input &in : inputs)
+    refInputs.push_back({in.name, in.tensor});
   for (const std::string &spec : constants) {
     auto [name, file] = StringRef(spec).split('=');
     std::optional<tensorio::HostTensor> c =
@@ -399,44 +474,13 @@ int weftc::runMain(int argc, char **argv) {
       return fail("cannot read '" + file + "': " + why);
     refInputs.push_back({name.str(), std::move(*c)});
   }
-  // An unnamed streamed input is the graph input no --constant names.
-  if (refInputs[0].name.empty())
-    for (const reference::TensorSignature &s : (*exe)->inputs())
-      if (llvm::none_of(constants, [&](const std::string &c) {
-            return StringRef(c).split('=').first == s.name;
-          }))
-        refInputs[0].name = s.name;
   auto want = (*exe)->run(refInputs);
   if (!want)
     return fail("the host reference: " + toString(want.takeError()));
-  reference::Comparison cmp =
-      reference::compareTensors(*got, want->front(), tolerance);
-  // The largest error over all elements, also when everything agrees.
-  double maxErr = 0;
-  int64_t worst = 0;
-  if (got->bytes.size() == want->front().bytes.size()) {
-    const float *g = reinterpret_cast<const float *>(got->bytes.data());
-    const float *w =
-        reinterpret_cast<const float *>(want->front().bytes.data());
-    for (size_t i = 0; i < got->bytes.size() / 4; ++i)
-      if (double e = std::abs(double(g[i]) - double(w[i])); e > maxErr) {
-        maxErr = e;
-        worst = int64_t(i);
-      }
-  }
-  std::string where;
-  if (int64_t cols = outSig.shape.empty() ? 1 : outSig.shape.back(); cols > 0)
-    where = "[" + std::to_string(worst / cols) + ", " +
-            std::to_string(worst % cols) + "]";
-  if (!cmp.equal) {
-    outs() << "weftc: check '" << outSig.name << "': MISMATCH: " << cmp.message
-           << " (rtol " << format("%g", tolerance.rtol) << ", atol "
-           << format("%g", tolerance.atol) << ")\n";
-    return 3;
-  }
-  outs() << "weftc: check '" << outSig.name << "': matches the host reference"
-         << " (max abs error " << format("%.3g", maxErr) << " at " << where
-         << "; rtol " << format("%g", tolerance.rtol) << ", atol "
-         << format("%g", tolerance.atol) << ")\n";
-  return 0;
+  int rcCheck = 0;
+  for (auto [outSig, got, ref] : llvm::zip(signature->outputs, gots, *want))
+    if (!checkOutput(outSig, got, ref, tolerance))
+      rcCheck = 3;
+  return rcCheck;
 }
+

@@ -34,7 +34,7 @@ namespace weft::conversion {
 
 /// One kernel of the chain, as the partitioner sees it.
 struct ChainLayer {
-  enum class Kind { Dense, Column };
+  enum class Kind { Dense, Column, Join };
   Kind kind = Kind::Dense;
   /// Dense: fan-in and neurons. Column: K == M == the vector's length.
   int64_t K = 0, M = 0;
@@ -51,6 +51,14 @@ struct ChainLayer {
     l.K = K;
     l.M = M;
     l.bias = bias;
+    return l;
+  }
+  /// An elementwise op of two streams of n elements (the partitioner
+  /// lays it out like a column kernel).
+  static ChainLayer join(int64_t n) {
+    ChainLayer l;
+    l.kind = Kind::Join;
+    l.K = l.M = n;
     return l;
   }
   static ChainLayer column(ColumnOp op, int64_t n,
@@ -78,6 +86,8 @@ struct ChainPlacement {
 
 struct ChainMapping {
   std::vector<ChainPlacement> kernels;
+  /// Rows of every stream (partitionNetwork's numbering).
+  std::vector<int64_t> streamRows;
   /// Rows of the host input (the first kernel's S, or R for a column
   /// kernel) and of the host output (the last kernel's rows).
   int64_t inputRows = 1, outputRows = 1;
@@ -90,6 +100,36 @@ struct ChainMapping {
   /// PEs of the kernels' rectangles (sum of width x rows).
   int64_t pes = 0;
 };
+
+/// A network of kernels as the partitioner sees it: kernel l reads the
+/// streams `inputs` (one, or two for a join) and writes stream `output`;
+/// streams are numbered 0 .. numStreams - 1, and a stream no kernel writes
+/// comes from the host. Kernels are in topological order (a kernel reads
+/// only streams of the host or of earlier kernels).
+struct NetworkLayer {
+  ChainLayer layer;
+  std::vector<int64_t> inputs;
+  int64_t output = 0;
+};
+struct NetworkShape {
+  std::vector<NetworkLayer> layers;
+  int64_t numStreams = 0;
+  /// The chain host -> 0 -> 1 -> ... -> host (stream l enters kernel l).
+  static NetworkShape chain(const std::vector<ChainLayer> &chain);
+};
+
+/// Lays the network out west to east from column 0 in its order, every
+/// rectangle at row 0: each stream gets one row count, which every kernel
+/// reading it takes (a dense kernel as its smear, a column or join kernel
+/// as its rows; a join's two streams must agree); the fewest predicted
+/// cycles for the slowest kernel, then the fewest PEs, as partitionChain.
+std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,
+                                             Precision precision,
+                                             const target::Target &target,
+                                             std::string &why);
+
+/// Model MACs per sample of the network's dense kernels.
+int64_t networkMacsPerSample(const NetworkShape &net);
 
 /// Lays the chain out on `target` with `precision` for the dense kernels:
 /// the fewest predicted cycles for the slowest kernel, then the fewest PEs,
@@ -130,6 +170,10 @@ std::vector<int64_t> candidateGridSizes(int64_t max);
 /// fewer predicted cycles, then the squarer grid. Fails with the
 /// partitionChain sentence for `largest` when the chain fits no grid.
 std::optional<GridChoice> chooseGrid(const std::vector<ChainLayer> &chain,
+                                     Precision precision,
+                                     const target::Target &largest,
+                                     double tolerance, std::string &why);
+std::optional<GridChoice> chooseGrid(const NetworkShape &net,
                                      Precision precision,
                                      const target::Target &largest,
                                      double tolerance, std::string &why);

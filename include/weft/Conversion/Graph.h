@@ -1,0 +1,90 @@
+//===- Graph.h - A placed network of kernels, analysed ----------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// What partitioning, routing, color allocation and the lowering to wavelet
+// programs need to know of a fabric.program: its kernels in a topological
+// order (producers first), each with its scheme read off the IR
+// (kernelInfo) and, once placed, its mapping; the streams between them (a
+// stream has one producer, a kernel or a host input, and one or more
+// consumers: a fork when several); and the checks that the placement and
+// the layouts line up. Redistributions (inserted by routing) are seen
+// through: the stream into a dense layer's turn is the layer's input.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_CONVERSION_GRAPH_H
+#define WEFT_CONVERSION_GRAPH_H
+
+#include "weft/Conversion/ColumnKernels.h"
+#include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/KernelScheme.h"
+
+#include "fabric/FabricOps.h"
+
+#include "mlir/Support/LLVM.h"
+
+#include <vector>
+
+namespace weft::conversion {
+
+/// One stream: a producer's output carried to every consumer.
+struct GraphStream {
+  fabric::StreamOp op;
+  /// The producing stage, or -1 for a host input (`input`).
+  int64_t producer = -1;
+  fabric::IoOp input;
+  /// Consuming stages with the input port they feed, and host outputs.
+  std::vector<std::pair<int64_t, int64_t>> consumers;
+  std::vector<fabric::IoOp> outputs;
+  /// Elements per sample.
+  int64_t n = 0;
+};
+
+/// One kernel, analysed (and, when the program is placed, its mapping).
+struct Stage {
+  fabric::KernelOp kernel;
+  KernelInfo info;
+  /// The stream feeding each input port, and the stream of the output.
+  std::vector<int64_t> inputs;
+  int64_t output = -1;
+  /// The redistribution feeding a dense kernel, once routing has inserted
+  /// it, and the stream from it to the kernel.
+  fabric::RedistributeOp turn;
+  fabric::StreamOp turnStream;
+  bool dense = false, join = false;
+  DenseLayer layer;    // dense
+  DenseMapping m;      // dense
+  ColumnKernel column; // column kernels (colors unset)
+  fabric::JoinKind joinKind = fabric::JoinKind::add; // join
+  int64_t x = 0, width = 1, height = 1;
+  int64_t inRows = 1, outRows = 1; // row chunks received and sent
+  int64_t inN = 0, outN = 0;       // elements per sample in and out
+};
+
+struct Graph {
+  std::vector<fabric::IoOp> inputs, outputs;
+  /// Producers first; ties in the order of the program's body.
+  std::vector<Stage> stages;
+  std::vector<GraphStream> streams;
+  /// The first column east of the last kernel (placed programs).
+  int64_t endX = 0;
+  /// The stream a host output or input belongs to.
+  int64_t streamOf(fabric::IoOp io) const;
+};
+
+/// The graph of `program`: its streams, and its kernels in topological
+/// order with their schemes (dense weights only with `withData`). Without
+/// `placed`, a kernel port no stream connects gets a stream of its own
+/// with no op (an open end, as a host port). With `placed`, also every kernel's mapping and the placement checked
+/// (kernels side by side from column 0 in that order, inside the fabric,
+/// each stream received in the row chunks its producer sends). Errors on
+/// the offending op.
+mlir::FailureOr<Graph> analyzeGraph(fabric::ProgramOp program, bool placed,
+                                    bool withData = true);
+
+} // namespace weft::conversion
+
+#endif // WEFT_CONVERSION_GRAPH_H

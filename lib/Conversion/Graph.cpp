@@ -1,0 +1,340 @@
+//===- Graph.cpp - A placed network of kernels, analysed ------------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/Graph.h"
+
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+namespace fab = weft::fabric;
+
+namespace weft::conversion {
+
+int64_t Graph::streamOf(fab::IoOp io) const {
+  for (auto [i, s] : llvm::enumerate(streams))
+    if (s.input == io || llvm::is_contained(s.outputs, io))
+      return int64_t(i);
+  return -1;
+}
+
+/// The kernel's layer and placement, or an error on the kernel.
+static LogicalResult placeKernel(Stage &st) {
+  fab::KernelOp kernel = st.kernel;
+  std::optional<fab::RectAttr> rect = kernel.getRect();
+  if (!rect)
+    return kernel.emitOpError("is not placed: run --weft-partition-dense "
+                              "first");
+  KernelInfo *info = &st.info;
+  Precision precision = info->precision;
+  if (info->isDense()) {
+    DenseLayer *layer = &info->dense;
+    st.dense = true;
+    DenseMapping &m = st.m;
+    m.x0 = rect->getX();
+    m.y0 = rect->getY();
+    m.smear = int64_t(kernel.getSmear());
+    m.rows = rect->getHeight();
+    m.precision = precision;
+    if (int64_t(rect->getWidth()) != m.smear)
+      return kernel.emitOpError("rectangle is ")
+             << rect->getWidth() << " columns wide but the smear factor is "
+             << m.smear << "; a dense layer uses one column per input chunk";
+    if (m.y0 != 0)
+      return kernel.emitOpError("must start at row 0, where input chunk 0 "
+                                "enters");
+    if (m.smear > layer->K || chunkSize(layer->K, m.smear, m.smear - 1) == 0)
+      return kernel.emitOpError("smear factor ")
+             << m.smear << " leaves an input chunk of " << layer->K
+             << " inputs empty";
+    if (m.rows > layer->M || chunkSize(layer->M, m.rows, m.rows - 1) == 0)
+      return kernel.emitOpError("")
+             << m.rows << " rows leave a neuron chunk of " << layer->M
+             << " neurons empty";
+    st.layer = *layer;
+    st.x = m.x0;
+    st.width = m.smear;
+    st.height = std::max(m.smear, m.rows);
+    st.inRows = m.smear;
+    st.outRows = m.rows;
+    st.inN = st.layer.K;
+    st.outN = st.layer.M;
+    return success();
+  }
+  int64_t n = info->outN;
+  if (rect->getWidth() != 1 || rect->getY() != 0)
+    return kernel.emitOpError("is a ")
+           << kernel.getScheme().getSummary()
+           << " layer and must occupy one column from row 0, not "
+           << rect->getWidth() << " columns from row " << rect->getY();
+  int64_t rows = rect->getHeight();
+  if (rows > n || chunkSize(n, rows, rows - 1) == 0)
+    return kernel.emitOpError("")
+           << rows << " rows leave a chunk of its " << n << " elements empty";
+  st.column = info->column;
+  st.column.x = rect->getX();
+  st.column.layout = RowChunks{n, rows, 0};
+  st.x = rect->getX();
+  st.width = 1;
+  st.height = rows;
+  st.inRows = st.outRows = rows;
+  st.inN = st.outN = n;
+  return success();
+}
+
+/// The streams and kernels of `program`, kernels in topological order.
+static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
+                                bool strict, Graph &g) {
+  Block &body = program.getBody().front();
+  SymbolTable symbols(program);
+  for (auto io : body.getOps<fab::IoOp>())
+    (io.getDirection() == fab::PortDir::input ? g.inputs : g.outputs)
+        .push_back(io);
+  SmallVector<fab::KernelOp> kernels(body.getOps<fab::KernelOp>());
+  llvm::StringMap<int64_t> kernelIndex;
+  for (auto [i, k] : llvm::enumerate(kernels))
+    kernelIndex[k.getSymName()] = int64_t(i);
+
+  // A dense kernel's turn: the redistribution, and the stream to the kernel.
+  llvm::StringMap<std::pair<fab::RedistributeOp, fab::StreamOp>> turnInto;
+  llvm::StringMap<int64_t> turnTarget; // redistribution -> kernel index
+  for (auto s : body.getOps<fab::StreamOp>()) {
+    auto rd = symbols.lookup<fab::RedistributeOp>(s.getSrc());
+    if (!rd)
+      continue;
+    SmallVector<StringRef> dsts = s.getDstNames();
+    if (dsts.size() != 1 || !kernelIndex.count(dsts.front()))
+      return s.emitOpError("leaves redistribution @")
+             << rd.getSymName() << " for anything but one kernel";
+    if (turnInto.count(dsts.front()))
+      return rd.emitOpError("is a second redistribution in front of @")
+             << dsts.front();
+    turnInto[dsts.front()] = {rd, s};
+    turnTarget[rd.getSymName()] = kernelIndex[dsts.front()];
+  }
+
+  // Kernel inputs (by port) and outputs, and the streams.
+  std::vector<std::vector<int64_t>> inputsOf(kernels.size());
+  std::vector<int64_t> outputOf(kernels.size(), -1);
+  for (auto [i, k] : llvm::enumerate(kernels))
+    inputsOf[i].assign(k.getFunctionType().getNumInputs(), -1);
+  for (auto s : body.getOps<fab::StreamOp>()) {
+    if (symbols.lookup<fab::RedistributeOp>(s.getSrc()))
+      continue; // the turn's output: the kernel's input is the stream in
+    GraphStream gs;
+    gs.op = s;
+    gs.n = cast<fab::WaveletsType>(s.getPayload()).getCount();
+    int64_t self = int64_t(g.streams.size());
+    if (auto it = kernelIndex.find(s.getSrc()); it != kernelIndex.end()) {
+      gs.producer = it->second;
+      if (outputOf[size_t(it->second)] >= 0)
+        return s.emitOpError("is a second stream out of @")
+               << s.getSrc() << "; a kernel's output is one stream (a fork "
+                                "is one stream with several destinations)";
+      outputOf[size_t(it->second)] = self;
+    } else if (auto io = symbols.lookup<fab::IoOp>(s.getSrc())) {
+      gs.input = io;
+      for (const GraphStream &o : g.streams)
+        if (o.input == io)
+          return s.emitOpError("is a second stream out of host input @")
+                 << io.getSymName();
+    } else {
+      return s.emitOpError("leaves @") << s.getSrc()
+                                       << ", which is no kernel or host input";
+    }
+    for (auto [dst, port] : llvm::zip(s.getDstNames(), s.getDstPorts())) {
+      int64_t k = -1;
+      if (auto it = kernelIndex.find(dst); it != kernelIndex.end())
+        k = it->second;
+      else if (auto it = turnTarget.find(dst); it != turnTarget.end())
+        k = it->second;
+      if (k >= 0) {
+        int64_t &slot = inputsOf[size_t(k)][size_t(port)];
+        if (slot >= 0)
+          return s.emitOpError("feeds input ")
+                 << port << " of @" << kernels[size_t(k)].getSymName()
+                 << ", which another stream feeds already";
+        slot = self;
+        gs.consumers.push_back({k, int64_t(port)});
+      } else if (auto io = symbols.lookup<fab::IoOp>(dst);
+                 io && io.getDirection() == fab::PortDir::output) {
+        gs.outputs.push_back(io);
+      } else {
+        return s.emitOpError("enters @")
+               << dst << ", which is no kernel, redistribution or host "
+                         "output";
+      }
+    }
+    g.streams.push_back(std::move(gs));
+  }
+  for (auto [i, k] : llvm::enumerate(kernels)) {
+    // Unplaced, a kernel input or output without a stream is an open end
+    // (a program without host ports, as written in tests): the
+    // partitioner gives it rows like a host port's.
+    for (auto [port, st] : llvm::enumerate(inputsOf[i])) {
+      if (st >= 0)
+        continue;
+      if (strict)
+        return k.emitOpError("has no stream into input ") << port;
+      GraphStream open;
+      open.n = cast<RankedTensorType>(k.getFunctionType().getInput(port))
+                   .getNumElements();
+      open.consumers.push_back({int64_t(i), int64_t(port)});
+      st = int64_t(g.streams.size());
+      g.streams.push_back(std::move(open));
+    }
+    if (outputOf[i] >= 0)
+      continue;
+    if (strict)
+      return k.emitOpError("has no stream out");
+    GraphStream open;
+    open.producer = int64_t(i);
+    open.n = cast<RankedTensorType>(k.getFunctionType().getResult(0))
+                 .getNumElements();
+    outputOf[i] = int64_t(g.streams.size());
+    g.streams.push_back(std::move(open));
+  }
+  for (fab::IoOp io : g.outputs)
+    if (g.streamOf(io) < 0)
+      return io.emitOpError("is fed by no stream");
+  for (fab::IoOp io : g.inputs)
+    if (g.streamOf(io) < 0)
+      return io.emitOpError("feeds no stream");
+
+  // Topological order: kernels whose inputs are ready, in body order.
+  std::vector<bool> done(kernels.size(), false);
+  auto ready = [&](size_t k) {
+    for (int64_t st : inputsOf[k]) {
+      int64_t p = g.streams[size_t(st)].producer;
+      if (p >= 0 && !done[size_t(p)])
+        return false;
+    }
+    return true;
+  };
+  std::vector<int64_t> order;
+  while (order.size() < kernels.size()) {
+    size_t next = kernels.size();
+    for (size_t k = 0; k < kernels.size() && next == kernels.size(); ++k)
+      if (!done[k] && ready(k))
+        next = k;
+    if (next == kernels.size()) {
+      for (size_t k = 0; k < kernels.size(); ++k)
+        if (!done[k])
+          return kernels[k].emitOpError("is on a cycle of streams");
+    }
+    done[next] = true;
+    order.push_back(int64_t(next));
+  }
+  std::vector<int64_t> position(kernels.size());
+  for (auto [pos, k] : llvm::enumerate(order))
+    position[size_t(k)] = int64_t(pos);
+  for (GraphStream &s : g.streams) {
+    if (s.producer >= 0)
+      s.producer = position[size_t(s.producer)];
+    for (auto &[k, port] : s.consumers)
+      k = position[size_t(k)];
+  }
+  for (int64_t k : order) {
+    Stage st;
+    st.kernel = kernels[size_t(k)];
+    FailureOr<KernelInfo> info = kernelInfo(st.kernel, withData);
+    if (failed(info))
+      return failure();
+    st.info = std::move(*info);
+    st.inputs = inputsOf[size_t(k)];
+    st.output = outputOf[size_t(k)];
+    if (auto it = turnInto.find(st.kernel.getSymName()); it != turnInto.end())
+      std::tie(st.turn, st.turnStream) = it->second;
+    st.dense = st.info.isDense();
+    if (auto j = dyn_cast<fab::JoinSchemeAttr>(st.kernel.getScheme())) {
+      st.join = true;
+      st.joinKind = j.getOp();
+    }
+    st.inN = st.info.inN;
+    st.outN = st.info.outN;
+    g.stages.push_back(std::move(st));
+  }
+  return success();
+}
+
+FailureOr<Graph> analyzeGraph(fab::ProgramOp program, bool placed,
+                              bool withData) {
+  Graph g;
+  if (failed(buildGraph(program, withData, /*strict=*/placed, g)))
+    return failure();
+  if (!placed)
+    return g;
+  if (g.stages.empty())
+    return program.emitOpError("has no kernel between its host ports");
+  auto target = program.getTargetAttr();
+  int64_t gridW = target.getWidth(), gridH = target.getHeight();
+  int64_t x = 0;
+  for (Stage &st : g.stages) {
+    if (failed(placeKernel(st)))
+      return failure();
+    if (st.x != x)
+      return st.kernel.emitOpError("starts at column ")
+             << st.x << " but the previous layer ends at column " << x
+             << "; layers are placed side by side from column 0";
+    if (st.height > gridH || st.x + st.width > gridW)
+      return st.kernel.emitOpError("rectangle does not fit the ")
+             << gridW << "x" << gridH << " fabric (it needs " << st.width
+             << " columns and " << st.height << " rows at column " << st.x
+             << ")";
+    x += st.width;
+  }
+  g.endX = x;
+  // Every stream reaches its consumers in the row chunks they take.
+  for (GraphStream &s : g.streams) {
+    int64_t rows = 0;
+    std::string from;
+    if (s.producer >= 0) {
+      Stage &p = g.stages[size_t(s.producer)];
+      rows = p.outRows;
+      from = ("@" + p.kernel.getSymName()).str();
+      if (p.outN != s.n)
+        return s.op.emitOpError("carries ")
+               << s.n << " elements but @" << p.kernel.getSymName()
+               << " sends " << p.outN;
+    }
+    for (auto [k, port] : s.consumers) {
+      Stage &c = g.stages[size_t(k)];
+      if (c.inN != s.n)
+        return s.op.emitOpError("carries ")
+               << s.n << " elements but @" << c.kernel.getSymName()
+               << " takes " << c.inN;
+      if (rows == 0) {
+        rows = c.inRows;
+        from = ("@" + c.kernel.getSymName()).str();
+        continue;
+      }
+      if (c.inRows != rows)
+        return c.kernel.emitOpError("receives ")
+               << s.n << " elements in " << c.inRows << " row chunks, but "
+               << from << " has them in " << rows
+               << " rows; a redistribution between different row chunkings "
+                  "is not implemented (the partitioner lines them up)";
+    }
+    for (fab::IoOp io : s.outputs) {
+      auto type = cast<RankedTensorType>(io.getType());
+      if (type.getNumElements() != s.n)
+        return io.emitOpError("takes ")
+               << type.getNumElements() << " elements per sample but @"
+               << s.op.getSymName() << " carries " << s.n;
+    }
+    if (s.input) {
+      auto type = cast<RankedTensorType>(s.input.getType());
+      if (type.getNumElements() != s.n)
+        return s.input.emitOpError("gives ")
+               << type.getNumElements() << " elements per sample but @"
+               << s.op.getSymName() << " carries " << s.n;
+    }
+  }
+  return g;
+}
+
+} // namespace weft::conversion
