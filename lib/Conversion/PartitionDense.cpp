@@ -16,9 +16,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "fabric/FabricOps.h"
-#include "weft/Conversion/ChainPartition.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Kernels/ChainPartition.h"
 #include "weft/Transforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -241,7 +241,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     std::string why;
     for (auto [k, layer] : llvm::zip(chain->kernels, chain->layers))
       if (layer.kind == wc::ChainLayer::Kind::Dense &&
-          failed(wc::chooseDenseMapping(layer.K, layer.M, p, *t, why)))
+          !wc::chooseDenseMapping(layer.K, layer.M, p, *t, why))
         return k.emitOpError() << "does not fit: " << why;
     std::optional<wc::ChainMapping> mapping =
         wc::partitionChain(chain->layers, p, *t, why);

@@ -18,13 +18,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/ChainPartition.h"
+#include "weft/Kernels/ChainPartition.h"
 
 #include "weft/Target/ISA.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace weft::conversion {
 
