@@ -112,6 +112,7 @@ public:
 
 private:
   void emitSequence(int64_t L, int64_t r0, int64_t r1);
+  void emitClassic(int64_t L, const Role &role);
   void emitAxisSoftmax(int64_t L);
   /// `wavelet.jump "label" if_true` (a `brt`).
   void jumpIfTrue(StringRef label) {
@@ -386,7 +387,6 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   MLIRContext *ctx = b.getContext();
   int64_t h = r1 - r0, L = role.len;
   int64_t y = k.layout.y0 + r0;
-  bool reduce = isSoftmax(k.op) && k.layout.rows > 1;
 
   std::string sym =
       (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine())).str();
@@ -405,25 +405,28 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&pe->getRegion(0).front());
 
-  // Routes (weft/Conversion/Routing.h): the chunk in from the west, the
+  // Routes (weft/Kernels/Routing.h): the chunk in from the west, the
   // result out to the east; for a column softmax the partial results go
   // north on the sender's parity color and row 0's totals are multicast
   // south on the third color.
   routesAt(routes, k.x, y);
+  if (isAxisSoftmax(k.op))
+    emitAxisSoftmax(L);
+  else if (!isClassic(k.op))
+    emitSequence(L, r0, r1);
+  else
+    emitClassic(L, role);
+}
+
+/// Relu, Sigmoid, Tanh, Softmax and LogSoftmax: their buffers, DSD records
+/// and loop, written out op by op.
+void Emitter::emitClassic(int64_t L, const Role &role) {
+  bool reduce = isSoftmax(k.op) && k.layout.rows > 1;
   int64_t redOut = 0, redIn = 0, bc = 0;
   if (reduce) {
     redOut = k.internal[role.parity];
     redIn = k.internal[1 - role.parity];
     bc = k.internal[2];
-  }
-
-  if (isAxisSoftmax(k.op)) {
-    emitAxisSoftmax(L);
-    return;
-  }
-  if (!isClassic(k.op)) {
-    emitSequence(L, r0, r1);
-    return;
   }
 
   // Data: buf (and buf2) of L fp32 each.

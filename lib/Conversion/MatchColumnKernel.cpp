@@ -487,16 +487,18 @@ Value columnKernelOperand(Value result) {
 /// Body ops that compute (not constants).
 static int64_t computeOpsOf(const ScalarFn &f) { return computeOps(f.body); }
 
-/// The elementwise ops beyond Relu, Sigmoid and Tanh, in the importer's
-/// forms. Sets `params`.
-static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
-                                             std::vector<float> &params) {
+/// `v` = name(a) in the body, for an op of one operand.
+static Operation *unaryOp(const ScalarFn &f, Value v, StringRef name) {
+  Operation *o = f.op(v, name);
+  return o && o->getNumOperands() == 1 ? o : nullptr;
+}
+
+/// Copy, one math op of x, Square and Pow.
+static std::optional<ColumnOp> matchOneOp(const ScalarFn &f,
+                                          std::vector<float> &params) {
   Value y = f.body.yielded;
   int64_t n = computeOpsOf(f);
-  auto unary = [&](Value v, StringRef name) -> Operation * {
-    Operation *o = f.op(v, name);
-    return o && o->getNumOperands() == 1 ? o : nullptr;
-  };
+  auto unary = [&](Value v, StringRef name) { return unaryOp(f, v, name); };
   // Copy: the body yields x.
   if (f.isX(y) && n == 0)
     return ColumnOp::Copy;
@@ -511,7 +513,6 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
   for (auto [name, op] : kUnary)
     if (Operation *o = unary(y, name); o && f.isX(o->getOperand(0)) && n == 1)
       return op;
-  double c = 0, c2 = 0;
   // Square: x * x (ReduceSumSquare's and ReduceL2's elementwise step).
   if (Operation *o = f.op(y, "arith.mulf");
       o && n == 1 && f.isX(o->getOperand(0)) && f.isX(o->getOperand(1)))
@@ -523,6 +524,15 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
       params = {float(*k)};
       return ColumnOp::PowScalar;
     }
+  return std::nullopt;
+}
+
+/// Celu, with or without the division and the product by alpha.
+static std::optional<ColumnOp> matchCelu(const ScalarFn &f,
+                                         std::vector<float> &params) {
+  Value y = f.body.yielded;
+  int64_t n = computeOpsOf(f);
+  auto unary = [&](Value v, StringRef name) { return unaryOp(f, v, name); };
   // Celu: max(0, x) + min(0, (exp(x / alpha) - 1) * alpha), the division
   // and the product absent when the clean-up folded alpha = 1 away.
   if (Operation *add = f.op(y, "arith.addf"); add && n >= 5 && n <= 7) {
@@ -570,6 +580,15 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
       break;
     }
   }
+  return std::nullopt;
+}
+
+/// x op c and c op x for + - * /, and Clip.
+static std::optional<ColumnOp> matchScalarConst(const ScalarFn &f,
+                                                std::vector<float> &params) {
+  Value y = f.body.yielded;
+  int64_t n = computeOpsOf(f);
+  double c = 0, c2 = 0;
   // x op c, c op x.
   if (Operation *o = f.op(y, "arith.divf"); o && n == 1) {
     if (f.isCst(o->getOperand(0), 1.0) && f.isX(o->getOperand(1)))
@@ -620,6 +639,16 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
         return ColumnOp::Clip;
       }
     }
+  return std::nullopt;
+}
+
+/// Sign, HardSigmoid, HardSwish, Softplus and Softsign.
+static std::optional<ColumnOp> matchSignAndHard(const ScalarFn &f,
+                                                std::vector<float> &params) {
+  Value y = f.body.yielded;
+  int64_t n = computeOpsOf(f);
+  auto unary = [&](Value v, StringRef name) { return unaryOp(f, v, name); };
+  double c = 0, c2 = 0;
   // Sign: select(x > 0, 1, select(x < 0, -1, 0)).
   if (Operation *s1 = f.op(y, "arith.select"); s1 && n == 4) {
     auto cmpOf = [&](Value c, arith::CmpFPredicate pred) {
@@ -668,6 +697,17 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
     if (f.isX(dv->getOperand(0)) && ab && f.isX(ab->getOperand(0)) && c == 1)
       return ColumnOp::Softsign;
   }
+  return std::nullopt;
+}
+
+/// The ops that select on a comparison of x: LeakyRelu, Elu,
+/// ThresholdedRelu and Selu.
+static std::optional<ColumnOp> matchSelects(const ScalarFn &f,
+                                            std::vector<float> &params) {
+  Value y = f.body.yielded;
+  int64_t n = computeOpsOf(f);
+  auto unary = [&](Value v, StringRef name) { return unaryOp(f, v, name); };
+  double c = 0, c2 = 0;
   // The selects: select(x < 0, neg, x) (LeakyRelu, Elu), select(x > 0, x,
   // neg) (Selu, under a product with gamma) and select(x > alpha, x, 0)
   // (ThresholdedRelu).
@@ -737,6 +777,17 @@ static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
       return ColumnOp::Selu;
     }
   }
+  return std::nullopt;
+}
+
+/// The elementwise ops beyond Relu, Sigmoid and Tanh, in the importer's
+/// forms. Sets `params`.
+static std::optional<ColumnOp> matchScalarFn(const ScalarFn &f,
+                                             std::vector<float> &params) {
+  for (auto match : {matchOneOp, matchCelu, matchScalarConst, matchSignAndHard,
+                     matchSelects})
+    if (std::optional<ColumnOp> op = match(f, params))
+      return op;
   return std::nullopt;
 }
 
@@ -850,93 +901,12 @@ static std::optional<std::vector<float>> expressionOf(const ScalarFn &f,
   return out;
 }
 
-FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
-                                      std::string &why,
-                                      std::vector<float> *params) {
-  std::vector<float> found;
-  if (!params)
-    params = &found;
-  params->clear();
-  auto g = result.getDefiningOp<linalg::GenericOp>();
-  if (!g) {
-    why = "it is not computed by a linalg.generic";
-    return failure();
-  }
-  auto type = dyn_cast<RankedTensorType>(result.getType());
-  if (!type || !type.hasStaticShape() || !type.getElementType().isF32()) {
-    why = "its result is not a statically shaped f32 tensor";
-    return failure();
-  }
-  Body body = bodyOf(g);
-  if (isUnaryElementwise(g) && body.yielded) {
-    Value x = g.getDpsInputs()[0];
-    // Relu: maximumf(x, 0) (the importer's form), either order.
-    for (StringRef max : {"arith.maximumf", "arith.maxnumf"}) {
-      Operation *op = body.def(body.yielded, max);
-      if (op && computeOps(body) == 1 &&
-          commuted(op, [&](Value v) { return body.isArg(v, 0); }) &&
-          isFloatConst(commuted(op, [&](Value v) { return body.isArg(v, 0); }),
-                       0.0)) {
-        input = x;
-        return ColumnOp::Relu;
-      }
-    }
-    if (unaryOfArg(body, "math.tanh")) {
-      input = x;
-      return ColumnOp::Tanh;
-    }
-    // Sigmoid: 1 / (1 + exp(-x)), the sum in either order.
-    if (Operation *div = body.def(body.yielded, "arith.divf")) {
-      Operation *add = body.def(div->getOperand(1), "arith.addf");
-      Value e = commuted(add, [](Value v) { return isFloatConst(v, 1.0); });
-      Operation *exp = e ? body.def(e, "math.exp") : nullptr;
-      Operation *neg =
-          exp ? body.def(exp->getOperand(0), "arith.negf") : nullptr;
-      if (isFloatConst(div->getOperand(0), 1.0) && neg &&
-          body.isArg(neg->getOperand(0), 0) && computeOps(body) == 4) {
-        input = x;
-        return ColumnOp::Sigmoid;
-      }
-    }
-  }
-  if (std::optional<ScalarFn> fn = scalarFnOf(g)) {
-    if (std::optional<ColumnOp> op = matchScalarFn(*fn, *params)) {
-      input = fn->x;
-      return *op;
-    }
-    // No single known op: the body as a whole (a fused expression).
-    std::string exprWhy;
-    if (std::optional<std::vector<float>> prog = expressionOf(*fn, exprWhy)) {
-      input = fn->x;
-      *params = std::move(*prog);
-      return ColumnOp::Expression;
-    }
-    why = "its elementwise body is none of the per-row ops weft maps (Relu, "
-          "Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, LeakyRelu, "
-          "ThresholdedRelu, Elu, Celu, Selu, Softplus, Softsign, HardSigmoid, "
-          "HardSwish, Clip, Sign, Floor, Ceil, Round, Sin, Cos, Erf, Pow with "
-          "a scalar exponent, or x with a scalar constant: + - * /), and as an "
-          "expression " +
-          exprWhy;
-    return failure();
-  }
-
-  std::string tensorWhy;
-  if (std::optional<TensorFn> fn = tensorFnOf(g, &tensorWhy)) {
-    if (std::optional<ColumnOp> op = matchTensorFn(*fn)) {
-      input = fn->x;
-      *params = std::move(fn->c);
-      return *op;
-    }
-    why = "its body combines its input with a constant tensor in none of the "
-          "ways weft maps (x + C, x - C, C - x, x * C, x / C, max, min, PRelu)";
-    return failure();
-  }
-  if (!tensorWhy.empty()) {
-    why = tensorWhy;
-    return failure();
-  }
-
+/// Softmax and LogSoftmax over the sample or over adjacent axes of it,
+/// whose last step is `g` (of result type `type`).
+static FailureOr<ColumnOp> matchSoftmax(linalg::GenericOp g,
+                                        RankedTensorType type, Value &input,
+                                        std::string &why,
+                                        std::vector<float> &params) {
   // Softmax: e / sum(e); LogSoftmax: d - log(sum(e)); with
   // d = x - max(x), e = exp(d).
   Body last;
@@ -1060,9 +1030,99 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
     return op;
   if (groupLen == 1)
     stride = 1; // groups of one element: every result is 1 (or 0)
-  params->assign({float(groupLen), float(stride)});
+  params.assign({float(groupLen), float(stride)});
   return op == ColumnOp::Softmax ? ColumnOp::AxisSoftmax
                                  : ColumnOp::AxisLogSoftmax;
+}
+
+FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
+                                      std::string &why,
+                                      std::vector<float> *params) {
+  std::vector<float> found;
+  if (!params)
+    params = &found;
+  params->clear();
+  auto g = result.getDefiningOp<linalg::GenericOp>();
+  if (!g) {
+    why = "it is not computed by a linalg.generic";
+    return failure();
+  }
+  auto type = dyn_cast<RankedTensorType>(result.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32()) {
+    why = "its result is not a statically shaped f32 tensor";
+    return failure();
+  }
+  Body body = bodyOf(g);
+  if (isUnaryElementwise(g) && body.yielded) {
+    Value x = g.getDpsInputs()[0];
+    // Relu: maximumf(x, 0) (the importer's form), either order.
+    for (StringRef max : {"arith.maximumf", "arith.maxnumf"}) {
+      Operation *op = body.def(body.yielded, max);
+      if (op && computeOps(body) == 1 &&
+          commuted(op, [&](Value v) { return body.isArg(v, 0); }) &&
+          isFloatConst(commuted(op, [&](Value v) { return body.isArg(v, 0); }),
+                       0.0)) {
+        input = x;
+        return ColumnOp::Relu;
+      }
+    }
+    if (unaryOfArg(body, "math.tanh")) {
+      input = x;
+      return ColumnOp::Tanh;
+    }
+    // Sigmoid: 1 / (1 + exp(-x)), the sum in either order.
+    if (Operation *div = body.def(body.yielded, "arith.divf")) {
+      Operation *add = body.def(div->getOperand(1), "arith.addf");
+      Value e = commuted(add, [](Value v) { return isFloatConst(v, 1.0); });
+      Operation *exp = e ? body.def(e, "math.exp") : nullptr;
+      Operation *neg =
+          exp ? body.def(exp->getOperand(0), "arith.negf") : nullptr;
+      if (isFloatConst(div->getOperand(0), 1.0) && neg &&
+          body.isArg(neg->getOperand(0), 0) && computeOps(body) == 4) {
+        input = x;
+        return ColumnOp::Sigmoid;
+      }
+    }
+  }
+  if (std::optional<ScalarFn> fn = scalarFnOf(g)) {
+    if (std::optional<ColumnOp> op = matchScalarFn(*fn, *params)) {
+      input = fn->x;
+      return *op;
+    }
+    // No single known op: the body as a whole (a fused expression).
+    std::string exprWhy;
+    if (std::optional<std::vector<float>> prog = expressionOf(*fn, exprWhy)) {
+      input = fn->x;
+      *params = std::move(*prog);
+      return ColumnOp::Expression;
+    }
+    why = "its elementwise body is none of the per-row ops weft maps (Relu, "
+          "Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, LeakyRelu, "
+          "ThresholdedRelu, Elu, Celu, Selu, Softplus, Softsign, HardSigmoid, "
+          "HardSwish, Clip, Sign, Floor, Ceil, Round, Sin, Cos, Erf, Pow with "
+          "a scalar exponent, or x with a scalar constant: + - * /), and as an "
+          "expression " +
+          exprWhy;
+    return failure();
+  }
+
+  std::string tensorWhy;
+  if (std::optional<TensorFn> fn = tensorFnOf(g, &tensorWhy)) {
+    if (std::optional<ColumnOp> op = matchTensorFn(*fn)) {
+      input = fn->x;
+      *params = std::move(fn->c);
+      return *op;
+    }
+    why = "its body combines its input with a constant tensor in none of the "
+          "ways weft maps (x + C, x - C, C - x, x * C, x / C, max, min, PRelu)";
+    return failure();
+  }
+  if (!tensorWhy.empty()) {
+    why = tensorWhy;
+    return failure();
+  }
+
+  return matchSoftmax(g, type, input, why, *params);
 }
 
 } // namespace weft::conversion

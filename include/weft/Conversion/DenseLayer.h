@@ -8,7 +8,7 @@
 // IR the importer produces. How it is laid out on the fabric and what that
 // costs is plain C++ in the kernel library (weft/Kernels/DenseMapping.h);
 // the partition pass chooses a DenseMapping with that cost model and the
-// fabric-to-wavelet lowering emits it.
+// fabric-to-wavelet lowering emits it with emitDenseLayer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +16,9 @@
 #define WEFT_CONVERSION_DENSELAYER_H
 
 #include "weft/Kernels/DenseMapping.h"
+#include "weft/Kernels/Routing.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
@@ -48,6 +50,24 @@ struct DenseLayer {
 /// ReLU (maximumf with 0). Fails with a sentence in `why` otherwise.
 mlir::FailureOr<DenseLayer> matchDenseLayer(mlir::Value result,
                                             std::string &why);
+
+/// The colors of one dense layer (docs/execution-model.md, "Colors"),
+/// chosen by the color allocator.
+struct DenseColors {
+  int64_t in = 1;           // A: input chunk c along row c (the stream in)
+  int64_t column = 2;       // B: input chunk c down column c
+  int64_t psum[2] = {3, 4}; // the hop leaving column c has psum[(c + 1) % 2]
+  int64_t out = 5;          // the last column's results (the stream out)
+};
+
+/// Emits the layer's wavelet.pe / wavelet.pe_group ops under `m` at `b`'s
+/// insertion point (inside a wavelet.program), named after `name`, with
+/// the router settings `routes` gives every PE (a routed program's
+/// fabric.route ops).
+void emitDenseLayer(mlir::OpBuilder &b, mlir::Location loc,
+                    const DenseLayer &layer, const DenseMapping &m,
+                    const DenseColors &colors, llvm::StringRef name,
+                    const RouteTable &routes);
 
 } // namespace weft::conversion
 
