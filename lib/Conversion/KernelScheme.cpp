@@ -6,7 +6,7 @@
 
 #include "weft/Conversion/KernelScheme.h"
 
-#include "../Transforms/ConstantData.h"
+#include "weft/Transforms/ConstantData.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -15,13 +15,6 @@ using namespace mlir;
 namespace fab = weft::fabric;
 
 namespace weft::conversion {
-
-std::optional<ColumnOp> parseColumnOp(StringRef name) {
-  for (int op = 0; op <= int(ColumnOp::Expression); ++op)
-    if (name == columnOpName(ColumnOp(op)))
-      return ColumnOp(op);
-  return std::nullopt;
-}
 
 fab::DenseSchemeAttr denseScheme(MLIRContext *ctx, int64_t K, int64_t M,
                                  bool relu, bool synthetic,
@@ -89,7 +82,7 @@ expressionParams(fab::ExpressionSchemeAttr e, std::string &why) {
     if (n.getKind() == fab::ExprKind::select)
       v = float(n.getC());
     if (n.getKind() == fab::ExprKind::unary) {
-      std::optional<ColumnOp> op = parseColumnOp(n.getFn());
+      std::optional<ColumnOp> op = parseColumnOp(std::string_view(n.getFn()));
       if (!op) {
         why = "expression node calls '" + n.getFn().str() +
               "', which is no column op";
@@ -215,7 +208,7 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
   ColumnOp op = ColumnOp::Copy;
   std::vector<float> params;
   if (auto e = dyn_cast<fab::ElementwiseSchemeAttr>(scheme)) {
-    std::optional<ColumnOp> parsed = parseColumnOp(e.getOp());
+    std::optional<ColumnOp> parsed = parseColumnOp(std::string_view(e.getOp()));
     if (!parsed || *parsed == ColumnOp::Expression ||
         *parsed == ColumnOp::Softmax || *parsed == ColumnOp::LogSoftmax ||
         isAxisSoftmax(*parsed))
@@ -260,7 +253,7 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     if (failed(p))
       return kernel.emitOpError() << why;
     params = std::move(*p);
-    if (failed(checkExpression(params, why)))
+    if (!checkExpression(params, why))
       return kernel.emitOpError() << "has an expression a PE cannot run: "
                                   << why;
   } else if (isa<fab::JoinSchemeAttr>(scheme)) {

@@ -16,11 +16,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "fabric/FabricOps.h"
-#include "weft/Conversion/ChainPartition.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/Conversion/Graph.h"
 #include "weft/Conversion/KernelScheme.h"
+#include "weft/Kernels/ChainPartition.h"
 #include "weft/Transforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -142,8 +142,8 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     std::string why;
     for (wc::Stage &st : graph->stages)
       if (st.info.layer.kind == wc::ChainLayer::Kind::Dense &&
-          failed(wc::chooseDenseMapping(st.info.layer.K, st.info.layer.M, p,
-                                        *t, why)))
+          !wc::chooseDenseMapping(st.info.layer.K, st.info.layer.M, p, *t,
+                                  why))
         return st.kernel.emitOpError() << "does not fit: " << why;
     std::optional<wc::ChainMapping> mapping =
         wc::partitionNetwork(net, p, *t, why);

@@ -11,14 +11,14 @@
 //    placed on the square of PEs where the chunks turn (the diagonal);
 //  - gives every stream, and every kernel's internal channel, a fabric.route
 //    with one fabric.switch per PE it passes (multicast included), from the
-//    schemes in weft/Conversion/Routing.h.
+//    schemes in weft/Kernels/Routing.h.
 // `--weft-allocate-colors` then colors the routes; the lowering emits them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "weft/Conversion/Graph.h"
-#include "weft/Conversion/ColorAllocation.h"
-#include "weft/Conversion/Routing.h"
+#include "weft/Kernels/ColorAllocation.h"
+#include "weft/Kernels/Routing.h"
 
 #include "fabric/FabricOps.h"
 

@@ -12,7 +12,7 @@
 #ifndef WEFT_LIB_CONVERSION_WAVELETBUILDER_H
 #define WEFT_LIB_CONVERSION_WAVELETBUILDER_H
 
-#include "weft/Conversion/Routing.h"
+#include "weft/Kernels/Routing.h"
 
 #include "wavelet/WaveletOps.h"
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConstantData.h"
+#include "weft/Transforms/ConstantData.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinDialect.h"

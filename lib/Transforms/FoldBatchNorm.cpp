@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConstantData.h"
+#include "weft/Transforms/ConstantData.h"
 #include "weft/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

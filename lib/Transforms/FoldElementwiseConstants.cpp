@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConstantData.h"
+#include "weft/Transforms/ConstantData.h"
 #include "weft/Transforms/Passes.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConstantData.h"
+#include "weft/Transforms/ConstantData.h"
 
 #include "weft/Transforms/Passes.h"
 

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/ChainPartition.h"
+#include "weft/Kernels/ChainPartition.h"
 
 #include "weft/Target/ISA.h"
 
@@ -137,7 +137,7 @@ TEST(ChainPartition, OneLayerAgreesWithChooseDenseMapping) {
     target::Target t = grid(16, 16);
     std::string why;
     auto single = chooseDenseMapping(K, M, Precision::FP32, t, why);
-    ASSERT_TRUE(succeeded(single)) << why;
+    ASSERT_TRUE(single.has_value()) << why;
     std::vector<ChainLayer> chain = {ChainLayer::dense(K, M, true)};
     auto m = partitionChain(chain, Precision::FP32, t, why);
     ASSERT_TRUE(m) << why;

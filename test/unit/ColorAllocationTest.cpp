@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/ColorAllocation.h"
+#include "weft/Kernels/ColorAllocation.h"
 
 #include <gtest/gtest.h>
 

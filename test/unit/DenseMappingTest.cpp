@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/DenseLayer.h"
+#include "weft/Kernels/DenseMapping.h"
 
 #include <gtest/gtest.h>
 
@@ -65,13 +65,13 @@ TEST(DenseMapping, ChoosesTheFastestFittingRectangle) {
   auto t = wt::Target::parse("16x16");
   ASSERT_TRUE(t);
   auto m = chooseDenseMapping(784, 256, Precision::FP32, *t, why);
-  ASSERT_TRUE(succeeded(m)) << why;
+  ASSERT_TRUE(m.has_value()) << why;
   EXPECT_EQ(m->smear, 16);
   EXPECT_EQ(m->rows, 16);
   // A layer with 10 neurons cannot use more than 10 rows, but may smear its
   // fan-in over more columns (their chunks turn below the rectangle).
   m = chooseDenseMapping(1000, 10, Precision::FP32, *t, why);
-  ASSERT_TRUE(succeeded(m)) << why;
+  ASSERT_TRUE(m.has_value()) << why;
   EXPECT_LE(m->rows, 10);
   EXPECT_EQ(m->smear, 16);
 }
@@ -86,7 +86,7 @@ TEST(DenseMapping, EveryChoiceIsValid) {
     Precision p = rng() % 2 ? Precision::Mixed : Precision::FP32;
     std::string why;
     auto m = chooseDenseMapping(K, M, p, *t, why);
-    if (failed(m)) {
+    if (!m) {
       EXPECT_NE(why.find("bytes of weights"), std::string::npos) << why;
       continue;
     }
@@ -103,7 +103,7 @@ TEST(DenseMapping, TooBigSaysWhatIsNeeded) {
   std::string why;
   auto t = wt::Target::parse("4x4");
   auto m = chooseDenseMapping(4096, 4096, Precision::FP32, *t, why);
-  ASSERT_TRUE(failed(m));
+  ASSERT_FALSE(m.has_value());
   EXPECT_NE(why.find("67108864 bytes of weights"), std::string::npos) << why;
   EXPECT_NE(why.find("PEs of 49152 bytes"), std::string::npos) << why;
 }

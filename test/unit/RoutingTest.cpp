@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Follows wavelets through the RoutePlans of weft/Conversion/Routing.h the
+// Follows wavelets through the RoutePlans of weft/Kernels/Routing.h the
 // way the routers would (a wavelet entering a PE through a port of `in`
 // leaves through every port of `out`) and checks that each scheme delivers
 // exactly where docs/execution-model.md says, over many mappings.
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/Routing.h"
+#include "weft/Kernels/Routing.h"
 
 #include <gtest/gtest.h>
 

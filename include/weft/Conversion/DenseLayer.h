@@ -5,17 +5,20 @@
 //===----------------------------------------------------------------------===//
 //
 // A dense (fully connected) layer y = act(x W + b) recognised in the linalg
-// IR the importer produces, and the plain-C++ description of how it is laid
-// out on the fabric (docs/execution-model.md). The partition pass chooses a
-// DenseMapping with the cost model; the fabric-to-wavelet lowering emits it.
+// IR the importer produces. How it is laid out on the fabric and what that
+// costs is plain C++ in the kernel library (weft/Kernels/DenseMapping.h);
+// the partition pass chooses a DenseMapping with that cost model and the
+// fabric-to-wavelet lowering emits it with emitDenseLayer.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef WEFT_CONVERSION_DENSELAYER_H
 #define WEFT_CONVERSION_DENSELAYER_H
 
-#include "weft/Target/Target.h"
+#include "weft/Kernels/DenseMapping.h"
+#include "weft/Kernels/Routing.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
@@ -48,45 +51,23 @@ struct DenseLayer {
 mlir::FailureOr<DenseLayer> matchDenseLayer(mlir::Value result,
                                             std::string &why);
 
-/// The precision a layer is compiled for.
-enum class Precision { FP32, Mixed };
-
-/// How a dense layer is laid out (docs/execution-model.md, "Dense layer"):
-/// a rectangle of `smear` columns by `rows` rows at (x0, y0). Column c holds
-/// input chunk c (the fan-in is smeared over the columns), row r holds
-/// neuron chunk r; chunks are ceil(K / smear) and ceil(M / rows) long, the
-/// last ones shorter. Input chunk c enters on row c and turns into column c
-/// at PE (c, c), so the layer occupies max(smear, rows) rows; rows from
-/// `rows` on only carry input chunks (routers and the turning PEs).
-struct DenseMapping {
-  int64_t x0 = 0, y0 = 0;
-  int64_t smear = 1, rows = 1;
-  Precision precision = Precision::FP32;
+/// The colors of one dense layer (docs/execution-model.md, "Colors"),
+/// chosen by the color allocator.
+struct DenseColors {
+  int64_t in = 1;           // A: input chunk c along row c (the stream in)
+  int64_t column = 2;       // B: input chunk c down column c
+  int64_t psum[2] = {3, 4}; // the hop leaving column c has psum[(c + 1) % 2]
+  int64_t out = 5;          // the last column's results (the stream out)
 };
 
-/// Chunk sizes: elements of chunk `i` when `n` elements are cut into
-/// `parts` chunks of ceil(n / parts).
-int64_t chunkSize(int64_t n, int64_t parts, int64_t i);
-int64_t chunkBegin(int64_t n, int64_t parts, int64_t i);
-
-/// The cost model (docs/execution-model.md, "Cost model"): steady-state
-/// cycles per sample of the layer under `m`, from the same ISA cost table the
-/// simulator uses. `bias`: the layer adds a bias (one more vector
-/// instruction on the last column).
-int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
-                               bool bias = true);
-
-/// Bytes of PE memory the most loaded PE of the mapping needs (code, task
-/// table, descriptors, weights, accumulator, bias).
-int64_t memoryPerPE(int64_t K, int64_t M, const DenseMapping &m);
-
-/// Chooses smear and rows on `target` (the rectangle starts at (0, 0)):
-/// the fewest cycles per sample, then the fewest PEs. Fails with a sentence
-/// in `why` saying what is needed when nothing fits (PEs, memory).
-mlir::FailureOr<DenseMapping> chooseDenseMapping(int64_t K, int64_t M,
-                                                 Precision p,
-                                                 const target::Target &target,
-                                                 std::string &why);
+/// Emits the layer's wavelet.pe / wavelet.pe_group ops under `m` at `b`'s
+/// insertion point (inside a wavelet.program), named after `name`, with
+/// the router settings `routes` gives every PE (a routed program's
+/// fabric.route ops).
+void emitDenseLayer(mlir::OpBuilder &b, mlir::Location loc,
+                    const DenseLayer &layer, const DenseMapping &m,
+                    const DenseColors &colors, llvm::StringRef name,
+                    const RouteTable &routes);
 
 } // namespace weft::conversion
 

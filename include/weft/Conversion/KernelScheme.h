@@ -16,7 +16,7 @@
 #ifndef WEFT_CONVERSION_KERNELSCHEME_H
 #define WEFT_CONVERSION_KERNELSCHEME_H
 
-#include "weft/Conversion/ChainPartition.h"
+#include "weft/Kernels/ChainPartition.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 
@@ -27,9 +27,6 @@
 #include <vector>
 
 namespace weft::conversion {
-
-/// The column op named `name` (columnOpName's inverse), if any.
-std::optional<ColumnOp> parseColumnOp(llvm::StringRef name);
 
 /// The scheme of a dense layer whose weights (K x M) and bias (M values, or
 /// null) are `weights` and `bias`. `synthetic`: weft made the matrix.

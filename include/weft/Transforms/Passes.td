@@ -232,7 +232,7 @@ def RouteStreams : Pass<"weft-route-streams", "mlir::ModuleOp"> {
     every kernel's internal channel (`channel "psum_even"`, ...) a
     `fabric.route` with one `fabric.switch` per PE it passes, multicast and
     the receiving PE included. The switch settings come from the schemes of
-    weft/Conversion/Routing.h. Logical (empty) routes are replaced; a
+    weft/Kernels/Routing.h. Logical (empty) routes are replaced; a
     program that already has switches or redistributions is an error, as is
     a chain whose layouts do not line up.
 

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/ColorAllocation.h"
+#include "weft/Kernels/ColorAllocation.h"
 
 #include <algorithm>
 #include <map>

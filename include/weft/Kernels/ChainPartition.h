@@ -1,5 +1,4 @@
-//===- ChainPartition.h - A balanced pipeline for a chain ----- -*- C++ -*-===//
-//-*-===//
+//===- ChainPartition.h - A balanced pipeline for a chain -------*- C++ -*-===//
 //
 // Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
 //
@@ -18,11 +17,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_CONVERSION_CHAINPARTITION_H
-#define WEFT_CONVERSION_CHAINPARTITION_H
+#ifndef WEFT_KERNELS_CHAINPARTITION_H
+#define WEFT_KERNELS_CHAINPARTITION_H
 
-#include "weft/Conversion/ColumnKernels.h"
-#include "weft/Conversion/DenseLayer.h"
+#include "weft/Kernels/ColumnKernel.h"
+#include "weft/Kernels/DenseMapping.h"
 #include "weft/Target/Target.h"
 
 #include <cstdint>
@@ -180,4 +179,4 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
 
 } // namespace weft::conversion
 
-#endif // WEFT_CONVERSION_CHAINPARTITION_H
+#endif // WEFT_KERNELS_CHAINPARTITION_H

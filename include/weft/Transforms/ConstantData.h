@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_LIB_TRANSFORMS_CONSTANTDATA_H
-#define WEFT_LIB_TRANSFORMS_CONSTANTDATA_H
+#ifndef WEFT_TRANSFORMS_CONSTANTDATA_H
+#define WEFT_TRANSFORMS_CONSTANTDATA_H
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -33,4 +33,4 @@ mlir::ElementsAttr makeF32(mlir::RankedTensorType type,
 
 } // namespace weft
 
-#endif // WEFT_LIB_TRANSFORMS_CONSTANTDATA_H
+#endif // WEFT_TRANSFORMS_CONSTANTDATA_H

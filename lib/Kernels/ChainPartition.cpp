@@ -23,17 +23,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/ChainPartition.h"
+#include "weft/Kernels/ChainPartition.h"
 
 #include "weft/Target/ISA.h"
-
-#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
+#include <tuple>
 
 namespace weft::conversion {
 
@@ -347,8 +346,8 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
       state = s;
     }
   m.streamRows.assign(size_t(shape.numStreams), 0);
-  for (auto [st, r] : llvm::zip(shape.live[0], state))
-    m.streamRows[size_t(st)] = r;
+  for (size_t i = 0; i < state.size(); ++i)
+    m.streamRows[size_t(shape.live[0][i])] = state[i];
   m.inputRows = state.empty() ? 1 : state.front();
   int64_t w = W, x = 0, lastRows = 1;
   for (size_t l = 0; l < L; ++l) {
@@ -477,7 +476,8 @@ std::vector<LayerTable> tabulateNetwork(const NetworkShape &net, Precision p,
 bool validShape(const NetworkShape &net, std::string &why) {
   std::vector<int64_t> producer(size_t(std::max<int64_t>(0, net.numStreams)),
                                 -1);
-  for (auto [l, layer] : llvm::enumerate(net.layers)) {
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    const NetworkLayer &layer = net.layers[l];
     auto bad = [&](int64_t st) { return st < 0 || st >= net.numStreams; };
     if (bad(layer.output) || producer[size_t(layer.output)] >= 0) {
       why = "kernel " + std::to_string(l) + " writes an invalid stream";
@@ -493,8 +493,8 @@ bool validShape(const NetworkShape &net, std::string &why) {
     for (int64_t in : layer.inputs)
       if (bad(in) || in == layer.output ||
           (producer[size_t(in)] < 0 &&
-           llvm::any_of(llvm::drop_begin(net.layers, l),
-                        [&](const NetworkLayer &o) { return o.output == in; }))) {
+           std::any_of(net.layers.begin() + long(l), net.layers.end(),
+                       [&](const NetworkLayer &o) { return o.output == in; }))) {
         why = "kernel " + std::to_string(l) +
               " reads a stream no earlier kernel writes";
         return false;
@@ -508,8 +508,8 @@ bool validShape(const NetworkShape &net, std::string &why) {
 
 NetworkShape NetworkShape::chain(const std::vector<ChainLayer> &chain) {
   NetworkShape net;
-  for (auto [l, layer] : llvm::enumerate(chain))
-    net.layers.push_back({layer, {int64_t(l)}, int64_t(l) + 1});
+  for (size_t l = 0; l < chain.size(); ++l)
+    net.layers.push_back({chain[l], {int64_t(l)}, int64_t(l) + 1});
   net.numStreams = int64_t(chain.size()) + 1;
   return net;
 }

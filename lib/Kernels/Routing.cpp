@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/Routing.h"
+#include "weft/Kernels/Routing.h"
 
 #include <algorithm>
 

@@ -16,10 +16,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_CONVERSION_ROUTING_H
-#define WEFT_CONVERSION_ROUTING_H
+#ifndef WEFT_KERNELS_ROUTING_H
+#define WEFT_KERNELS_ROUTING_H
 
-#include "weft/Conversion/DenseLayer.h"
+#include "weft/Kernels/DenseMapping.h"
 #include "weft/Target/Target.h"
 
 #include <cstdint>
@@ -104,4 +104,4 @@ RoutePlan relayEast(int64_t x0, int64_t gridWidth, int64_t rows);
 
 } // namespace weft::conversion
 
-#endif // WEFT_CONVERSION_ROUTING_H
+#endif // WEFT_KERNELS_ROUTING_H

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_CONVERSION_COLORALLOCATION_H
-#define WEFT_CONVERSION_COLORALLOCATION_H
+#ifndef WEFT_KERNELS_COLORALLOCATION_H
+#define WEFT_KERNELS_COLORALLOCATION_H
 
 #include <cstdint>
 #include <optional>
@@ -42,4 +42,4 @@ allocateColors(const std::vector<StreamRequest> &streams, unsigned routable,
 
 } // namespace weft::conversion
 
-#endif // WEFT_CONVERSION_COLORALLOCATION_H
+#endif // WEFT_KERNELS_COLORALLOCATION_H

@@ -1,0 +1,65 @@
+//===- DenseMapping.h - A dense layer's layout and cost model ---*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// Plain C++ (no MLIR). How a dense layer y = act(x W + b) of K inputs and M
+// neurons is laid out on the fabric (docs/execution-model.md, "Dense
+// layer"), what it costs per sample and in memory, and the best layout on a
+// target. The matcher (weft/Conversion/DenseLayer.h) finds the layers; the
+// partition pass chooses a DenseMapping; the lowering emits it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_KERNELS_DENSEMAPPING_H
+#define WEFT_KERNELS_DENSEMAPPING_H
+
+#include "weft/Kernels/Chunks.h"
+#include "weft/Target/Target.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace weft::conversion {
+
+/// The precision a layer is compiled for.
+enum class Precision { FP32, Mixed };
+
+/// How a dense layer is laid out (docs/execution-model.md, "Dense layer"):
+/// a rectangle of `smear` columns by `rows` rows at (x0, y0). Column c holds
+/// input chunk c (the fan-in is smeared over the columns), row r holds
+/// neuron chunk r; chunks are ceil(K / smear) and ceil(M / rows) long, the
+/// last ones shorter. Input chunk c enters on row c and turns into column c
+/// at PE (c, c), so the layer occupies max(smear, rows) rows; rows from
+/// `rows` on only carry input chunks (routers and the turning PEs).
+struct DenseMapping {
+  int64_t x0 = 0, y0 = 0;
+  int64_t smear = 1, rows = 1;
+  Precision precision = Precision::FP32;
+};
+
+/// The cost model (docs/execution-model.md, "Cost model"): steady-state
+/// cycles per sample of the layer under `m`, from the same ISA cost table the
+/// simulator uses. `bias`: the layer adds a bias (one more vector
+/// instruction on the last column).
+int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
+                               bool bias = true);
+
+/// Bytes of PE memory the most loaded PE of the mapping needs (code, task
+/// table, descriptors, weights, accumulator, bias).
+int64_t memoryPerPE(int64_t K, int64_t M, const DenseMapping &m);
+
+/// Chooses smear and rows on `target` (the rectangle starts at (0, 0)):
+/// the fewest cycles per sample, then the fewest PEs. Returns nothing with
+/// a sentence in `why` saying what is needed when nothing fits (PEs,
+/// memory).
+std::optional<DenseMapping> chooseDenseMapping(int64_t K, int64_t M,
+                                               Precision p,
+                                               const target::Target &target,
+                                               std::string &why);
+
+} // namespace weft::conversion
+
+#endif // WEFT_KERNELS_DENSEMAPPING_H

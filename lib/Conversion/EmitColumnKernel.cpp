@@ -1,0 +1,739 @@
+//===- EmitColumnKernel.cpp - Column kernels to per-PE wavelet programs ---===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// Emits a column kernel's PEs (docs/execution-model.md, "Column kernels"):
+// the classic ops' loops, the axis softmax's group loops, and the steps of
+// every other op (weft/Kernels/ColumnSequences.h) as DSD records, DSR loads
+// and vector instructions. PEs with the same role form one
+// wavelet.pe_group.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/ColumnKernels.h"
+
+#include "WaveletBuilder.h"
+
+#include "weft/Kernels/ColumnSequences.h"
+#include "weft/Target/ISA.h"
+#include "weft/Target/Target.h"
+
+#include "fabric/FabricOps.h"
+#include "wavelet/WaveletOps.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+using namespace mlir;
+using namespace weft::conversion::column;
+namespace wt = weft::target;
+namespace fab = weft::fabric;
+namespace wv = weft::wavelet;
+
+namespace weft::conversion {
+
+namespace {
+
+/// The DSD record symbol of a vector id.
+std::string vecName(int32_t r) {
+  switch (r) {
+  case kVecIn:
+    return "in";
+  case kVecOut:
+    return "out";
+  case kVecBuf:
+    return "buf";
+  case kVecBuf2:
+    return "buf2";
+  case kVecBuf3:
+    return "buf3";
+  case kVecBuf4:
+    return "buf4";
+  case kVecBuf5:
+    return "buf5";
+  case kVecBuf6:
+  case kVecBuf6 + 1:
+  case kVecBuf6 + 2:
+  case kVecBuf6 + 3:
+  case kVecBuf6 + 4:
+  case kVecBuf6 + 5:
+  case kVecBuf6 + 6:
+  case kVecBuf6 + 7:
+    return "buf" + std::to_string(r - kVecBuf6 + 6);
+  case kVecConst:
+    return "const";
+  default:
+    break;
+  }
+  if (r >= kVecMem0)
+    return "c" + std::to_string(r - kVecMem0 + kNumGprConsts);
+  if (r >= kVecHi0)
+    return "hi" + std::to_string(r - kVecHi0);
+  return "lo" + std::to_string(r - kVecLo0);
+}
+
+} // namespace
+
+namespace {
+
+using DirSet = uint8_t;
+constexpr DirSet bit(wt::Dir d) { return DirSet(1u << unsigned(d)); }
+
+/// What distinguishes the program of one PE of the column.
+struct Role {
+  int64_t len = 0;    // chunk length
+  bool first = false; // row 0 of a multi-row softmax
+  bool last = false;  // last row of a multi-row softmax
+  int64_t parity = 0; // row parity (softmax reduction colors)
+  bool operator==(const Role &o) const {
+    return len == o.len && first == o.first && last == o.last &&
+           parity == o.parity;
+  }
+};
+
+class Emitter : WaveletBuilder {
+public:
+  Emitter(OpBuilder &b, Location loc, const ColumnKernel &k, StringRef name,
+          StringRef layer, const RouteTable &routes)
+      : WaveletBuilder(b, loc), k(k), name(name), layer(layer), routes(routes) {
+  }
+
+  Role roleOf(int64_t r) const;
+  void emitGroup(int64_t r0, int64_t r1, const Role &role);
+
+private:
+  void emitSequence(int64_t L, int64_t r0, int64_t r1);
+  void emitClassic(int64_t L, const Role &role);
+  void emitAxisSoftmax(int64_t L);
+  /// `wavelet.jump "label" if_true` (a `brt`).
+  void jumpIfTrue(StringRef label) {
+    OperationState st(loc, wv::JumpOp::getOperationName());
+    st.addAttribute("label", b.getStringAttr(label));
+    st.addAttribute(
+        "cond", wv::JumpCondAttr::get(b.getContext(), wv::JumpCond::if_true));
+    b.create(st);
+  }
+  void dsd(StringRef sym, Rec index, wv::DsdKind kind,
+           ArrayRef<NamedAttribute> fields) {
+    dsdAt(sym, kDsdBase + 4 * index, kind, fields);
+  }
+
+  const ColumnKernel &k;
+  StringRef name, layer;
+  const RouteTable &routes;
+};
+
+Role Emitter::roleOf(int64_t r) const {
+  Role role;
+  role.len = chunkSize(k.layout.n, k.layout.rows, r);
+  if (isSoftmax(k.op) && k.layout.rows > 1) {
+    role.first = r == 0;
+    role.last = r == k.layout.rows - 1;
+    role.parity = r % 2;
+  }
+  return role;
+}
+
+void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
+  std::vector<Step> steps = sequenceOf(k);
+
+  // Constants: the low half of each in GPR n, the high half in n + 1.
+  std::vector<float> consts =
+      columnTakesTensor(k.op) ? std::vector<float>() : registerConstants(k);
+  for (size_t i = 0; i < consts.size() && i < size_t(kNumGprConsts); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &consts[i], 4);
+    for (int half = 0; half < 2; ++half) {
+      OperationState p(loc, wv::ParamOp::getOperationName());
+      p.addAttribute("gpr", b.getI64IntegerAttr(kGprConst[i] + half));
+      p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
+                                2, 0,
+                                b.getAffineConstantExpr(
+                                    int64_t((bits >> (16 * half)) & 0xffff)))));
+      b.create(p);
+    }
+  }
+
+  // DSD records of the vectors the steps use.
+  std::set<int32_t> used;
+  for (const Step &s : steps) {
+    used.insert(s.dst);
+    used.insert(s.src0);
+    if (s.src1 && s.src1->kind == Opnd::Vec)
+      used.insert(s.src1->value);
+  }
+  int32_t nextRec = kRecFirstFree;
+  for (int32_t r : used) {
+    if (r == kVecIn)
+      dsd("in", kRecIn, wv::DsdKind::fabin,
+          {i64("length", L), i64("color", k.inColor)});
+    else if (r == kVecOut)
+      dsd("out", kRecOut, wv::DsdKind::fabout,
+          {i64("length", L), i64("color", k.outColor)});
+    else if (r == kVecConst) {
+      // Each PE's chunk of the constant tensor (1 / C for DivTensor).
+      int64_t base = kDataBase + 2 * L * constSlot(k.op), h = r1 - r0;
+      std::vector<char> bytes;
+      bytes.reserve(size_t(4 * h * L));
+      for (int64_t row = r0; row < r1; ++row) {
+        int64_t begin = chunkBegin(k.layout.n, k.layout.rows, row);
+        for (int64_t j = 0; j < L; ++j) {
+          float c = k.params[size_t(begin + j)];
+          if (k.op == ColumnOp::DivTensor)
+            c = 1.0f / c;
+          uint32_t bits;
+          std::memcpy(&bits, &c, 4);
+          for (int i = 0; i < 4; ++i)
+            bytes.push_back(char((bits >> (8 * i)) & 0xff));
+        }
+      }
+      auto type = RankedTensorType::get({h, 1, L}, b.getF32Type());
+      std::string key = (name + "_const_r" + Twine(r0)).str();
+      OperationState s(loc, wv::SegmentOp::getOperationName());
+      s.addAttribute(SymbolTable::getSymbolAttrName(),
+                     b.getStringAttr("const_data"));
+      s.addAttribute("address", b.getI64IntegerAttr(base));
+      s.addAttribute("per_pe", b.getUnitAttr());
+      s.addAttribute("value",
+                     DenseResourceElementsAttr::get(
+                         type, key,
+                         HeapAsmResourceBlob::allocateAndCopyInferAlign(
+                             ArrayRef<char>(bytes))));
+      b.create(s);
+      dsd("const", kRecConst, wv::DsdKind::mem1d,
+          {i64("length", L), i64("base", base)});
+    } else if (r >= kVecMem0) {
+      // A constant of the table, the same value for every element.
+      dsd(vecName(r), Rec(nextRec++), wv::DsdKind::mem1d,
+          {i64("length", L), i64("base", kConstTable + 2 * (r - kVecMem0)),
+           i64("stride", 0)});
+    } else if (r >= kVecLo0) {
+      // 16-bit halves of a buffer's fp32 elements (low word first).
+      int64_t slot = (r - kVecLo0) % 10, half = r >= kVecHi0 ? 1 : 0;
+      dsd(vecName(r), Rec(nextRec++), wv::DsdKind::mem1d,
+          {i64("length", L), i64("base", kDataBase + 2 * L * slot + half),
+           i64("stride", 2)});
+    } else {
+      Rec rec = r >= kVecBuf4 ? Rec(nextRec++) : Rec(r);
+      dsd(vecName(r), rec, wv::DsdKind::mem1d,
+          {i64("length", L), i64("base", kDataBase + 2 * L * slotOf(r))});
+    }
+  }
+  // The constants beyond the GPRs' (the table of kConstTable).
+  if (consts.size() > size_t(kNumGprConsts)) {
+    std::vector<float> table(consts.begin() + kNumGprConsts, consts.end());
+    auto type = RankedTensorType::get({int64_t(table.size())}, b.getF32Type());
+    OperationState s(loc, wv::SegmentOp::getOperationName());
+    s.addAttribute(SymbolTable::getSymbolAttrName(),
+                   b.getStringAttr("const_table"));
+    s.addAttribute("address", b.getI64IntegerAttr(kConstTable));
+    s.addAttribute("value",
+                   DenseElementsAttr::get(type, ArrayRef<float>(table)));
+    b.create(s);
+  }
+
+  wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&mainTask.getBody().front());
+
+  // DSR numbers (planDsrs): the permanent ones are loaded once before the
+  // loop, the scratch DSRs before the steps that need them.
+  using K = wt::OperandKind;
+  using RF = wv::RegFile;
+  DsrPlan plan = planDsrs(steps);
+  for (size_t n = 0; n < plan.pairs.size(); ++n) {
+    dsrLoad(RF::ddsr, int64_t(n), vecName(plan.pairs[n].first));
+    dsrLoad(RF::s0dsr, int64_t(n), vecName(plan.pairs[n].second));
+  }
+  for (size_t n = 0; n < plan.s1.size(); ++n)
+    dsrLoad(RF::s1dsr, int64_t(n), vecName(plan.s1[n]));
+  label("sample");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step &s = steps[i];
+    const DsrPlan::Use &u = plan.uses[i];
+    if (u.loadPair) {
+      dsrLoad(RF::ddsr, u.pair, vecName(s.dst));
+      dsrLoad(RF::s0dsr, u.pair, vecName(s.src0));
+    }
+    if (u.loadS1)
+      dsrLoad(RF::s1dsr, u.s1, vecName(s.src1->value));
+    int32_t n = u.pair;
+    const wt::OpcodeInfo &info = wt::info(s.op);
+    if (info.family == wt::Family::Un) {
+      inst(info.mnemonic, {int32_t(K::Ddsr), n, int32_t(K::S0dsr), n});
+      continue;
+    }
+    int32_t kind = 0, value = 0;
+    switch (s.src1->kind) {
+    case Opnd::Vec:
+      kind = int32_t(K::S1dsr);
+      value = u.s1;
+      break;
+    case Opnd::Gpr:
+      kind = int32_t(K::Gpr);
+      value = s.src1->value;
+      break;
+    case Opnd::Imm:
+      kind = int32_t(K::Imm);
+      value = s.src1->value;
+      break;
+    }
+    inst(info.mnemonic, {int32_t(K::Dsr), n, kind, value});
+  }
+  jump("sample");
+}
+
+void Emitter::emitAxisSoftmax(int64_t L) {
+  const AxisLoop lp = axisLoop(k, L);
+  const bool log = k.op == ColumnOp::AxisLogSoftmax;
+  using K = wt::OperandKind;
+  using RF = wv::RegFile;
+  const int32_t gpr = int32_t(K::Gpr), imm = int32_t(K::Imm),
+                dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
+                s0 = int32_t(K::S0dsr);
+  const int32_t zero = int32_t(wt::SmallImm::Zero),
+                two = int32_t(wt::SmallImm::Two);
+
+  // The loop's constants (word offsets), set at load time.
+  auto param = [&](int32_t g, int64_t value) {
+    OperationState p(loc, wv::ParamOp::getOperationName());
+    p.addAttribute("gpr", b.getI64IntegerAttr(g));
+    p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
+                              2, 0, b.getAffineConstantExpr(value))));
+    b.create(p);
+  };
+  param(kGprEnd, 2 * L);
+  if (lp.stride > 1) {
+    param(kGprInnerEnd0, 2 * lp.stride);
+    param(kGprSkip, 2 * lp.stride * (lp.group - 1));
+    param(kGprBlock, 2 * lp.stride * lp.group);
+  } else {
+    param(kGprSkip, 2 * lp.group);
+  }
+
+  // The chunk in `buf`; `grp` is the group at word offset GPR4 of it (G
+  // elements, I apart), `tmp` LogSoftmax's exponentials of one group.
+  int64_t buf = kDataBase, buf2 = kDataBase + 2 * L;
+  dsd("in", kRecIn, wv::DsdKind::fabin,
+      {i64("length", L), i64("color", k.inColor)});
+  dsd("out", kRecOut, wv::DsdKind::fabout,
+      {i64("length", L), i64("color", k.outColor)});
+  dsd("buf", kRecBuf, wv::DsdKind::mem1d, {i64("length", L), i64("base", buf)});
+  dsd("grp", kRecBuf2, wv::DsdKind::mem1d,
+      {i64("length", lp.group), i64("base", buf), i64("stride", lp.stride),
+       b.getNamedAttr("ix", b.getUnitAttr())});
+  if (log)
+    dsd("tmp", kRecBuf3, wv::DsdKind::mem1d,
+        {i64("length", lp.group), i64("base", buf2)});
+
+  wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&mainTask.getBody().front());
+  dsrLoad(RF::ddsr, 0, "buf");
+  dsrLoad(RF::s0dsr, 0, "in");
+  dsrLoad(RF::ddsr, 1, "grp");
+  dsrLoad(RF::s0dsr, 1, "grp");
+  if (log) {
+    dsrLoad(RF::ddsr, 2, "tmp");
+    dsrLoad(RF::s0dsr, 2, "tmp");
+  }
+  dsrLoad(RF::ddsr, 3, "out");
+  dsrLoad(RF::s0dsr, 3, "buf");
+  const int32_t cmp = int32_t(K::Gpr);
+  label("sample");
+  inst("mov32", {ddsr, 0, s0, 0}); // buf = in
+  inst("movi", {4, 0});            // the first group
+  if (lp.stride > 1)
+    inst("mov16", {gpr, kGprInnerEnd, gpr, kGprInnerEnd0});
+  label("group");
+  inst("mov32", {gpr, kGprMax, s0, 1});  // m = grp[0]
+  inst("fmaxr", {gpr, kGprMax, s0, 1});  // m = max(m, grp...)
+  inst("fsub", {dsrK, 1, gpr, kGprMax}); // grp = grp - m
+  inst("fexp", {ddsr, log ? 2 : 1, s0, 1});
+  inst("mov32", {gpr, kGprSum, imm, zero});
+  inst("fsum", {gpr, kGprSum, s0, log ? 2 : 1}); // s = sum(exp)
+  if (log) {
+    inst("flog", {gpr, kGprSum, gpr, kGprSum});
+    inst("fsub", {dsrK, 1, gpr, kGprSum}); // grp = (x - m) - log(s)
+  } else {
+    inst("frcp", {gpr, kGprSum, gpr, kGprSum});
+    inst("fmul", {dsrK, 1, gpr, kGprSum}); // grp = e * (1 / s)
+  }
+  if (lp.stride > 1) {
+    // The next group of the block starts one element on; after the
+    // block's I groups, skip its other G - 1 rows.
+    inst("add16", {gpr, 4, imm, two});
+    inst("cltu16", {cmp, 4, gpr, kGprInnerEnd});
+    jumpIfTrue("group");
+    inst("add16", {gpr, 4, gpr, kGprSkip});
+    inst("add16", {gpr, kGprInnerEnd, gpr, kGprBlock});
+  } else {
+    inst("add16", {gpr, 4, gpr, kGprSkip});
+  }
+  inst("cltu16", {cmp, 4, gpr, kGprEnd});
+  jumpIfTrue("group");
+  inst("mov32", {ddsr, 3, s0, 3}); // out = buf
+  jump("sample");
+}
+
+void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
+  MLIRContext *ctx = b.getContext();
+  int64_t h = r1 - r0, L = role.len;
+  int64_t y = k.layout.y0 + r0;
+
+  std::string sym =
+      (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine())).str();
+  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
+                               : wv::PeOp::getOperationName());
+  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
+  if (h > 1) {
+    st.addAttribute("rect", fab::RectAttr::get(ctx, k.x, y, 1, h));
+  } else {
+    st.addAttribute("x", b.getI64IntegerAttr(k.x));
+    st.addAttribute("y", b.getI64IntegerAttr(y));
+  }
+  st.addAttribute("layer", b.getStringAttr(layer));
+  st.addRegion()->emplaceBlock();
+  Operation *pe = b.create(st);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&pe->getRegion(0).front());
+
+  // Routes (weft/Kernels/Routing.h): the chunk in from the west, the
+  // result out to the east; for a column softmax the partial results go
+  // north on the sender's parity color and row 0's totals are multicast
+  // south on the third color.
+  routesAt(routes, k.x, y);
+  if (isAxisSoftmax(k.op))
+    emitAxisSoftmax(L);
+  else if (!isClassic(k.op))
+    emitSequence(L, r0, r1);
+  else
+    emitClassic(L, role);
+}
+
+/// Relu, Sigmoid, Tanh, Softmax and LogSoftmax: their buffers, DSD records
+/// and loop, written out op by op.
+void Emitter::emitClassic(int64_t L, const Role &role) {
+  bool reduce = isSoftmax(k.op) && k.layout.rows > 1;
+  int64_t redOut = 0, redIn = 0, bc = 0;
+  if (reduce) {
+    redOut = k.internal[role.parity];
+    redIn = k.internal[1 - role.parity];
+    bc = k.internal[2];
+  }
+
+  // Data: buf (and buf2) of L fp32 each.
+  int64_t buf = kDataBase, buf2 = kDataBase + 2 * L;
+  if (k.op == ColumnOp::Tanh) {
+    // A vector of ones for 1 - 2r (Vec ops take their first source from a
+    // DSR, never from an immediate).
+    auto type = RankedTensorType::get({L}, b.getF32Type());
+    OperationState s(loc, wv::SegmentOp::getOperationName());
+    s.addAttribute(SymbolTable::getSymbolAttrName(),
+                   b.getStringAttr("ones_data"));
+    s.addAttribute("address", b.getI64IntegerAttr(buf2));
+    s.addAttribute("value", DenseElementsAttr::get(type, 1.0f));
+    b.create(s);
+  }
+
+  // DSD records.
+  dsd("in", kRecIn, wv::DsdKind::fabin,
+      {i64("length", L), i64("color", k.inColor)});
+  dsd("out", kRecOut, wv::DsdKind::fabout,
+      {i64("length", L), i64("color", k.outColor)});
+  if (k.op != ColumnOp::Relu)
+    dsd("buf", kRecBuf, wv::DsdKind::mem1d,
+        {i64("length", L), i64("base", buf)});
+  if (k.op == ColumnOp::Tanh || k.op == ColumnOp::LogSoftmax)
+    dsd(k.op == ColumnOp::Tanh ? "ones" : "exps", kRecBuf2, wv::DsdKind::mem1d,
+        {i64("length", L), i64("base", buf2)});
+  if (reduce) {
+    if (!role.last)
+      dsd("red_in", kRecRedIn, wv::DsdKind::fabin,
+          {i64("length", 1), i64("color", redIn)});
+    if (!role.first) {
+      dsd("red_out", kRecRedOut, wv::DsdKind::fabout,
+          {i64("length", 1), i64("color", redOut)});
+      dsd("bc_in", kRecBcIn, wv::DsdKind::fabin,
+          {i64("length", 1), i64("color", bc)});
+    } else {
+      dsd("bc_out", kRecBcOut, wv::DsdKind::fabout,
+          {i64("length", 1), i64("color", bc)});
+    }
+  }
+
+  using K = wt::OperandKind;
+  const int32_t gpr = int32_t(K::Gpr), imm = int32_t(K::Imm),
+                dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
+                s0 = int32_t(K::S0dsr), s1 = int32_t(K::S1dsr);
+  const int32_t zero = int32_t(wt::SmallImm::Zero),
+                one = int32_t(wt::SmallImm::One),
+                two = int32_t(wt::SmallImm::Two);
+
+  wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&mainTask.getBody().front());
+
+  // DSR numbers: `dsr n` pairs DDSR n with S0DSR n.
+  using RF = wv::RegFile;
+  switch (k.op) {
+  case ColumnOp::Relu:
+    // out = max(in, 0), straight from the fabric to the fabric.
+    dsrLoad(RF::ddsr, 0, "out");
+    dsrLoad(RF::s0dsr, 0, "in");
+    label("sample");
+    inst("fmax", {dsrK, 0, imm, zero});
+    break;
+  case ColumnOp::Sigmoid:
+    // buf = -in; buf = exp(buf); buf += 1; out = 1 / buf.
+    dsrLoad(RF::ddsr, 0, "buf");
+    dsrLoad(RF::s0dsr, 0, "in");
+    dsrLoad(RF::ddsr, 1, "buf");
+    dsrLoad(RF::s0dsr, 1, "buf");
+    dsrLoad(RF::ddsr, 2, "out");
+    label("sample");
+    inst("fneg", {ddsr, 0, s0, 0});
+    inst("fexp", {ddsr, 1, s0, 1});
+    inst("fadd", {dsrK, 1, imm, one});
+    inst("frcp", {ddsr, 2, s0, 1});
+    break;
+  case ColumnOp::Tanh:
+    // r = 1 / (1 + exp(2 in)); out = 1 - 2 r.
+    dsrLoad(RF::ddsr, 0, "buf");
+    dsrLoad(RF::s0dsr, 0, "in");
+    dsrLoad(RF::ddsr, 1, "buf");
+    dsrLoad(RF::s0dsr, 1, "buf");
+    dsrLoad(RF::s1dsr, 1, "buf");
+    dsrLoad(RF::ddsr, 2, "out");
+    dsrLoad(RF::s0dsr, 2, "ones");
+    label("sample");
+    inst("fmul", {dsrK, 0, imm, two});
+    inst("fexp", {ddsr, 1, s0, 1});
+    inst("fadd", {dsrK, 1, imm, one});
+    inst("frcp", {ddsr, 1, s0, 1});
+    inst("fadd", {dsrK, 1, s1, 1});
+    inst("fsub", {dsrK, 2, s1, 1});
+    break;
+  case ColumnOp::Softmax:
+  case ColumnOp::LogSoftmax: {
+    bool log = k.op == ColumnOp::LogSoftmax;
+    dsrLoad(RF::ddsr, 0, "buf");
+    dsrLoad(RF::s0dsr, 0, "in");
+    dsrLoad(RF::ddsr, 1, "buf");
+    dsrLoad(RF::s0dsr, 1, "buf");
+    dsrLoad(RF::ddsr, 2, log ? "exps" : "buf");
+    if (log)
+      dsrLoad(RF::s0dsr, 2, "exps");
+    dsrLoad(RF::ddsr, 3, "out");
+    dsrLoad(RF::s0dsr, 3, "buf");
+    if (reduce) {
+      if (!role.last)
+        dsrLoad(RF::s1dsr, 4, "red_in");
+      if (!role.first) {
+        dsrLoad(RF::ddsr, 5, "red_out");
+        dsrLoad(RF::s0dsr, 6, "bc_in");
+      } else {
+        dsrLoad(RF::ddsr, 6, "bc_out");
+      }
+    }
+    // Combines this row's partial value in `g` with the rows below, sends
+    // it north and receives the column's total from row 0.
+    auto allReduce = [&](StringRef combine, int32_t g) {
+      if (!reduce)
+        return;
+      if (!role.last)
+        inst(combine, {gpr, g, s1, 4});
+      if (!role.first) {
+        inst("mov32", {ddsr, 5, gpr, g});
+        inst("mov32", {gpr, g, s0, 6});
+      } else {
+        inst("mov32", {ddsr, 6, gpr, g});
+      }
+    };
+    label("sample");
+    inst("mov32", {ddsr, 0, s0, 0});      // buf = in
+    inst("mov32", {gpr, kGprMax, s0, 1}); // m = buf[0]
+    inst("fmaxr", {gpr, kGprMax, s0, 1}); // m = max(m, buf...)
+    allReduce("fmax", kGprMax);
+    inst("fsub", {dsrK, 1, gpr, kGprMax}); // buf = buf - m
+    inst("fexp", {ddsr, 2, s0, 1});        // e = exp(buf)
+    inst("mov32", {gpr, kGprSum, imm, zero});
+    inst("fsum", {gpr, kGprSum, s0, log ? 2 : 1}); // s = sum(e)
+    allReduce("fadd", kGprSum);
+    if (log) {
+      inst("flog", {gpr, kGprSum, gpr, kGprSum});
+      inst("fsub", {dsrK, 3, gpr, kGprSum}); // out = (x - m) - log(s)
+    } else {
+      inst("frcp", {gpr, kGprSum, gpr, kGprSum});
+      inst("fmul", {dsrK, 3, gpr, kGprSum}); // out = e * (1 / s)
+    }
+    break;
+  }
+  default:
+    llvm_unreachable("the other ops are emitted by emitSequence");
+  }
+  jump("sample");
+}
+
+} // namespace
+
+/// `v` as %g prints it (7, not 7.000000e+00).
+static std::string shortNum(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", double(v));
+  return buf;
+}
+
+LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
+                               const ColumnKernel &k, StringRef name,
+                               StringRef layer, const RouteTable *routes) {
+  const RowChunks &lay = k.layout;
+  if (lay.n < 1 || lay.rows < 1 || lay.y0 < 0 || k.x < 0)
+    return emitError(loc) << "column kernel " << name << " has " << lay.n
+                          << " elements on " << lay.rows << " rows at (" << k.x
+                          << ", " << lay.y0
+                          << "); it needs at least one of each";
+  if (chunkSize(lay.n, lay.rows, lay.rows - 1) < 1)
+    return emitError(loc) << "column kernel " << name << ": " << lay.rows
+                          << " rows leave the last chunk of " << lay.n
+                          << " elements (chunks of "
+                          << chunkSize(lay.n, lay.rows, 0) << ") empty";
+  int64_t L = chunkSize(lay.n, lay.rows, 0);
+  if (L > 32767)
+    return emitError(loc) << "column kernel " << name << ": a chunk of " << L
+                          << " elements exceeds the 32767-element vector "
+                             "length";
+  // The enclosing wavelet.program's target bounds colors, rows and memory.
+  auto program = dyn_cast_or_null<wv::ProgramOp>(
+      b.getInsertionBlock() ? b.getInsertionBlock()->getParentOp() : nullptr);
+  if (!program)
+    return emitError(loc) << "column kernel " << name
+                          << " must be emitted inside a wavelet.program";
+  wt::Target target = program.getTargetAttr().getModel();
+  if (k.x >= int64_t(target.width()) ||
+      lay.y0 + lay.rows > int64_t(target.height()))
+    return emitError(loc) << "column kernel " << name << " at column " << k.x
+                          << ", rows " << lay.y0 << ".." << lay.y0 + lay.rows
+                          << " does not fit the " << target.width() << "x"
+                          << target.height() << " fabric";
+  int64_t wantParams = columnTakesTensor(k.op) ? lay.n : columnParamCount(k.op);
+  if (k.op == ColumnOp::Expression) {
+    std::string why;
+    if (!checkExpression(k.params, why))
+      return emitError(loc)
+             << "column kernel " << name << " (Expression) " << why;
+  } else if (int64_t(k.params.size()) != wantParams)
+    return emitError(loc) << "column kernel " << name << " ("
+                          << columnOpName(k.op) << ") takes " << wantParams
+                          << " constants, got " << k.params.size();
+  if (isAxisSoftmax(k.op)) {
+    float g = k.params[0], i = k.params[1];
+    if (!(g >= 1) || !(i >= 1) || g != std::floor(g) || i != std::floor(i) ||
+        int64_t(g) * int64_t(i) > lay.n || lay.n % (int64_t(g) * int64_t(i)))
+      return emitError(loc)
+             << "column kernel " << name << " (" << columnOpName(k.op)
+             << ") has groups of " << shortNum(g) << " elements " << shortNum(i)
+             << " apart, which do not "
+             << "tile its " << lay.n << " elements";
+    if (int64_t(i) > kMaxAxisStride)
+      return emitError(loc)
+             << "column kernel " << name << " (" << columnOpName(k.op)
+             << "): the elements of a group are " << int64_t(i)
+             << " apart, beyond the " << kMaxAxisStride
+             << "-element stride of a DSD; the softmax axis needs fewer "
+                "elements after it";
+    int64_t block = columnChunkMultiple(k.op, k.params);
+    if (!columnRowsAllowed(k.op, k.params, lay.n, lay.rows))
+      return emitError(loc)
+             << "column kernel " << name << " (" << columnOpName(k.op)
+             << "): " << lay.rows << " rows cut its " << lay.n
+             << " elements into chunks of " << L
+             << ", which split its blocks of " << block
+             << " elements (each PE must hold whole groups)";
+  }
+  if (!isClassic(k.op) && !columnTakesTensor(k.op) && !isAxisSoftmax(k.op)) {
+    // The sequence's constants beyond the GPRs and its DSD records fit
+    // below the data (never false for the sequences of this file).
+    int64_t memConsts = std::max<int64_t>(
+        0, int64_t(registerConstants(k).size()) - kNumGprConsts);
+    std::set<int32_t> extra;
+    for (const Step &s : sequenceOf(k))
+      for (int32_t v :
+           {s.dst, s.src0,
+            s.src1 && s.src1->kind == Opnd::Vec ? s.src1->value : kVecIn})
+        if (v >= kVecBuf4 && v != kVecConst)
+          extra.insert(v);
+    if (memConsts > kMaxMemConsts ||
+        kRecFirstFree + int64_t(extra.size()) > kMaxRecords)
+      return emitError(loc)
+             << "column kernel " << name << " (" << columnOpName(k.op)
+             << ") needs " << memConsts << " constants in memory and "
+             << kRecFirstFree + int64_t(extra.size())
+             << " DSD records, more than its PEs hold";
+  }
+  int64_t words = 2 * L * columnBuffers(k.op);
+  if (kDataBase + words > int64_t(target.memoryWords()))
+    return emitError(loc) << "column kernel " << name << ": a chunk of " << L
+                          << " elements needs " << 2 * (kDataBase + words)
+                          << " bytes of PE memory, more than the "
+                          << 2 * target.memoryWords() << " available";
+  bool reduce = isSoftmax(k.op) && lay.rows > 1;
+  SmallVector<int64_t> colors = {k.inColor, k.outColor};
+  if (reduce) {
+    if (int64_t(k.internal.size()) < internalColors(k.op))
+      return emitError(loc)
+             << "column kernel " << name << " (" << columnOpName(k.op)
+             << " over " << lay.rows << " rows) needs " << internalColors(k.op)
+             << " internal colors, got " << k.internal.size();
+    // A channel no PE of this column uses (-1: the even reduction over two
+    // rows) has no color.
+    for (int64_t j = 0; j < internalColors(k.op); ++j)
+      if (k.internal[j] >= 0)
+        colors.push_back(k.internal[j]);
+  }
+  for (size_t i = 0; i < colors.size(); ++i) {
+    if (!target.isRoutableColor(colors[i]))
+      return emitError(loc) << "column kernel " << name << ": color "
+                            << colors[i] << " is not routable on a target "
+                            << "with " << target.routableColors() << " colors";
+    for (size_t j = 0; j < i; ++j)
+      if (colors[i] == colors[j])
+        return emitError(loc) << "column kernel " << name << " uses color "
+                              << colors[i] << " twice (input, output and "
+                              << "internal colors must differ)";
+  }
+
+  // Without the fabric.route ops of a routed program (unit tests build
+  // kernels directly), the column's own routes from the same schemes.
+  RouteTable own;
+  if (!routes) {
+    auto add = [&](const RoutePlan &plan, int64_t color) {
+      for (const auto &[pe, sw] : plan.get())
+        own[pe][color] = sw;
+    };
+    add(columnInputs(k.x, lay.y0, lay.rows), k.inColor);
+    add(columnResults(k.x, lay.y0, lay.rows), k.outColor);
+    if (reduce)
+      for (int j = 0; j < 3; ++j)
+        if (k.internal[j] >= 0)
+          add(columnReduce(k.x, lay.y0, lay.rows, j), k.internal[j]);
+    routes = &own;
+  }
+  Emitter e(b, loc, k, name, layer, *routes);
+  int64_t r0 = 0;
+  for (int64_t r = 1; r <= lay.rows; ++r) {
+    if (r < lay.rows && e.roleOf(r) == e.roleOf(r0))
+      continue;
+    e.emitGroup(r0, r, e.roleOf(r0));
+    r0 = r;
+  }
+  return success();
+}
+
+} // namespace weft::conversion

@@ -1,0 +1,512 @@
+//===- EmitDenseLayer.cpp - Dense layers to per-PE wavelet programs -----===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// Emits the per-PE programs of docs/execution-model.md ("Dense layer") for
+// one placed dense layer: routes, DSD records, weights as per-PE segments,
+// and the init, multiply-accumulate, closeout and input-copy tasks. PEs
+// with the same role form one wavelet.pe_group, so the binary shares their
+// code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/DenseLayer.h"
+
+#include "WaveletBuilder.h"
+
+#include "fabric/FabricOps.h"
+#include "wavelet/WaveletOps.h"
+
+#include "weft/Target/ISA.h"
+#include "weft/Target/Numerics.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+using namespace mlir;
+namespace wt = weft::target;
+namespace fab = weft::fabric;
+namespace wv = weft::wavelet;
+
+namespace weft::conversion {
+namespace {
+
+/// Control entries of the closeouts of even and odd samples: the last
+/// column alternates between two output buffers by them.
+constexpr int64_t kCloseoutIndex[2] = {1, 2};
+constexpr int64_t kInitTask = 32;
+/// The diagonal PE's cycle of four tasks: copy the chunk of an even sample,
+/// send its closeout (index 1), copy the next chunk, send its closeout
+/// (index 2), and around again.
+constexpr int64_t kCopyTask[2] = {33, 35}, kCloseTask[2] = {34, 36};
+
+// PE memory map, in words (records must lie in the first 16 KiB).
+constexpr int64_t kDsdBase = 1024;
+constexpr int64_t kDataBase = 1152;
+
+enum Dsd : int64_t {
+  kDsdW = 0,
+  kDsdAcc,
+  kDsdPsumIn,
+  kDsdPsumOut,
+  kDsdBias,
+  kDsdIn,
+  kDsdColumnOut0,
+  kDsdColumnOut1,
+  kDsdClose0,
+  kDsdClose1,
+  kDsdOutBuf0,
+  kDsdOutBuf1,
+  kDsdSend0,
+  kDsdSend1,
+};
+
+/// The role of a PE in the scheme; PEs with equal roles share code.
+struct Role {
+  int64_t column = 0;                // c
+  bool compute = false;              // holds weights (row < rows)
+  bool diagonal = false;             // turns input chunk c into column c
+  bool relayIn = false;              // passes a row's input chunk east
+  bool hasColumn = false;            // on column c's multicast
+  wt::Dir columnIn = wt::Dir::Ramp;  // where the multicast comes from
+  bool north = false, south = false; // the multicast continues north/south
+  int64_t lm = 0;                    // neurons of its row chunk
+  bool empty() const { return !compute && !diagonal && !relayIn && !hasColumn; }
+  bool operator==(const Role &o) const {
+    return column == o.column && compute == o.compute &&
+           diagonal == o.diagonal && relayIn == o.relayIn &&
+           hasColumn == o.hasColumn && columnIn == o.columnIn &&
+           north == o.north && south == o.south && lm == o.lm;
+  }
+};
+
+/// Geometry of one group of PEs of column c, rows [r0, r1): chunk sizes and
+/// word addresses.
+struct Group {
+  int64_t c = 0, r0 = 0, r1 = 0, h = 1;
+  bool first = false, last = false, mixed = false, hasBias = false;
+  int64_t lk = 0, lm = 0, kb = 0, wWords = 2;
+  int64_t accBase = 0, biasBase = 0, wBase = 0, outBase = 0;
+  int64_t pin = 0, pout = 0; // partial sums in, results out
+};
+
+class Emitter : WaveletBuilder {
+public:
+  Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,
+          const DenseMapping &m, const DenseColors &colors, StringRef layerName,
+          const RouteTable &routes)
+      : WaveletBuilder(b, loc), layer(layer), m(m), colors(colors),
+        layerName(layerName), routes(routes) {}
+
+  void emitGroups();
+
+private:
+  Role roleOf(int64_t c, int64_t r) const;
+  Group groupOf(int64_t c, int64_t r0, int64_t r1, const Role &role) const;
+  void emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role);
+  /// The weights (and bias) of every PE of the group, as per-PE segments.
+  void emitSegments(const Group &grp);
+  void emitComputeDsds(const Group &grp, const Role &role);
+  void emitComputeTasks(const Group &grp, const Role &role);
+  /// The diagonal PE's input-to-column copy: its DSDs and tasks.
+  void emitCopyDsds(int64_t lk);
+  void loadCopyDsrs();
+  void emitCopyTasks();
+  void dsd(StringRef name, int64_t index, wv::DsdKind kind,
+           ArrayRef<NamedAttribute> fields) {
+    dsdAt(name, kDsdBase + 4 * index, kind, fields);
+  }
+  ElementsAttr blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
+                    ArrayRef<char> bytes);
+
+  int32_t op(wt::OperandKind k) { return int32_t(k); }
+
+  const DenseLayer &layer;
+  const DenseMapping &m;
+  DenseColors colors;
+  StringRef layerName;
+  const RouteTable &routes;
+  unsigned blobs = 0;
+};
+
+Role Emitter::roleOf(int64_t c, int64_t r) const {
+  Role role;
+  role.column = c;
+  role.compute = r < m.rows;
+  role.diagonal = r == c;
+  role.relayIn = c < r && r < m.smear;
+  // Column c's multicast starts at the diagonal PE (c, c) and reaches rows
+  // 0 .. rows-1; between a diagonal below the rectangle and its last row it
+  // only passes north.
+  role.hasColumn = r <= c || r < m.rows;
+  role.columnIn = r == c  ? wt::Dir::Ramp
+                  : r < c ? wt::Dir::South
+                          : wt::Dir::North;
+  role.north = r > 0 && r <= c;
+  role.south = r >= c && r + 1 < m.rows;
+  role.lm = role.compute ? chunkSize(layer.M, m.rows, r) : 0;
+  return role;
+}
+
+ElementsAttr Emitter::blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
+                           ArrayRef<char> bytes) {
+  auto type = RankedTensorType::get(shape, elem);
+  std::string key = (layerName + "_" + name + "_" + Twine(blobs++)).str();
+  return DenseResourceElementsAttr::get(
+      type, key, HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes));
+}
+
+void Emitter::emitCopyDsds(int64_t lk) {
+  auto i64 = [&](StringRef n, int64_t v) {
+    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
+  };
+  auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
+  dsd("in", kDsdIn, wv::DsdKind::fabin,
+      {i64("length", lk), i64("color", colors.in)});
+  // The copy runs on microthread 0 and starts the task that sends the
+  // closeout when its last wavelet has entered the on-ramp; the closeout
+  // goes out on microthread 1 and starts the next copy. So no send ever
+  // blocks the main thread, which must keep consuming the column's data (its
+  // own CE queue is one of the multicast's destinations), and a chunk never
+  // overtakes the previous closeout.
+  for (int k = 0; k < 2; ++k) {
+    dsd(k ? "column_out_odd" : "column_out_even",
+        k ? kDsdColumnOut1 : kDsdColumnOut0, wv::DsdKind::fabout,
+        {i64("length", lk), i64("color", colors.column), i64("utid", 0),
+         i64("ac", kCloseTask[k])});
+    dsd(k ? "close_odd" : "close_even", k ? kDsdClose1 : kDsdClose0,
+        wv::DsdKind::fabout,
+        {i64("length", 1), i64("color", colors.column),
+         b.getNamedAttr("format", b.getStringAttr("sparse16")), unit("ctrl"),
+         i64("index", kCloseoutIndex[k]), i64("utid", 1),
+         i64("ac", kCopyTask[1 - k])});
+  }
+}
+
+/// DSRs of the diagonal's copy: 5 (column_out_even <- in), 7 (column_out_odd
+/// <- in), 6 and 10 (the two closeouts).
+void Emitter::loadCopyDsrs() {
+  dsrLoad(wv::RegFile::s0dsr, 5, "in");
+  dsrLoad(wv::RegFile::ddsr, 5, "column_out_even");
+  dsrLoad(wv::RegFile::s0dsr, 7, "in");
+  dsrLoad(wv::RegFile::ddsr, 7, "column_out_odd");
+  dsrLoad(wv::RegFile::ddsr, 6, "close_even");
+  dsrLoad(wv::RegFile::ddsr, 10, "close_odd");
+}
+
+void Emitter::emitCopyTasks() {
+  using K = wt::OperandKind;
+  const int32_t imm = op(K::Imm), ddsr = op(K::Ddsr), s0 = op(K::S0dsr);
+  const int32_t zero = int32_t(wt::SmallImm::Zero);
+  for (int k = 0; k < 2; ++k) {
+    {
+      wv::TaskOp t = task(k ? "copy_odd" : "copy_even", wv::TaskKind::local,
+                          kCopyTask[k], false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      int32_t d = k ? 7 : 5;
+      inst("mov32", {ddsr, d, s0, d}, true);
+    }
+    {
+      wv::TaskOp t = task(k ? "send_closeout_odd" : "send_closeout_even",
+                          wv::TaskKind::local, kCloseTask[k], false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      inst("mov16", {ddsr, k ? 10 : 6, imm, zero}, true);
+    }
+  }
+}
+
+Group Emitter::groupOf(int64_t c, int64_t r0, int64_t r1,
+                       const Role &role) const {
+  Group grp;
+  grp.c = c;
+  grp.r0 = r0;
+  grp.r1 = r1;
+  grp.h = r1 - r0;
+  int64_t S = m.smear;
+  grp.first = c == 0;
+  grp.last = c == S - 1;
+  grp.mixed = m.precision == Precision::Mixed;
+  grp.lk = chunkSize(layer.K, S, c);
+  grp.lm = role.lm;
+  grp.kb = chunkBegin(layer.K, S, c);
+  grp.wWords = grp.mixed ? 1 : 2;
+  grp.accBase = kDataBase;
+  grp.biasBase = grp.accBase + 2 * grp.lm;
+  grp.wBase = grp.biasBase + 2 * grp.lm;
+  grp.outBase = grp.wBase + grp.lk * grp.lm * grp.wWords;
+  grp.hasBias = grp.last && !layer.bias.empty();
+  grp.pin = colors.psum[c % 2];
+  grp.pout = grp.last ? colors.out : colors.psum[(c + 1) % 2];
+  return grp;
+}
+
+void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
+  MLIRContext *ctx = b.getContext();
+  const Group grp = groupOf(c, r0, r1, role);
+  int64_t h = grp.h, lk = grp.lk, lm = grp.lm, wWords = grp.wWords;
+  int64_t px = m.x0 + c, py = m.y0 + r0;
+
+  // The group (or a single PE).
+  std::string name = (layerName + "_c" + Twine(c) + "_r" + Twine(r0) +
+                      (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
+                         .str();
+  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
+                               : wv::PeOp::getOperationName());
+  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
+  if (h > 1) {
+    st.addAttribute("rect", fab::RectAttr::get(ctx, px, py, 1, h));
+  } else {
+    st.addAttribute("x", b.getI64IntegerAttr(px));
+    st.addAttribute("y", b.getI64IntegerAttr(py));
+  }
+  st.addAttribute("layer", b.getStringAttr(layerName));
+  st.addRegion()->emplaceBlock();
+  Operation *pe = b.create(st);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&pe->getRegion(0).front());
+
+  // The router settings --weft-route-streams chose (PEs with equal roles
+  // have equal ones).
+  routesAt(routes, px, py);
+  if (!role.compute && !role.diagonal)
+    return; // a router-only PE
+  if (!role.compute) {
+    // A diagonal below the rectangle only turns its chunk north.
+    emitCopyDsds(lk);
+    wv::TaskOp t = task("init", wv::TaskKind::local, kInitTask, true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      loadCopyDsrs();
+      inst("activate", {0, int32_t(kCopyTask[0])});
+      inst("nop", {}, true);
+    }
+    emitCopyTasks();
+    return;
+  }
+  // Per-PE parameters: gpr 5 = words per weight column.
+  {
+    OperationState p(loc, wv::ParamOp::getOperationName());
+    p.addAttribute("gpr", b.getI64IntegerAttr(5));
+    p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
+                              2, 0, b.getAffineConstantExpr(lm * wWords))));
+    b.create(p);
+  }
+
+  emitSegments(grp);
+  emitComputeDsds(grp, role);
+  emitComputeTasks(grp, role);
+}
+
+void Emitter::emitSegments(const Group &grp) {
+  const bool mixed = grp.mixed;
+  const int64_t h = grp.h, lk = grp.lk, lm = grp.lm, kb = grp.kb, r0 = grp.r0,
+                r1 = grp.r1;
+  auto put = [&](std::vector<char> &bytes, float v) {
+    if (mixed) {
+      uint16_t h16 = wt::f32ToF16(v);
+      bytes.push_back(char(h16 & 0xff));
+      bytes.push_back(char(h16 >> 8));
+      return;
+    }
+    uint32_t bits = wt::f32ToBits(v);
+    for (int i = 0; i < 4; ++i)
+      bytes.push_back(char((bits >> (8 * i)) & 0xff));
+  };
+  auto segment = [&](StringRef sym, int64_t address, StringRef blobName,
+                     int64_t per, Type elem, const std::vector<char> &bytes) {
+    OperationState s(loc, wv::SegmentOp::getOperationName());
+    s.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
+    s.addAttribute("address", b.getI64IntegerAttr(address));
+    s.addAttribute("per_pe", b.getUnitAttr());
+    s.addAttribute("value", blob(blobName, {h, 1, per}, elem, bytes));
+    b.create(s);
+  };
+  {
+    std::vector<char> bytes;
+    bytes.reserve(size_t(h * lk * lm * (mixed ? 2 : 4)));
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t mb = chunkBegin(layer.M, m.rows, r);
+      for (int64_t t = 0; t < lk; ++t)
+        for (int64_t n = 0; n < lm; ++n)
+          put(bytes, layer.weights[size_t((kb + t) * layer.M + mb + n)]);
+    }
+    segment("weights", grp.wBase, "w", lk * lm,
+            mixed ? Type(b.getF16Type()) : Type(b.getF32Type()), bytes);
+  }
+  if (grp.hasBias) {
+    // The bias stays fp32 (it is added to the fp32 accumulator).
+    std::vector<char> bytes;
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t mb = chunkBegin(layer.M, m.rows, r);
+      for (int64_t n = 0; n < lm; ++n) {
+        uint32_t bits = wt::f32ToBits(layer.bias[size_t(mb + n)]);
+        for (int i = 0; i < 4; ++i)
+          bytes.push_back(char((bits >> (8 * i)) & 0xff));
+      }
+    }
+    segment("bias_data", grp.biasBase, "b", lm, b.getF32Type(), bytes);
+  }
+}
+
+void Emitter::emitComputeDsds(const Group &grp, const Role &role) {
+  const int64_t lm = grp.lm;
+  auto i64 = [&](StringRef n, int64_t v) {
+    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
+  };
+  auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
+  dsd("w", kDsdW, wv::DsdKind::mem1d,
+      {i64("length", lm), i64("base", grp.wBase), unit("ix")});
+  dsd("acc", kDsdAcc, wv::DsdKind::mem1d,
+      {i64("length", lm), i64("base", grp.accBase)});
+  if (!grp.first)
+    dsd("psum_in", kDsdPsumIn, wv::DsdKind::fabin,
+        {i64("length", lm), i64("color", grp.pin)});
+  if (!grp.last) {
+    dsd("psum_out", kDsdPsumOut, wv::DsdKind::fabout,
+        {i64("length", lm), i64("color", grp.pout)});
+  } else {
+    // The last column's results go to one of two buffers, alternating by
+    // sample, and out on microthread 3, so the next sample's work overlaps
+    // the send (docs/execution-model.md, "Chains of layers").
+    for (int k = 0; k < 2; ++k) {
+      dsd(k ? "out_buf_odd" : "out_buf_even", k ? kDsdOutBuf1 : kDsdOutBuf0,
+          wv::DsdKind::mem1d,
+          {i64("length", lm), i64("base", grp.outBase + 2 * lm * k)});
+      dsd(k ? "send_odd" : "send_even", k ? kDsdSend1 : kDsdSend0,
+          wv::DsdKind::fabout,
+          {i64("length", lm), i64("color", grp.pout), i64("utid", 3)});
+    }
+  }
+  if (grp.hasBias)
+    dsd("bias", kDsdBias, wv::DsdKind::mem1d,
+        {i64("length", lm), i64("base", grp.biasBase)});
+  if (role.diagonal)
+    emitCopyDsds(grp.lk);
+}
+
+void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
+  const bool first = grp.first, last = grp.last, mixed = grp.mixed,
+             hasBias = grp.hasBias;
+  using K = wt::OperandKind;
+  const int32_t gpr = op(K::Gpr), imm = op(K::Imm), dsrK = op(K::Dsr),
+                ddsr = op(K::Ddsr), s0 = op(K::S0dsr), s1 = op(K::S1dsr);
+  const int32_t zero = int32_t(wt::SmallImm::Zero);
+
+  // init: load the DSRs once (they are never modified), clear the
+  // accumulator and the weight index, start the input copy.
+  {
+    wv::TaskOp t = task("init", wv::TaskKind::local, kInitTask, true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&t.getBody().front());
+    dsrLoad(wv::RegFile::s0dsr, 0, "w");
+    dsrLoad(wv::RegFile::ddsr, 0, "acc");
+    if (first && !last) {
+      dsrLoad(wv::RegFile::s0dsr, 1, "acc");
+      dsrLoad(wv::RegFile::ddsr, 1, "psum_out");
+    } else if (!last) {
+      dsrLoad(wv::RegFile::s0dsr, 1, "acc");
+      dsrLoad(wv::RegFile::s1dsr, 1, "psum_in");
+      dsrLoad(wv::RegFile::ddsr, 1, "psum_out");
+    } else {
+      if (!first) {
+        dsrLoad(wv::RegFile::s0dsr, 1, "acc");
+        dsrLoad(wv::RegFile::s1dsr, 1, "psum_in");
+        dsrLoad(wv::RegFile::ddsr, 1, "acc");
+      }
+      if (hasBias) {
+        dsrLoad(wv::RegFile::s0dsr, 2, "acc");
+        dsrLoad(wv::RegFile::s1dsr, 2, "bias");
+        dsrLoad(wv::RegFile::ddsr, 2, "acc");
+      }
+      dsrLoad(wv::RegFile::s0dsr, 3, "acc");
+      dsrLoad(wv::RegFile::ddsr, 3, "out_buf_even");
+      dsrLoad(wv::RegFile::s0dsr, 4, "acc");
+      dsrLoad(wv::RegFile::ddsr, 4, "out_buf_odd");
+      dsrLoad(wv::RegFile::s0dsr, 8, "out_buf_even");
+      dsrLoad(wv::RegFile::ddsr, 8, "send_even");
+      dsrLoad(wv::RegFile::s0dsr, 9, "out_buf_odd");
+      dsrLoad(wv::RegFile::ddsr, 9, "send_odd");
+    }
+    if (role.diagonal) {
+      loadCopyDsrs();
+    }
+    inst("movi", {4, 0});
+    inst("mov32", {ddsr, 0, imm, zero});
+    if (role.diagonal)
+      inst("activate", {0, int32_t(kCopyTask[0])});
+    inst("nop", {}, true);
+  }
+  // One input element x (in gpr 0/1): acc += W[:, t] * x; t += 1.
+  {
+    wv::TaskOp t = task("mac", wv::TaskKind::data, colors.column, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&t.getBody().front());
+    if (mixed) {
+      inst("ff2h", {gpr, 2, gpr, 0});
+      inst("fmachs", {dsrK, 0, gpr, 2});
+    } else {
+      inst("fmac", {dsrK, 0, gpr, 0});
+    }
+    inst("add16", {gpr, 4, gpr, 5}, true);
+  }
+  // The closeouts after each chunk (index 1 after even samples, 2 after
+  // odd ones): reduce the partial sums along the row.
+  for (int k = 0; k < 2; ++k) {
+    wv::TaskOp t = task(k ? "closeout_odd" : "closeout_even",
+                        wv::TaskKind::control, kCloseoutIndex[k], false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&t.getBody().front());
+    inst("movi", {4, 0});
+    if (first && !last) {
+      inst("mov32", {ddsr, 1, s0, 1});
+    } else if (!last) {
+      inst("fadd", {dsrK, 1, s1, 1});
+    } else {
+      if (!first)
+        inst("fadd", {dsrK, 1, s1, 1});
+      if (hasBias)
+        inst("fadd", {dsrK, 2, s1, 2});
+      int32_t buf = 3 + k, send = 8 + k;
+      if (layer.relu)
+        inst("fmax", {dsrK, buf, imm, zero});
+      else
+        inst("mov32", {ddsr, buf, s0, buf});
+      // Launches the send on microthread 3 (it waits for the previous one).
+      inst("mov32", {ddsr, send, s0, send});
+    }
+    inst("mov32", {ddsr, 0, imm, zero}, true);
+  }
+  if (role.diagonal)
+    emitCopyTasks();
+}
+
+void Emitter::emitGroups() {
+  int64_t height = std::max(m.smear, m.rows);
+  for (int64_t c = 0; c < m.smear; ++c) {
+    int64_t r0 = 0;
+    for (int64_t r = 1; r <= height; ++r) {
+      if (r < height && roleOf(c, r) == roleOf(c, r0))
+        continue;
+      if (!roleOf(c, r0).empty())
+        emitGroup(c, r0, r, roleOf(c, r0));
+      r0 = r;
+    }
+  }
+}
+
+} // namespace
+
+void emitDenseLayer(OpBuilder &b, Location loc, const DenseLayer &layer,
+                    const DenseMapping &m, const DenseColors &colors,
+                    StringRef name, const RouteTable &routes) {
+  Emitter(b, loc, layer, m, colors, name, routes).emitGroups();
+}
+
+} // namespace weft::conversion

@@ -1,0 +1,114 @@
+//===- DenseMapping.cpp - A dense layer's cost model and layout choice ----===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Kernels/DenseMapping.h"
+
+#include "weft/Target/ISA.h"
+
+#include <algorithm>
+
+namespace wt = weft::target;
+
+namespace weft::conversion {
+
+/// Cycles of one vector instruction of n elements, from the cost table.
+static int64_t vec(wt::Opcode op, int64_t n) {
+  return int64_t(wt::instructionCycles(op, uint64_t(n), true));
+}
+
+int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
+                               bool bias) {
+  int64_t lm = chunkSize(M, m.rows, 0);
+  // Per input element, a data task (docs/execution-model.md): the pick,
+  // (the fp16 conversion of x,) the multiply-accumulate over the PE's
+  // neurons, and the weight-index increment that ends the task.
+  int64_t perElement = m.precision == Precision::Mixed
+                           ? 1 + 1 + vec(wt::Opcode::FMACHS, lm) + 1
+                           : 1 + vec(wt::Opcode::FMAC, lm) + 1;
+  // Per sample, the closeout's control task: pick, the entry's jump, the
+  // index reset, then Lm-long vector instructions: forward (or add and
+  // forward) and clear on the first and middle columns; partial-sum add,
+  // bias add, activation to the output and clear on the last.
+  int64_t vecLm = vec(wt::Opcode::FADD, lm);
+  int64_t last = m.smear - 1;
+  int64_t lastOps = (m.smear > 1) + bias + 2;
+  // (+1: the launch of the output send on a microthread.)
+  int64_t lkLast = chunkSize(K, m.smear, last);
+  int64_t tLast = lkLast * perElement + 3 + lastOps * vecLm + 1;
+  int64_t tMid =
+      m.smear > 1 ? chunkSize(K, m.smear, 0) * perElement + 3 + 2 * vecLm : 0;
+  // The send itself needs Lm datapath cycles, which its microthread only
+  // gets while the main thread leaves the datapath free: two cycles per
+  // input element (the pick and the multiply-accumulate's startup) plus the
+  // last column's idle time when other columns set the pace; what is
+  // missing stretches the last column's period.
+  int64_t idle = std::max<int64_t>(0, tMid - tLast);
+  int64_t deficit = std::max<int64_t>(0, lm - 2 * lkLast - idle);
+  // Every column's PE that turns the input chunk into the column also picks
+  // the two tasks that send the closeout and restart the copy (4 cycles).
+  return std::max(tMid, tLast + deficit) + 4;
+}
+
+/// Word addresses of the PE memory map (docs/execution-model.md).
+constexpr int64_t kDescriptorBase = 1024; // DSD records
+constexpr int64_t kDataBase = 1152;       // accumulator, bias, weights
+
+int64_t memoryPerPE(int64_t K, int64_t M, const DenseMapping &m) {
+  int64_t lk = chunkSize(K, m.smear, 0), lm = chunkSize(M, m.rows, 0);
+  int64_t wordsPerWeight = m.precision == Precision::Mixed ? 1 : 2;
+  // Accumulator, bias, weights, and the last column's two output buffers.
+  return 2 *
+         (kDataBase + 2 * lm + 2 * lm + lk * lm * wordsPerWeight + 2 * 2 * lm);
+}
+
+std::optional<DenseMapping> chooseDenseMapping(int64_t K, int64_t M,
+                                               Precision p,
+                                               const wt::Target &target,
+                                               std::string &why) {
+  std::optional<DenseMapping> best;
+  int64_t bestT = 0;
+  // Input chunk c turns into column c at row c, so the layer's footprint is
+  // max(smear, rows) rows high.
+  int64_t maxS = std::min<int64_t>({K, target.width(), target.height()});
+  int64_t maxR = std::min<int64_t>(M, target.height());
+  for (int64_t s = 1; s <= maxS; ++s) {
+    if (chunkSize(K, s, s - 1) == 0)
+      continue; // the last column would get no input
+    for (int64_t r = 1; r <= maxR; ++r) {
+      if (chunkSize(M, r, r - 1) == 0)
+        continue; // the last row would get no neuron
+      DenseMapping m;
+      m.smear = s;
+      m.rows = r;
+      m.precision = p;
+      if (memoryPerPE(K, M, m) > int64_t(target.memoryBytes()))
+        continue;
+      int64_t t = predictCyclesPerSample(K, M, m);
+      if (!best || t < bestT ||
+          (t == bestT && s * r < best->smear * best->rows)) {
+        best = m;
+        bestT = t;
+      }
+    }
+  }
+  if (best)
+    return *best;
+  // Say what would be needed: the PEs the weights need at the best density.
+  int64_t bytesPerWeight = p == Precision::Mixed ? 2 : 4;
+  int64_t usable = int64_t(target.memoryBytes()) - 2 * kDataBase;
+  int64_t perPE = std::max<int64_t>(1, usable / bytesPerWeight);
+  int64_t pes = (K * M + perPE - 1) / perPE;
+  why = "a dense layer of " + std::to_string(K) + " inputs and " +
+        std::to_string(M) + " neurons needs " +
+        std::to_string(K * M * bytesPerWeight) +
+        " bytes of weights: at least " + std::to_string(pes) + " PEs of " +
+        std::to_string(target.memoryBytes()) + " bytes, but the " +
+        std::to_string(target.width()) + "x" + std::to_string(target.height()) +
+        " fabric has no such rectangle";
+  return std::nullopt;
+}
+
+} // namespace weft::conversion
