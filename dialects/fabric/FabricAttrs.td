@@ -309,14 +309,21 @@ def Fabric_JoinSchemeAttr : Fabric_SchemeAttr<"JoinScheme", "join"> {
   let summary = "An elementwise op of two streams of the same length";
   let description = [{
     y = a op b element by element, a the kernel's first input stream, b its
-    second (a residual add, a gated product).
+    second (a residual add, a gated product). Partitioning decides which
+    input the kernel buffers (`buffered`: 0 for a, 1 for b; the one that
+    arrives first, the short branch of a fork) and how many whole samples its
+    FIFO holds (`fifo`, at least 1), from the cost model
+    (docs/execution-model.md, "Join kernels"); before that they are -1 and 0.
 
     Example:
     ```mlir
     #fabric.join<op = add>
+    #fabric.join<op = add, buffered = 1, fifo = 3>
     ```
   }];
-  let parameters = (ins "JoinKind":$op);
+  let parameters = (ins "JoinKind":$op,
+                        DefaultValuedParameter<"int64_t", "-1">:$buffered,
+                        DefaultValuedParameter<"int64_t", "0">:$fifo);
 }
 
 #endif // WEFT_FABRIC_ATTRS_TD

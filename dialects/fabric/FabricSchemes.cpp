@@ -162,8 +162,17 @@ std::string ExpressionSchemeAttr::getSummary() const {
 // JoinSchemeAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult JoinSchemeAttr::verify(function_ref<InFlightDiagnostic()>,
-                                     JoinKind) {
+LogicalResult
+JoinSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError, JoinKind,
+                       int64_t buffered, int64_t fifo) {
+  if (buffered < -1 || buffered > 1)
+    return emitError() << "a join buffers input 0 or 1 (or -1 before "
+                          "partitioning), not "
+                       << buffered;
+  if ((buffered == -1) != (fifo == 0) || fifo < 0)
+    return emitError() << "a join that buffers an input has a FIFO of at "
+                          "least one sample, and only then; got buffered = "
+                       << buffered << ", fifo = " << fifo;
   return success();
 }
 

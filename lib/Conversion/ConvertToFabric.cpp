@@ -865,7 +865,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
                                          layer.synthetic, weights, bias);
       } else if (layer.kind == Layer::Join) {
         scheme = cast<fabric::KernelSchemeAttrInterface>(
-            wf::JoinSchemeAttr::get(ctx, layer.join));
+            wf::JoinSchemeAttr::get(ctx, layer.join, -1, 0));
       } else {
         std::string why;
         FailureOr<fabric::KernelSchemeAttrInterface> s =

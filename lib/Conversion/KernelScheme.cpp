@@ -143,6 +143,31 @@ columnScheme(MLIRContext *ctx, ColumnOp op, const std::vector<float> &params,
   return done(fab::ElementwiseSchemeAttr::get(ctx, opName, p, nullptr));
 }
 
+JoinKernel joinKernelOf(fab::JoinKind kind) {
+  JoinKernel k;
+  switch (kind) {
+  case fab::JoinKind::add:
+    k.op = JoinOp::Add;
+    break;
+  case fab::JoinKind::sub:
+    k.op = JoinOp::Sub;
+    break;
+  case fab::JoinKind::mul:
+    k.op = JoinOp::Mul;
+    break;
+  case fab::JoinKind::div:
+    k.op = JoinOp::Div;
+    break;
+  case fab::JoinKind::max:
+    k.op = JoinOp::Max;
+    break;
+  case fab::JoinKind::min:
+    k.op = JoinOp::Min;
+    break;
+  }
+  return k;
+}
+
 Precision precisionOf(fab::KernelOp kernel) {
   std::optional<fab::Precision> p = kernel.getPrecision();
   return p && *p == fab::Precision::mixed ? Precision::Mixed : Precision::FP32;
@@ -256,7 +281,7 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     if (!checkExpression(params, why))
       return kernel.emitOpError() << "has an expression a PE cannot run: "
                                   << why;
-  } else if (isa<fab::JoinSchemeAttr>(scheme)) {
+  } else if (auto j = dyn_cast<fab::JoinSchemeAttr>(scheme)) {
     for (Type t : type.getInputs())
       if (cast<RankedTensorType>(t).getNumElements() != info.outN)
         return kernel.emitOpError()
@@ -265,6 +290,9 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
                << " elements into " << info.outN
                << "; both must have the result's elements";
     info.layer = ChainLayer::join(info.outN);
+    info.join = joinKernelOf(j.getOp());
+    info.join.buffered = int(j.getBuffered());
+    info.join.fifoSamples = j.getFifo();
     return info;
   } else {
     return kernel.emitOpError() << "has scheme " << scheme.getSummary()

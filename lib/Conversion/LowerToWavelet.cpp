@@ -20,6 +20,7 @@
 #include "weft/Conversion/Graph.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/JoinKernel.h"
 
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
@@ -262,7 +263,17 @@ struct LowerFabricToWaveletPass
         dc.psum[1] = channelColor(name, "psum_odd");
         emitDenseLayer(b, s.kernel.getLoc(), s.layer, s.m, dc, name, table);
       } else if (s.join) {
-        return s.kernel.emitOpError("JOIN LOWERING PENDING");
+        JoinKernel k = s.info.join;
+        if (k.buffered < 0)
+          return s.kernel.emitOpError("has no FIFO chosen: run "
+                                      "--weft-partition-dense first");
+        k.x = s.x;
+        k.layout = RowChunks{s.outN, s.height, 0};
+        k.colorA = streamColor(s.inputs[0]);
+        k.colorB = streamColor(s.inputs[1]);
+        k.outColor = cout;
+        if (failed(emitJoinKernel(b, s.kernel.getLoc(), k, name, name, &table)))
+          return failure();
       } else {
         s.column.inColor = streamColor(s.inputs[0]);
         s.column.outColor = cout;

@@ -21,6 +21,7 @@
 #include "weft/Conversion/Graph.h"
 #include "weft/Conversion/KernelScheme.h"
 #include "weft/Kernels/ChainPartition.h"
+#include "weft/Kernels/JoinKernel.h"
 #include "weft/Transforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -123,6 +124,43 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     return *chosen;
   }
 
+  /// Every join buffers the input that arrives first, in a FIFO deep enough
+  /// for the samples the other branch holds in flight (the latency of a
+  /// stream: the sum of predicted cycles per sample along the slowest path
+  /// from the host to it; each kernel needs a whole sample before its
+  /// result is complete). Recorded in the join's scheme, with the cycles
+  /// the chosen plan predicts.
+  void decideJoins(wc::Graph &graph, const wc::ChainMapping &mapping,
+                   const target::Target &t) {
+    std::vector<int64_t> latency(graph.streams.size(), 0);
+    for (auto [st, placed] : llvm::zip(graph.stages, mapping.kernels)) {
+      int64_t in = 0;
+      for (int64_t s : st.inputs)
+        in = std::max(in, latency[size_t(s)]);
+      latency[size_t(st.output)] = in + placed.predictedCycles;
+    }
+    for (auto [st, placed] : llvm::zip(graph.stages, mapping.kernels)) {
+      auto scheme = dyn_cast<wf::JoinSchemeAttr>(st.kernel.getScheme());
+      if (!scheme)
+        continue;
+      int64_t la = latency[size_t(st.inputs[0])],
+              lb = latency[size_t(st.inputs[1])];
+      wc::JoinKernel k = wc::joinKernelOf(scheme.getOp());
+      k.layout = wc::RowChunks{st.info.outN, placed.rows, 0};
+      k.buffered = la < lb ? 0 : 1;
+      k.fifoSamples = wc::joinFifoSamplesFor(
+          k, std::abs(la - lb), std::max<int64_t>(1, mapping.bottleneckCycles),
+          int64_t(t.memoryBytes()));
+      k.fifoSamples = std::max<int64_t>(1, k.fifoSamples);
+      st.kernel.setSchemeAttr(wf::JoinSchemeAttr::get(
+          st.kernel.getContext(), scheme.getOp(), k.buffered, k.fifoSamples));
+      st.kernel.setPredictedCycles(wc::predictJoinKernelCycles(k));
+      LDBG() << "@" << st.kernel.getSymName() << ": buffers input "
+             << k.buffered << " in a FIFO of " << k.fifoSamples
+             << " samples (latencies " << la << " and " << lb << ")";
+    }
+  }
+
   LogicalResult partition(wf::ProgramOp program, wc::Precision p) {
     FailureOr<wc::Graph> graph =
         wc::analyzeGraph(program, /*placed=*/false, /*withData=*/false);
@@ -166,6 +204,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
              << " bytes per PE";
       ++numPartitioned;
     }
+    decideJoins(*graph, *mapping, *t);
     for (wf::IoOp io : graph->inputs) {
       io.setFirstRow(0);
       io.setEndRow(mapping->streamRows[size_t(graph->streamOf(io))]);

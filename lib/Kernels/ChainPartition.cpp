@@ -25,6 +25,7 @@
 
 #include "weft/Kernels/ChainPartition.h"
 
+#include "weft/Kernels/JoinKernel.h"
 #include "weft/Target/ISA.h"
 
 #include <algorithm>
@@ -70,12 +71,21 @@ int64_t columnMemory(ColumnOp op, int64_t L) {
   return 2 * (kDataBase + 2 * L * columnBuffers(op));
 }
 
-// TEMPORARY until JoinKernel.h lands.
+/// A join of two streams of n elements on `rows` rows, as the partitioner
+/// costs it: input b buffered in a FIFO of one sample (the smallest; the
+/// FIFO's depth is chosen after placement, within the memory left).
+JoinKernel joinOf(int64_t n, int64_t rows) {
+  JoinKernel k;
+  k.layout = RowChunks{n, rows, 0};
+  k.buffered = 1;
+  k.fifoSamples = 1;
+  return k;
+}
 int64_t joinCycles(int64_t n, int64_t rows) {
-  return chunkSize(n, rows, 0) + 20;
+  return predictJoinKernelCycles(joinOf(n, rows));
 }
 int64_t joinMemory(int64_t n, int64_t rows) {
-  return 2 * (kDataBase + 2 * chunkSize(n, rows, 0));
+  return joinMemoryPerPE(joinOf(n, rows));
 }
 
 LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,

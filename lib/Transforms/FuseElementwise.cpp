@@ -7,9 +7,12 @@
 // An expression that reads its input more than once (SiLU x * sigmoid(x),
 // GELU, HardSwish or Softsign written out) arrives from the importer as a
 // DAG of elementwise linalg.generics joined by a generic that reads two
-// tensors. The fabric maps a chain, so every such join absorbs the
-// producers of its inputs (upstream linalg::fuseElementwiseOps), latest
-// first, until it reads one tensor (docs/execution-model.md, "Expressions").
+// tensors. Every such join whose inputs are all elementwise functions of
+// one value absorbs the producers of its inputs (upstream
+// linalg::fuseElementwiseOps), latest first, until it reads that one
+// tensor (docs/execution-model.md, "Expressions"). A join of two different
+// values (a residual add, a gated product u * sigmoid(g)) stays: the
+// fabric maps it as a join kernel of two streams.
 // Only joins are touched: single-input chains (a dense layer's bias and
 // activation, Softmax's steps) keep the forms the kernels match.
 //
@@ -84,6 +87,29 @@ static bool fusibleInto(linalg::GenericOp producer,
                       [&](Operation *u) { return u == consumer; });
 }
 
+/// The one value `v` is an elementwise function of: through elementwise
+/// generics (and reshapes) back to the first value that is not one; none
+/// when `v` combines several such values (a join of two streams, which the
+/// fabric maps as a join kernel, not as an expression).
+static std::optional<Value> elementwiseRoot(Value v) {
+  while (Operation *op = v.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+      break;
+    v = op->getOperand(0);
+  }
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!isElementwise(g))
+    return v;
+  std::optional<Value> root;
+  for (Value in : streamedInputs(g)) {
+    std::optional<Value> r = elementwiseRoot(in);
+    if (!r || (root && *root != *r))
+      return std::nullopt;
+    root = r;
+  }
+  return root ? root : std::optional<Value>(v);
+}
+
 namespace {
 
 struct FuseElementwise : weft::impl::FuseElementwiseBase<FuseElementwise> {
@@ -119,7 +145,7 @@ struct FuseElementwise : weft::impl::FuseElementwiseBase<FuseElementwise> {
   /// joins two or more of them; fails when it does not or cannot.
   LogicalResult fuseLatestProducer(IRRewriter &rewriter, linalg::GenericOp g) {
     SmallVector<Value> ins = streamedInputs(g);
-    if (ins.size() < 2)
+    if (ins.size() < 2 || !elementwiseRoot(g->getResult(0)))
       return failure();
     // The latest-defined streamed input (block arguments come first).
     Value latest;

@@ -17,6 +17,7 @@
 #define WEFT_CONVERSION_KERNELSCHEME_H
 
 #include "weft/Kernels/ChainPartition.h"
+#include "weft/Kernels/JoinKernel.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 
@@ -54,6 +55,9 @@ struct KernelInfo {
   DenseLayer dense;
   /// Column kernels: the op and its constants (placement and colors unset).
   ColumnKernel column;
+  /// Joins: the op, and (once partitioned) the input buffered and the
+  /// FIFO's depth (placement and colors unset).
+  JoinKernel join;
   bool isDense() const { return layer.kind == ChainLayer::Kind::Dense; }
   /// Elements per sample into and out of the kernel.
   int64_t inN = 0, outN = 0;
@@ -69,6 +73,9 @@ struct KernelInfo {
 /// weights and bias (the emitters need them; the partitioner does not).
 mlir::FailureOr<KernelInfo> kernelInfo(fabric::KernelOp kernel,
                                        bool withData = true);
+
+/// The join kernel computing `kind` (nothing else set).
+JoinKernel joinKernelOf(fabric::JoinKind kind);
 
 /// The conversion precision of a kernel's precision attribute, and back.
 Precision precisionOf(fabric::KernelOp kernel);

@@ -8,9 +8,13 @@
 #   e2e.py differ A.npy B.npy          outputs of two inputs must differ
 #   e2e.py numpy MODEL.onnx X.npy Y.npy [--rtol R --atol A]
 #                                      Y matches numpy on the ONNX graph
-#                                      (Gemm/MatMul/Add/Mul/Div/Erf/Relu/Sigmoid/Tanh/
-#                                      Softmax/LogSoftmax/Flatten), independently of
-#                                      weft's importer and host reference
+#                                      (Gemm/MatMul/Add/Sub/Mul/Div/Max/Min/Erf/Relu/
+#                                      Sigmoid/Tanh/Softmax/LogSoftmax/Flatten),
+#                                      independently of weft's importer and host
+#                                      reference; a NaN anywhere is a mismatch
+#   e2e.py graph MODEL.onnx NAME=X.npy ... -- NAME=Y.npy ... [--rtol R --atol A]
+#                                      the same for a graph of several inputs and
+#                                      outputs
 #   e2e.py macs STATS.json MIN         the simulator counted >= MIN MACs
 #
 # ===-----------------------------------------------------------------------===#
@@ -24,8 +28,13 @@ from onnx import numpy_helper
 
 def numpy_model(model, x):
     m = onnx.load(model)
+    return numpy_graph(model, {m.graph.input[0].name: x})[m.graph.output[0].name]
+
+
+def numpy_graph(model, inputs):
+    m = onnx.load(model)
     env = {t.name: numpy_helper.to_array(t).astype(np.float32) for t in m.graph.initializer}
-    env[m.graph.input[0].name] = x
+    env.update(inputs)
     for n in m.graph.node:
         a = {at.name: onnx.helper.get_attribute_value(at) for at in n.attribute}
         ins = [env[i] for i in n.input]
@@ -42,6 +51,12 @@ def numpy_model(model, x):
             y = ins[0].astype(np.float64) @ ins[1].astype(np.float64)
         elif n.op_type == "Add":
             y = ins[0] + ins[1]
+        elif n.op_type == "Sub":
+            y = ins[0] - ins[1]
+        elif n.op_type == "Max":
+            y = np.maximum(ins[0], ins[1])
+        elif n.op_type == "Min":
+            y = np.minimum(ins[0], ins[1])
         elif n.op_type == "Relu":
             y = np.maximum(ins[0], 0)
         elif n.op_type == "Sigmoid":
@@ -65,7 +80,21 @@ def numpy_model(model, x):
         else:
             sys.exit("e2e.py: no numpy model of " + n.op_type)
         env[n.output[0]] = y
-    return env[m.graph.output[0].name]
+    return {o.name: env[o.name] for o in m.graph.output}
+
+
+def compare(got, want, rtol, atol):
+    """Exits unless got matches want; a NaN in either is a mismatch."""
+    if got.shape != want.shape:
+        sys.exit("e2e.py: shape %s, numpy says %s" % (got.shape, want.shape))
+    if np.isnan(got).any() or np.isnan(want).any():
+        sys.exit("e2e.py: %d NaN outputs (numpy: %d)"
+                 % (np.isnan(got).sum(), np.isnan(want).sum()))
+    ok = np.abs(got - want) <= atol + rtol * np.abs(want)
+    if not ok.all():
+        i = np.unravel_index(np.argmax(np.abs(got - want)), got.shape)
+        sys.exit("e2e.py: %d elements differ from numpy; worst at %s: %r vs %r"
+                 % ((~ok).sum(), i, got[i], want[i]))
 
 
 def main():
@@ -86,14 +115,26 @@ def main():
                 atol = float(rest[i + 1])
         want = numpy_model(sys.argv[2], np.load(sys.argv[3]))
         got = np.load(sys.argv[4])
-        if got.shape != want.shape:
-            sys.exit("e2e.py: shape %s, numpy says %s" % (got.shape, want.shape))
-        bad = np.abs(got - want) > atol + rtol * np.abs(want)
-        if bad.any():
-            i = np.unravel_index(np.argmax(np.abs(got - want)), got.shape)
-            sys.exit("e2e.py: %d elements differ from numpy; worst at %s: %r vs %r"
-                     % (bad.sum(), i, got[i], want[i]))
+        compare(got, want, rtol, atol)
         print("NUMPY MATCH %s" % (got.shape,))
+    elif what == "graph":
+        args = sys.argv[3:]
+        rtol, atol = 1e-3, 1e-4
+        if "--rtol" in args:
+            i = args.index("--rtol")
+            rtol = float(args[i + 1])
+            del args[i:i + 2]
+        if "--atol" in args:
+            i = args.index("--atol")
+            atol = float(args[i + 1])
+            del args[i:i + 2]
+        sep = args.index("--")
+        ins = dict(a.split("=", 1) for a in args[:sep])
+        outs = dict(a.split("=", 1) for a in args[sep + 1:])
+        want = numpy_graph(sys.argv[2], {k: np.load(v) for k, v in ins.items()})
+        for name, path in outs.items():
+            compare(np.load(path), want[name], rtol, atol)
+        print("NUMPY MATCH %d outputs" % len(outs))
     elif what == "macs":
         s = json.load(open(sys.argv[2]))
         need = int(sys.argv[3])

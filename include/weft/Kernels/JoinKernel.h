@@ -1,0 +1,127 @@
+//===- JoinKernel.h - Elementwise ops of two streams ------------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The join kernel (docs/execution-model.md, "Join kernels"): y = a op b of
+// two non-constant, row-chunked streams on one column of PEs, where the
+// program is a DAG (a residual add, a gated product). Both inputs arrive
+// from the west on their own colors, the result leaves to the east, chunk
+// for chunk, as a column kernel's.
+//
+// The two inputs usually come from one fork upstream, one of them through a
+// long branch, so the kernel takes the input the caller names `buffered` off
+// the fabric eagerly, on a microthread, into a FIFO in PE memory of
+// `fifoSamples` whole chunks; the other one is read from the fabric as the
+// result is computed. A FIFO of at least one chunk lets the fork always
+// finish a sample, which is what keeps the DAG free of deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_KERNELS_JOINKERNEL_H
+#define WEFT_KERNELS_JOINKERNEL_H
+
+#include "weft/Kernels/Chunks.h"
+#include "weft/Target/ISA.h"
+
+#include <vector>
+
+#include <cstdint>
+
+namespace weft::conversion {
+
+enum class JoinOp {
+  Add, ///< a + b
+  Sub, ///< a - b
+  Mul, ///< a b
+  Div, ///< a / b, computed as a (1 / b)
+  Max, ///< maxNum(a, b)
+  Min, ///< minNum(a, b)
+};
+const char *joinOpName(JoinOp op);
+
+struct JoinKernel {
+  JoinOp op = JoinOp::Add;
+  int64_t x = 0;    ///< the fabric column
+  RowChunks layout; ///< n, rows, y0 (y0 = 0 in the chains of today)
+  /// a (stream 0), b (stream 1) and the result's colors, all different.
+  int64_t colorA = 0, colorB = 0, outColor = 0;
+  /// Which input goes through the FIFO: 0 = a, 1 = b.
+  int buffered = 0;
+  /// The FIFO's depth in whole chunks (>= 1).
+  int64_t fifoSamples = 1;
+};
+
+/// Steady-state cycles per sample with both inputs always at hand and the
+/// output always drained, from the ISA cost table (a replay of the PE's
+/// picker, microthreads and datapath; equal to the simulator's).
+int64_t predictJoinKernelCycles(const JoinKernel &k);
+
+/// Bytes of PE memory the most loaded PE needs: the task table, code and
+/// DSD records below kDataBase, the FIFO and, for the two-step ops (Div, and
+/// Sub with a buffered), one chunk of scratch.
+int64_t joinMemoryPerPE(const JoinKernel &k);
+
+/// The largest fifoSamples that fits `memoryBytes` per PE and the FIFO's
+/// 32767-element capacity field (0 if not even one chunk does).
+int64_t maxJoinFifoSamples(const JoinKernel &k, int64_t memoryBytes);
+
+/// The FIFO depth, in samples, that keeps a fork feeding both branches at
+/// full rate: ceil(latencyDifference / interval) + 1 samples, the longer
+/// branch's extra latency over the shorter one's in cycles and the
+/// pipeline's interval per sample (>= 1 each), capped by
+/// maxJoinFifoSamples(k, memoryBytes).
+int64_t joinFifoSamplesFor(const JoinKernel &k, int64_t latencyDifference,
+                           int64_t interval, int64_t memoryBytes);
+
+namespace join {
+// The plan both the cost model and the emitter
+// (lib/Conversion/EmitJoinKernel.cpp) follow.
+
+
+
+// Local tasks.
+constexpr int64_t kInitTask = 32, kCopyTask = 33, kStep1Task = 34,
+                  kStep2Task = 35;
+
+// DSD records (index i at kDsdBase + 4 i) and the DSR numbers they go to.
+enum Rec : int64_t {
+  kRecFifo = 0,  // fifo: DDSR 0 (push, the copy) and S1DSR 0 (pop)
+  kRecIn,        // fabin: the buffered input, S0DSR 1 (utid 0, ac 33)
+  kRecOut,       // fabout: the result, DDSR 2 (the last step's utid)
+  kRecOther,     // fabin: the unbuffered input, S0DSR 2 or 3
+  kRecBuf,       // mem1d: one chunk of scratch (two-step ops), DDSR 3 / S0DSR 2
+};
+constexpr int32_t kDsrFifo = 0, kDsrCopy = 1, kDsrLast = 2, kDsrFirst = 3;
+
+/// One vector instruction of the kernel, run on microthread `utid`, which
+/// its task launches; its completion activates `next`.
+struct Step {
+  target::Opcode op;
+  int utid = 0;
+  int64_t task = 0, next = 0;
+  bool push = false, pop = false; // the FIFO as destination / source
+};
+
+/// The copy and the compute steps of a kernel. The result is a op b
+/// whichever input is buffered: the compute's first source is the
+/// unbuffered input (or step 1's scratch), its second source the FIFO, and
+/// the ops that do not commute with that order are rewritten exactly:
+///   Sub, a buffered:  (-b) + a    (x - y is defined as x + (-y))
+///   Div, b buffered:  the copy pushes 1/b; a * fifo
+///   Div, a buffered:  step 1 1/b into scratch; (1/b) * a
+struct JoinPlan {
+  Step copy;
+  std::vector<Step> compute;
+};
+
+bool isTwoStep(const JoinKernel &k);
+JoinPlan planOf(const JoinKernel &k);
+/// The longest chunk.
+int64_t chunkLength(const JoinKernel &k);
+} // namespace join
+
+} // namespace weft::conversion
+
+#endif // WEFT_KERNELS_JOINKERNEL_H

@@ -1,0 +1,281 @@
+//===- JoinKernel.cpp - Elementwise ops of two streams ----------------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// y = a op b on one column of PEs (docs/execution-model.md, "Join kernels"):
+// the per-PE program, its cost model and its memory bound.
+//
+// Every piece of work runs on a microthread, and each microthread's
+// completion activates the local task that launches its next instruction:
+//
+//   task 33 (utid 0): copy     fifo <- the buffered input (one chunk)
+//   task 34 (utid 1): compute  out <- unbuffered op fifo       (one step)
+//   or, for the two-step ops,
+//   task 34 (utid 1): step 1   buf <- f(unbuffered input)
+//   task 35 (utid 2): step 2   out <- buf op fifo
+//
+// The main thread only picks these tasks and launches (one cycle each), so
+// it never waits: the copy is relaunched as soon as it finishes a chunk,
+// whatever the compute is waiting for, and takes the buffered input off the
+// fabric until the FIFO is full. That independence is the point of the
+// kernel: a long-running main-thread task would keep the picker from
+// relaunching the copy.
+//
+//===----------------------------------------------------------------------===//
+#include "weft/Conversion/JoinKernel.h"
+
+#include "WaveletBuilder.h"
+#include "weft/Kernels/ColumnSequences.h"
+
+#include "fabric/FabricOps.h"
+#include "wavelet/WaveletOps.h"
+
+#include "weft/Target/ISA.h"
+#include "weft/Target/Target.h"
+
+#include <algorithm>
+#include <vector>
+
+using namespace mlir;
+namespace wt = weft::target;
+namespace fab = weft::fabric;
+namespace wv = weft::wavelet;
+
+namespace weft::conversion {
+
+using namespace join;
+using column::kDataBase;
+using column::kDsdBase;
+
+namespace {
+
+using DirSet = uint8_t;
+
+class Emitter : WaveletBuilder {
+public:
+  Emitter(OpBuilder &b, Location loc, const JoinKernel &k, StringRef name,
+          StringRef layer, const RouteTable &routes)
+      : WaveletBuilder(b, loc), k(k), name(name), layer(layer), routes(routes) {
+  }
+  /// The PEs of rows [r0, r1), all with chunks of L elements.
+  void emitGroup(int64_t r0, int64_t r1, int64_t L);
+
+private:
+  void dsd(StringRef sym, Rec index, wv::DsdKind kind,
+           ArrayRef<NamedAttribute> fields) {
+    dsdAt(sym, kDsdBase + 4 * index, kind, fields);
+  }
+  /// A local task whose only instruction launches `s` and ends the task.
+  void launchTask(StringRef sym, const Step &s, ArrayRef<int32_t> args,
+                  bool active);
+
+  const JoinKernel &k;
+  StringRef name, layer;
+  const RouteTable &routes;
+};
+
+void Emitter::launchTask(StringRef sym, const Step &s, ArrayRef<int32_t> args,
+                         bool active) {
+  wv::TaskOp t = task(sym, wv::TaskKind::local, s.task, active);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&t.getBody().front());
+  inst(wt::info(s.op).mnemonic, args, /*term=*/true);
+}
+
+void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
+  MLIRContext *ctx = b.getContext();
+  const int64_t h = r1 - r0, y = k.layout.y0 + r0;
+  std::string sym =
+      (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine())).str();
+  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
+                               : wv::PeOp::getOperationName());
+  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
+  if (h > 1) {
+    st.addAttribute("rect", fab::RectAttr::get(ctx, k.x, y, 1, h));
+  } else {
+    st.addAttribute("x", b.getI64IntegerAttr(k.x));
+    st.addAttribute("y", b.getI64IntegerAttr(y));
+  }
+  st.addAttribute("layer", b.getStringAttr(layer));
+  st.addRegion()->emplaceBlock();
+  Operation *pe = b.create(st);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&pe->getRegion(0).front());
+
+  // Both inputs from the west to the ramp, the result from the ramp east.
+  routesAt(routes, k.x, y);
+
+  const JoinPlan plan = planOf(k);
+  const bool two = plan.compute.size() == 2;
+  const Step &last = plan.compute.back();
+  const int64_t inColor = k.buffered ? k.colorB : k.colorA;
+  const int64_t otherColor = k.buffered ? k.colorA : k.colorB;
+
+  // The FIFO of fifoSamples chunks, then (two-step ops) the scratch chunk.
+  const int64_t fifoWords = 2 * k.fifoSamples * L;
+  dsd("fifo", kRecFifo, wv::DsdKind::fifo,
+      {i64("length", k.fifoSamples * L), i64("base", kDataBase)});
+  dsd("in", kRecIn, wv::DsdKind::fabin,
+      {i64("length", L), i64("color", inColor), i64("utid", plan.copy.utid),
+       i64("ac", plan.copy.next)});
+  dsd("out", kRecOut, wv::DsdKind::fabout,
+      {i64("length", L), i64("color", k.outColor), i64("utid", last.utid),
+       i64("ac", last.next)});
+  if (two) {
+    const Step &first = plan.compute.front();
+    dsd("other", kRecOther, wv::DsdKind::fabin,
+        {i64("length", L), i64("color", otherColor), i64("utid", first.utid),
+         i64("ac", first.next)});
+    dsd("buf", kRecBuf, wv::DsdKind::mem1d,
+        {i64("length", L), i64("base", kDataBase + fifoWords)});
+  } else {
+    // Read by the compute, whose fabout launches and activates.
+    dsd("other", kRecOther, wv::DsdKind::fabin,
+        {i64("length", L), i64("color", otherColor)});
+  }
+
+  using K = wt::OperandKind;
+  using RF = wv::RegFile;
+  const int32_t dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
+                s0 = int32_t(K::S0dsr), s1 = int32_t(K::S1dsr);
+
+  // init: every DSR once (loading the fifo record resets the FIFO, so it is
+  // never loaded again), then start the copy and the compute.
+  {
+    wv::TaskOp t = task("init", wv::TaskKind::local, kInitTask, true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&t.getBody().front());
+    dsrLoad(RF::ddsr, kDsrFifo, "fifo");
+    dsrLoad(RF::s1dsr, kDsrFifo, "fifo");
+    dsrLoad(RF::s0dsr, kDsrCopy, "in");
+    dsrLoad(RF::ddsr, kDsrLast, "out");
+    if (two) {
+      dsrLoad(RF::s0dsr, kDsrLast, "buf");
+      dsrLoad(RF::ddsr, kDsrFirst, "buf");
+      dsrLoad(RF::s0dsr, kDsrFirst, "other");
+    } else {
+      dsrLoad(RF::s0dsr, kDsrLast, "other");
+    }
+    inst("activate", {0, int32_t(kCopyTask)});
+    inst("activate", {0, int32_t(kStep1Task)});
+    inst("nop", {}, /*term=*/true);
+  }
+  // copy: fifo <- in (1 / in for Div with b buffered).
+  launchTask("copy", plan.copy, {ddsr, kDsrFifo, s0, kDsrCopy}, false);
+  if (two) {
+    // step 1: buf <- -other (Sub) or 1 / other (Div); step 2: out <- buf
+    // op fifo.
+    launchTask("step1", plan.compute[0], {ddsr, kDsrFirst, s0, kDsrFirst},
+               false);
+    launchTask("step2", plan.compute[1], {dsrK, kDsrLast, s1, kDsrFifo},
+               false);
+  } else {
+    // out <- other op fifo.
+    launchTask("compute", plan.compute[0], {dsrK, kDsrLast, s1, kDsrFifo},
+               false);
+  }
+}
+
+} // namespace
+
+LogicalResult emitJoinKernel(OpBuilder &b, Location loc, const JoinKernel &k,
+                             StringRef name, StringRef layer,
+                             const RouteTable *routes) {
+  const RowChunks &lay = k.layout;
+  const char *op = joinOpName(k.op);
+  if (lay.n < 1 || lay.rows < 1 || lay.y0 < 0 || k.x < 0)
+    return emitError(loc) << "join kernel " << name << " (" << op << ") has "
+                          << lay.n << " elements on " << lay.rows
+                          << " rows at (" << k.x << ", " << lay.y0
+                          << "); it needs at least one of each";
+  const int64_t L = chunkLength(k);
+  if (chunkSize(lay.n, lay.rows, lay.rows - 1) < 1)
+    return emitError(loc) << "join kernel " << name << ": " << lay.rows
+                          << " rows leave the last chunk of " << lay.n
+                          << " elements (chunks of " << L << ") empty";
+  if (L > wt::Arch::kMaxVectorLength)
+    return emitError(loc) << "join kernel " << name << ": a chunk of " << L
+                          << " elements exceeds the "
+                          << wt::Arch::kMaxVectorLength
+                          << "-element vector length of a DSD";
+  if (k.buffered != 0 && k.buffered != 1)
+    return emitError(loc) << "join kernel " << name << ": buffered input "
+                          << k.buffered << " is neither 0 (a) nor 1 (b)";
+  if (k.fifoSamples < 1)
+    return emitError(loc)
+           << "join kernel " << name << ": a FIFO of " << k.fifoSamples
+           << " chunks cannot hold the buffered input ("
+           << (k.buffered ? "b" : "a")
+           << "); without one whole chunk the fork feeding both inputs "
+              "can deadlock";
+  auto program = dyn_cast_or_null<wv::ProgramOp>(
+      b.getInsertionBlock() ? b.getInsertionBlock()->getParentOp() : nullptr);
+  if (!program)
+    return emitError(loc) << "join kernel " << name
+                          << " must be emitted inside a wavelet.program";
+  wt::Target target = program.getTargetAttr().getModel();
+  if (k.x >= int64_t(target.width()) ||
+      lay.y0 + lay.rows > int64_t(target.height()))
+    return emitError(loc) << "join kernel " << name << " at column " << k.x
+                          << ", rows " << lay.y0 << ".." << lay.y0 + lay.rows
+                          << " does not fit the " << target.width() << "x"
+                          << target.height() << " fabric";
+  if (k.fifoSamples * L > wt::Arch::kMaxVectorLength)
+    return emitError(loc) << "join kernel " << name << ": a FIFO of "
+                          << k.fifoSamples << " chunks of " << L
+                          << " elements exceeds the "
+                          << wt::Arch::kMaxVectorLength
+                          << "-element capacity of a fifo DSD (at most "
+                          << maxJoinFifoSamples(k, INT64_MAX / 4) << ")";
+  const int64_t bytes = joinMemoryPerPE(k), have = 2 * target.memoryWords();
+  if (bytes > have)
+    return emitError(loc) << "join kernel " << name << ": a FIFO of "
+                          << k.fifoSamples << " chunks of " << L
+                          << " elements needs " << bytes
+                          << " bytes of PE memory, more than the " << have
+                          << " available (at most "
+                          << maxJoinFifoSamples(k, have) << " chunks fit)";
+  const int64_t colors[] = {k.colorA, k.colorB, k.outColor};
+  const char *what[] = {"a", "b", "the result"};
+  for (int i = 0; i < 3; ++i) {
+    if (!target.isRoutableColor(colors[i]))
+      return emitError(loc) << "join kernel " << name << ": color "
+                            << colors[i] << " of " << what[i]
+                            << " is not routable on a target with "
+                            << target.routableColors() << " colors";
+    for (int j = 0; j < i; ++j)
+      if (colors[i] == colors[j])
+        return emitError(loc) << "join kernel " << name << " uses color "
+                              << colors[i] << " for both " << what[j]
+                              << " and " << what[i]
+                              << " (the three colors must differ)";
+  }
+
+  // Without the fabric.route ops of a routed program (unit tests build
+  // kernels directly), the column's own routes.
+  RouteTable own;
+  if (!routes) {
+    auto add = [&](const RoutePlan &plan, int64_t color) {
+      for (const auto &[pe, sw] : plan.get())
+        own[pe][color] = sw;
+    };
+    add(columnInputs(k.x, lay.y0, lay.rows), k.colorA);
+    add(columnInputs(k.x, lay.y0, lay.rows), k.colorB);
+    add(columnResults(k.x, lay.y0, lay.rows), k.outColor);
+    routes = &own;
+  }
+  Emitter e(b, loc, k, name, layer, *routes);
+  int64_t r0 = 0;
+  for (int64_t r = 1; r <= lay.rows; ++r) {
+    if (r < lay.rows &&
+        chunkSize(lay.n, lay.rows, r) == chunkSize(lay.n, lay.rows, r0))
+      continue;
+    e.emitGroup(r0, r, chunkSize(lay.n, lay.rows, r0));
+    r0 = r;
+  }
+  return success();
+}
+
+} // namespace weft::conversion

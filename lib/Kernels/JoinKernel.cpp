@@ -1,0 +1,233 @@
+//===- JoinKernel.cpp - Elementwise ops of two streams, the plan ----------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The join kernel's plan (its copy and compute steps), cost model and
+// memory bound; lib/Conversion/EmitJoinKernel.cpp emits it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Kernels/JoinKernel.h"
+
+#include "weft/Kernels/ColumnSequences.h"
+
+#include "weft/Target/ISA.h"
+#include "weft/Target/Target.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace wt = weft::target;
+
+namespace weft::conversion {
+
+const char *joinOpName(JoinOp op) {
+  switch (op) {
+  case JoinOp::Add:
+    return "add";
+  case JoinOp::Sub:
+    return "sub";
+  case JoinOp::Mul:
+    return "mul";
+  case JoinOp::Div:
+    return "div";
+  case JoinOp::Max:
+    return "max";
+  case JoinOp::Min:
+    return "min";
+  }
+  return "?";
+}
+
+namespace join {
+
+bool isTwoStep(const JoinKernel &k) {
+  return k.buffered == 0 && (k.op == JoinOp::Sub || k.op == JoinOp::Div);
+}
+
+JoinPlan planOf(const JoinKernel &k) {
+  using O = wt::Opcode;
+  JoinPlan p;
+  bool rcpCopy = k.op == JoinOp::Div && k.buffered == 1;
+  p.copy = {rcpCopy ? O::FRCP : O::MOV32, 0, kCopyTask, kCopyTask,
+            /*push=*/true, false};
+  if (isTwoStep(k)) {
+    bool sub = k.op == JoinOp::Sub;
+    p.compute.push_back(
+        {sub ? O::FNEG : O::FRCP, 1, kStep1Task, kStep2Task, false, false});
+    p.compute.push_back(
+        {sub ? O::FADD : O::FMUL, 2, kStep2Task, kStep1Task, false, true});
+    return p;
+  }
+  O op = O::FADD;
+  switch (k.op) {
+  case JoinOp::Add:
+    op = O::FADD;
+    break;
+  case JoinOp::Sub:
+    op = O::FSUB;
+    break;
+  case JoinOp::Mul:
+  case JoinOp::Div:
+    op = O::FMUL;
+    break;
+  case JoinOp::Max:
+    op = O::FMAX;
+    break;
+  case JoinOp::Min:
+    op = O::FMIN;
+    break;
+  }
+  p.compute.push_back({op, 1, kStep1Task, kStep1Task, false, true});
+  return p;
+}
+
+/// The longest chunk.
+int64_t chunkLength(const JoinKernel &k) {
+  return chunkSize(k.layout.n, k.layout.rows, 0);
+}
+
+
+} // namespace join
+
+using namespace join;
+using column::kDataBase;
+using column::kDsdBase;
+
+int64_t joinMemoryPerPE(const JoinKernel &k) {
+  const int64_t L = chunkLength(k);
+  int64_t words = kDataBase + 2 * L * std::max<int64_t>(k.fifoSamples, 0) +
+                  (isTwoStep(k) ? 2 * L : 0);
+  return 2 * words;
+}
+
+int64_t maxJoinFifoSamples(const JoinKernel &k, int64_t memoryBytes) {
+  const int64_t L = chunkLength(k);
+  if (L < 1)
+    return 0;
+  int64_t freeWords = memoryBytes / 2 - kDataBase - (isTwoStep(k) ? 2 * L : 0);
+  int64_t byMemory = freeWords > 0 ? freeWords / (2 * L) : 0;
+  // The fifo record's 15-bit capacity counts elements.
+  int64_t byField = wt::Arch::kMaxVectorLength / L;
+  return std::max<int64_t>(0, std::min(byMemory, byField));
+}
+
+int64_t joinFifoSamplesFor(const JoinKernel &k, int64_t latencyDifference,
+                           int64_t interval, int64_t memoryBytes) {
+  interval = std::max<int64_t>(interval, 1);
+  int64_t want =
+      (std::max<int64_t>(latencyDifference, 0) + interval - 1) / interval + 1;
+  return std::min(want, maxJoinFifoSamples(k, memoryBytes));
+}
+
+//===----------------------------------------------------------------------===//
+// Cost model
+//===----------------------------------------------------------------------===//
+
+int64_t predictJoinKernelCycles(const JoinKernel &k) {
+  // A replay of one PE with the longest chunk, cycle by cycle, under the
+  // rules of docs/architecture.md §6 and §10.2 as the simulator applies
+  // them: a pick (1 cycle) when no task runs, round robin over the ids after
+  // the last pick; the task's launch (1 cycle) ends it; a launched
+  // microthread spends its startup cycles without the datapath from the
+  // next cycle on, then issues one element per group when its FIFO operand
+  // allows; one group per cycle in total, round robin by utid, a group of c
+  // cycles holding the datapath for c; activations by a completion are
+  // visible to the picker in the next cycle. The inputs are always at hand
+  // and the output always drained, so the replay is the kernel's own pace.
+  const int64_t L = chunkLength(k);
+  if (L < 1)
+    return 0;
+  const JoinPlan plan = planOf(k);
+  std::vector<Step> steps = plan.compute;
+  steps.insert(steps.begin(), plan.copy);
+  const int64_t cap = std::max<int64_t>(k.fifoSamples, 1) * L;
+
+  struct Micro {
+    bool active = false, finished = false;
+    int64_t startup = 0, busy = 0, done = 0;
+    const Step *step = nullptr;
+  };
+  Micro micro[8];
+  uint64_t active = (uint64_t(1) << kCopyTask) | (uint64_t(1) << kStep1Task);
+  int64_t pickLast = kInitTask, fifo = 0, microLast = 7;
+  const Step *running = nullptr; // the task picked last cycle
+  std::vector<int64_t> ends;
+  // Enough samples for the FIFO to settle, then a window to average over.
+  const int64_t samples = 24 + 2 * std::min<int64_t>(k.fifoSamples, 64);
+  for (int64_t t = 0; int64_t(ends.size()) < samples && t < 100'000'000;
+       ++t) {
+    uint64_t set = 0, clear = 0;
+    bool holds = false;
+    for (const Micro &m : micro)
+      holds |= m.active && m.busy > 0;
+    int launched = -1;
+    if (!running) {
+      for (int64_t i = 1; i <= 64; ++i) {
+        int64_t id = (pickLast + i) & 63;
+        if (!(active & (uint64_t(1) << id)))
+          continue;
+        clear |= uint64_t(1) << id;
+        pickLast = id;
+        for (const Step &s : steps)
+          if (s.task == id)
+            running = &s;
+        break;
+      }
+    } else {
+      // The launch (its utid is free: it was activated by its completion).
+      Micro &m = micro[running->utid];
+      m = Micro();
+      m.active = true;
+      m.step = running;
+      m.startup = wt::info(running->op).startup;
+      launched = running->utid;
+      running = nullptr;
+    }
+    auto retire = [&](Micro &m) {
+      m.active = false;
+      set |= uint64_t(1) << m.step->next;
+      if (m.step == &steps.back())
+        ends.push_back(t);
+    };
+    for (int u = 0; u < 8; ++u) {
+      Micro &m = micro[u];
+      if (!m.active || u == launched)
+        continue;
+      if (m.busy > 0) {
+        if (--m.busy == 0 && m.finished)
+          retire(m);
+      } else if (m.startup > 0) {
+        --m.startup;
+      }
+    }
+    if (!holds) {
+      for (int i = 1; i <= 8; ++i) {
+        int u = int((microLast + i) & 7);
+        Micro &m = micro[u];
+        if (!m.active || u == launched || m.busy > 0 || m.startup > 0)
+          continue;
+        if ((m.step->pop && fifo == 0) || (m.step->push && fifo >= cap))
+          continue;
+        fifo += (m.step->push ? 1 : 0) - (m.step->pop ? 1 : 0);
+        m.finished = ++m.done >= L;
+        m.busy = wt::info(m.step->op).cyclesPerGroup - 1;
+        if (m.finished && m.busy == 0)
+          retire(m);
+        microLast = u;
+        break;
+      }
+    }
+    active = (active & ~clear) | set;
+  }
+  // The steady state: the mean interval over the second half.
+  size_t s = ends.size(), h = s / 2;
+  if (s < 4)
+    return 0;
+  double mean = double(ends[s - 1] - ends[h]) / double(s - 1 - h);
+  return int64_t(mean + 0.5);
+}
+
+} // namespace weft::conversion
