@@ -29,8 +29,8 @@
 #include "fabric/FabricOps.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
-#include "weft/Conversion/KernelScheme.h"
-#include "weft/Transforms/Passes.h"
+#include "weft/FabricTransforms/KernelScheme.h"
+#include "weft/Conversion/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -45,7 +45,7 @@
 
 namespace weft {
 #define GEN_PASS_DEF_CONVERTTOFABRIC
-#include "weft/Transforms/Passes.h.inc"
+#include "weft/Conversion/Passes.h.inc"
 } // namespace weft
 
 using namespace mlir;

@@ -14,10 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/LowerToWavelet.h"
+#include "weft/Conversion/Passes.h"
 
 #include "WaveletBuilder.h"
-#include "weft/Conversion/Graph.h"
+#include "weft/FabricTransforms/Graph.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/Conversion/JoinKernel.h"
@@ -30,6 +30,11 @@
 
 #include <map>
 #include <set>
+
+namespace weft {
+#define GEN_PASS_DEF_LOWERFABRICTOWAVELET
+#include "weft/Conversion/Passes.h.inc"
+} // namespace weft
 
 using namespace mlir;
 namespace fab = weft::fabric;
@@ -124,17 +129,7 @@ static void emitRelays(OpBuilder &b, Location loc, Operation *wprog,
 }
 
 struct LowerFabricToWaveletPass
-    : PassWrapper<LowerFabricToWaveletPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerFabricToWaveletPass)
-
-  StringRef getArgument() const final { return "weft-lower-fabric-to-wavelet"; }
-  StringRef getDescription() const final {
-    return "Emit the per-PE wavelet programs of a placed chain of layers";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<wv::WaveletDialect, fab::FabricDialect>();
-  }
-
+    : weft::impl::LowerFabricToWaveletBase<LowerFabricToWaveletPass> {
   void runOnOperation() override {
     SmallVector<fab::ProgramOp> programs(
         getOperation().getOps<fab::ProgramOp>());
@@ -346,13 +341,4 @@ struct LowerFabricToWaveletPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createLowerFabricToWaveletPass() {
-  return std::make_unique<LowerFabricToWaveletPass>();
-}
-
-void registerLowerFabricToWaveletPass() {
-  PassRegistration<LowerFabricToWaveletPass>();
-}
-
 } // namespace weft::conversion

@@ -10,10 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Import/ONNXImporter.h"
 #include "weft/InitDialects.h"
-#include "weft/Transforms/Passes.h"
+#include "weft/Pipeline/Pipeline.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -23,8 +22,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   weft::registerAllDialects(registry);
   weft::import::registerImportDialects(registry);
-  weft::registerTransformsPassesAndPipelines();
-  weft::conversion::registerLowerFabricToWaveletPass();
+  weft::registerAllPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "weft optimizer driver\n", registry));
 }

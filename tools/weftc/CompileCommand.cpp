@@ -27,9 +27,8 @@
 #include "wavelet/WaveletOps.h"
 #include "weft/Binary/File.h"
 #include "weft/Binary/Routes.h"
-#include "weft/Conversion/Graph.h"
-#include "weft/Conversion/LowerToWavelet.h"
-#include "weft/Transforms/Passes.h"
+#include "weft/FabricTransforms/Graph.h"
+#include "weft/Pipeline/Pipeline.h"
 #include "weft/Translate/Wfb.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -199,18 +198,6 @@ static int64_t countColors(ModuleOp module) {
   return int64_t(colors.size());
 }
 
-/// The fabric and partition stages' grid options for `grid` (WxH[,...] or
-/// auto[,...]) and `maxGrid`.
-static std::pair<std::string, std::string>
-gridOptions(const std::string &grid, const std::string &maxGrid) {
-  StringRef g(grid);
-  if (!g.consume_front("auto"))
-    return {grid, ""};
-  // auto,colors=4: the options apply to every grid considered.
-  std::string largest = maxGrid + g.str();
-  return {largest, "grid=auto max-grid=" + largest};
-}
-
 bool weftc::compileModel(MLIRContext &ctx, StringRef path,
                          const CompileOptions &options, CompiledModel &out,
                          std::string &error) {
@@ -249,59 +236,55 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   if (options.untilAfter == Stage::Import)
     return true;
 
-  StringMap<Stage> stageOf = {{"cleanup", Stage::Cleanup},
-                              {"fabric", Stage::Fabric},
-                              {"partition", Stage::Partition},
-                              {"route", Stage::Route},
-                              {"wavelet", Stage::Wavelet}};
-  auto runStage = [&](StringRef name, StringRef pipeline) {
-    out.failedStage = stageOf.lookup(name);
+  // The stages of the pipeline library, one pass manager each (timed,
+  // and stopped after as --until-after asks); `weft-opt --weft-pipeline`
+  // runs the same passes with the same options.
+  weft::PipelineOptions pipeline;
+  pipeline.grid = options.grid;
+  pipeline.maxGrid = options.maxGrid;
+  if (options.precision != "fp32" && options.precision != "mixed") {
+    error = "precision must be fp32 or mixed, not '" + options.precision + "'";
+    return false;
+  }
+  pipeline.precision = options.precision == "mixed"
+                           ? weft::PipelinePrecision::Mixed
+                           : weft::PipelinePrecision::FP32;
+  auto runStage = [&](Stage stage, weft::PipelineStage ps) {
+    out.failedStage = stage;
     PassManager pm(&ctx, ModuleOp::getOperationName(),
                    OpPassManager::Nesting::Implicit);
     if (failed(applyPassManagerCLOptions(pm)))
       return false;
-    TimingScope timer = root.nest(name);
+    TimingScope timer = root.nest(weft::stageName(ps));
     pm.enableTiming(timer);
-    if (failed(parsePassPipeline(pipeline, pm, llvm::errs()))) {
-      error = "cannot build the '" + name.str() + "' stage from '" +
-              pipeline.str() + "'";
-      return false;
-    }
+    weft::addPipelineStage(pm, ps, pipeline);
     if (failed(pm.run(*out.module))) {
       if (error.empty())
-        error = "the '" + name.str() + "' stage failed";
+        error = std::string("the '") + weft::stageName(ps) + "' stage failed";
       return false;
     }
     out.failedStage.reset();
     return true;
   };
 
-  if (!runStage("cleanup", "weft-import-cleanup"))
+  if (!runStage(Stage::Cleanup, weft::PipelineStage::Cleanup))
     return false;
   if (options.untilAfter == Stage::Cleanup)
     return true;
-  auto [fabricGrid, partitionGrid] = gridOptions(options.grid, options.maxGrid);
-  if (!runStage("fabric", "weft-fabric-prepare,weft-convert-to-fabric{grid=" +
-                                  fabricGrid + "}"))
+  if (!runStage(Stage::Fabric, weft::PipelineStage::Fabric))
     return false;
   if (options.untilAfter == Stage::Fabric)
     return true;
-  if (!runStage("partition", "weft-partition-dense{precision=" +
-                                 options.precision + " " + partitionGrid + "}"))
+  if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
     return false;
   readFabricFigures(*out.module, out);
   if (options.untilAfter == Stage::Partition)
     return true;
-  if (!runStage("route", "weft-route-streams,weft-allocate-colors"))
+  if (!runStage(Stage::Route, weft::PipelineStage::Route))
     return false;
   if (options.untilAfter == Stage::Route)
     return true;
-  if (!PassInfo::lookup("weft-lower-fabric-to-wavelet")) {
-    error = "this weftc has no --weft-lower-fabric-to-wavelet pass; stop at "
-            "--until-after=route";
-    return false;
-  }
-  if (!runStage("wavelet", "weft-lower-fabric-to-wavelet"))
+  if (!runStage(Stage::Wavelet, weft::PipelineStage::Wavelet))
     return false;
   out.colorsUsed = countColors(*out.module);
   if (options.untilAfter == Stage::Wavelet)
@@ -429,8 +412,7 @@ int weftc::compileMain(int argc, char **argv) {
     return fail("a .wfb needs an output file (-o FILE), or choose "
                 "--emit=mlir|fabric|wavelet");
 
-  weft::registerTransformsPassesAndPipelines();
-  weft::conversion::registerLowerFabricToWaveletPass();
+  weft::registerAllPasses();
   std::unique_ptr<MLIRContext> ctx = createContext();
   CompiledModel compiled;
   std::string error;

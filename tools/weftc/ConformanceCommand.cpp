@@ -26,11 +26,10 @@
 
 #include "Commands.h"
 
-#include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
 #include "weft/Sim/Simulator.h"
-#include "weft/Transforms/Passes.h"
+#include "weft/Pipeline/Pipeline.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -698,8 +697,7 @@ int weftc::conformanceMain(int argc, char **argv) {
   if (mode == Mode::Fabric) {
     // Registries and default options only, no context: the children
     // compile (compileModel applies the pass-manager and timing options).
-    weft::registerTransformsPassesAndPipelines();
-    weft::conversion::registerLowerFabricToWaveletPass();
+    weft::registerAllPasses();
     mlir::registerPassManagerCLOptions();
     mlir::registerDefaultTimingManagerCLOptions();
   }

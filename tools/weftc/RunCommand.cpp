@@ -20,11 +20,10 @@
 #include "Commands.h"
 
 #include "weft/Binary/File.h"
-#include "weft/Conversion/LowerToWavelet.h"
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
 #include "weft/Target/ISA.h"
-#include "weft/Transforms/Passes.h"
+#include "weft/Pipeline/Pipeline.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -224,8 +223,7 @@ int weftc::runMain(int argc, char **argv) {
   if (!sys::fs::can_execute(sim))
     return fail("cannot find the simulator at '" + sim + "'");
 
-  weft::registerTransformsPassesAndPipelines();
-  weft::conversion::registerLowerFabricToWaveletPass();
+  weft::registerAllPasses();
   std::unique_ptr<mlir::MLIRContext> ctx = createContext();
   CompileOptions options;
   fabric.apply(options);

@@ -1,6 +1,10 @@
-//===- Passes.h - weft's passes ---------------------------------*- C++ -*-===//
+//===- Passes.h - linalg-level transforms -----------------------*- C++ -*-===//
 //
 // Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The passes on the imported network (Passes.td beside this file).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +15,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Pass/Pass.h"
-#include "mlir/Pass/PassManager.h"
 
 namespace weft {
 
@@ -20,18 +23,6 @@ namespace weft {
 
 #define GEN_PASS_REGISTRATION
 #include "weft/Transforms/Passes.h.inc"
-
-/// The clean-up of an imported network: drop identities, fold batch
-/// normalization, fold constants, canonicalize, CSE.
-void populateImportCleanupPipeline(mlir::OpPassManager &pm);
-
-/// Rewrites that only the fabric path wants, run by weftc between the
-/// clean-up and --weft-convert-to-fabric (docs/weftc.md).
-void populateFabricPreparePipeline(mlir::OpPassManager &pm);
-
-/// Registers the passes and the `weft-import-cleanup` and
-/// `weft-fabric-prepare` pipelines.
-void registerTransformsPassesAndPipelines();
 
 } // namespace weft
 

@@ -16,13 +16,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/Graph.h"
+#include "weft/FabricTransforms/Graph.h"
 #include "weft/Kernels/ColorAllocation.h"
 #include "weft/Kernels/Routing.h"
 
 #include "fabric/FabricOps.h"
 
-#include "weft/Transforms/Passes.h"
+#include "weft/FabricTransforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -35,7 +35,7 @@
 namespace weft {
 #define GEN_PASS_DEF_ROUTESTREAMS
 #define GEN_PASS_DEF_ALLOCATECOLORS
-#include "weft/Transforms/Passes.h.inc"
+#include "weft/FabricTransforms/Passes.h.inc"
 } // namespace weft
 
 using namespace mlir;

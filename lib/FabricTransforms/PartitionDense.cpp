@@ -18,11 +18,11 @@
 #include "fabric/FabricOps.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
-#include "weft/Conversion/Graph.h"
-#include "weft/Conversion/KernelScheme.h"
+#include "weft/FabricTransforms/Graph.h"
+#include "weft/FabricTransforms/KernelScheme.h"
 #include "weft/Kernels/ChainPartition.h"
 #include "weft/Kernels/JoinKernel.h"
-#include "weft/Transforms/Passes.h"
+#include "weft/FabricTransforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringSet.h"
@@ -33,7 +33,7 @@
 
 namespace weft {
 #define GEN_PASS_DEF_PARTITIONDENSE
-#include "weft/Transforms/Passes.h.inc"
+#include "weft/FabricTransforms/Passes.h.inc"
 } // namespace weft
 
 using namespace mlir;

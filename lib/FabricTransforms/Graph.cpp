@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/Graph.h"
+#include "weft/FabricTransforms/Graph.h"
 
 #include "mlir/IR/SymbolTable.h"
 

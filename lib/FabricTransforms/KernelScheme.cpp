@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Conversion/KernelScheme.h"
+#include "weft/FabricTransforms/KernelScheme.h"
 
 #include "weft/Transforms/ConstantData.h"
 

@@ -20,7 +20,7 @@
 
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
-#include "weft/Conversion/KernelScheme.h"
+#include "weft/FabricTransforms/KernelScheme.h"
 
 #include "fabric/FabricOps.h"
 

@@ -1,0 +1,82 @@
+//===- Passes.td - conversions -----------------------------*- tablegen -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The conversions between layers: the imported network (linalg) to the
+// fabric dialect, and the fabric dialect to the wavelet dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_CONVERSION_PASSES
+#define WEFT_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertToFabric : Pass<"weft-convert-to-fabric", "mlir::ModuleOp"> {
+  let summary = "Turn an imported network (a chain of layers) into a fabric.program";
+  let description = [{
+    Replaces the imported `func.func` (after `--weft-import-cleanup`) with a
+    `fabric.program` of the same name on the target given by `grid`: one
+    `fabric.io` for the graph input (west) and one for the output (east),
+    named after `onnx.name`, one `fabric.kernel` per layer, and the
+    `fabric.stream`s of the chain input -> k0 -> k1 -> ... -> output, created
+    in chain order. The batch dimension is streamed: every tensor of the
+    program is per sample, and the batch is recorded as `weft.batch`.
+
+    A layer is either dense (Gemm or MatMul, optional bias, an optional ReLU
+    fused; the body rebuilt on one sample so `matchDenseLayer` recognises
+    it again) or a column kernel (Relu, Sigmoid, Tanh, Softmax or
+    LogSoftmax over the whole per-sample vector: the imported ops cloned on
+    one sample, recognised by `matchColumnKernel`). Reshapes of the sample
+    (Reshape, Flatten, Squeeze, Unsqueeze: `tensor.collapse_shape`,
+    `tensor.expand_shape`, `tensor.reshape` keeping the batch dimension) do
+    not change the row-major order and are dropped. Anything else is an
+    error naming the ONNX node, the op and the reason. Rows are placeholders
+    until `--weft-partition-dense`.
+
+    Example:
+    ```mlir
+    func.func @main_graph(%x: tensor<4x64xf32> {onnx.name = "x"})
+        -> (tensor<4x32xf32> {onnx.name = "y"}) { ... }
+    // becomes
+    fabric.program @main_graph {target = #fabric.target<16x16>, weft.batch = 4 : i64} {
+      fabric.io @x input west rows 0 to 1 : tensor<1x64xf32>
+      fabric.io @y output east rows 0 to 1 : tensor<1x32xf32>
+      fabric.kernel @fc : (tensor<1x64xf32>) -> tensor<1x32xf32> { ... }
+      fabric.kernel @probs : (tensor<1x32xf32>) -> tensor<1x32xf32> { ... }
+      fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 64>
+      fabric.stream @fc_to_probs @fc[0] -> @probs[0] : !fabric.wavelets<f32, 32>
+      fabric.stream @probs_to_y @probs[0] -> @y[0] : !fabric.wavelets<f32, 32>
+    }
+    ```
+  }];
+  let options = [Option<"grid", "grid", "std::string", "\"16x16\"",
+                        "The target fabric (weft::target::Target::parse "
+                        "text: WxH[,mem=..,colors=..,rq=..,cq=..])">];
+  let dependentDialects = ["weft::fabric::FabricDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [Statistic<"numKernels", "num-kernels",
+                              "Kernels created">];
+}
+
+def LowerFabricToWavelet
+    : Pass<"weft-lower-fabric-to-wavelet", "mlir::ModuleOp"> {
+  let summary = "Emit the per-PE wavelet programs of a placed, routed and "
+                "colored fabric.program";
+  let description = [{
+    Every kernel becomes the wavelet.pe / wavelet.pe_group programs its
+    scheme's emitter writes (dense layers, column kernels, joins; see
+    docs/execution-model.md), every host port a wavelet.io, and every PE the
+    routes pass that no kernel covers a router-only PE. Each PE's emitted
+    router settings are checked against the fabric.route switches. The
+    fabric.program is replaced by the wavelet.program.
+  }];
+  let dependentDialects = ["::weft::wavelet::WaveletDialect",
+                           "::weft::fabric::FabricDialect"];
+}
+
+#endif // WEFT_CONVERSION_PASSES

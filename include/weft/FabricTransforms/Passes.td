@@ -1,0 +1,113 @@
+//===- Passes.td - fabric transforms -----------------------*- tablegen -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The passes on the fabric dialect: placement (partitioning), routing and
+// color allocation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_FABRICTRANSFORMS_PASSES
+#define WEFT_FABRICTRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
+  let summary = "Lay a chain of kernels out as a balanced pipeline";
+  let description = [{
+    For the chain of `fabric.kernel`s of each program (host input -> k0 ->
+    ... -> host output, dense layers and column kernels), chooses the
+    smear of the first dense kernel and the rows of every kernel so that the
+    slowest kernel's predicted cycles per sample are the fewest, then the
+    PEs (`partitionChain`, docs/execution-model.md): rectangles west to east
+    from column 0, all at row 0, a dense kernel (x, 0, S, R) with smear S
+    equal to the rows of the kernel before it, a column kernel (x, 0, 1, R).
+    Records `rect`, `smear`, `weft.precision` ("fp32" or "mixed") and
+    `weft.predicted_cycles` on every kernel and the rows of the host ports.
+    `grid=auto` first chooses the fabric (`chooseGrid`: the smallest grid up
+    to `max-grid` whose predicted utilization is within 5% of the best) and
+    rewrites the program's target; `grid=WxH` replaces it; the default keeps
+    the target of `--weft-convert-to-fabric`. A chain that does not fit is
+    an error saying what it needs.
+
+    Example:
+    ```mlir
+    fabric.kernel @fc : (tensor<1x784xf32>) -> tensor<1x256xf32>
+        at #fabric.rect<0, 0, 4, 16> attributes {smear = 4 : i64,
+        weft.precision = "fp32", weft.predicted_cycles = 1234 : i64} {...}
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"fp32\"",
+           "fp32, or mixed (fp16 storage and multiply, fp32 accumulate)">,
+    Option<"grid", "grid", "std::string", "\"\"",
+           "Empty (keep the program's target), auto (choose the fabric up "
+           "to max-grid), or WxH[,mem=..,colors=..]">,
+    Option<"maxGrid", "max-grid", "std::string", "\"64x64\"",
+           "The largest fabric grid=auto considers (its memory and colors "
+           "apply to every grid)">];
+  let statistics = [Statistic<"numPartitioned", "num-partitioned",
+                              "Kernels partitioned">,
+                    Statistic<"bottleneck", "bottleneck-cycles",
+                              "Predicted cycles per sample of the slowest "
+                              "kernel">];
+}
+
+def RouteStreams : Pass<"weft-route-streams", "mlir::ModuleOp"> {
+  let summary = "Make layout changes explicit and route every stream PE by PE";
+  let description = [{
+    On a partitioned `fabric.program` (docs/execution-model.md, "Chains of
+    layers"): inserts a `fabric.redistribute` from `row_chunks S` to
+    `col_chunks S` in front of every dense layer, on the S x S square where
+    its input chunks turn into its columns (the stream into the layer
+    becomes producer -> redistribution -> layer), and gives every stream and
+    every kernel's internal channel (`channel "psum_even"`, ...) a
+    `fabric.route` with one `fabric.switch` per PE it passes, multicast and
+    the receiving PE included. The switch settings come from the schemes of
+    weft/Kernels/Routing.h. Logical (empty) routes are replaced; a
+    program that already has switches or redistributions is an error, as is
+    a chain whose layouts do not line up.
+
+    Example:
+    ```mlir
+    fabric.redistribute @fc_turn : !fabric.wavelets<f32, 64> at <0, 0, 6, 6>
+        from <row_chunks, 6> to <col_chunks, 6>
+    fabric.stream @x_to_fc @x[0] -> @fc_turn[0] : !fabric.wavelets<f32, 64>
+    fabric.stream @fc_turn_to_fc @fc_turn[0] -> @fc[0] : !fabric.wavelets<f32, 64>
+    fabric.route @x_to_fc {
+      fabric.switch (0, 0) from [west] to [ramp]
+      fabric.switch (0, 1) from [west] to [east]
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let statistics = [
+    Statistic<"numRedistributions", "num-redistributions",
+              "Redistributions inserted">,
+    Statistic<"numRoutes", "num-routes", "Routes of streams and channels">,
+    Statistic<"numSwitches", "num-switches", "Per-PE router settings">];
+}
+
+def AllocateColors : Pass<"weft-allocate-colors", "mlir::ModuleOp"> {
+  let summary = "Color every route so that no two meet on a router";
+  let description = [{
+    Two routes that share a PE need different colors (a router has one
+    route per color). DSATUR over the routes' PEs (`allocateColors`,
+    lib/Conversion/ColorAllocation.cpp; deterministic) within the target's
+    routable colors minus `reserved`; a color already set on a route, or on
+    the stream of a route without one, is kept. Sets `color` on every route
+    and on the stream it routes. When the colors do not suffice, the error
+    names a route, one it meets, the PE where they meet and how many colors
+    they would need.
+  }];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let options = [ListOption<"reserved", "reserved", "int64_t",
+                            "Colors the allocator must not use">];
+  let statistics = [Statistic<"numColors", "num-colors",
+                              "Distinct colors used">];
+}
+
+#endif // WEFT_FABRICTRANSFORMS_PASSES

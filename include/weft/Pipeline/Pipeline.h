@@ -1,0 +1,92 @@
+//===- Pipeline.h - weft's compile pipeline ---------------------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pipeline from an imported network to per-PE wavelet programs, in
+// stages (docs/pipeline.md): cleanup -> fabric (prepare, convert) ->
+// partition -> route (routes, colors) -> wavelet (lowering). `weftc compile`
+// runs it stage by stage; `weft-opt --weft-pipeline='...'` runs the same
+// passes with the same options in one go.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_PIPELINE_PIPELINE_H
+#define WEFT_PIPELINE_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace weft {
+
+/// The stages of the pipeline, in order.
+enum class PipelineStage { Cleanup, Fabric, Partition, Route, Wavelet };
+
+/// The stage's name (`cleanup`, `fabric`, ...).
+const char *stageName(PipelineStage stage);
+
+/// The arithmetic of the dense layers.
+enum class PipelinePrecision { FP32, Mixed };
+
+/// The options of `--weft-pipeline` and of `weftc compile`.
+struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
+  Option<std::string> grid{
+      *this, "grid",
+      llvm::cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N], or "
+                     "auto[,...] (the smallest grid up to max-grid within 5% "
+                     "of the best predicted utilization)"),
+      llvm::cl::init("16x16")};
+  Option<std::string> maxGrid{
+      *this, "max-grid",
+      llvm::cl::desc("The largest fabric grid=auto considers"),
+      llvm::cl::init("64x64")};
+  Option<PipelinePrecision> precision{
+      *this, "precision", llvm::cl::desc("The dense layers' arithmetic"),
+      llvm::cl::init(PipelinePrecision::FP32),
+      llvm::cl::values(
+          clEnumValN(PipelinePrecision::FP32, "fp32", "fp32 throughout"),
+          clEnumValN(PipelinePrecision::Mixed, "mixed",
+                     "fp16 storage and multiply, fp32 accumulate"))};
+  Option<PipelineStage> stopAfter{
+      *this, "stop-after", llvm::cl::desc("The last stage to run"),
+      llvm::cl::init(PipelineStage::Wavelet),
+      llvm::cl::values(
+          clEnumValN(PipelineStage::Cleanup, "cleanup",
+                     "the imported network cleaned up"),
+          clEnumValN(PipelineStage::Fabric, "fabric",
+                     "the fabric.program, unplaced"),
+          clEnumValN(PipelineStage::Partition, "partition",
+                     "placed (rectangles, smear, precision, cycles)"),
+          clEnumValN(PipelineStage::Route, "route",
+                     "routed and colored"),
+          clEnumValN(PipelineStage::Wavelet, "wavelet",
+                     "the per-PE wavelet programs"))};
+};
+
+/// Adds the passes of one stage to `pm` (a module pass manager).
+void addPipelineStage(mlir::OpPassManager &pm, PipelineStage stage,
+                      const PipelineOptions &options);
+
+/// Adds every stage up to options.stopAfter: what `--weft-pipeline` runs.
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
+
+/// The clean-up of an imported network: drop identities, fold batch
+/// normalization, fold constants, canonicalize, CSE.
+void populateImportCleanupPipeline(mlir::OpPassManager &pm);
+
+/// Rewrites that only the fabric path wants, run between the clean-up and
+/// --weft-convert-to-fabric (docs/weftc.md).
+void populateFabricPreparePipeline(mlir::OpPassManager &pm);
+
+/// Registers every weft pass (linalg-level transforms, fabric transforms,
+/// conversions) and the pipelines `weft-import-cleanup`,
+/// `weft-fabric-prepare` and `weft-pipeline`: the one entry every tool
+/// calls.
+void registerAllPasses();
+
+} // namespace weft
+
+#endif // WEFT_PIPELINE_PIPELINE_H
