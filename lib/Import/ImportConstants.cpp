@@ -202,8 +202,8 @@ static std::optional<LogicalResult> foldBroadcast(
 
 /// Evaluates an elementwise op on known inputs by its host forms: on doubles
 /// when the inputs are floating-point and `hostFloat` is given, on integers
-/// otherwise. At most two operands are evaluated (integer ops: exactly the
-/// ones the op has); anything else is left to the handler.
+/// otherwise. Variadic ops and integer forms take at most two inputs; more
+/// are left to the handler.
 static std::optional<LogicalResult> foldArithmetic(GraphImporter &imp,
                                                    Arity arity, bool compare,
                                                    HostFloatFn hostFloat,
