@@ -1,4 +1,4 @@
-//===- ImportNN.cpp - Convolution, pooling, matmul, normalization ---------===//
+//===- ImportNN.cpp - Convolution, matmul, pooling, norms, reductions -----===//
 //
 // Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
 //
@@ -11,6 +11,8 @@
 // expressed through matmul's indexing maps so weights are never copied.
 // BatchNormalization becomes a linalg.generic tagged `weft.batchnorm_epsilon`
 // that --weft-fold-batchnorm folds into the producing convolution or matmul.
+// Reductions (Reduce*, the global pools, the normalizations' statistics) are
+// linalg.generic ops with reduction iterators.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,10 +27,6 @@
 
 using namespace mlir;
 using namespace weft::import::detail;
-
-static Value fconst(ImplicitLocOpBuilder &b, Type t, double v) {
-  return arith::ConstantOp::create(b, t, b.getFloatAttr(t, v));
-}
 
 /// Input `i` reshaped to `shape`: known tensors are reshaped before they are
 /// materialized (no copy, one constant), run-time values in the IR.
@@ -547,7 +545,7 @@ LogicalResult GraphImporter::importMatMul() {
   return success();
 }
 
-LogicalResult GraphImporter::importPool(StringRef op) {
+LogicalResult GraphImporter::importPool(PoolKind kind) {
   FailureOr<ImportedValue *> x = required(0);
   FailureOr<int64_t> ceilMode = intAttr("ceil_mode", 0);
   FailureOr<int64_t> storage = intAttr("storage_order", 0);
@@ -556,7 +554,7 @@ LogicalResult GraphImporter::importPool(StringRef op) {
     return failure();
   if (hasOutput(1))
     return fail("the Indices output is not supported");
-  bool isMax = op == "MaxPool";
+  bool isMax = kind == PoolKind::Max;
   ArrayRef<int64_t> xs = (*x)->shape;
   int64_t rank = xs.size();
   if (rank != 3 && rank != 4)
@@ -670,7 +668,7 @@ LogicalResult GraphImporter::importPool(StringRef op) {
   return success();
 }
 
-LogicalResult GraphImporter::importGlobalPool(StringRef op) {
+LogicalResult GraphImporter::importGlobalPool(PoolKind kind) {
   FailureOr<ImportedValue *> x = required(0);
   if (failed(x))
     return failure();
@@ -683,7 +681,7 @@ LogicalResult GraphImporter::importGlobalPool(StringRef op) {
     axes.push_back(i);
     count *= xs[i];
   }
-  bool isMax = op == "GlobalMaxPool";
+  bool isMax = kind == PoolKind::Max;
   Value r = reduce(operand(0), axes, true,
                    isMax ? ReduceKind::Max : ReduceKind::Sum);
   if (!isMax) {
@@ -939,9 +937,10 @@ LogicalResult GraphImporter::importLRN() {
   return success();
 }
 
-LogicalResult GraphImporter::importSoftmax(StringRef op) {
+LogicalResult GraphImporter::importSoftmax(SoftmaxKind kind, SoftmaxAxes form) {
   FailureOr<ImportedValue *> x = required(0);
-  FailureOr<int64_t> axisAttr = intAttr("axis", opset() < 13 ? 1 : -1);
+  FailureOr<int64_t> axisAttr =
+      intAttr("axis", form == SoftmaxAxes::Coerced2D ? 1 : -1);
   if (failed(x) || failed(axisAttr))
     return failure();
   int64_t rank = (*x)->shape.size();
@@ -950,10 +949,9 @@ LogicalResult GraphImporter::importSoftmax(StringRef op) {
     return failure();
   if (!isFloatDtype((*x)->dtype))
     return fail("needs a floating-point input");
-  // Before opset 13 the input is coerced to 2D at `axis`: normalize over
-  // every dimension from `axis` on.
+  // Coerced to 2D at `axis`: normalize over every dimension from `axis` on.
   SmallVector<int64_t> axes = {*axis};
-  if (opset() < 13)
+  if (form == SoftmaxAxes::Coerced2D)
     for (int64_t i = *axis + 1; i < rank; ++i)
       axes.push_back(i);
   Value xv = operand(0);
@@ -969,7 +967,7 @@ LogicalResult GraphImporter::importSoftmax(StringRef op) {
   });
   Value s = reduce(e, axes, true, ReduceKind::Sum);
   Value y;
-  if (op == "Softmax")
+  if (kind == SoftmaxKind::Softmax)
     y = *elementwise(ValueRange{e, s}, et,
                      [&](ImplicitLocOpBuilder &ib, ValueRange a) {
                        return arith::DivFOp::create(ib, a[0], a[1]);
@@ -981,5 +979,129 @@ LogicalResult GraphImporter::importSoftmax(StringRef op) {
                            ib, a[0], math::LogOp::create(ib, a[1]));
                      });
   setOutput(0, y, (*x)->dtype);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphImporter::importReduce(Reduction kind, ParamFrom form) {
+  FailureOr<ImportedValue *> x = required(0);
+  FailureOr<int64_t> keep = intAttr("keepdims", 1);
+  // noop_with_empty_axes came with the axes input.
+  FailureOr<int64_t> noop = form == ParamFrom::Input
+                                ? intAttr("noop_with_empty_axes", 0)
+                                : FailureOr<int64_t>(0);
+  FailureOr<SmallVector<int64_t>> axesAttr =
+      form == ParamFrom::Attribute
+          ? intsAttr("axes")
+          : FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>());
+  if (failed(x) || failed(keep) || failed(noop) || failed(axesAttr))
+    return failure();
+  int64_t rank = (*x)->shape.size();
+  SmallVector<int64_t> axes = *axesAttr;
+  if (form == ParamFrom::Attribute && failed(attributeNotInput(1, "axes")))
+    return failure();
+  if (form == ParamFrom::Input && failed(inputNotAttribute(1, "axes")))
+    return failure();
+  if (form == ParamFrom::Input && input(1)) {
+    FailureOr<const TensorData *> a = constantInput(1, "axes");
+    if (failed(a))
+      return failure();
+    axes = intsOf(**a);
+  }
+  Value v = operand(0);
+  if (axes.empty() && *noop) {
+    setOutput(0, v, (*x)->dtype);
+    return success();
+  }
+  if (axes.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  for (int64_t &a : axes) {
+    FailureOr<int64_t> n = normalizeAxis(a, rank);
+    if (failed(n))
+      return failure();
+    a = *n;
+  }
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  Type et = cast<RankedTensorType>(v.getType()).getElementType();
+  bool isFloat = isa<FloatType>(et);
+  bool isMinMax = kind == Reduction::Max || kind == Reduction::Min;
+  if (!isFloat && !isMinMax && kind != Reduction::Sum &&
+      kind != Reduction::Prod)
+    return fail("needs a floating-point input");
+  if (!isFloat && isUnsignedDtype((*x)->dtype) && isMinMax)
+    return fail("unsigned inputs are not supported");
+  auto unary = [&](auto makeOp) {
+    return *elementwise(v, et, [&](ImplicitLocOpBuilder &ib, ValueRange a) {
+      return makeOp(ib, a[0]);
+    });
+  };
+  // What is combined: the input, its square, absolute value or exponential.
+  ReduceKind combine = ReduceKind::Sum;
+  switch (kind) {
+  case Reduction::Max:
+    combine = ReduceKind::Max;
+    break;
+  case Reduction::Min:
+    combine = ReduceKind::Min;
+    break;
+  case Reduction::Prod:
+    combine = ReduceKind::Prod;
+    break;
+  case Reduction::SumSquare:
+  case Reduction::L2:
+    v = unary([](ImplicitLocOpBuilder &ib, Value a) -> Value {
+      return arith::MulFOp::create(ib, a, a);
+    });
+    break;
+  case Reduction::L1:
+    v = unary([](ImplicitLocOpBuilder &ib, Value a) -> Value {
+      return math::AbsFOp::create(ib, a);
+    });
+    break;
+  case Reduction::LogSumExp:
+    v = unary([](ImplicitLocOpBuilder &ib, Value a) -> Value {
+      return math::ExpOp::create(ib, a);
+    });
+    break;
+  case Reduction::Sum:
+  case Reduction::Mean:
+  case Reduction::LogSum:
+    break;
+  }
+  Value r = reduce(v, axes, *keep, combine);
+  int64_t count = 1;
+  for (int64_t a : axes)
+    count *= (*x)->shape[a];
+  auto post = [&](auto makeOp) {
+    r = *elementwise(r, et, [&](ImplicitLocOpBuilder &ib, ValueRange a) {
+      return makeOp(ib, a[0]);
+    });
+  };
+  // What is done with the sum: mean, square root or logarithm.
+  switch (kind) {
+  case Reduction::Mean:
+    post([&](ImplicitLocOpBuilder &ib, Value a) -> Value {
+      return arith::DivFOp::create(ib, a, fconst(ib, et, double(count)));
+    });
+    break;
+  case Reduction::L2:
+    post([](ImplicitLocOpBuilder &ib, Value a) -> Value {
+      return math::SqrtOp::create(ib, a);
+    });
+    break;
+  case Reduction::LogSum:
+  case Reduction::LogSumExp:
+    post([](ImplicitLocOpBuilder &ib, Value a) -> Value {
+      return math::LogOp::create(ib, a);
+    });
+    break;
+  default:
+    break;
+  }
+  setOutput(0, r, (*x)->dtype);
   return success();
 }

@@ -8,8 +8,15 @@
 // name, either a tensor known at import time (initializers, Constant nodes and
 // everything computed only from them or from static shapes) or an SSA value.
 // Known tensors are materialized as arith.constant only when a runtime op
-// needs them. The op handlers are split over ImportOps.cpp (tensor and
-// elementwise ops) and ImportNN.cpp (convolution, pooling, normalization).
+// needs them.
+//
+// Every node goes through the op table (OpTable.cpp): a row per op and first
+// opset, naming the handler and, for ops evaluated on known inputs, the fold.
+// Elementwise ops have their own table of scalar bodies
+// (ImportElementwise.cpp). The handlers are split by kind over
+// ImportElementwise.cpp, ImportShape.cpp (shapes and data movement),
+// ImportConstants.cpp (known tensors and import-time evaluation) and
+// ImportNN.cpp (convolution, matmul, pooling, normalization, reductions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +32,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <array>
 #include <optional>
 
 namespace mlir::func {
@@ -58,6 +66,192 @@ importModelBytes(mlir::MLIRContext &ctx, llvm::StringRef bytes,
 /// Known tensors computed at import time (shape arithmetic) are limited to
 /// this many elements; bigger computations stay in the IR.
 constexpr int64_t kFoldElements = 1 << 16;
+
+class GraphImporter;
+
+//===----------------------------------------------------------------------===//
+// Op forms the op table chooses by opset (OpTable.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Where an op reads a parameter that a later opset moved from an attribute
+/// to an input: Clip's bounds, Slice's bounds, the axes of Reduce*, Squeeze
+/// and Unsqueeze, Reshape's shape, Split's sizes, Dropout's ratio, the
+/// scales of Upsample. Each form refuses the other one with a clear error
+/// (GraphImporter::attributeNotInput, inputNotAttribute).
+enum class ParamFrom {
+  Attribute,
+  Input,
+  /// Split-1 takes its sizes from either.
+  AttributeOrInput,
+};
+
+/// Pad's amounts: the `paddings` attribute (Pad-1), the `pads` attribute
+/// (Pad-2), or inputs #1 and #2 (Pad-11).
+enum class PadsFrom { PaddingsAttribute, PadsAttribute, Input };
+
+/// Concat's axis: optional with default 1 (Concat-1), required (Concat-4).
+enum class ConcatAxis { DefaultOne, Required };
+
+/// Softmax and LogSoftmax before opset 13 coerce the input to 2D at `axis`
+/// (normalizing every dimension from `axis` on, default axis 1); from opset
+/// 13 they normalize the one `axis` (default -1).
+enum class SoftmaxAxes { Coerced2D, SingleAxis };
+enum class SoftmaxKind { Softmax, LogSoftmax };
+
+/// Where Resize and Upsample find their scales: the `scales` attribute
+/// (Upsample-7), input #1 (Upsample-9, Resize-10), or the roi, scales and
+/// sizes inputs #1 to #3 with the coordinate and nearest modes (Resize-11).
+enum class ResizeInputs { ScalesAttribute, ScalesInput, RoiScalesSizes };
+
+enum class PoolKind { Max, Average };
+
+/// The ONNX Reduce* ops.
+enum class Reduction {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  SumSquare,
+  L1,
+  L2,
+  LogSum,
+  LogSumExp,
+};
+
+//===----------------------------------------------------------------------===//
+// The elementwise table (ImportElementwise.cpp)
+//===----------------------------------------------------------------------===//
+
+enum class Arity { Unary, Binary, Variadic };
+
+/// How a binary op lines up its operands: numpy broadcasting (opset 7 on),
+/// or before opset 7 the `broadcast`/`axis` attributes and equal shapes
+/// otherwise. PRelu before opset 7 also takes a [C] slope per channel.
+enum class Broadcast { Numpy, Legacy, LegacySlope };
+
+/// The element types an elementwise op accepts.
+enum class Operands {
+  /// Any type, the same for every operand.
+  Any,
+  /// One floating-point type.
+  Float,
+  /// Pow: a floating-point base and an exponent of any type.
+  FloatBase,
+  /// i1 (BOOL).
+  Bool,
+};
+
+/// What a scalar body uses besides its block arguments.
+struct ScalarEnv {
+  /// The element type of operand 0.
+  mlir::Type type;
+  bool isFloat = false;
+  /// ONNX signedness of operand 0 and of operand 1 (Pow's exponent).
+  bool isUnsigned = false, rhsUnsigned = false;
+  /// The row's float attributes, in the row's order.
+  std::array<double, 2> attrs = {0, 0};
+};
+
+/// Builds one result element from the block arguments (one per operand).
+using ScalarBodyFn = mlir::Value (*)(mlir::ImplicitLocOpBuilder &,
+                                     mlir::ValueRange, const ScalarEnv &);
+/// Import-time evaluation of one element on doubles and on integers (unary
+/// ops ignore the second argument). The integer form returns std::nullopt
+/// on division by zero or overflow.
+using HostFloatFn = double (*)(double, double);
+using HostIntFn = std::optional<int64_t> (*)(int64_t, int64_t);
+
+/// A float attribute of an elementwise op and its default.
+struct FloatAttrSpec {
+  /// Null when the slot is unused.
+  const char *name = nullptr;
+  double dflt = 0;
+};
+
+/// A row of the elementwise table: an op whose result element depends only
+/// on the operand elements at the same (broadcast) position, from opset
+/// `since` until the op's next row. It becomes one linalg.generic with
+/// `body` as its region, or, when every input is known and the row has a
+/// host form, a known tensor.
+struct ElementwiseOp {
+  llvm::StringLiteral op;
+  int64_t since;
+  Arity arity;
+  Broadcast broadcast;
+  Operands operands;
+  /// The result is BOOL (i1) rather than the operand type.
+  bool compare;
+  std::array<FloatAttrSpec, 2> attrs;
+  ScalarBodyFn body;
+  /// Null when the op is not evaluated at import on that kind of element.
+  HostFloatFn hostFloat;
+  HostIntFn hostInt;
+};
+
+/// Every row of the elementwise table.
+llvm::ArrayRef<ElementwiseOp> elementwiseOps();
+
+//===----------------------------------------------------------------------===//
+// The op table (OpTable.cpp)
+//===----------------------------------------------------------------------===//
+
+using ImportFn = mlir::LogicalResult (*)(GraphImporter &);
+using FoldFn = std::optional<mlir::LogicalResult> (*)(GraphImporter &);
+
+/// A row of the op table: how nodes of `op` are imported from opset `since`
+/// until the op's next row.
+struct OpRow {
+  llvm::StringLiteral op;
+  int64_t since;
+  /// Imports a node into IR or known tensors. Null for an op that is only
+  /// evaluated at import time: when its fold declines, the op is not
+  /// supported.
+  ImportFn import;
+  /// Evaluates a node whose inputs are all known, before `import`;
+  /// std::nullopt leaves the node to `import`. Null when there is none.
+  FoldFn fold = nullptr;
+};
+
+/// The row that applies to an op at an opset: one of the op table or one of
+/// the elementwise table, or neither.
+struct OpLookup {
+  const OpRow *row = nullptr;
+  const ElementwiseOp *elementwise = nullptr;
+  /// The first opset of the op's rows; 0 when the op has none.
+  int64_t firstSince = 0;
+};
+
+/// Looks `op` up in the op table and the elementwise table.
+OpLookup lookupOp(llvm::StringRef op, int64_t opset);
+
+//===----------------------------------------------------------------------===//
+// Host tensors (ImportConstants.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Stores `v` as element `i` of `t`, converted to its dtype.
+void storeDouble(TensorData &t, int64_t i, double v);
+void storeInt(TensorData &t, int64_t i, int64_t v);
+/// Whether a known tensor of `shape` is small enough to compute here.
+bool foldable(llvm::ArrayRef<int64_t> shape);
+/// Row-major strides of `shape`.
+llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
+/// Builds a tensor of `outShape` by copying, for every output position, the
+/// source element `srcIndex(outIndices)` returns.
+TensorData
+hostIndexed(const TensorData &src, llvm::ArrayRef<int64_t> outShape,
+            llvm::function_ref<int64_t(llvm::ArrayRef<int64_t>)> srcIndex);
+/// A reshape of a known tensor: same bytes, new shape, no copy.
+TensorData hostReshape(const TensorData &t, llvm::ArrayRef<int64_t> shape);
+TensorData int64Tensor(llvm::ArrayRef<int64_t> shape,
+                       llvm::ArrayRef<int64_t> values);
+/// The elements of `t` as integers.
+llvm::SmallVector<int64_t> intsOf(const TensorData &t);
+/// "[1, 2, 3]".
+std::string shapeStr(llvm::ArrayRef<int64_t> shape);
+
+/// A floating-point constant of type `t` (ONNXImporter.cpp).
+mlir::Value fconst(mlir::ImplicitLocOpBuilder &b, mlir::Type t, double v);
 
 class GraphImporter {
 public:
@@ -164,51 +358,78 @@ public:
   /// of range.
   mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
+  /// Fails when input `i` is given to an op form that takes `name` as an
+  /// attribute at this opset.
+  mlir::LogicalResult attributeNotInput(unsigned i, llvm::StringRef name);
+  /// Fails when attribute `name` is given to an op form that takes it as
+  /// input `i` at this opset.
+  mlir::LogicalResult inputNotAttribute(unsigned i, llvm::StringRef name);
+
   //===--------------------------------------------------------------------===//
-  // Op handlers (ImportOps.cpp, ImportNN.cpp).
+  // Op handlers, named by the op table (OpTable.cpp). `form` is the op's form
+  // at the model's opset, chosen by the table row.
   //===--------------------------------------------------------------------===//
 
-  mlir::LogicalResult importElementwise(llvm::StringRef op);
-  mlir::LogicalResult importVariadic(llvm::StringRef op);
+  // ImportElementwise.cpp
+  mlir::LogicalResult importElementwise(const ElementwiseOp &op);
   mlir::LogicalResult importCast();
-  mlir::LogicalResult importClip();
+  mlir::LogicalResult importClip(ParamFrom form);
   mlir::LogicalResult importWhere();
-  mlir::LogicalResult importReshapeLike(llvm::StringRef op);
+
+  // ImportShape.cpp
+  mlir::LogicalResult importReshape(ParamFrom form);
+  mlir::LogicalResult importFlatten();
+  mlir::LogicalResult importSqueeze(ParamFrom form);
+  mlir::LogicalResult importUnsqueeze(ParamFrom form);
   mlir::LogicalResult importTranspose();
-  mlir::LogicalResult importConcat();
-  mlir::LogicalResult importSplit();
-  mlir::LogicalResult importSlice();
-  mlir::LogicalResult importPad();
+  mlir::LogicalResult importConcat(ConcatAxis form);
+  mlir::LogicalResult importSplit(ParamFrom form);
+  mlir::LogicalResult importSlice(ParamFrom form);
+  mlir::LogicalResult importPad(PadsFrom form);
   mlir::LogicalResult importGather();
   mlir::LogicalResult importExpand();
   mlir::LogicalResult importTile();
-  mlir::LogicalResult importResize(llvm::StringRef op);
-  mlir::LogicalResult importReduce(llvm::StringRef op);
+  mlir::LogicalResult importResize(ResizeInputs form);
+
+  // ImportConstants.cpp
+  mlir::LogicalResult importIdentity();
+  mlir::LogicalResult importDropout(ParamFrom form);
   mlir::LogicalResult importShape();
+  mlir::LogicalResult importSize();
   mlir::LogicalResult importConstant();
   mlir::LogicalResult importConstantOfShape();
   mlir::LogicalResult importRange();
 
+  // ImportNN.cpp
   mlir::LogicalResult importConv();
   mlir::LogicalResult importConvTranspose();
   mlir::LogicalResult importGemm();
   mlir::LogicalResult importMatMul();
-  mlir::LogicalResult importPool(llvm::StringRef op);
-  mlir::LogicalResult importGlobalPool(llvm::StringRef op);
+  mlir::LogicalResult importPool(PoolKind kind);
+  mlir::LogicalResult importGlobalPool(PoolKind kind);
   mlir::LogicalResult importBatchNorm();
   mlir::LogicalResult importInstanceNorm();
   mlir::LogicalResult importLayerNorm();
   mlir::LogicalResult importLRN();
-  mlir::LogicalResult importSoftmax(llvm::StringRef op);
+  mlir::LogicalResult importSoftmax(SoftmaxKind kind, SoftmaxAxes form);
+  mlir::LogicalResult importReduce(Reduction kind, ParamFrom form);
 
-  /// Evaluates an op on known inputs at import time. Returns std::nullopt
-  /// when the op (or these inputs) is left to the IR path.
-  std::optional<mlir::LogicalResult> tryFold(llvm::StringRef op);
+  //===--------------------------------------------------------------------===//
+  // Import-time evaluation of nodes whose inputs are all known
+  // (ImportConstants.cpp). std::nullopt leaves the node to its handler.
+  //===--------------------------------------------------------------------===//
+
+  std::optional<mlir::LogicalResult> foldElementwise(const ElementwiseOp &op);
+  std::optional<mlir::LogicalResult> foldWhere();
+  std::optional<mlir::LogicalResult> foldMod();
+  std::optional<mlir::LogicalResult> foldCast();
+  std::optional<mlir::LogicalResult> foldTranspose();
 
 private:
   mlir::LogicalResult importGraphInputs(llvm::SmallVectorImpl<mlir::Type> &);
   mlir::LogicalResult importNode(const onnx::NodeProto &node);
-  mlir::LogicalResult dispatch(llvm::StringRef op);
+  /// Folds or imports the current node by the row `found`.
+  mlir::LogicalResult importByRow(const OpLookup &found);
 
   mlir::MLIRContext &ctx;
   onnx::ModelProto &model;

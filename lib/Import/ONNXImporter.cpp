@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The driver: graph inputs and outputs, the node loop, attribute access with
+// The driver: graph inputs and outputs, the node loop (each node folded or
+// imported by its row of the op table, OpTable.cpp), attribute access with
 // "every attribute must be understood" bookkeeping, constants and the IR
 // helpers the op handlers share.
 //
@@ -202,6 +203,22 @@ FailureOr<SmallVector<double>> GraphImporter::floatsAttr(StringRef name) {
   return SmallVector<double>(a->floats().begin(), a->floats().end());
 }
 
+LogicalResult GraphImporter::attributeNotInput(unsigned i, StringRef name) {
+  if (!input(i))
+    return success();
+  return fail("'" + name + "' is an attribute at opset " + Twine(opset()) +
+              ", not input #" + Twine(i));
+}
+
+LogicalResult GraphImporter::inputNotAttribute(unsigned i, StringRef name) {
+  // Not through attr(), which would mark the attribute as understood.
+  for (const onnx::AttributeProto &a : node->attribute())
+    if (a.name() == name)
+      return fail("'" + name + "' is input #" + Twine(i) + " at opset " +
+                  Twine(opset()) + ", not an attribute");
+  return success();
+}
+
 FailureOr<int64_t> GraphImporter::normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank || (rank == 0 && axis != 0))
     return fail("axis " + Twine(axis) + " is out of range for rank " +
@@ -297,6 +314,10 @@ Value GraphImporter::materialize(const TensorData &data, StringRef name) {
     }
   }
   return arith::ConstantOp::create(b, type, cast<TypedAttr>(attr));
+}
+
+Value weft::import::detail::fconst(ImplicitLocOpBuilder &b, Type t, double v) {
+  return arith::ConstantOp::create(b, t, b.getFloatAttr(t, v));
 }
 
 Value GraphImporter::scalar(Type type, double value) {
@@ -668,8 +689,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     b.setLoc(NameLoc::get(b.getStringAttr(t.name()), fileLoc));
     llvm::Expected<TensorData> data = loadTensor(t, modelDir);
     if (!data) {
-      fail("initializer '" + t.name() +
-           "': " + llvm::toString(data.takeError()));
+      (void)fail("initializer '" + t.name() +
+                 "': " + llvm::toString(data.takeError()));
       return nullptr;
     }
     ImportedValue &v = values[t.name()];
@@ -713,7 +734,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     b.setLoc(NameLoc::get(b.getStringAttr(out.name()), fileLoc));
     auto it = values.find(out.name());
     if (it == values.end()) {
-      fail("graph output '" + out.name() + "' is never computed");
+      (void)fail("graph output '" + out.name() + "' is never computed");
       return nullptr;
     }
     ImportedValue &v = it->second;
@@ -725,17 +746,17 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     if (out.type().has_tensor_type()) {
       const onnx::TypeProto::Tensor &tt = out.type().tensor_type();
       if (tt.elem_type() != 0 && tt.elem_type() != v.dtype) {
-        fail("graph output '" + out.name() + "' is declared " +
-             dtypeName(tt.elem_type()) + " but computed as " +
-             dtypeName(v.dtype));
+        (void)fail("graph output '" + out.name() + "' is declared " +
+                   dtypeName(tt.elem_type()) + " but computed as " +
+                   dtypeName(v.dtype));
         return nullptr;
       }
       if (tt.has_shape() && tt.shape().dim_size() == int(v.shape.size())) {
         for (auto [i, d] : llvm::enumerate(tt.shape().dim()))
           if (i > 0 && d.has_dim_value() && d.dim_value() != v.shape[i]) {
-            fail("graph output '" + out.name() + "' is declared with " +
-                 Twine(d.dim_value()) + " at dimension " + Twine(i) +
-                 " but computed with " + Twine(v.shape[i]));
+            (void)fail("graph output '" + out.name() + "' is declared with " +
+                       Twine(d.dim_value()) + " at dimension " + Twine(i) +
+                       " but computed with " + Twine(v.shape[i]));
             return nullptr;
           }
       }
@@ -769,11 +790,15 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &n) {
     if (!n.input(i).empty() && !values.count(n.input(i)))
       return fail("input '" + n.input(i) + "' is not defined before use");
 
-  StringRef op = n.op_type();
-  std::optional<LogicalResult> folded = tryFold(op);
-  if (folded && failed(*folded))
-    return failure();
-  if (!folded && failed(dispatch(op)))
+  OpLookup found = lookupOp(n.op_type(), opset());
+  if (!found.row && !found.elementwise) {
+    if (found.firstSince)
+      return fail("operator is not supported at opset " + Twine(opset()) +
+                  " (weft imports it from opset " + Twine(found.firstSince) +
+                  ")");
+    return fail("operator is not supported");
+  }
+  if (failed(importByRow(found)))
     return failure();
 
   for (const onnx::AttributeProto &a : n.attribute())
@@ -786,104 +811,20 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &n) {
   return success();
 }
 
-LogicalResult GraphImporter::dispatch(StringRef op) {
-  // Elementwise ops with one result element per (broadcast) input element.
-  static const char *const kElementwise[] = {
-      "Add",         "Sub",      "Mul",     "Div",         "Pow",
-      "Relu",        "LeakyRelu", "PRelu",  "Sigmoid",     "Tanh",
-      "HardSigmoid", "HardSwish", "Elu",    "Selu",        "Softplus",
-      "Softsign",    "Exp",      "Log",     "Sqrt",        "Neg",
-      "Abs",         "Reciprocal", "Erf",   "Floor",       "Ceil",
-      "Sin",         "Cos",      "Round",   "ThresholdedRelu", "Equal",
-      "Less",        "Greater",  "LessOrEqual", "GreaterOrEqual", "Not",
-      "And",         "Or",       "Xor",     "Sign",        "Celu"};
-  for (const char *e : kElementwise)
-    if (op == e)
-      return importElementwise(op);
-  if (op == "Max" || op == "Min" || op == "Sum" || op == "Mean")
-    return importVariadic(op);
-  if (op == "Identity" || op == "Dropout") {
-    ignoreAttrs({"seed", "ratio", "is_test", "training_mode"});
-    FailureOr<ImportedValue *> in = required(0);
-    if (failed(in))
-      return failure();
-    if (op == "Dropout" && numInputs() > 2 && input(2)) {
-      if (!input(2)->isConstant() || input(2)->constant->getInt(0) != 0)
-        return fail("training_mode must be a known false for inference");
-    }
-    ImportedValue copy = **in;
-    forwardOutput(0, copy);
-    if (op == "Dropout" && hasOutput(1)) {
-      // The mask of inference-mode dropout keeps everything.
-      TensorData mask = makeTensor(copy.shape, onnx::TensorProto::BOOL);
-      std::memset(const_cast<char *>(mask.bytes.data()), 1,
-                  mask.bytes.size());
-      setOutput(1, std::move(mask));
-    }
-    return success();
-  }
-  if (op == "Cast")
-    return importCast();
-  if (op == "Clip")
-    return importClip();
-  if (op == "Where")
-    return importWhere();
-  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
-      op == "Unsqueeze")
-    return importReshapeLike(op);
-  if (op == "Transpose")
-    return importTranspose();
-  if (op == "Concat")
-    return importConcat();
-  if (op == "Split")
-    return importSplit();
-  if (op == "Slice")
-    return importSlice();
-  if (op == "Pad")
-    return importPad();
-  if (op == "Gather")
-    return importGather();
-  if (op == "Expand")
-    return importExpand();
-  if (op == "Tile")
-    return importTile();
-  if (op == "Resize" || op == "Upsample")
-    return importResize(op);
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" ||
-      op == "ReduceMin" || op == "ReduceProd" || op == "ReduceSumSquare" ||
-      op == "ReduceL2" || op == "ReduceL1" || op == "ReduceLogSumExp" ||
-      op == "ReduceLogSum")
-    return importReduce(op);
-  if (op == "Shape" || op == "Size")
-    return importShape();
-  if (op == "Constant")
-    return importConstant();
-  if (op == "ConstantOfShape")
-    return importConstantOfShape();
-  if (op == "Range")
-    return importRange();
-  if (op == "Conv")
-    return importConv();
-  if (op == "ConvTranspose")
-    return importConvTranspose();
-  if (op == "Gemm")
-    return importGemm();
-  if (op == "MatMul")
-    return importMatMul();
-  if (op == "MaxPool" || op == "AveragePool")
-    return importPool(op);
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool")
-    return importGlobalPool(op);
-  if (op == "BatchNormalization")
-    return importBatchNorm();
-  if (op == "InstanceNormalization")
-    return importInstanceNorm();
-  if (op == "LayerNormalization")
-    return importLayerNorm();
-  if (op == "LRN")
-    return importLRN();
-  if (op == "Softmax" || op == "LogSoftmax")
-    return importSoftmax(op);
+LogicalResult GraphImporter::importByRow(const OpLookup &found) {
+  // Known inputs are evaluated here when the row can; otherwise the handler
+  // builds IR (and may still compute known results itself).
+  std::optional<LogicalResult> folded;
+  if (found.elementwise)
+    folded = foldElementwise(*found.elementwise);
+  else if (found.row->fold)
+    folded = found.row->fold(*this);
+  if (folded)
+    return *folded;
+  if (found.elementwise)
+    return importElementwise(*found.elementwise);
+  if (found.row->import)
+    return found.row->import(*this);
   return fail("operator is not supported");
 }
 

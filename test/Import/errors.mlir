@@ -6,6 +6,18 @@
 // RUN: not weft-translate --import-onnx %t/op.onnx 2>&1 | FileCheck %s --check-prefix=OP
 // OP: error: node 'nz' (NonZero): operator is not supported
 
+// An op used below the opset that defines it, and a parameter in the form
+// another opset defines (the op table picks the form by opset).
+// RUN: %python %S/Inputs/opset_forms.py bad_hardswish_13 %t/early.onnx
+// RUN: not weft-translate --import-onnx %t/early.onnx 2>&1 | FileCheck %s --check-prefix=EARLY
+// EARLY: error: node 'n' (HardSwish): operator is not supported at opset 13 (weft imports it from opset 14)
+// RUN: %python %S/Inputs/opset_forms.py bad_reduce_sum_13_attribute %t/form-attr.onnx
+// RUN: not weft-translate --import-onnx %t/form-attr.onnx 2>&1 | FileCheck %s --check-prefix=FORM-ATTR
+// FORM-ATTR: error: node 'n' (ReduceSum): 'axes' is input #1 at opset 13, not an attribute
+// RUN: %python %S/Inputs/opset_forms.py bad_reduce_sum_11_input %t/form-input.onnx
+// RUN: not weft-translate --import-onnx %t/form-input.onnx 2>&1 | FileCheck %s --check-prefix=FORM-INPUT
+// FORM-INPUT: error: node 'n' (ReduceSum): 'axes' is an attribute at opset 11, not input #1
+
 // RUN: %python %S/../models/gen_models.py unsupported_attr %t/attr.onnx
 // RUN: not weft-translate --import-onnx %t/attr.onnx 2>&1 | FileCheck %s --check-prefix=ATTR
 // ATTR: error: node 'relu_odd' (Relu): attribute 'flavour' is not supported
