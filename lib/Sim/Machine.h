@@ -56,6 +56,17 @@ struct DecodeCache {
   enum : uint8_t { Uncached = 0, Valid = 1, Invalid = 2 };
   std::vector<Instruction> insts;
   std::vector<uint8_t> status;
+  /// cached[s]: slots before slot s whose status is not Uncached.
+  std::vector<uint32_t> cachedBefore;
+  /// Whether a slot in [lo, hi] (inclusive) holds image words, so that
+  /// writing it makes the cache stale.
+  bool anyCached(uint64_t lo, uint64_t hi) const {
+    uint64_t n = status.size();
+    if (lo >= n)
+      return false;
+    hi = hi < n ? hi + 1 : n;
+    return cachedBefore[hi] != cachedBefore[lo];
+  }
 };
 
 /// One resolved operand of an executing instruction.
@@ -143,6 +154,13 @@ struct Pe {
   uint32_t x = 0, y = 0;
   int32_t layer = -1;
   Pe *neighbour[4] = {nullptr, nullptr, nullptr, nullptr};
+  /// Ports (bit per Dir) whose link is a host port.
+  uint8_t hostPorts = 0;
+  /// Microthreads with an executing instruction (bit per utid); mirrors
+  /// micro[u].active so the hot path does not walk the cold Execs.
+  uint8_t microActive = 0;
+  /// The CE dequeued from a CE queue in the last step.
+  bool cePopped = false;
 
   // Router.
   std::array<binary::Route, 32> route{};

@@ -170,6 +170,11 @@ private:
   bool collectHost(ThreadOut &out);
   std::string deadlockReport() const;
   bool outputsComplete() const;
+  std::string cycleLimitMessage() const {
+    return "the run reached the cycle limit of " +
+           std::to_string(opts.maxCycles) +
+           " cycles before its outputs were complete";
+  }
   void packInput(StreamState &s, const std::vector<uint8_t> &bytes);
   void fail(const std::string &m) {
     st = Status::Error;
@@ -195,6 +200,8 @@ private:
   std::vector<uint32_t> current;
   /// cycle + 1 at which a PE was last put in the commit / next set.
   std::vector<uint64_t> commitStamp, nextStamp;
+  /// cycle + 1 at which a wavelet or a credit last reached a PE.
+  std::vector<uint64_t> eventStamp;
   std::vector<uint32_t> commitSet, nextSet;
   std::vector<std::string> commitErrors;
   std::vector<uint32_t> commitErrorPe;
@@ -207,7 +214,8 @@ private:
   uint64_t numSleeping = 0;
   void catchUp(Pe &pe, uint64_t upTo);
   void wake(Pe &pe, uint64_t at);
-  bool maySleep(const Pe &pe) const;
+  bool maySleep(const Pe &pe, bool touched) const;
+  uint64_t idleCyclesAhead(uint64_t limit) const;
 
   uint64_t now = 0;
   Status st = Status::Running;
@@ -217,6 +225,7 @@ private:
   uint64_t firstInjection = UINT64_MAX, lastArrival = 0;
   uint64_t hostIn = 0, hostOut = 0;
   uint64_t peakActive = 0;
+  uint64_t peSteps = 0;
   std::vector<uint64_t> sampleDone;
   std::vector<TraceEvent> trace;
   bool traceTruncated = false;
@@ -264,6 +273,10 @@ bool Engine::load(std::string *error) {
           c.insts[slot] = *d;
       }
     }
+    c.cachedBefore.assign(c.status.size() + 1, 0);
+    for (size_t slot = 0; slot < c.status.size(); ++slot)
+      c.cachedBefore[slot + 1] =
+          c.cachedBefore[slot] + (c.status[slot] != DecodeCache::Uncached);
   }
 
   unsigned w = target.width(), h = target.height();
@@ -331,6 +344,9 @@ bool Engine::load(std::string *error) {
       p.neighbour[2] = grid[size_t(p.y + 1) * w + p.x];
     if (p.x > 0)
       p.neighbour[3] = grid[size_t(p.y) * w + p.x - 1];
+    for (unsigned d = 0; d < 4; ++d)
+      if (target.isHostPort(p.x, p.y, Dir(d)))
+        p.hostPorts |= uint8_t(1u << d);
   }
 
   // Host ports and streams (§5).
@@ -389,6 +405,7 @@ bool Engine::load(std::string *error) {
   outs.resize(threads);
   commitStamp.assign(pes.size(), 0);
   nextStamp.assign(pes.size(), 0);
+  eventStamp.assign(pes.size(), 0);
   current.clear();
   for (auto &pe : pes)
     current.push_back(pe->index);
@@ -628,6 +645,7 @@ bool Engine::cycleOnce() {
   bool hostMoved = !main.woken.empty();
   unsigned T = pool->size();
   bool parallel = T > 1 && current.size() >= 64;
+  peSteps += current.size();
   auto stepRange = [&](unsigned t) {
     size_t n = current.size();
     size_t lo = parallel ? n * t / T : 0, hi = parallel ? n * (t + 1) / T : n;
@@ -749,12 +767,16 @@ bool Engine::cycleOnce() {
     for (ThreadOut &o : outs) {
       for (uint32_t i : o.progressed)
         addNext(i);
-      for (uint32_t i : o.woken)
+      for (uint32_t i : o.woken) {
         addNext(i);
+        eventStamp[i] = nextMark;
+      }
     }
     for (auto &w : wakes)
-      for (uint32_t i : w)
+      for (uint32_t i : w) {
         addNext(i);
+        eventStamp[i] = nextMark;
+      }
     // A PE whose CE is busy with a batched instruction and whose router is
     // idle sleeps until the instruction retires or something arrives.
     size_t kept = 0;
@@ -762,7 +784,7 @@ bool Engine::cycleOnce() {
       Pe &pe = *pes[i];
       if (pe.sleeping) {
         wake(pe, now + 1);
-      } else if (maySleep(pe)) {
+      } else if (maySleep(pe, eventStamp[i] == nextMark)) {
         pe.sleeping = true;
         pe.sleepFrom = now + 1;
         ++pe.sleepToken;
@@ -825,9 +847,7 @@ bool Engine::cycleOnce() {
   }
   if (now >= opts.maxCycles) {
     st = Status::CycleLimit;
-    msg = "the run reached the cycle limit of " +
-          std::to_string(opts.maxCycles) + " cycles before its outputs were "
-          "complete";
+    msg = cycleLimitMessage();
     return false;
   }
   return true;
@@ -848,15 +868,41 @@ void Engine::wake(Pe &pe, uint64_t at) {
   --numSleeping;
 }
 
-bool Engine::maySleep(const Pe &pe) const {
-  if (!pe.running || !pe.main.active || pe.main.busyLeft < 2)
+/// Whether a PE can skip the cycles until its main thread's datapath is
+/// free: its CE only counts down a held datapath (no microthread) and its
+/// router cannot move. A router with queued wavelets that moved none this
+/// cycle moves none until something changes what it reads: a wavelet or a
+/// credit arriving (`touched`, which also wakes a sleeping PE) or its own
+/// CE dequeuing (the CE queue count it checks for the ramp).
+bool Engine::maySleep(const Pe &pe, bool touched) const {
+  if (!pe.running || !pe.main.active || pe.main.busyLeft < 2 ||
+      pe.microActive)
     return false;
   if (pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2])
-    return false;
-  for (const Exec &m : pe.micro)
-    if (m.active)
-      return false;
+    return !touched && !pe.routerMoved && !pe.cePopped && !pe.onRampUsed;
   return true;
+}
+
+/// Fast mode: how many of the next cycles (at most `limit`) are known to do
+/// nothing but let sleeping PEs count down: no PE to step, no host port
+/// able to inject, and the first sleeper's wake-up later.
+uint64_t Engine::idleCyclesAhead(uint64_t limit) const {
+  if (!current.empty() || timers.empty() || !numSleeping)
+    return 0;
+  for (const HostPort &hp : hostPorts)
+    for (unsigned si : hp.streams) {
+      const StreamState &s = streams[si];
+      const RowState &row = s.rows[hp.pe->y - s.io->firstRow];
+      if (row.next < row.payloads.size() &&
+          hp.pe->rqCount[cfg.rqIndex(hp.dir, s.io->color)] < cfg.rqDepth)
+        return 0;
+    }
+  // The earliest timer fires at the end of cycle `at - 1`; cycles now ..
+  // at - 2 are empty.
+  uint64_t at = timers.top().first;
+  if (at < now + 2)
+    return 0;
+  return std::min(limit, at - 1 - now);
 }
 
 Status Engine::run(uint64_t cycles) {
@@ -881,9 +927,26 @@ Status Engine::runCycles(uint64_t cycles) {
       }
     started = true;
   }
-  for (uint64_t c = 0; c < cycles; ++c)
+  for (uint64_t c = 0; c < cycles; ++c) {
+    if (opts.mode == Mode::Fast) {
+      // Skip cycles in which every PE with work is asleep: each would only
+      // advance the clock (the run is not quiet while a PE sleeps).
+      uint64_t limit = std::min(cycles - c, opts.maxCycles - now);
+      if (uint64_t k = idleCyclesAhead(limit)) {
+        now += k;
+        lastProgress = now;
+        c += k - 1;
+        if (now >= opts.maxCycles) {
+          st = Status::CycleLimit;
+          msg = cycleLimitMessage();
+          return st;
+        }
+        continue;
+      }
+    }
     if (!cycleOnce())
       return st;
+  }
   return st;
 }
 
@@ -936,6 +999,7 @@ Stats Engine::stats() const {
   s.sampleDone = sampleDone;
   s.peakActivePEs = opts.mode == Mode::Fast ? peakActive : pes.size();
   s.allocatedPEs = pes.size();
+  s.peSteps = peSteps;
   for (const Pe *pe : pes)
     s.stateBytes += sizeof(Pe) + pe->mem.capacity() * 2 +
                     (pe->rq.capacity() + pe->cq.capacity()) * 8;

@@ -203,7 +203,7 @@ bool Ctx::tryForward(unsigned pair, DirSet &granted) {
         return false;
       continue;
     }
-    if (cfg.target->isHostPort(pe.x, pe.y, Dir(d)))
+    if (pe.hostPorts & (1u << d))
       continue;
     Pe *nb = pe.neighbour[d];
     if (!nb) {
@@ -238,7 +238,7 @@ bool Ctx::tryForward(unsigned pair, DirSet &granted) {
     uint64_t *latch;
     if (d == kRamp) {
       latch = &pe.ceLatch;
-    } else if (cfg.target->isHostPort(pe.x, pe.y, Dir(d))) {
+    } else if (pe.hostPorts & (1u << d)) {
       latch = &pe.hostLatch[d == unsigned(Dir::West) ? 0 : 1];
       out.hostOut.push_back(pe.index);
     } else {
@@ -298,11 +298,12 @@ void Ctx::stepRouter() {
 
 bool Ctx::pick() {
   uint32_t microColors = 0;
-  for (const Exec &m : pe.micro)
-    if (m.active)
-      for (const Operand *o : {&m.src0, &m.src1})
-        if (o->kind == Operand::Fabin)
-          microColors |= 1u << o->color;
+  for (unsigned bits = pe.microActive; bits; bits &= bits - 1) {
+    const Exec &m = pe.micro[__builtin_ctz(bits)];
+    for (const Operand *o : {&m.src0, &m.src1})
+      if (o->kind == Operand::Fabin)
+        microColors |= 1u << o->color;
+  }
   for (unsigned k = 1; k <= 64; ++k) {
     unsigned id = (pe.pickLast + k) & 63;
     uint64_t bit = uint64_t(1) << id;
@@ -1008,10 +1009,9 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
     int64_t last = d.base + int64_t(to - 1) * d.stride[0];
     int64_t lo = std::min(first, last), hi = std::max(first, last) + 2;
     const DecodeCache *c = pe.cache;
-    if (c && !pe.codeDirty)
-      for (int64_t w = lo; w < hi && !pe.codeDirty; w += 2)
-        if (uint64_t(w / 2) < c->status.size() && c->status[w / 2])
-          pe.codeDirty = true;
+    if (c && !pe.codeDirty &&
+        c->anyCached(uint64_t(lo) / 2, uint64_t(hi - 1) / 2))
+      pe.codeDirty = true;
   }
   uint16_t *m = pe.mem.data();
   auto rd = [m](int64_t addr) {
@@ -1083,9 +1083,8 @@ bool Ctx::runBatch(Exec &ex) {
       return false;
   if (ex.compare || ex.scalar)
     return false;
-  for (const Exec &m : pe.micro)
-    if (m.active)
-      return false;
+  if (pe.microActive)
+    return false;
   const OpcodeInfo &oi = *ex.info;
   uint64_t groups = (uint64_t(ex.n - ex.done) + oi.simd - 1) / oi.simd;
   uint64_t room = cfg.batchLimit > now ? (cfg.batchLimit - now) : 0;
@@ -1146,6 +1145,8 @@ bool Ctx::runBatch(Exec &ex) {
 
 void Ctx::retire(Exec &ex, bool isMain) {
   ex.active = false;
+  if (!isMain)
+    pe.microActive &= uint8_t(~(1u << (&ex - pe.micro)));
   ++pe.st.instructions;
   for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
     if ((o->kind == Operand::Fabin || o->kind == Operand::Fabout) && o->acEn)
@@ -1210,8 +1211,8 @@ Ctx::Cycle Ctx::runExec(Exec &ex, bool isMain, bool datapathFree) {
 void Ctx::stepMain() {
   // Does a microthread's multi-cycle group hold the datapath?
   bool microHolds = false;
-  for (const Exec &m : pe.micro)
-    microHolds |= m.active && m.busyLeft;
+  for (unsigned bits = pe.microActive; bits; bits &= bits - 1)
+    microHolds |= pe.micro[__builtin_ctz(bits)].busyLeft != 0;
   uint8_t launched = 0xff;
   bool mainDatapath = false;
   if (!pe.running) {
@@ -1250,6 +1251,7 @@ void Ctx::stepMain() {
           break; // stall: the launch waits; nothing changed
         }
         m = ex;
+        pe.microActive |= uint8_t(1u << u->utid);
         launched = u->utid;
         pe.progress = true;
         if (inst.terminate)
@@ -1278,10 +1280,13 @@ void Ctx::stepMain() {
 
 void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
   // Startup and continuing multi-cycle groups proceed on their own.
+  if (!pe.microActive)
+    return;
   bool any = false;
-  for (unsigned u = 0; u < 8; ++u) {
+  for (unsigned bits = pe.microActive; bits; bits &= bits - 1) {
+    unsigned u = unsigned(__builtin_ctz(bits));
     Exec &m = pe.micro[u];
-    if (!m.active || u == launched)
+    if (u == launched)
       continue;
     any = true;
     if (m.busyLeft || m.startupLeft) {
@@ -1334,6 +1339,7 @@ void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out) {
   pe.progress |= ceBefore;
   if (pe.progress)
     ++pe.st.busyCycles;
+  pe.cePopped = pe.cePopMask != 0;
 }
 
 std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,

@@ -307,8 +307,10 @@ int main(int argc, char **argv) {
     if (!simulator->message().empty())
       std::cout << "weft-sim: " << simulator->message() << "\n";
     std::fprintf(stdout,
-                 "weft-sim: simulated in %.3f s (%.3g busy PE-cycles/s)\n",
-                 seconds, seconds > 0 ? double(st.busyPeCycles) / seconds : 0);
+                 "weft-sim: simulated in %.3f s (%.3g busy PE-cycles/s, "
+                 "%.3g PE steps)\n",
+                 seconds, seconds > 0 ? double(st.busyPeCycles) / seconds : 0,
+                 double(st.peSteps));
   }
   return 0;
 }
