@@ -32,6 +32,10 @@
 #include <queue>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace weft::target;
 using namespace weft::sim::detail;
@@ -119,6 +123,9 @@ private:
   std::atomic<bool> stop{false};
 };
 
+/// How many PEs ahead of the one it steps a sweep prefetches.
+constexpr size_t kPrefetchAhead = 6;
+
 /// One host port's input side: the streams it serves, round robin.
 struct HostPort {
   Pe *pe = nullptr;
@@ -148,8 +155,18 @@ class Engine final : public Simulator {
 public:
   Engine(const binary::Program &p, const Options &o, const Target &t)
       : prog(p), opts(o), target(t) {}
+  ~Engine() override {
+    if (memBase)
+      munmap(memBase, memBytes);
+  }
 
   bool load(std::string *error);
+  uint64_t programmedPEs() const {
+    uint64_t n = 0;
+    for (const binary::Group &g : prog.groups)
+      n += uint64_t(g.width) * g.height;
+    return n;
+  }
 
   bool bindInput(const std::string &name, const std::vector<uint8_t> &bytes,
                  std::string *error) override;
@@ -189,7 +206,11 @@ private:
   /// PEs live contiguously in `arena`, in group order.
   std::unique_ptr<Pe[]> arena;
   std::vector<Pe *> pes;
-  std::vector<Pe *> grid; ///< y * width + x, nullptr where no code
+  /// Router and CE queue entries of all PEs, PE after PE.
+  std::vector<uint64_t> queueStore;
+  /// The PEs' memories (see load()).
+  uint16_t *memBase = nullptr;
+  size_t memStride = 0, memBytes = 0;
   std::vector<HostPort> hostPorts;
   std::vector<StreamState> streams;
   std::map<std::tuple<unsigned, unsigned, unsigned>, unsigned> outputByPort;
@@ -216,6 +237,7 @@ private:
   void wake(Pe &pe, uint64_t at);
   bool maySleep(const Pe &pe, bool touched) const;
   uint64_t idleCyclesAhead(uint64_t limit) const;
+  uint64_t residentMemoryBytes() const;
 
   uint64_t now = 0;
   Status st = Status::Running;
@@ -280,13 +302,69 @@ bool Engine::load(std::string *error) {
   }
 
   unsigned w = target.width(), h = target.height();
-  grid.assign(size_t(w) * h, nullptr);
+  // PEs by position, only those a group covers: nothing here is dense in
+  // the fabric's size.
+  std::unordered_map<uint64_t, Pe *> grid;
+  auto at = [&](uint64_t x, uint64_t y) -> Pe * {
+    auto it = grid.find((y << 32) | x);
+    return it == grid.end() ? nullptr : it->second;
+  };
   size_t count = 0;
   for (const binary::Group &g : prog.groups)
     count += size_t(g.width) * g.height;
+  if (count > UINT32_MAX / 2)
+    return bad("the program places code on " + std::to_string(count) +
+               " PEs; the simulator handles at most " +
+               std::to_string(UINT32_MAX / 2));
+  // Queue storage only for the queues a wavelet can enter (per image).
+  struct QueueLayout {
+    uint8_t rqSlot[5 * 32], cqSlot[32];
+    size_t words = 0;
+  };
+  std::vector<QueueLayout> layouts(prog.images.size());
+  for (size_t i = 0; i < prog.images.size(); ++i) {
+    QueueLayout &l = layouts[i];
+    std::fill(std::begin(l.rqSlot), std::end(l.rqSlot), Pe::kNoSlot);
+    std::fill(std::begin(l.cqSlot), std::end(l.cqSlot), Pe::kNoSlot);
+    unsigned nr = 0, nc = 0;
+    for (const binary::Route &r : prog.images[i].routes) {
+      if (r.color >= cfg.colors)
+        continue;
+      for (unsigned port = 0; port < 5; ++port)
+        if (r.inputs & (1u << port))
+          l.rqSlot[cfg.rqIndex(port, r.color)] = uint8_t(nr++);
+      if (r.outputs & (1u << unsigned(Dir::Ramp)))
+        l.cqSlot[r.color] = uint8_t(nc++);
+    }
+    l.words = size_t(nr) * cfg.rqDepth + size_t(nc) * cfg.cqDepth;
+  }
+  size_t queueWords = 0;
+  for (const binary::Group &g : prog.groups)
+    queueWords += layouts[g.image].words * g.width * g.height;
+  // PE memories: one reservation the OS commits page by page as they are
+  // written, so unwritten memory takes address space but no RAM.
+  memStride = (size_t(cfg.memWords) * 2 + 4095) & ~size_t(4095);
+  memBytes = memStride * count;
+  if (count) {
+    void *m = mmap(nullptr, memBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+      std::string e = "cannot reserve " + std::to_string(memBytes >> 20) +
+                      " MiB of address space for the memories of " +
+                      std::to_string(count) + " PEs";
+      memBytes = 0;
+      return bad(e);
+    }
+    memBase = static_cast<uint16_t *>(m);
+  }
   arena.reset(new Pe[count]);
+  queueStore.assign(queueWords, 0);
+  grid.reserve(count);
+  pes.reserve(count);
+  size_t queueAt = 0;
   for (const binary::Group &g : prog.groups) {
     const binary::CodeImage &img = prog.images[g.image];
+    const QueueLayout &layout = layouts[g.image];
     for (uint32_t gy = 0; gy < g.height; ++gy)
       for (uint32_t gx = 0; gx < g.width; ++gx) {
         Pe &p = arena[pes.size()];
@@ -304,18 +382,34 @@ bool Engine::load(std::string *error) {
                          dirName(Dir(d)) + ", where it has no link");
           p.route[r.color] = r;
         }
-        p.rq.assign(size_t(5) * cfg.colors * cfg.rqDepth, 0);
-        p.cq.assign(size_t(cfg.colors) * cfg.cqDepth, 0);
-        p.mem.assign(cfg.memWords, 0);
+        std::copy(std::begin(layout.rqSlot), std::end(layout.rqSlot),
+                  p.rqSlot);
+        std::copy(std::begin(layout.cqSlot), std::end(layout.cqSlot),
+                  p.cqSlot);
+        p.rqData = queueStore.data() + queueAt;
+        p.cqData = p.rqData;
+        queueAt += layout.words;
+        // CE queue slots follow the router queues' in the PE's block.
+        unsigned nr = 0;
+        for (uint8_t sl : layout.rqSlot)
+          nr += sl != Pe::kNoSlot;
+        p.cqData = p.rqData + size_t(nr) * cfg.rqDepth;
+        p.mem = memBase + memStride / 2 * p.index;
         uint32_t used = 0;
+        // Copy only non-zero runs: the reservation reads as zero, and a
+        // page never written takes no memory.
+        auto put = [&](uint32_t address, const uint16_t *words, size_t n) {
+          for (size_t i = 0; i < n; ++i)
+            if (words[i])
+              p.mem[address + i] = words[i];
+        };
         for (const binary::Segment &s : img.segments) {
-          std::copy(s.words.begin(), s.words.end(), p.mem.begin() + s.address);
+          put(s.address, s.words.data(), s.words.size());
           used += uint32_t(s.words.size());
         }
         for (const binary::PerPeSegment &s : g.perPe) {
           size_t off = (size_t(gy) * g.width + gx) * s.wordsPerPE;
-          std::copy(s.words.begin() + off, s.words.begin() + off + s.wordsPerPE,
-                    p.mem.begin() + s.address);
+          put(s.address, s.words.data() + off, s.wordsPerPE);
           used += s.wordsPerPE;
         }
         p.st.memoryWordsUsed = used;
@@ -330,20 +424,20 @@ bool Engine::load(std::string *error) {
         p.st.x = p.x;
         p.st.y = p.y;
         p.st.layer = g.layer;
-        grid[size_t(p.y) * w + p.x] = &p;
+        grid[(uint64_t(p.y) << 32) | p.x] = &p;
         pes.push_back(&p);
       }
   }
   for (auto &pe : pes) {
     Pe &p = *pe;
     if (p.y > 0)
-      p.neighbour[0] = grid[size_t(p.y - 1) * w + p.x];
+      p.neighbour[0] = at(p.x, p.y - 1);
     if (p.x + 1 < w)
-      p.neighbour[1] = grid[size_t(p.y) * w + p.x + 1];
+      p.neighbour[1] = at(p.x + 1, p.y);
     if (p.y + 1 < h)
-      p.neighbour[2] = grid[size_t(p.y + 1) * w + p.x];
+      p.neighbour[2] = at(p.x, p.y + 1);
     if (p.x > 0)
-      p.neighbour[3] = grid[size_t(p.y) * w + p.x - 1];
+      p.neighbour[3] = at(p.x - 1, p.y);
     for (unsigned d = 0; d < 4; ++d)
       if (target.isHostPort(p.x, p.y, Dir(d)))
         p.hostPorts |= uint8_t(1u << d);
@@ -363,7 +457,7 @@ bool Engine::load(std::string *error) {
     unsigned x = io.edge == Dir::West ? 0 : w - 1;
     for (uint64_t r = 0; r < rows; ++r) {
       unsigned y = unsigned(io.firstRow + r);
-      Pe *pe = grid[size_t(y) * w + x];
+      Pe *pe = at(x, y);
       uint64_t begin = std::min(n, r * s.chunk);
       uint64_t len = std::min(n, begin + s.chunk) - begin;
       if (len && !pe)
@@ -651,6 +745,8 @@ bool Engine::cycleOnce() {
     size_t lo = parallel ? n * t / T : 0, hi = parallel ? n * (t + 1) / T : n;
     ThreadOut &o = outs[t];
     for (size_t i = lo; i < hi; ++i) {
+      if (i + kPrefetchAhead < hi)
+        prefetchPe(pes[current[i + kPrefetchAhead]]);
       Pe &pe = *pes[current[i]];
       stepPe(pe, cfg, now, o);
       if (pe.progress)
@@ -715,6 +811,8 @@ bool Engine::cycleOnce() {
     size_t lo = parallelCommit ? n * t / T : 0;
     size_t hi = parallelCommit ? n * (t + 1) / T : n;
     for (size_t i = lo; i < hi; ++i) {
+      if (i + kPrefetchAhead < hi)
+        prefetchPe(pes[commitSet[i + kPrefetchAhead]]);
       Pe &pe = *pes[commitSet[i]];
       std::string e = commitPe(pe, cfg, now, wakes[t]);
       if (!e.empty() && pe.index < commitErrorPe[t]) {
@@ -851,6 +949,21 @@ bool Engine::cycleOnce() {
     return false;
   }
   return true;
+}
+
+/// Bytes of the PE memories the OS has committed (pages written so far).
+uint64_t Engine::residentMemoryBytes() const {
+  if (!memBase)
+    return 0;
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  size_t n = (memBytes + page - 1) / page;
+  std::vector<unsigned char> in(n);
+  if (mincore(memBase, memBytes, in.data()) != 0)
+    return memBytes;
+  uint64_t pages = 0;
+  for (unsigned char c : in)
+    pages += c & 1;
+  return pages * page;
 }
 
 void Engine::catchUp(Pe &pe, uint64_t upTo) {
@@ -1000,9 +1113,11 @@ Stats Engine::stats() const {
   s.peakActivePEs = opts.mode == Mode::Fast ? peakActive : pes.size();
   s.allocatedPEs = pes.size();
   s.peSteps = peSteps;
+  s.stateBytes = pes.size() * sizeof(Pe) + queueStore.capacity() * 8 +
+                 residentMemoryBytes();
   for (const Pe *pe : pes)
-    s.stateBytes += sizeof(Pe) + pe->mem.capacity() * 2 +
-                    (pe->rq.capacity() + pe->cq.capacity()) * 8;
+    if (pe->micro)
+      s.stateBytes += 8 * sizeof(Exec);
   for (const auto &pe : pes) {
     s.pes.push_back(pe->st);
     s.busyPeCycles += pe->st.busyCycles;
@@ -1141,8 +1256,17 @@ std::unique_ptr<Simulator> Simulator::create(const binary::Program &program,
   if (!t)
     return nullptr;
   auto e = std::make_unique<Engine>(program, options, *t);
-  if (!e->load(error))
+  // A program that passes verify() may still need more memory than the
+  // machine has: say so instead of aborting.
+  try {
+    if (!e->load(error))
+      return nullptr;
+  } catch (const std::bad_alloc &) {
+    if (error)
+      *error = "not enough memory to build the state of the program's " +
+               std::to_string(e->programmedPEs()) + " PEs";
     return nullptr;
+  }
   return e;
 }
 

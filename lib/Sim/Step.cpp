@@ -101,7 +101,7 @@ struct Ctx {
   }
   uint64_t cePeek(unsigned c) const {
     unsigned d = cfg.cqDepth;
-    return pe.cq[c * d + (pe.cqHead[c] + pe.cqPops[c]) % d];
+    return pe.cqData[pe.cqSlot[c] * d + (pe.cqHead[c] + pe.cqPops[c]) % d];
   }
   void cePop(unsigned c) {
     ++pe.cqPops[c];
@@ -222,7 +222,7 @@ bool Ctx::tryForward(unsigned pair, DirSet &granted) {
   }
   // Grant: the wavelet leaves through every output this cycle (§4.3).
   unsigned q = cfg.rqIndex(port, color);
-  uint64_t w = pe.rq[q * cfg.rqDepth + pe.rqHead[q]];
+  uint64_t w = pe.rqData[pe.rqSlot[q] * cfg.rqDepth + pe.rqHead[q]];
   pe.popped[pe.numPopped++] = uint16_t(q);
   granted |= outs;
   for (unsigned d = 0; d < 5; ++d) {
@@ -1013,7 +1013,7 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
         c->anyCached(uint64_t(lo) / 2, uint64_t(hi - 1) / 2))
       pe.codeDirty = true;
   }
-  uint16_t *m = pe.mem.data();
+  uint16_t *m = pe.mem;
   auto rd = [m](int64_t addr) {
     uint32_t v = uint32_t(m[addr]) | (uint32_t(m[addr + 1]) << 16);
     float f;
@@ -1146,7 +1146,7 @@ bool Ctx::runBatch(Exec &ex) {
 void Ctx::retire(Exec &ex, bool isMain) {
   ex.active = false;
   if (!isMain)
-    pe.microActive &= uint8_t(~(1u << (&ex - pe.micro)));
+    pe.microActive &= uint8_t(~(1u << (&ex - pe.micro.get())));
   ++pe.st.instructions;
   for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
     if ((o->kind == Operand::Fabin || o->kind == Operand::Fabout) && o->acEn)
@@ -1244,6 +1244,8 @@ void Ctx::stepMain() {
           break;
         }
       if (u) {
+        if (!pe.micro)
+          pe.micro.reset(new Exec[8]);
         Exec &m = pe.micro[u->utid];
         if (m.active) {
           pe.main.waitReason = "microthread busy";
@@ -1299,8 +1301,10 @@ void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
   // Grant the datapath round robin by utid.
   for (unsigned k = 1; k <= 8; ++k) {
     unsigned u = (pe.microLast + k) & 7;
+    if (!(pe.microActive & (1u << u)))
+      continue;
     Exec &m = pe.micro[u];
-    if (!m.active || u == launched || m.busyLeft || m.startupLeft)
+    if (u == launched || m.busyLeft || m.startupLeft)
       continue;
     if (runExec(m, false, true) != Cycle::Idle) {
       pe.microLast = uint8_t(u);
@@ -1392,7 +1396,7 @@ std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
                                      std::to_string(color) + ") overflows");
       continue;
     }
-    pe.rq[q * rd + (pe.rqHead[q] + pe.rqCount[q]) % rd] = w;
+    pe.rqData[pe.rqSlot[q] * rd + (pe.rqHead[q] + pe.rqCount[q]) % rd] = w;
     if (++pe.rqCount[q] > pe.st.routerQueueHigh)
       pe.st.routerQueueHigh = pe.rqCount[q];
     unsigned pair = color * 5 + port;
@@ -1402,7 +1406,8 @@ std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
     pe.ceLatch = 0;
     uint64_t w = l & ~kLatchFull;
     unsigned color = unsigned(w >> Wavelet::kColorShift) & 31;
-    pe.cq[color * cd + (pe.cqHead[color] + pe.cqCount[color]) % cd] = w;
+    pe.cqData[pe.cqSlot[color] * cd +
+              (pe.cqHead[color] + pe.cqCount[color]) % cd] = w;
     if (++pe.cqCount[color] > pe.st.ceQueueHigh)
       pe.st.ceQueueHigh = pe.cqCount[color];
   }
@@ -1438,7 +1443,7 @@ std::string describeStuck(const Pe &pe, const FabricConfig &cfg) {
     any = true;
   }
   for (unsigned u = 0; u < 8; ++u)
-    if (pe.micro[u].active) {
+    if (pe.microActive & (1u << u)) {
       os << (any ? "; " : "") << "microthread " << u << " executing ";
       exec(pe.micro[u]);
       any = true;

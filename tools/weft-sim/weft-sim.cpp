@@ -308,9 +308,11 @@ int main(int argc, char **argv) {
       std::cout << "weft-sim: " << simulator->message() << "\n";
     std::fprintf(stdout,
                  "weft-sim: simulated in %.3f s (%.3g busy PE-cycles/s, "
-                 "%.3g PE steps)\n",
+                 "%.3g PE steps, %llu PEs with state, %.0f bytes each)\n",
                  seconds, seconds > 0 ? double(st.busyPeCycles) / seconds : 0,
-                 double(st.peSteps));
+                 double(st.peSteps), (unsigned long long)st.allocatedPEs,
+                 st.allocatedPEs ? double(st.stateBytes) / st.allocatedPEs
+                                 : 0.0);
   }
   return 0;
 }
