@@ -316,6 +316,18 @@ bool Engine::load(std::string *error) {
     return bad("the program places code on " + std::to_string(count) +
                " PEs; the simulator handles at most " +
                std::to_string(UINT32_MAX / 2));
+  // The fixed state must fit in the machine's memory (an allocation that
+  // the OS would overcommit and then fail to back would kill the process).
+  {
+    double need = double(count) * sizeof(Pe);
+    double have = double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+    if (have > 0 && need > have)
+      return bad("the program places code on " + std::to_string(count) +
+                 " PEs, whose state needs " +
+                 std::to_string(uint64_t(need / double(1 << 30))) +
+                 " GiB; this machine has " +
+                 std::to_string(uint64_t(have / double(1 << 30))) + " GiB");
+  }
   // Queue storage only for the queues a wavelet can enter (per image).
   struct QueueLayout {
     uint8_t rqSlot[5 * 32], cqSlot[32];
