@@ -890,7 +890,10 @@ bool Engine::cycleOnce() {
     // A PE whose CE is busy with a batched instruction and whose router is
     // idle sleeps until the instruction retires or something arrives.
     size_t kept = 0;
-    for (uint32_t i : next) {
+    for (size_t k = 0; k < next.size(); ++k) {
+      if (k + kPrefetchAhead < next.size())
+        __builtin_prefetch(pes[next[k + kPrefetchAhead]]);
+      uint32_t i = next[k];
       Pe &pe = *pes[i];
       if (pe.sleeping) {
         wake(pe, now + 1);

@@ -1014,6 +1014,19 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
       pe.codeDirty = true;
   }
   uint16_t *m = pe.mem;
+  // The vectors are short and each PE's are far from the last PE's: ask
+  // for all their lines at once instead of missing on them one by one.
+  for (const Operand *o : {&d, &a, &b}) {
+    if (o->kind != Operand::Mem)
+      continue;
+    int64_t first = o->base + int64_t(from) * o->stride[0];
+    int64_t last = o->base + int64_t(to - 1) * o->stride[0];
+    int64_t lo = std::min(first, last), hi = std::max(first, last) + 2;
+    if (hi - lo > 8192)
+      hi = lo + 8192;
+    for (int64_t w = lo & ~int64_t(31); w < hi; w += 32)
+      __builtin_prefetch(m + w);
+  }
   auto rd = [m](int64_t addr) {
     uint32_t v = uint32_t(m[addr]) | (uint32_t(m[addr + 1]) << 16);
     float f;
@@ -1232,7 +1245,9 @@ void Ctx::stepMain() {
       pe.progress = true;
       break;
     default: {
-      Exec ex;
+      // Started in place: the main thread is idle, and a microthread
+      // launch copies it out and leaves the main thread idle again.
+      Exec &ex = pe.main;
       if (!startExec(ex, inst))
         return;
       // Microthread launch (§6.6): first fabric operand with ue.
@@ -1247,12 +1262,14 @@ void Ctx::stepMain() {
         if (!pe.micro)
           pe.micro.reset(new Exec[8]);
         Exec &m = pe.micro[u->utid];
+        ex.active = false;
         if (m.active) {
           pe.main.waitReason = "microthread busy";
           pe.main.waitColor = u->utid;
           break; // stall: the launch waits; nothing changed
         }
         m = ex;
+        m.active = true;
         pe.microActive |= uint8_t(1u << u->utid);
         launched = u->utid;
         pe.progress = true;
@@ -1262,7 +1279,6 @@ void Ctx::stepMain() {
           ++pe.pc;
         break;
       }
-      pe.main = ex;
       Cycle c = runExec(pe.main, true, !microHolds);
       if (c != Cycle::Idle)
         pe.progress = true;
