@@ -236,6 +236,20 @@ struct Pe {
   FifoState fifo[12];
 };
 
+/// Whether every busy microthread of `p` is waiting for the datapath: none
+/// is in its startup cycles or holds the datapath for a multi-cycle group.
+/// While the main thread holds the datapath such microthreads change
+/// nothing, so the main thread's instruction can be batched and the PE can
+/// sleep through it.
+inline bool microsInert(const Pe &p) {
+  for (unsigned bits = p.microActive; bits; bits &= bits - 1) {
+    const Exec &m = p.micro[__builtin_ctz(bits)];
+    if (m.startupLeft || m.busyLeft)
+      return false;
+  }
+  return true;
+}
+
 /// Asks for the cache lines a step or a commit of `p` reads first, so that
 /// the sweep over the active set overlaps their misses.
 inline void prefetchPe(const Pe *p) {

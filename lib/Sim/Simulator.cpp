@@ -158,6 +158,10 @@ public:
   ~Engine() override {
     if (memBase)
       munmap(memBase, memBytes);
+    for (size_t i = 0; i < arenaCount; ++i)
+      arena[i].~Pe();
+    if (arena)
+      munmap(arena, arenaBytes);
   }
 
   bool load(std::string *error);
@@ -203,8 +207,10 @@ private:
   Target target;
   FabricConfig cfg;
   std::vector<DecodeCache> caches;
-  /// PEs live contiguously in `arena`, in group order.
-  std::unique_ptr<Pe[]> arena;
+  /// PEs live contiguously in `arena`, in group order, on huge pages where
+  /// the OS gives them (a sweep touches PEs all over the arena).
+  Pe *arena = nullptr;
+  size_t arenaBytes = 0, arenaCount = 0;
   std::vector<Pe *> pes;
   /// Router and CE queue entries of all PEs, PE after PE.
   std::vector<uint64_t> queueStore;
@@ -369,7 +375,22 @@ bool Engine::load(std::string *error) {
     }
     memBase = static_cast<uint16_t *>(m);
   }
-  arena.reset(new Pe[count]);
+  arenaBytes = (count * sizeof(Pe) + (size_t(2) << 20) - 1) &
+               ~((size_t(2) << 20) - 1);
+  if (count) {
+    void *a = mmap(nullptr, arenaBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED) {
+      arenaBytes = 0;
+      throw std::bad_alloc();
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(a, arenaBytes, MADV_HUGEPAGE);
+#endif
+    arena = static_cast<Pe *>(a);
+    for (; arenaCount < count; ++arenaCount)
+      new (arena + arenaCount) Pe();
+  }
   queueStore.assign(queueWords, 0);
   grid.reserve(count);
   pes.reserve(count);
@@ -1004,7 +1025,7 @@ void Engine::wake(Pe &pe, uint64_t at) {
 /// CE dequeuing (the CE queue count it checks for the ramp).
 bool Engine::maySleep(const Pe &pe, bool touched) const {
   if (!pe.running || !pe.main.active || pe.main.busyLeft < 2 ||
-      pe.microActive)
+      !microsInert(pe))
     return false;
   if (pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2])
     return !touched && !pe.routerMoved && !pe.cePopped && !pe.onRampUsed;

@@ -1087,8 +1087,10 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
 /// Fast mode: issues every remaining group of a main-thread instruction
 /// whose operands cannot stall (memory, GPRs, immediates) at once and keeps
 /// the datapath busy for the cycles those groups take. Nothing else reads
-/// this CE's memory or registers, and no microthread is busy, so the
-/// results and the cycle of retirement are those of group-by-group issue.
+/// this CE's memory or registers: a busy microthread that is past its
+/// startup only waits for the datapath, which the main thread holds until
+/// the instruction retires. So the results and the cycle of retirement are
+/// those of group-by-group issue.
 bool Ctx::runBatch(Exec &ex) {
   for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
     if (o->kind != Operand::Mem && o->kind != Operand::Gpr &&
@@ -1096,7 +1098,7 @@ bool Ctx::runBatch(Exec &ex) {
       return false;
   if (ex.compare || ex.scalar)
     return false;
-  if (pe.microActive)
+  if (!microsInert(pe))
     return false;
   const OpcodeInfo &oi = *ex.info;
   uint64_t groups = (uint64_t(ex.n - ex.done) + oi.simd - 1) / oi.simd;
