@@ -233,11 +233,17 @@ private:
   std::vector<std::string> commitErrors;
   std::vector<uint32_t> commitErrorPe;
   std::vector<std::vector<uint32_t>> wakes;
-  /// Sleeping PEs' wake-up cycles: (cycle, token << 32 | PE index).
-  std::priority_queue<std::pair<uint64_t, uint64_t>,
-                      std::vector<std::pair<uint64_t, uint64_t>>,
-                      std::greater<>>
-      timers;
+  /// Sleeping PEs' wake-up cycles in a timing wheel: bucket `at % kWheel`
+  /// holds (at, token << 32 | PE index). Entries of PEs woken earlier stay
+  /// until their bucket comes round (the token tells them apart).
+  static constexpr uint64_t kWheel = 4096;
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> wheel;
+  uint64_t timerCount = 0;
+  void addTimer(uint64_t at, uint64_t tag) {
+    wheel[at % kWheel].emplace_back(at, tag);
+    ++timerCount;
+  }
+  uint64_t firstTimer() const;
   uint64_t numSleeping = 0;
   void catchUp(Pe &pe, uint64_t upTo);
   void wake(Pe &pe, uint64_t at);
@@ -532,6 +538,7 @@ bool Engine::load(std::string *error) {
   outs.resize(threads);
   commitStamp.assign(pes.size(), 0);
   nextStamp.assign(pes.size(), 0);
+  wheel.assign(kWheel, {});
   eventStamp.assign(pes.size(), 0);
   current.clear();
   for (auto &pe : pes)
@@ -923,16 +930,23 @@ bool Engine::cycleOnce() {
         pe.sleepFrom = now + 1;
         ++pe.sleepToken;
         ++numSleeping;
-        timers.emplace(now + pe.main.busyLeft,
-                       (pe.sleepToken << 32) | pe.index);
+        addTimer(now + pe.main.busyLeft, (pe.sleepToken << 32) | pe.index);
         continue;
       }
       next[kept++] = i;
     }
     next.resize(kept);
-    while (!timers.empty() && timers.top().first <= now + 1) {
-      auto [at, tag] = timers.top();
-      timers.pop();
+    std::vector<std::pair<uint64_t, uint64_t>> &bucket =
+        wheel[(now + 1) % kWheel];
+    for (size_t k = 0; k < bucket.size();) {
+      auto [at, tag] = bucket[k];
+      if (at > now + 1) {
+        ++k; // a later lap
+        continue;
+      }
+      bucket[k] = bucket.back();
+      bucket.pop_back();
+      --timerCount;
       Pe &pe = *pes[uint32_t(tag)];
       if (!pe.sleeping || pe.sleepToken != (tag >> 32))
         continue; // woken earlier
@@ -987,6 +1001,19 @@ bool Engine::cycleOnce() {
   return true;
 }
 
+/// The earliest cycle in the timing wheel (UINT64_MAX if it is empty).
+uint64_t Engine::firstTimer() const {
+  for (uint64_t t = now + 1; t <= now + kWheel; ++t)
+    for (const auto &e : wheel[t % kWheel])
+      if (e.first == t)
+        return t;
+  uint64_t first = UINT64_MAX;
+  for (const auto &b : wheel)
+    for (const auto &e : b)
+      first = std::min(first, e.first);
+  return first;
+}
+
 /// Bytes of the PE memories the OS has committed (pages written so far).
 uint64_t Engine::residentMemoryBytes() const {
   if (!memBase)
@@ -1036,7 +1063,7 @@ bool Engine::maySleep(const Pe &pe, bool touched) const {
 /// nothing but let sleeping PEs count down: no PE to step, no host port
 /// able to inject, and the first sleeper's wake-up later.
 uint64_t Engine::idleCyclesAhead(uint64_t limit) const {
-  if (!current.empty() || timers.empty() || !numSleeping)
+  if (!current.empty() || !timerCount || !numSleeping)
     return 0;
   for (const HostPort &hp : hostPorts)
     for (unsigned si : hp.streams) {
@@ -1048,7 +1075,7 @@ uint64_t Engine::idleCyclesAhead(uint64_t limit) const {
     }
   // The earliest timer fires at the end of cycle `at - 1`; cycles now ..
   // at - 2 are empty.
-  uint64_t at = timers.top().first;
+  uint64_t at = firstTimer();
   if (at < now + 2)
     return 0;
   return std::min(limit, at - 1 - now);
