@@ -850,14 +850,15 @@ bool Engine::cycleOnce() {
     size_t n = commitSet.size();
     size_t lo = parallelCommit ? n * t / T : 0;
     size_t hi = parallelCommit ? n * (t + 1) / T : n;
+    std::string scratch;
     for (size_t i = lo; i < hi; ++i) {
       if (i + kPrefetchAhead < hi)
         prefetchPe(pes[commitSet[i + kPrefetchAhead]]);
       Pe &pe = *pes[commitSet[i]];
-      std::string e = commitPe(pe, cfg, now, wakes[t]);
-      if (!e.empty() && pe.index < commitErrorPe[t]) {
+      if (!commitPe(pe, cfg, now, wakes[t], scratch) &&
+          pe.index < commitErrorPe[t]) {
         commitErrorPe[t] = pe.index;
-        commitErrors[t] = e;
+        commitErrors[t] = scratch;
       }
     }
   };

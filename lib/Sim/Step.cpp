@@ -1364,9 +1364,9 @@ void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out) {
   pe.cePopped = pe.cePopMask != 0;
 }
 
-std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
-                     std::vector<uint32_t> &wake) {
-  std::string error;
+bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
+              std::vector<uint32_t> &wake, std::string &error) {
+  bool ok = true;
   unsigned rd = cfg.rqDepth, cd = cfg.cqDepth;
   // Dequeues counted in the decide phase.
   for (unsigned i = 0; i < pe.numPopped; ++i) {
@@ -1398,20 +1398,22 @@ std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
     uint64_t w = l & ~kLatchFull;
     unsigned color = unsigned(w >> Wavelet::kColorShift) & 31;
     if (color >= cfg.colors || !(pe.route[color].inputs & (1u << port))) {
-      if (error.empty())
+      if (ok)
         error = peError(pe, now,
                         "a wavelet of color " + std::to_string(color) +
                             " arrives on port " + dirName(Dir(port)) +
                             ", which the route of that color does not list "
                             "as an input");
+      ok = false;
       continue;
     }
     unsigned q = cfg.rqIndex(port, color);
     if (pe.rqCount[q] >= rd) {
-      if (error.empty())
+      if (ok)
         error = peError(pe, now, "simulator invariant broken: queue (" +
                                      std::string(dirName(Dir(port))) + ", " +
                                      std::to_string(color) + ") overflows");
+      ok = false;
       continue;
     }
     pe.rqData[pe.rqSlot[q] * rd + (pe.rqHead[q] + pe.rqCount[q]) % rd] = w;
@@ -1433,7 +1435,7 @@ std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
   pe.active = (pe.active & ~pe.activeClear) | pe.activeSet;
   pe.blocked = (pe.blocked & ~pe.blockClear) | pe.blockSet;
   pe.activeSet = pe.activeClear = pe.blockSet = pe.blockClear = 0;
-  return error;
+  return ok;
 }
 
 std::string describeStuck(const Pe &pe, const FabricConfig &cfg) {

@@ -38,10 +38,10 @@ struct FabricConfig {
 void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out);
 
 /// Applies the PE's counted dequeues and latched wavelets (commit phase).
-/// `wake` receives neighbours whose credits grew. Returns a program error
-/// (wrong input port) or an empty string.
-std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
-                     std::vector<uint32_t> &wake);
+/// `wake` receives neighbours whose credits grew. Returns false and sets
+/// `error` on a program error (a wavelet on a port its route does not list).
+bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
+              std::vector<uint32_t> &wake, std::string &error);
 
 /// A one-line description of what the PE is doing or waiting for, and its
 /// non-empty queues (for the hang report). Empty when the PE is idle.
