@@ -152,7 +152,7 @@ struct Ctx {
   Cycle runExec(Exec &ex, bool isMain, bool datapathFree);
   enum class Issue { Stall, Issued, EarlyEnd };
   Issue issueGroup(Exec &ex, bool isMain);
-  bool runBatch(Exec &ex);
+  bool runBatch(Exec &ex, unsigned startup = 0);
   bool fastLoop(Exec &ex, uint32_t from, uint32_t to);
   uint32_t readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t);
   void writeDst(Exec &ex, Operand &o, uint32_t i, uint32_t v, bool isMain);
@@ -1091,7 +1091,11 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
 /// startup only waits for the datapath, which the main thread holds until
 /// the instruction retires. So the results and the cycle of retirement are
 /// those of group-by-group issue.
-bool Ctx::runBatch(Exec &ex) {
+///
+/// With `startup` > 0 the instruction is in the first of that many startup
+/// cycles and no microthread is busy: nothing can touch the CE's state
+/// before its groups issue, so the startup cycles join the batch.
+bool Ctx::runBatch(Exec &ex, unsigned startup) {
   for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
     if (o->kind != Operand::Mem && o->kind != Operand::Gpr &&
         o->kind != Operand::Imm && o->kind != Operand::None)
@@ -1102,7 +1106,8 @@ bool Ctx::runBatch(Exec &ex) {
     return false;
   const OpcodeInfo &oi = *ex.info;
   uint64_t groups = (uint64_t(ex.n - ex.done) + oi.simd - 1) / oi.simd;
-  uint64_t room = cfg.batchLimit > now ? (cfg.batchLimit - now) : 0;
+  uint64_t room =
+      cfg.batchLimit > now + startup ? (cfg.batchLimit - now - startup) : 0;
   groups = std::min<uint64_t>(groups, room / oi.cyclesPerGroup);
   if (groups < 4)
     return false;
@@ -1151,7 +1156,8 @@ bool Ctx::runBatch(Exec &ex) {
   pe.st.flops += uint64_t(k) * oi.flopsPerElem;
   pe.st.macs += uint64_t(k) * oi.macsPerElem;
   ex.finished = ex.done >= ex.n;
-  uint64_t busy = groups * oi.cyclesPerGroup - 1;
+  uint64_t busy = startup + groups * oi.cyclesPerGroup - 1;
+  ex.startupLeft = 0;
   ex.busyLeft = uint32_t(busy);
   if (ex.finished && !ex.busyLeft)
     retire(ex, true);
@@ -1184,6 +1190,9 @@ Ctx::Cycle Ctx::runExec(Exec &ex, bool isMain, bool datapathFree) {
     return Cycle::Datapath;
   }
   if (ex.startupLeft) {
+    if (isMain && cfg.batch && !pe.microActive &&
+        runBatch(ex, ex.startupLeft))
+      return Cycle::Progress;
     if (--ex.startupLeft == 0 && ex.n == 0)
       retire(ex, isMain);
     return Cycle::Progress;
