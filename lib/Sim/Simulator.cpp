@@ -380,6 +380,24 @@ bool Engine::load(std::string *error) {
       return bad(e);
     }
     memBase = static_cast<uint16_t *>(m);
+    // Programs that initialise a quarter of every PE's memory or more (the
+    // weights of a dense layer) get huge pages: their instructions stream
+    // through memory all over the reservation, and small pages would cost
+    // a TLB miss per vector. Sparse programs keep small pages, which are
+    // committed one by one as they are written.
+    uint64_t initWords = 0;
+    for (const binary::Group &g : prog.groups) {
+      uint64_t perPe = 0;
+      for (const binary::Segment &sg : prog.images[g.image].segments)
+        perPe += sg.words.size();
+      for (const binary::PerPeSegment &sg : g.perPe)
+        perPe += sg.wordsPerPE;
+      initWords += perPe * g.width * g.height;
+    }
+#ifdef MADV_HUGEPAGE
+    if (initWords * 4 >= uint64_t(count) * cfg.memWords)
+      madvise(m, memBytes, MADV_HUGEPAGE);
+#endif
   }
   arenaBytes = (count * sizeof(Pe) + (size_t(2) << 20) - 1) &
                ~((size_t(2) << 20) - 1);
