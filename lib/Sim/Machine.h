@@ -262,6 +262,24 @@ inline void prefetchPe(const Pe *p) {
   __builtin_prefetch(reinterpret_cast<const char *>(&p->rqCount[64]));
 }
 
+/// The second stage of the sweep's prefetch, a few PEs later, when `p`'s
+/// own lines have arrived: its queue entries and the memory words its main
+/// thread's instruction reads next.
+inline void prefetchPeData(const Pe *p) {
+  __builtin_prefetch(p->rqData);
+  __builtin_prefetch(p->cqData);
+  __builtin_prefetch(p->cqData + 8);
+  const Exec &m = p->main;
+  if (!m.active || m.busyLeft)
+    return;
+  for (const Operand *o : {&m.dst, &m.src0, &m.src1})
+    if (o->kind == Operand::Mem && !o->is4d) {
+      int64_t a = o->base + int64_t(m.done) * o->stride[0];
+      if (a >= 0)
+        __builtin_prefetch(p->mem + a);
+    }
+}
+
 } // namespace weft::sim::detail
 
 #endif // WEFT_LIB_SIM_MACHINE_H

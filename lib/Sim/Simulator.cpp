@@ -124,7 +124,9 @@ private:
 };
 
 /// How many PEs ahead of the one it steps a sweep prefetches.
-constexpr size_t kPrefetchAhead = 6;
+constexpr size_t kPrefetchAhead = 8;
+/// ... and how many ahead it prefetches what those PEs point to.
+constexpr size_t kPrefetchData = 3;
 
 /// One host port's input side: the streams it serves, round robin.
 struct HostPort {
@@ -805,6 +807,8 @@ bool Engine::cycleOnce() {
     for (size_t i = lo; i < hi; ++i) {
       if (i + kPrefetchAhead < hi)
         prefetchPe(pes[current[i + kPrefetchAhead]]);
+      if (i + kPrefetchData < hi)
+        prefetchPeData(pes[current[i + kPrefetchData]]);
       Pe &pe = *pes[current[i]];
       stepPe(pe, cfg, now, o);
       if (pe.progress)
@@ -872,6 +876,8 @@ bool Engine::cycleOnce() {
     for (size_t i = lo; i < hi; ++i) {
       if (i + kPrefetchAhead < hi)
         prefetchPe(pes[commitSet[i + kPrefetchAhead]]);
+      if (i + kPrefetchData < hi)
+        prefetchPeData(pes[commitSet[i + kPrefetchData]]);
       Pe &pe = *pes[commitSet[i]];
       if (!commitPe(pe, cfg, now, wakes[t], scratch) &&
           pe.index < commitErrorPe[t]) {
