@@ -304,14 +304,20 @@ bool Ctx::pick() {
       if (o->kind == Operand::Fabin)
         microColors |= 1u << o->color;
   }
-  for (unsigned k = 1; k <= 64; ++k) {
-    unsigned id = (pe.pickLast + k) & 63;
+  // Ready ids: active, not blocked, and for a data task a wavelet in its
+  // CE queue that no microthread reads. The first after pickLast wins.
+  uint32_t avail = 0;
+  for (unsigned c = 0; c < cfg.colors; ++c)
+    avail |= uint32_t(ceAvail(c) != 0) << c;
+  uint64_t ready = pe.active & ~pe.blocked &
+                   (uint64_t(avail & ~microColors) | (~uint64_t(0) << 32));
+  if (ready) {
+    unsigned first = (pe.pickLast + 1) & 63;
+    uint64_t rotated = first ? (ready >> first) | (ready << (64 - first))
+                             : ready;
+    unsigned id = (first + unsigned(__builtin_ctzll(rotated))) & 63;
     uint64_t bit = uint64_t(1) << id;
-    if (!(pe.active & bit) || (pe.blocked & bit))
-      continue;
     if (id < 32) {
-      if (id >= cfg.colors || !ceAvail(id) || (microColors & (1u << id)))
-        continue;
       Wavelet w = *Wavelet::decode(cePeek(id));
       cePop(id);
       pe.gpr[0] = w.low();
