@@ -70,7 +70,8 @@ struct DecodeCache {
   }
 };
 
-/// One resolved operand of an executing instruction.
+/// One resolved operand of an executing instruction. What every element
+/// reads comes first (one cache line), the 4-D shape and FIFO record after.
 struct Operand {
   enum Kind : uint8_t { None, Gpr, Imm, Mem, Fabin, Fabout, Fifo };
   Kind kind = None;
@@ -79,26 +80,26 @@ struct Operand {
   uint8_t reg = 0;       ///< Gpr: register; Fifo: DSR number
   uint8_t dsrFile = 0;   ///< Fifo: 0 S0, 1 S1, 2 D
   bool prng = false;     ///< Imm: reads the PRNG
-  uint32_t value = 0;    ///< Imm bits; Gpr value captured at start
-  int64_t length = -1;   ///< -1: has no length
-  // Mem: element i at base + sum(i_k * stride_k) (words).
-  int64_t base = 0;
   bool is4d = false;
-  int64_t stride[4] = {0, 0, 0, 0};
-  uint32_t len[4] = {1, 1, 1, 1};
   // Fabric vectors.
   uint8_t color = 0;
   PayloadFormat format = PayloadFormat::Dense32;
   bool term = false, ctrl = false;
   bool acEn = false;
   uint8_t ac = 0;
-  uint16_t index = 0;
   /// dense16x2: fabin has used the low half of the head wavelet; fabout has
   /// a low half waiting for its high half.
   bool half = false;
-  uint16_t pendingLow = 0;
   bool ue = false;
   uint8_t utid = 0;
+  uint16_t index = 0;
+  uint16_t pendingLow = 0;
+  uint32_t value = 0;    ///< Imm bits; Gpr value captured at start
+  int64_t length = -1;   ///< -1: has no length
+  // Mem: element i at base + sum(i_k * stride_k) (words).
+  int64_t base = 0;
+  int64_t stride[4] = {0, 0, 0, 0};
+  uint32_t len[4] = {1, 1, 1, 1};
   uint64_t record = 0; ///< Fifo: the record, checked at each push/pop
 };
 
@@ -197,6 +198,10 @@ struct Pe {
   uint64_t sleepFrom = 0;
   uint64_t sleepToken = 0;
 
+  // Statistics (every busy cycle, every hop).
+  PeStats st;
+  uint64_t hopsPerColor[32] = {};
+
   // Queues: compute element queues, one per routable color, and router
   // queues, indexed port * colors + color.
   uint8_t cqHead[32] = {}, cqCount[32] = {}, cqPops[32] = {};
@@ -215,9 +220,6 @@ struct Pe {
 
   // The main thread's executing instruction.
   Exec main;
-
-  PeStats st;
-  uint64_t hopsPerColor[32] = {};
 
   // Cold: touched when instructions start or microthreads run.
   uint32_t x = 0, y = 0;
