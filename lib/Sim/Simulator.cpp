@@ -155,8 +155,8 @@ struct StreamState {
 
 class Engine final : public Simulator {
 public:
-  Engine(const binary::Program &p, const Options &o, const Target &t)
-      : prog(p), opts(o), target(t) {}
+  Engine(binary::Program p, const Options &o, const Target &t)
+      : prog(std::move(p)), opts(o), target(t) {}
   ~Engine() override {
     if (memBase)
       munmap(memBase, memBytes);
@@ -167,12 +167,6 @@ public:
   }
 
   bool load(std::string *error);
-  uint64_t programmedPEs() const {
-    uint64_t n = 0;
-    for (const binary::Group &g : prog.groups)
-      n += uint64_t(g.width) * g.height;
-    return n;
-  }
 
   bool bindInput(const std::string &name, const std::vector<uint8_t> &bytes,
                  std::string *error) override;
@@ -1331,7 +1325,7 @@ std::string Engine::traceJson() const {
 
 } // namespace
 
-std::unique_ptr<Simulator> Simulator::create(const binary::Program &program,
+std::unique_ptr<Simulator> Simulator::create(binary::Program &&program,
                                              const Options &options,
                                              std::string *error) {
   std::string v = binary::verify(program);
@@ -1343,19 +1337,36 @@ std::unique_ptr<Simulator> Simulator::create(const binary::Program &program,
   std::optional<Target> t = Target::create(program.target, error);
   if (!t)
     return nullptr;
-  auto e = std::make_unique<Engine>(program, options, *t);
   // A program that passes verify() may still need more memory than the
   // machine has: say so instead of aborting.
+  uint64_t pes = 0;
+  for (const binary::Group &g : program.groups)
+    pes += uint64_t(g.width) * g.height;
   try {
+    auto e = std::make_unique<Engine>(std::move(program), options, *t);
     if (!e->load(error))
       return nullptr;
+    return e;
   } catch (const std::bad_alloc &) {
     if (error)
       *error = "not enough memory to build the state of the program's " +
-               std::to_string(e->programmedPEs()) + " PEs";
+               std::to_string(pes) + " PEs";
     return nullptr;
   }
-  return e;
+}
+
+std::unique_ptr<Simulator> Simulator::create(const binary::Program &program,
+                                             const Options &options,
+                                             std::string *error) {
+  std::optional<binary::Program> copy;
+  try {
+    copy.emplace(program);
+  } catch (const std::bad_alloc &) {
+    if (error)
+      *error = "not enough memory to copy the program";
+    return nullptr;
+  }
+  return create(std::move(*copy), options, error);
 }
 
 } // namespace weft::sim

@@ -117,6 +117,11 @@ public:
   static std::unique_ptr<Simulator> create(const binary::Program &program,
                                            const Options &options,
                                            std::string *error);
+  /// The same, taking the program over instead of copying it (a network's
+  /// weights are most of a binary).
+  static std::unique_ptr<Simulator> create(binary::Program &&program,
+                                           const Options &options,
+                                           std::string *error);
   virtual ~Simulator();
 
   /// Binds an input stream to `samples` tensors of raw little-endian
