@@ -30,8 +30,8 @@
 
 #include <array>
 #include <atomic>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,7 +57,7 @@ struct DecodeCache {
   enum : uint8_t { Uncached = 0, Valid = 1, Invalid = 2 };
   std::vector<Instruction> insts;
   std::vector<uint8_t> status;
-  /// cached[s]: slots before slot s whose status is not Uncached.
+  /// cachedBefore[s]: slots before slot s whose status is not Uncached.
   std::vector<uint32_t> cachedBefore;
   /// Whether a slot in [lo, hi] (inclusive) holds image words, so that
   /// writing it makes the cache stale.

@@ -339,7 +339,7 @@ bool Engine::load(std::string *error) {
   // Queue storage only for the queues a wavelet can enter (per image).
   struct QueueLayout {
     uint8_t rqSlot[5 * 32], cqSlot[32];
-    size_t words = 0;
+    size_t rqWords = 0, words = 0;
   };
   std::vector<QueueLayout> layouts(prog.images.size());
   for (size_t i = 0; i < prog.images.size(); ++i) {
@@ -356,7 +356,8 @@ bool Engine::load(std::string *error) {
       if (r.outputs & (1u << unsigned(Dir::Ramp)))
         l.cqSlot[r.color] = uint8_t(nc++);
     }
-    l.words = size_t(nr) * cfg.rqDepth + size_t(nc) * cfg.cqDepth;
+    l.rqWords = size_t(nr) * cfg.rqDepth;
+    l.words = l.rqWords + size_t(nc) * cfg.cqDepth;
   }
   size_t queueWords = 0;
   for (const binary::Group &g : prog.groups)
@@ -439,14 +440,10 @@ bool Engine::load(std::string *error) {
                   p.rqSlot);
         std::copy(std::begin(layout.cqSlot), std::end(layout.cqSlot),
                   p.cqSlot);
+        // The PE's block: its router queues, then its CE queues.
         p.rqData = queueStore.data() + queueAt;
-        p.cqData = p.rqData;
+        p.cqData = p.rqData + layout.rqWords;
         queueAt += layout.words;
-        // CE queue slots follow the router queues' in the PE's block.
-        unsigned nr = 0;
-        for (uint8_t sl : layout.rqSlot)
-          nr += sl != Pe::kNoSlot;
-        p.cqData = p.rqData + size_t(nr) * cfg.rqDepth;
         p.mem = memBase + memStride / 2 * p.index;
         uint32_t used = 0;
         // Copy only non-zero runs: the reservation reads as zero, and a
