@@ -801,7 +801,10 @@ bool Engine::cycleOnce() {
       if (i + kPrefetchData < hi)
         prefetchPeData(pes[current[i + kPrefetchData]]);
       Pe &pe = *pes[current[i]];
-      stepPe(pe, cfg, now, o);
+      if (pe.sleeping)
+        stepRouterOnly(pe, cfg, now, o);
+      else
+        stepPe(pe, cfg, now, o);
       if (pe.progress)
         o.progressed.push_back(pe.index);
     }
@@ -931,8 +934,9 @@ bool Engine::cycleOnce() {
         addNext(i);
         eventStamp[i] = nextMark;
       }
-    // A PE whose CE is busy with a batched instruction and whose router is
-    // idle sleeps until the instruction retires or something arrives.
+    // A PE whose CE is busy with a batched instruction and whose router
+    // cannot move sleeps until the instruction retires (its timer); until
+    // then only its router is stepped, when something reaches it.
     size_t kept = 0;
     for (size_t k = 0; k < next.size(); ++k) {
       if (k + kPrefetchAhead < next.size())
@@ -940,7 +944,14 @@ bool Engine::cycleOnce() {
       uint32_t i = next[k];
       Pe &pe = *pes[i];
       if (pe.sleeping) {
-        wake(pe, now + 1);
+        // A sleeping PE's router is stepped on its own while it has work:
+        // a wavelet or credit arrived, or it moved one and holds more.
+        bool touched = eventStamp[i] == nextMark;
+        bool queued = pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2];
+        if (!touched && !(pe.routerMoved && queued)) {
+          nextStamp[i] = 0; // not in the set: its timer may still add it
+          continue;
+        }
       } else if (maySleep(pe, eventStamp[i] == nextMark)) {
         pe.sleeping = true;
         pe.sleepFrom = now + 1;

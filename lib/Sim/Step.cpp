@@ -1461,4 +1461,14 @@ void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out) {
   pe.cePopped = pe.cePopMask != 0;
 }
 
+void stepRouterOnly(Pe &pe, const FabricConfig &cfg, uint64_t now,
+                    ThreadOut &out) {
+  Ctx ctx{pe, cfg, now, out};
+  pe.progress = false;
+  pe.routerMoved = false;
+  pe.onRampUsed = false;
+  pe.cePopped = false;
+  ctx.stepRouter();
+}
+
 } // namespace weft::sim::detail

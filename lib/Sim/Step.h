@@ -37,6 +37,12 @@ struct FabricConfig {
 /// woken PEs, host sends, errors and trace events in `out`.
 void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out);
 
+/// The router part of stepPe alone, for a sleeping PE (fast mode): its CE
+/// only counts down a held datapath, which the engine accounts when the PE
+/// wakes, so the cycle's busy count is not touched here.
+void stepRouterOnly(Pe &pe, const FabricConfig &cfg, uint64_t now,
+                    ThreadOut &out);
+
 /// Applies the PE's counted dequeues and latched wavelets (commit phase).
 /// `wake` receives neighbours whose credits grew. Returns false and sets
 /// `error` on a program error (a wavelet on a port its route does not list).
