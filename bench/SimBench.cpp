@@ -9,16 +9,28 @@
 //                     64 CEs, each adding a constant (fabin -> fadd -> fabout)
 //   MacKernel/64x64   every PE runs a compute-bound FMAC loop on memory
 //   Sparse/512x512    a 512x512 fabric where 8 PEs of one row stream data
-// Counters: busy PE-cycles per second, wavelet hops per second, simulated
-// cycles. Run: build/bin/weft-sim-bench [--benchmark_filter=...]
+//   Network           a compiled network: WEFT_SIM_BENCH_WFB (default: the
+//                     checked-in 64-48-32-10 MLP of test/unit/Inputs) with
+//                     WEFT_SIM_BENCH_SAMPLES samples (default 3) of seeded
+//                     inputs, e.g. the 4096-4096-4096-1000 MLP of
+//                     docs/performance.md
+//   Scale/750x994     every PE of a 750x994 fabric streams 8 fp32 and holds
+//                     a 2 KiB table: state per programmed PE (one run)
+// Counters: busy PE-cycles per second, fabric PE-cycles per second, MACs
+// per second, wavelet hops per second, simulated cycles, bytes of state per
+// PE. Run: build/bin/weft-sim-bench [--benchmark_filter=...]
 //
 //===----------------------------------------------------------------------===//
 
 #include "../test/unit/SimBuilder.h"
 
+#include "weft/Binary/File.h"
 #include "weft/Sim/Simulator.h"
 
 #include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <random>
 
 using namespace weft;
 using namespace weft::test;
@@ -107,18 +119,38 @@ binary::Program macKernel(unsigned w, unsigned h, unsigned n, unsigned iters) {
   return p;
 }
 
-void runProgram(benchmark::State &state, const binary::Program &p,
-                unsigned threads) {
+/// Seeded fp32 inputs of moderate magnitude, never zero (0x3f bytes for
+/// other types).
+std::map<std::string, std::vector<uint8_t>>
+seededInputs(const binary::Program &p, uint64_t samples) {
+  std::mt19937 rng(1);
   std::map<std::string, std::vector<uint8_t>> inputs;
-  for (const binary::IoStream &io : p.io)
-    if (!io.output)
-      inputs[io.name] = std::vector<uint8_t>(io.numBytes(), 0x3f);
-  uint64_t busy = 0, hops = 0, cycles = 0, fabricCycles = 0, bytesPerPE = 0;
+  for (const binary::IoStream &io : p.io) {
+    if (io.output)
+      continue;
+    std::vector<uint8_t> &b = inputs[io.name];
+    b.assign(io.numBytes() * samples, 0x3f);
+    if (io.dtype == target::ElemType::F32)
+      for (size_t i = 0; i + 4 <= b.size(); i += 4) {
+        uint32_t v = (rng() & 0x807fffffu) | (uint32_t(125 + rng() % 3) << 23);
+        for (unsigned k = 0; k < 4; ++k)
+          b[i + k] = uint8_t(v >> (8 * k));
+      }
+  }
+  return inputs;
+}
+
+void runProgram(benchmark::State &state, const binary::Program &p,
+                unsigned threads, uint64_t samples = 1) {
+  std::map<std::string, std::vector<uint8_t>> inputs = seededInputs(p, samples);
+  uint64_t busy = 0, hops = 0, cycles = 0, fabricCycles = 0, bytesPerPE = 0,
+           macs = 0;
   for (auto _ : state) {
     state.PauseTiming();
     sim::Options o;
     o.mode = sim::Mode::Fast;
     o.threads = threads;
+    o.samples = samples;
     std::string err;
     auto s = sim::Simulator::create(p, o, &err);
     if (!s) {
@@ -137,6 +169,7 @@ void runProgram(benchmark::State &state, const binary::Program &p,
     sim::Stats stats = s->stats();
     busy += stats.busyPeCycles;
     hops += stats.hops;
+    macs += stats.macs;
     cycles = stats.cycles;
     fabricCycles += stats.cycles * p.target.width * p.target.height;
     bytesPerPE = stats.stateBytes / std::max<uint64_t>(1, stats.allocatedPEs);
@@ -148,6 +181,8 @@ void runProgram(benchmark::State &state, const binary::Program &p,
       benchmark::Counter(double(hops), benchmark::Counter::kIsRate);
   state.counters["fabric_pe_cycles_per_s"] =
       benchmark::Counter(double(fabricCycles), benchmark::Counter::kIsRate);
+  state.counters["macs_per_s"] =
+      benchmark::Counter(double(macs), benchmark::Counter::kIsRate);
   state.counters["cycles"] = double(cycles);
   state.counters["bytes_per_pe"] = double(bytesPerPE);
   state.counters["threads"] = threads;
@@ -164,11 +199,49 @@ void Sparse512(benchmark::State &state) {
              unsigned(state.range(0)));
 }
 
+void Network(benchmark::State &state) {
+  const char *env = std::getenv("WEFT_SIM_BENCH_WFB");
+  std::string path = env ? env
+                         : std::string(WEFT_SIM_BENCH_INPUTS) +
+                               "/mlp-64-48-32-10-relu-softmax-10x8.wfb";
+  const char *smp = std::getenv("WEFT_SIM_BENCH_SAMPLES");
+  uint64_t samples = smp ? std::strtoull(smp, nullptr, 10) : 3;
+  std::string err;
+  std::optional<binary::Program> p = binary::readFile(path, &err);
+  if (!p) {
+    state.SkipWithError((path + ": " + err).c_str());
+    return;
+  }
+  runProgram(state, *p, unsigned(state.range(0)), samples ? samples : 1);
+}
+
+/// Every PE of a w x h fabric streams n fp32 east (one chain per row) and
+/// holds a 2 KiB table: a few KiB of memory written per PE.
+binary::Program fullFabric(unsigned w, unsigned h, unsigned n) {
+  binary::Program p = streaming(w, h, w, h, n);
+  for (binary::CodeImage &img : p.images) {
+    binary::Segment table;
+    table.address = 8192;
+    for (unsigned i = 0; i < 1024; ++i)
+      table.words.push_back(uint16_t(0x3f00 + i));
+    img.segments.push_back(table);
+  }
+  return p;
+}
+
+void Scale750x994(benchmark::State &state) {
+  runProgram(state, fullFabric(750, 994, 8), 1);
+}
+
 BENCHMARK(Streaming64)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(MacKernel64)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(Sparse512)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(Network)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(Scale750x994)->Iterations(1)->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 } // namespace
 

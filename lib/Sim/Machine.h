@@ -31,6 +31,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,9 +57,21 @@ struct DecodeCache {
   enum : uint8_t { Uncached = 0, Valid = 1, Invalid = 2 };
   std::vector<Instruction> insts;
   std::vector<uint8_t> status;
+  /// cachedBefore[s]: slots before slot s whose status is not Uncached.
+  std::vector<uint32_t> cachedBefore;
+  /// Whether a slot in [lo, hi] (inclusive) holds image words, so that
+  /// writing it makes the cache stale.
+  bool anyCached(uint64_t lo, uint64_t hi) const {
+    uint64_t n = status.size();
+    if (lo >= n)
+      return false;
+    hi = hi < n ? hi + 1 : n;
+    return cachedBefore[hi] != cachedBefore[lo];
+  }
 };
 
-/// One resolved operand of an executing instruction.
+/// One resolved operand of an executing instruction. What every element
+/// reads comes first (one cache line), the 4-D shape and FIFO record after.
 struct Operand {
   enum Kind : uint8_t { None, Gpr, Imm, Mem, Fabin, Fabout, Fifo };
   Kind kind = None;
@@ -67,48 +80,49 @@ struct Operand {
   uint8_t reg = 0;       ///< Gpr: register; Fifo: DSR number
   uint8_t dsrFile = 0;   ///< Fifo: 0 S0, 1 S1, 2 D
   bool prng = false;     ///< Imm: reads the PRNG
-  uint32_t value = 0;    ///< Imm bits; Gpr value captured at start
-  int64_t length = -1;   ///< -1: has no length
-  // Mem: element i at base + sum(i_k * stride_k) (words).
-  int64_t base = 0;
   bool is4d = false;
-  int64_t stride[4] = {0, 0, 0, 0};
-  uint32_t len[4] = {1, 1, 1, 1};
   // Fabric vectors.
   uint8_t color = 0;
   PayloadFormat format = PayloadFormat::Dense32;
   bool term = false, ctrl = false;
   bool acEn = false;
   uint8_t ac = 0;
-  uint16_t index = 0;
   /// dense16x2: fabin has used the low half of the head wavelet; fabout has
   /// a low half waiting for its high half.
   bool half = false;
-  uint16_t pendingLow = 0;
   bool ue = false;
   uint8_t utid = 0;
+  uint16_t index = 0;
+  uint16_t pendingLow = 0;
+  uint32_t value = 0;    ///< Imm bits; Gpr value captured at start
+  int64_t length = -1;   ///< -1: has no length
+  // Mem: element i at base + sum(i_k * stride_k) (words).
+  int64_t base = 0;
+  int64_t stride[4] = {0, 0, 0, 0};
+  uint32_t len[4] = {1, 1, 1, 1};
   uint64_t record = 0; ///< Fifo: the record, checked at each push/pop
 };
 
 /// An executing Vec, Un or Cmp instruction (main thread or microthread).
+/// The scalars every cycle of it touches come first, the operands after.
 struct Exec {
   bool active = false;
-  Instruction inst;
-  const OpcodeInfo *info = nullptr;
-  Operand dst, src0, src1;
-  uint32_t n = 0, done = 0;
-  uint8_t startupLeft = 0;
-  uint32_t busyLeft = 0;
+  bool finished = false;  ///< all elements done; retires when busy ends
   bool scalar = false;    ///< GPR destination, one element
   bool reduction = false;
   bool compare = false;
   bool readsDst = false;
-  bool finished = false;  ///< all elements done; retires when busy ends
   bool earlyEnd = false;
+  uint8_t startupLeft = 0;
+  uint32_t busyLeft = 0;
+  uint32_t n = 0, done = 0;
   uint32_t acc = 0;       ///< reductions: running value
+  const OpcodeInfo *info = nullptr;
   /// Why the last attempted group could not issue (for the hang report).
   const char *waitReason = nullptr;
   uint8_t waitColor = 0;
+  Instruction inst;
+  Operand dst, src0, src1;
 };
 
 struct FifoState {
@@ -137,65 +151,83 @@ struct ThreadOut {
   std::string error;
 };
 
-/// One PE. Allocated only for PEs a group covers.
+/// One PE. Allocated only for PEs a group covers. Fields are ordered by
+/// how often a step touches them: the scheduler's flags, latches and task
+/// state first, then the queue bookkeeping and the main thread's
+/// instruction, then statistics, and last what only instruction starts,
+/// microthreads and reports read.
 struct Pe {
+  // What the scheduler and every step read.
   uint32_t index = 0; ///< dense index in Engine::pes
-  uint32_t x = 0, y = 0;
-  int32_t layer = -1;
-  Pe *neighbour[4] = {nullptr, nullptr, nullptr, nullptr};
-
-  // Router.
-  std::array<binary::Route, 32> route{};
-  /// Non-empty router queues, bit (color * 5 + port).
-  uint64_t nonEmpty[3] = {0, 0, 0};
-  uint32_t rrPointer = 0; ///< last granted (color * 5 + port)
-  std::vector<uint64_t> rq;       ///< [port][color][depth]
-  uint8_t rqHead[5 * 32] = {}, rqCount[5 * 32] = {};
-  /// Router queues granted this cycle (at most one per output port).
-  uint16_t popped[5] = {0, 0, 0, 0, 0};
+  /// Ports (bit per Dir) whose link is a host port.
+  uint8_t hostPorts = 0;
+  /// Microthreads with an executing instruction (bit per utid); mirrors
+  /// micro[u].active so the hot path does not walk the cold Execs.
+  uint8_t microActive = 0;
   uint8_t numPopped = 0;
-  uint64_t inLatch[5] = {0, 0, 0, 0, 0}; ///< per input port
-  // Compute element queues, one per routable color.
-  std::vector<uint64_t> cq;
-  uint8_t cqHead[32] = {}, cqCount[32] = {}, cqPops[32] = {};
-  uint32_t cePopMask = 0; ///< colors with cqPops != 0
-  uint64_t ceLatch = 0;           ///< from the router's ramp output
-  uint64_t hostLatch[2] = {0, 0}; ///< to the west / east host port
-
-  // Compute element.
-  std::vector<uint16_t> mem;
-  const DecodeCache *cache = nullptr;
-  bool codeDirty = false;
-  uint16_t gpr[16] = {};
-  bool cflag = false;
-  uint64_t active = 0, blocked = 0;
-  uint64_t activeSet = 0, activeClear = 0, blockSet = 0, blockClear = 0;
-  uint32_t pickLast = 63;
-  bool running = false;
-  uint8_t taskId = 0, taskKind = 0;
-  uint64_t taskStart = 0;
-  uint32_t pc = 0;
-  Exec main;
-  uint32_t prng = 1;
-
-  // Fast mode: a PE whose CE is busy with a batched instruction and whose
-  // router is idle is not stepped from `sleepFrom` until it is woken.
-  bool sleeping = false;
-  uint64_t sleepFrom = 0;
-  uint64_t sleepToken = 0;
-
-  // Per-cycle bookkeeping.
   bool progress = false;
   bool routerMoved = false;
   bool onRampUsed = false;
+  /// The CE dequeued from a CE queue in the last step.
+  bool cePopped = false;
+  bool running = false;
+  bool codeDirty = false;
+  bool cflag = false;
+  // Fast mode: a PE whose CE is busy with a batched instruction and whose
+  // router cannot move is not stepped from `sleepFrom` until it is woken.
+  bool sleeping = false;
+  uint8_t taskId = 0, taskKind = 0;
+  uint32_t rrPointer = 0; ///< last granted (color * 5 + port)
+  uint32_t pc = 0;
+  uint32_t cePopMask = 0; ///< colors with cqPops != 0
+  /// Non-empty router queues, bit (color * 5 + port).
+  uint64_t nonEmpty[3] = {0, 0, 0};
+  /// Router queues granted this cycle (at most one per output port).
+  uint16_t popped[5] = {0, 0, 0, 0, 0};
+  uint64_t inLatch[5] = {0, 0, 0, 0, 0}; ///< per input port
+  uint64_t ceLatch = 0;           ///< from the router's ramp output
+  uint64_t hostLatch[2] = {0, 0}; ///< to the west / east host port
+  uint64_t active = 0, blocked = 0;
+  uint64_t activeSet = 0, activeClear = 0, blockSet = 0, blockClear = 0;
+  Pe *neighbour[4] = {nullptr, nullptr, nullptr, nullptr};
+  const DecodeCache *cache = nullptr;
+  uint16_t gpr[16] = {};
+  uint32_t pickLast = 63;
+  uint32_t prng = 1;
+  uint64_t taskStart = 0;
+  uint64_t sleepFrom = 0;
+  uint64_t sleepToken = 0;
 
+  // Statistics (every busy cycle, every hop).
   PeStats st;
   uint64_t hopsPerColor[32] = {};
 
+  // Queues: compute element queues, one per routable color, and router
+  // queues, indexed port * colors + color.
+  uint8_t cqHead[32] = {}, cqCount[32] = {}, cqPops[32] = {};
+  std::array<binary::Route, 32> route{};
+  uint8_t rqHead[5 * 32] = {}, rqCount[5 * 32] = {};
+  /// Storage of the queues a wavelet can enter: router queues of the
+  /// (port, color) pairs routes list as inputs, CE queues of the colors
+  /// routed to the ramp. Slot k holds a queue's `depth` entries at
+  /// rqData + k * rqDepth (cqData + k * cqDepth); kNoSlot for the others.
+  static constexpr uint8_t kNoSlot = 0xff;
+  uint8_t rqSlot[5 * 32], cqSlot[32];
+  uint64_t *rqData = nullptr, *cqData = nullptr;
+  /// The PE's memory: Target::memoryWords() words in the engine's lazily
+  /// committed reservation (pages the program never writes take no RAM).
+  uint16_t *mem = nullptr;
+
+  // The main thread's executing instruction.
+  Exec main;
+
   // Cold: touched when instructions start or microthreads run.
-  Exec micro[8];
+  uint32_t x = 0, y = 0;
+  int32_t layer = -1;
   uint8_t microLast = 7;
   uint8_t dpBusy = 0; ///< cycles a multi-cycle group still holds the datapath
+  /// Microthreads' instructions, allocated when the first one launches.
+  std::unique_ptr<Exec[]> micro;
   uint64_t dsd[3][12] = {}; ///< raw records: S0, S1, D
   Dsd dsdDecoded[3][12];
   uint16_t dsrValid[3] = {0, 0, 0};
@@ -205,6 +237,50 @@ struct Pe {
   int16_t strideReg[6] = {};
   FifoState fifo[12];
 };
+
+/// Whether every busy microthread of `p` is waiting for the datapath: none
+/// is in its startup cycles or holds the datapath for a multi-cycle group.
+/// While the main thread holds the datapath such microthreads change
+/// nothing, so the main thread's instruction can be batched and the PE can
+/// sleep through it.
+inline bool microsInert(const Pe &p) {
+  for (unsigned bits = p.microActive; bits; bits &= bits - 1) {
+    const Exec &m = p.micro[__builtin_ctz(bits)];
+    if (m.startupLeft || m.busyLeft)
+      return false;
+  }
+  return true;
+}
+
+/// Asks for the cache lines a step or a commit of `p` reads first, so that
+/// the sweep over the active set overlaps their misses.
+inline void prefetchPe(const Pe *p) {
+  const char *b = reinterpret_cast<const char *>(p);
+  for (unsigned off = 0; off < 384; off += 64)
+    __builtin_prefetch(b + off);
+  const char *m = reinterpret_cast<const char *>(&p->main);
+  __builtin_prefetch(m);
+  __builtin_prefetch(reinterpret_cast<const char *>(&p->rqCount[0]));
+  __builtin_prefetch(reinterpret_cast<const char *>(&p->rqCount[64]));
+}
+
+/// The second stage of the sweep's prefetch, a few PEs later, when `p`'s
+/// own lines have arrived: its queue entries and the memory words its main
+/// thread's instruction reads next.
+inline void prefetchPeData(const Pe *p) {
+  __builtin_prefetch(p->rqData);
+  __builtin_prefetch(p->cqData);
+  __builtin_prefetch(p->cqData + 8);
+  const Exec &m = p->main;
+  if (!m.active || m.busyLeft)
+    return;
+  for (const Operand *o : {&m.dst, &m.src0, &m.src1})
+    if (o->kind == Operand::Mem && !o->is4d) {
+      int64_t a = o->base + int64_t(m.done) * o->stride[0];
+      if (a >= 0)
+        __builtin_prefetch(p->mem + a);
+    }
+}
 
 } // namespace weft::sim::detail
 

@@ -32,6 +32,10 @@
 #include <queue>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace weft::target;
 using namespace weft::sim::detail;
@@ -119,6 +123,11 @@ private:
   std::atomic<bool> stop{false};
 };
 
+/// How many PEs ahead of the one it steps a sweep prefetches.
+constexpr size_t kPrefetchAhead = 8;
+/// ... and how many ahead it prefetches what those PEs point to.
+constexpr size_t kPrefetchData = 3;
+
 /// One host port's input side: the streams it serves, round robin.
 struct HostPort {
   Pe *pe = nullptr;
@@ -146,8 +155,16 @@ struct StreamState {
 
 class Engine final : public Simulator {
 public:
-  Engine(const binary::Program &p, const Options &o, const Target &t)
-      : prog(p), opts(o), target(t) {}
+  Engine(binary::Program p, const Options &o, const Target &t)
+      : prog(std::move(p)), opts(o), target(t) {}
+  ~Engine() override {
+    if (memBase)
+      munmap(memBase, memBytes);
+    for (size_t i = 0; i < arenaCount; ++i)
+      arena[i].~Pe();
+    if (arena)
+      munmap(arena, arenaBytes);
+  }
 
   bool load(std::string *error);
 
@@ -170,6 +187,11 @@ private:
   bool collectHost(ThreadOut &out);
   std::string deadlockReport() const;
   bool outputsComplete() const;
+  std::string cycleLimitMessage() const {
+    return "the run reached the cycle limit of " +
+           std::to_string(opts.maxCycles) +
+           " cycles before its outputs were complete";
+  }
   void packInput(StreamState &s, const std::vector<uint8_t> &bytes);
   void fail(const std::string &m) {
     st = Status::Error;
@@ -181,10 +203,16 @@ private:
   Target target;
   FabricConfig cfg;
   std::vector<DecodeCache> caches;
-  /// PEs live contiguously in `arena`, in group order.
-  std::unique_ptr<Pe[]> arena;
+  /// PEs live contiguously in `arena`, in group order, on huge pages where
+  /// the OS gives them (a sweep touches PEs all over the arena).
+  Pe *arena = nullptr;
+  size_t arenaBytes = 0, arenaCount = 0;
   std::vector<Pe *> pes;
-  std::vector<Pe *> grid; ///< y * width + x, nullptr where no code
+  /// Router and CE queue entries of all PEs, PE after PE.
+  std::vector<uint64_t> queueStore;
+  /// The PEs' memories (see load()).
+  uint16_t *memBase = nullptr;
+  size_t memStride = 0, memBytes = 0;
   std::vector<HostPort> hostPorts;
   std::vector<StreamState> streams;
   std::map<std::tuple<unsigned, unsigned, unsigned>, unsigned> outputByPort;
@@ -195,19 +223,29 @@ private:
   std::vector<uint32_t> current;
   /// cycle + 1 at which a PE was last put in the commit / next set.
   std::vector<uint64_t> commitStamp, nextStamp;
+  /// cycle + 1 at which a wavelet or a credit last reached a PE.
+  std::vector<uint64_t> eventStamp;
   std::vector<uint32_t> commitSet, nextSet;
   std::vector<std::string> commitErrors;
   std::vector<uint32_t> commitErrorPe;
   std::vector<std::vector<uint32_t>> wakes;
-  /// Sleeping PEs' wake-up cycles: (cycle, token << 32 | PE index).
-  std::priority_queue<std::pair<uint64_t, uint64_t>,
-                      std::vector<std::pair<uint64_t, uint64_t>>,
-                      std::greater<>>
-      timers;
+  /// Sleeping PEs' wake-up cycles in a timing wheel: bucket `at % kWheel`
+  /// holds (at, token << 32 | PE index). Entries of PEs woken earlier stay
+  /// until their bucket comes round (the token tells them apart).
+  static constexpr uint64_t kWheel = 4096;
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> wheel;
+  uint64_t timerCount = 0;
+  void addTimer(uint64_t at, uint64_t tag) {
+    wheel[at % kWheel].emplace_back(at, tag);
+    ++timerCount;
+  }
+  uint64_t firstTimer() const;
   uint64_t numSleeping = 0;
   void catchUp(Pe &pe, uint64_t upTo);
   void wake(Pe &pe, uint64_t at);
-  bool maySleep(const Pe &pe) const;
+  bool maySleep(const Pe &pe, bool touched) const;
+  uint64_t idleCyclesAhead(uint64_t limit) const;
+  uint64_t residentMemoryBytes() const;
 
   uint64_t now = 0;
   Status st = Status::Running;
@@ -217,6 +255,7 @@ private:
   uint64_t firstInjection = UINT64_MAX, lastArrival = 0;
   uint64_t hostIn = 0, hostOut = 0;
   uint64_t peakActive = 0;
+  uint64_t peSteps = 0;
   std::vector<uint64_t> sampleDone;
   std::vector<TraceEvent> trace;
   bool traceTruncated = false;
@@ -264,16 +303,122 @@ bool Engine::load(std::string *error) {
           c.insts[slot] = *d;
       }
     }
+    c.cachedBefore.assign(c.status.size() + 1, 0);
+    for (size_t slot = 0; slot < c.status.size(); ++slot)
+      c.cachedBefore[slot + 1] =
+          c.cachedBefore[slot] + (c.status[slot] != DecodeCache::Uncached);
   }
 
   unsigned w = target.width(), h = target.height();
-  grid.assign(size_t(w) * h, nullptr);
+  // PEs by position, only those a group covers: nothing here is dense in
+  // the fabric's size.
+  std::unordered_map<uint64_t, Pe *> grid;
+  auto at = [&](uint64_t x, uint64_t y) -> Pe * {
+    auto it = grid.find((y << 32) | x);
+    return it == grid.end() ? nullptr : it->second;
+  };
   size_t count = 0;
   for (const binary::Group &g : prog.groups)
     count += size_t(g.width) * g.height;
-  arena.reset(new Pe[count]);
+  if (count > UINT32_MAX / 2)
+    return bad("the program places code on " + std::to_string(count) +
+               " PEs; the simulator handles at most " +
+               std::to_string(UINT32_MAX / 2));
+  // The fixed state must fit in the machine's memory (an allocation that
+  // the OS would overcommit and then fail to back would kill the process).
+  {
+    double need = double(count) * sizeof(Pe);
+    double have = double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+    if (have > 0 && need > have)
+      return bad("the program places code on " + std::to_string(count) +
+                 " PEs, whose state needs " +
+                 std::to_string(uint64_t(need / double(1 << 30))) +
+                 " GiB; this machine has " +
+                 std::to_string(uint64_t(have / double(1 << 30))) + " GiB");
+  }
+  // Queue storage only for the queues a wavelet can enter (per image).
+  struct QueueLayout {
+    uint8_t rqSlot[5 * 32], cqSlot[32];
+    size_t rqWords = 0, words = 0;
+  };
+  std::vector<QueueLayout> layouts(prog.images.size());
+  for (size_t i = 0; i < prog.images.size(); ++i) {
+    QueueLayout &l = layouts[i];
+    std::fill(std::begin(l.rqSlot), std::end(l.rqSlot), Pe::kNoSlot);
+    std::fill(std::begin(l.cqSlot), std::end(l.cqSlot), Pe::kNoSlot);
+    unsigned nr = 0, nc = 0;
+    for (const binary::Route &r : prog.images[i].routes) {
+      if (r.color >= cfg.colors)
+        continue;
+      for (unsigned port = 0; port < 5; ++port)
+        if (r.inputs & (1u << port))
+          l.rqSlot[cfg.rqIndex(port, r.color)] = uint8_t(nr++);
+      if (r.outputs & (1u << unsigned(Dir::Ramp)))
+        l.cqSlot[r.color] = uint8_t(nc++);
+    }
+    l.rqWords = size_t(nr) * cfg.rqDepth;
+    l.words = l.rqWords + size_t(nc) * cfg.cqDepth;
+  }
+  size_t queueWords = 0;
+  for (const binary::Group &g : prog.groups)
+    queueWords += layouts[g.image].words * g.width * g.height;
+  // PE memories: one reservation the OS commits page by page as they are
+  // written, so unwritten memory takes address space but no RAM.
+  memStride = (size_t(cfg.memWords) * 2 + 4095) & ~size_t(4095);
+  memBytes = memStride * count;
+  if (count) {
+    void *m = mmap(nullptr, memBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+      std::string e = "cannot reserve " + std::to_string(memBytes >> 20) +
+                      " MiB of address space for the memories of " +
+                      std::to_string(count) + " PEs";
+      memBytes = 0;
+      return bad(e);
+    }
+    memBase = static_cast<uint16_t *>(m);
+    // Programs that initialise a quarter of every PE's memory or more (the
+    // weights of a dense layer) get huge pages: their instructions stream
+    // through memory all over the reservation, and small pages would cost
+    // a TLB miss per vector. Sparse programs keep small pages, which are
+    // committed one by one as they are written.
+    uint64_t initWords = 0;
+    for (const binary::Group &g : prog.groups) {
+      uint64_t perPe = 0;
+      for (const binary::Segment &sg : prog.images[g.image].segments)
+        perPe += sg.words.size();
+      for (const binary::PerPeSegment &sg : g.perPe)
+        perPe += sg.wordsPerPE;
+      initWords += perPe * g.width * g.height;
+    }
+#ifdef MADV_HUGEPAGE
+    if (initWords * 4 >= uint64_t(count) * cfg.memWords)
+      madvise(m, memBytes, MADV_HUGEPAGE);
+#endif
+  }
+  arenaBytes = (count * sizeof(Pe) + (size_t(2) << 20) - 1) &
+               ~((size_t(2) << 20) - 1);
+  if (count) {
+    void *a = mmap(nullptr, arenaBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED) {
+      arenaBytes = 0;
+      throw std::bad_alloc();
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(a, arenaBytes, MADV_HUGEPAGE);
+#endif
+    arena = static_cast<Pe *>(a);
+    for (; arenaCount < count; ++arenaCount)
+      new (arena + arenaCount) Pe();
+  }
+  queueStore.assign(queueWords, 0);
+  grid.reserve(count);
+  pes.reserve(count);
+  size_t queueAt = 0;
   for (const binary::Group &g : prog.groups) {
     const binary::CodeImage &img = prog.images[g.image];
+    const QueueLayout &layout = layouts[g.image];
     for (uint32_t gy = 0; gy < g.height; ++gy)
       for (uint32_t gx = 0; gx < g.width; ++gx) {
         Pe &p = arena[pes.size()];
@@ -291,18 +436,30 @@ bool Engine::load(std::string *error) {
                          dirName(Dir(d)) + ", where it has no link");
           p.route[r.color] = r;
         }
-        p.rq.assign(size_t(5) * cfg.colors * cfg.rqDepth, 0);
-        p.cq.assign(size_t(cfg.colors) * cfg.cqDepth, 0);
-        p.mem.assign(cfg.memWords, 0);
+        std::copy(std::begin(layout.rqSlot), std::end(layout.rqSlot),
+                  p.rqSlot);
+        std::copy(std::begin(layout.cqSlot), std::end(layout.cqSlot),
+                  p.cqSlot);
+        // The PE's block: its router queues, then its CE queues.
+        p.rqData = queueStore.data() + queueAt;
+        p.cqData = p.rqData + layout.rqWords;
+        queueAt += layout.words;
+        p.mem = memBase + memStride / 2 * p.index;
         uint32_t used = 0;
+        // Copy only non-zero runs: the reservation reads as zero, and a
+        // page never written takes no memory.
+        auto put = [&](uint32_t address, const uint16_t *words, size_t n) {
+          for (size_t i = 0; i < n; ++i)
+            if (words[i])
+              p.mem[address + i] = words[i];
+        };
         for (const binary::Segment &s : img.segments) {
-          std::copy(s.words.begin(), s.words.end(), p.mem.begin() + s.address);
+          put(s.address, s.words.data(), s.words.size());
           used += uint32_t(s.words.size());
         }
         for (const binary::PerPeSegment &s : g.perPe) {
           size_t off = (size_t(gy) * g.width + gx) * s.wordsPerPE;
-          std::copy(s.words.begin() + off, s.words.begin() + off + s.wordsPerPE,
-                    p.mem.begin() + s.address);
+          put(s.address, s.words.data() + off, s.wordsPerPE);
           used += s.wordsPerPE;
         }
         p.st.memoryWordsUsed = used;
@@ -317,20 +474,23 @@ bool Engine::load(std::string *error) {
         p.st.x = p.x;
         p.st.y = p.y;
         p.st.layer = g.layer;
-        grid[size_t(p.y) * w + p.x] = &p;
+        grid[(uint64_t(p.y) << 32) | p.x] = &p;
         pes.push_back(&p);
       }
   }
   for (auto &pe : pes) {
     Pe &p = *pe;
     if (p.y > 0)
-      p.neighbour[0] = grid[size_t(p.y - 1) * w + p.x];
+      p.neighbour[0] = at(p.x, p.y - 1);
     if (p.x + 1 < w)
-      p.neighbour[1] = grid[size_t(p.y) * w + p.x + 1];
+      p.neighbour[1] = at(p.x + 1, p.y);
     if (p.y + 1 < h)
-      p.neighbour[2] = grid[size_t(p.y + 1) * w + p.x];
+      p.neighbour[2] = at(p.x, p.y + 1);
     if (p.x > 0)
-      p.neighbour[3] = grid[size_t(p.y) * w + p.x - 1];
+      p.neighbour[3] = at(p.x - 1, p.y);
+    for (unsigned d = 0; d < 4; ++d)
+      if (target.isHostPort(p.x, p.y, Dir(d)))
+        p.hostPorts |= uint8_t(1u << d);
   }
 
   // Host ports and streams (§5).
@@ -347,7 +507,7 @@ bool Engine::load(std::string *error) {
     unsigned x = io.edge == Dir::West ? 0 : w - 1;
     for (uint64_t r = 0; r < rows; ++r) {
       unsigned y = unsigned(io.firstRow + r);
-      Pe *pe = grid[size_t(y) * w + x];
+      Pe *pe = at(x, y);
       uint64_t begin = std::min(n, r * s.chunk);
       uint64_t len = std::min(n, begin + s.chunk) - begin;
       if (len && !pe)
@@ -389,6 +549,8 @@ bool Engine::load(std::string *error) {
   outs.resize(threads);
   commitStamp.assign(pes.size(), 0);
   nextStamp.assign(pes.size(), 0);
+  wheel.assign(kWheel, {});
+  eventStamp.assign(pes.size(), 0);
   current.clear();
   for (auto &pe : pes)
     current.push_back(pe->index);
@@ -628,13 +790,21 @@ bool Engine::cycleOnce() {
   bool hostMoved = !main.woken.empty();
   unsigned T = pool->size();
   bool parallel = T > 1 && current.size() >= 64;
+  peSteps += current.size();
   auto stepRange = [&](unsigned t) {
     size_t n = current.size();
     size_t lo = parallel ? n * t / T : 0, hi = parallel ? n * (t + 1) / T : n;
     ThreadOut &o = outs[t];
     for (size_t i = lo; i < hi; ++i) {
+      if (i + kPrefetchAhead < hi)
+        prefetchPe(pes[current[i + kPrefetchAhead]]);
+      if (i + kPrefetchData < hi)
+        prefetchPeData(pes[current[i + kPrefetchData]]);
       Pe &pe = *pes[current[i]];
-      stepPe(pe, cfg, now, o);
+      if (pe.sleeping)
+        stepRouterOnly(pe, cfg, now, o);
+      else
+        stepPe(pe, cfg, now, o);
       if (pe.progress)
         o.progressed.push_back(pe.index);
     }
@@ -696,12 +866,17 @@ bool Engine::cycleOnce() {
     size_t n = commitSet.size();
     size_t lo = parallelCommit ? n * t / T : 0;
     size_t hi = parallelCommit ? n * (t + 1) / T : n;
+    std::string scratch;
     for (size_t i = lo; i < hi; ++i) {
+      if (i + kPrefetchAhead < hi)
+        prefetchPe(pes[commitSet[i + kPrefetchAhead]]);
+      if (i + kPrefetchData < hi)
+        prefetchPeData(pes[commitSet[i + kPrefetchData]]);
       Pe &pe = *pes[commitSet[i]];
-      std::string e = commitPe(pe, cfg, now, wakes[t]);
-      if (!e.empty() && pe.index < commitErrorPe[t]) {
+      if (!commitPe(pe, cfg, now, wakes[t], scratch) &&
+          pe.index < commitErrorPe[t]) {
         commitErrorPe[t] = pe.index;
-        commitErrors[t] = e;
+        commitErrors[t] = scratch;
       }
     }
   };
@@ -749,34 +924,56 @@ bool Engine::cycleOnce() {
     for (ThreadOut &o : outs) {
       for (uint32_t i : o.progressed)
         addNext(i);
-      for (uint32_t i : o.woken)
+      for (uint32_t i : o.woken) {
         addNext(i);
+        eventStamp[i] = nextMark;
+      }
     }
     for (auto &w : wakes)
-      for (uint32_t i : w)
+      for (uint32_t i : w) {
         addNext(i);
-    // A PE whose CE is busy with a batched instruction and whose router is
-    // idle sleeps until the instruction retires or something arrives.
+        eventStamp[i] = nextMark;
+      }
+    // A PE whose CE is busy with a batched instruction and whose router
+    // cannot move sleeps until the instruction retires (its timer); until
+    // then only its router is stepped, when something reaches it.
     size_t kept = 0;
-    for (uint32_t i : next) {
+    for (size_t k = 0; k < next.size(); ++k) {
+      if (k + kPrefetchAhead < next.size())
+        __builtin_prefetch(pes[next[k + kPrefetchAhead]]);
+      uint32_t i = next[k];
       Pe &pe = *pes[i];
       if (pe.sleeping) {
-        wake(pe, now + 1);
-      } else if (maySleep(pe)) {
+        // A sleeping PE's router is stepped on its own while it has work:
+        // a wavelet or credit arrived, or it moved one and holds more.
+        bool touched = eventStamp[i] == nextMark;
+        bool queued = pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2];
+        if (!touched && !(pe.routerMoved && queued)) {
+          nextStamp[i] = 0; // not in the set: its timer may still add it
+          continue;
+        }
+      } else if (maySleep(pe, eventStamp[i] == nextMark)) {
         pe.sleeping = true;
         pe.sleepFrom = now + 1;
         ++pe.sleepToken;
         ++numSleeping;
-        timers.emplace(now + pe.main.busyLeft,
-                       (pe.sleepToken << 32) | pe.index);
+        addTimer(now + pe.main.busyLeft, (pe.sleepToken << 32) | pe.index);
         continue;
       }
       next[kept++] = i;
     }
     next.resize(kept);
-    while (!timers.empty() && timers.top().first <= now + 1) {
-      auto [at, tag] = timers.top();
-      timers.pop();
+    std::vector<std::pair<uint64_t, uint64_t>> &bucket =
+        wheel[(now + 1) % kWheel];
+    for (size_t k = 0; k < bucket.size();) {
+      auto [at, tag] = bucket[k];
+      if (at > now + 1) {
+        ++k; // a later lap
+        continue;
+      }
+      bucket[k] = bucket.back();
+      bucket.pop_back();
+      --timerCount;
       Pe &pe = *pes[uint32_t(tag)];
       if (!pe.sleeping || pe.sleepToken != (tag >> 32))
         continue; // woken earlier
@@ -825,12 +1022,38 @@ bool Engine::cycleOnce() {
   }
   if (now >= opts.maxCycles) {
     st = Status::CycleLimit;
-    msg = "the run reached the cycle limit of " +
-          std::to_string(opts.maxCycles) + " cycles before its outputs were "
-          "complete";
+    msg = cycleLimitMessage();
     return false;
   }
   return true;
+}
+
+/// The earliest cycle in the timing wheel (UINT64_MAX if it is empty).
+uint64_t Engine::firstTimer() const {
+  for (uint64_t t = now + 1; t <= now + kWheel; ++t)
+    for (const auto &e : wheel[t % kWheel])
+      if (e.first == t)
+        return t;
+  uint64_t first = UINT64_MAX;
+  for (const auto &b : wheel)
+    for (const auto &e : b)
+      first = std::min(first, e.first);
+  return first;
+}
+
+/// Bytes of the PE memories the OS has committed (pages written so far).
+uint64_t Engine::residentMemoryBytes() const {
+  if (!memBase)
+    return 0;
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  size_t n = (memBytes + page - 1) / page;
+  std::vector<unsigned char> in(n);
+  if (mincore(memBase, memBytes, in.data()) != 0)
+    return memBytes;
+  uint64_t pages = 0;
+  for (unsigned char c : in)
+    pages += c & 1;
+  return pages * page;
 }
 
 void Engine::catchUp(Pe &pe, uint64_t upTo) {
@@ -848,15 +1071,41 @@ void Engine::wake(Pe &pe, uint64_t at) {
   --numSleeping;
 }
 
-bool Engine::maySleep(const Pe &pe) const {
-  if (!pe.running || !pe.main.active || pe.main.busyLeft < 2)
+/// Whether a PE can skip the cycles until its main thread's datapath is
+/// free: its CE only counts down a held datapath (no microthread) and its
+/// router cannot move. A router with queued wavelets that moved none this
+/// cycle moves none until something changes what it reads: a wavelet or a
+/// credit arriving (`touched`, which also wakes a sleeping PE) or its own
+/// CE dequeuing (the CE queue count it checks for the ramp).
+bool Engine::maySleep(const Pe &pe, bool touched) const {
+  if (!pe.running || !pe.main.active || pe.main.busyLeft < 2 ||
+      !microsInert(pe))
     return false;
   if (pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2])
-    return false;
-  for (const Exec &m : pe.micro)
-    if (m.active)
-      return false;
+    return !touched && !pe.routerMoved && !pe.cePopped && !pe.onRampUsed;
   return true;
+}
+
+/// Fast mode: how many of the next cycles (at most `limit`) are known to do
+/// nothing but let sleeping PEs count down: no PE to step, no host port
+/// able to inject, and the first sleeper's wake-up later.
+uint64_t Engine::idleCyclesAhead(uint64_t limit) const {
+  if (!current.empty() || !timerCount || !numSleeping)
+    return 0;
+  for (const HostPort &hp : hostPorts)
+    for (unsigned si : hp.streams) {
+      const StreamState &s = streams[si];
+      const RowState &row = s.rows[hp.pe->y - s.io->firstRow];
+      if (row.next < row.payloads.size() &&
+          hp.pe->rqCount[cfg.rqIndex(hp.dir, s.io->color)] < cfg.rqDepth)
+        return 0;
+    }
+  // The earliest timer fires at the end of cycle `at - 1`; cycles now ..
+  // at - 2 are empty.
+  uint64_t at = firstTimer();
+  if (at < now + 2)
+    return 0;
+  return std::min(limit, at - 1 - now);
 }
 
 Status Engine::run(uint64_t cycles) {
@@ -881,9 +1130,26 @@ Status Engine::runCycles(uint64_t cycles) {
       }
     started = true;
   }
-  for (uint64_t c = 0; c < cycles; ++c)
+  for (uint64_t c = 0; c < cycles; ++c) {
+    if (opts.mode == Mode::Fast) {
+      // Skip cycles in which every PE with work is asleep: each would only
+      // advance the clock (the run is not quiet while a PE sleeps).
+      uint64_t limit = std::min(cycles - c, opts.maxCycles - now);
+      if (uint64_t k = idleCyclesAhead(limit)) {
+        now += k;
+        lastProgress = now;
+        c += k - 1;
+        if (now >= opts.maxCycles) {
+          st = Status::CycleLimit;
+          msg = cycleLimitMessage();
+          return st;
+        }
+        continue;
+      }
+    }
     if (!cycleOnce())
       return st;
+  }
   return st;
 }
 
@@ -936,9 +1202,12 @@ Stats Engine::stats() const {
   s.sampleDone = sampleDone;
   s.peakActivePEs = opts.mode == Mode::Fast ? peakActive : pes.size();
   s.allocatedPEs = pes.size();
+  s.peSteps = peSteps;
+  s.stateBytes = pes.size() * sizeof(Pe) + queueStore.capacity() * 8 +
+                 residentMemoryBytes();
   for (const Pe *pe : pes)
-    s.stateBytes += sizeof(Pe) + pe->mem.capacity() * 2 +
-                    (pe->rq.capacity() + pe->cq.capacity()) * 8;
+    if (pe->micro)
+      s.stateBytes += 8 * sizeof(Exec);
   for (const auto &pe : pes) {
     s.pes.push_back(pe->st);
     s.busyPeCycles += pe->st.busyCycles;
@@ -1064,7 +1333,7 @@ std::string Engine::traceJson() const {
 
 } // namespace
 
-std::unique_ptr<Simulator> Simulator::create(const binary::Program &program,
+std::unique_ptr<Simulator> Simulator::create(binary::Program &&program,
                                              const Options &options,
                                              std::string *error) {
   std::string v = binary::verify(program);
@@ -1076,10 +1345,36 @@ std::unique_ptr<Simulator> Simulator::create(const binary::Program &program,
   std::optional<Target> t = Target::create(program.target, error);
   if (!t)
     return nullptr;
-  auto e = std::make_unique<Engine>(program, options, *t);
-  if (!e->load(error))
+  // A program that passes verify() may still need more memory than the
+  // machine has: say so instead of aborting.
+  uint64_t pes = 0;
+  for (const binary::Group &g : program.groups)
+    pes += uint64_t(g.width) * g.height;
+  try {
+    auto e = std::make_unique<Engine>(std::move(program), options, *t);
+    if (!e->load(error))
+      return nullptr;
+    return e;
+  } catch (const std::bad_alloc &) {
+    if (error)
+      *error = "not enough memory to build the state of the program's " +
+               std::to_string(pes) + " PEs";
     return nullptr;
-  return e;
+  }
+}
+
+std::unique_ptr<Simulator> Simulator::create(const binary::Program &program,
+                                             const Options &options,
+                                             std::string *error) {
+  std::optional<binary::Program> copy;
+  try {
+    copy.emplace(program);
+  } catch (const std::bad_alloc &) {
+    if (error)
+      *error = "not enough memory to copy the program";
+    return nullptr;
+  }
+  return create(std::move(*copy), options, error);
 }
 
 } // namespace weft::sim

@@ -101,7 +101,7 @@ struct Ctx {
   }
   uint64_t cePeek(unsigned c) const {
     unsigned d = cfg.cqDepth;
-    return pe.cq[c * d + (pe.cqHead[c] + pe.cqPops[c]) % d];
+    return pe.cqData[pe.cqSlot[c] * d + (pe.cqHead[c] + pe.cqPops[c]) % d];
   }
   void cePop(unsigned c) {
     ++pe.cqPops[c];
@@ -152,7 +152,7 @@ struct Ctx {
   Cycle runExec(Exec &ex, bool isMain, bool datapathFree);
   enum class Issue { Stall, Issued, EarlyEnd };
   Issue issueGroup(Exec &ex, bool isMain);
-  bool runBatch(Exec &ex);
+  bool runBatch(Exec &ex, unsigned startup = 0);
   bool fastLoop(Exec &ex, uint32_t from, uint32_t to);
   uint32_t readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t);
   void writeDst(Exec &ex, Operand &o, uint32_t i, uint32_t v, bool isMain);
@@ -203,7 +203,7 @@ bool Ctx::tryForward(unsigned pair, DirSet &granted) {
         return false;
       continue;
     }
-    if (cfg.target->isHostPort(pe.x, pe.y, Dir(d)))
+    if (pe.hostPorts & (1u << d))
       continue;
     Pe *nb = pe.neighbour[d];
     if (!nb) {
@@ -222,7 +222,7 @@ bool Ctx::tryForward(unsigned pair, DirSet &granted) {
   }
   // Grant: the wavelet leaves through every output this cycle (§4.3).
   unsigned q = cfg.rqIndex(port, color);
-  uint64_t w = pe.rq[q * cfg.rqDepth + pe.rqHead[q]];
+  uint64_t w = pe.rqData[pe.rqSlot[q] * cfg.rqDepth + pe.rqHead[q]];
   pe.popped[pe.numPopped++] = uint16_t(q);
   granted |= outs;
   for (unsigned d = 0; d < 5; ++d) {
@@ -238,7 +238,7 @@ bool Ctx::tryForward(unsigned pair, DirSet &granted) {
     uint64_t *latch;
     if (d == kRamp) {
       latch = &pe.ceLatch;
-    } else if (cfg.target->isHostPort(pe.x, pe.y, Dir(d))) {
+    } else if (pe.hostPorts & (1u << d)) {
       latch = &pe.hostLatch[d == unsigned(Dir::West) ? 0 : 1];
       out.hostOut.push_back(pe.index);
     } else {
@@ -298,19 +298,26 @@ void Ctx::stepRouter() {
 
 bool Ctx::pick() {
   uint32_t microColors = 0;
-  for (const Exec &m : pe.micro)
-    if (m.active)
-      for (const Operand *o : {&m.src0, &m.src1})
-        if (o->kind == Operand::Fabin)
-          microColors |= 1u << o->color;
-  for (unsigned k = 1; k <= 64; ++k) {
-    unsigned id = (pe.pickLast + k) & 63;
+  for (unsigned bits = pe.microActive; bits; bits &= bits - 1) {
+    const Exec &m = pe.micro[__builtin_ctz(bits)];
+    for (const Operand *o : {&m.src0, &m.src1})
+      if (o->kind == Operand::Fabin)
+        microColors |= 1u << o->color;
+  }
+  // Ready ids: active, not blocked, and for a data task a wavelet in its
+  // CE queue that no microthread reads. The first after pickLast wins.
+  uint32_t avail = 0;
+  for (unsigned c = 0; c < cfg.colors; ++c)
+    avail |= uint32_t(ceAvail(c) != 0) << c;
+  uint64_t ready = pe.active & ~pe.blocked &
+                   (uint64_t(avail & ~microColors) | (~uint64_t(0) << 32));
+  if (ready) {
+    unsigned first = (pe.pickLast + 1) & 63;
+    uint64_t rotated = first ? (ready >> first) | (ready << (64 - first))
+                             : ready;
+    unsigned id = (first + unsigned(__builtin_ctzll(rotated))) & 63;
     uint64_t bit = uint64_t(1) << id;
-    if (!(pe.active & bit) || (pe.blocked & bit))
-      continue;
     if (id < 32) {
-      if (id >= cfg.colors || !ceAvail(id) || (microColors & (1u << id)))
-        continue;
       Wavelet w = *Wavelet::decode(cePeek(id));
       cePop(id);
       pe.gpr[0] = w.low();
@@ -977,6 +984,89 @@ Ctx::Issue Ctx::issueGroup(Exec &ex, bool isMain) {
   return Issue::Issued;
 }
 
+/// An fp32 element of PE memory: two 16-bit words, low first (the host is
+/// little-endian like the machine), aligned to a word and aliasing them.
+typedef float MemF32 __attribute__((aligned(2), may_alias));
+
+/// FMAC, FADD, FSUB or FMUL over n elements of contiguous fp32 vectors in
+/// memory that do not overlap (or GPR/immediate broadcasts `ca`, `cb`),
+/// written so that the compiler vectorizes it: the same IEEE operations one
+/// by one, the product rounded before the add, NaN results canonical.
+/// Out of line and hot: inlined into the batch path, which GCC guesses is
+/// cold, the loop would be compiled for size and not vectorized.
+template <Opcode Op, bool MA, bool MB>
+__attribute__((noinline, hot)) static void
+denseKernel(uint16_t *dw, const uint16_t *aw, const uint16_t *bw,
+                        float ca, float cb, uint32_t n) {
+  static_assert(sizeof(float) == 4, "fp32 host floats");
+  MemF32 *__restrict d = reinterpret_cast<MemF32 *>(dw);
+  const MemF32 *__restrict a = reinterpret_cast<const MemF32 *>(aw);
+  const MemF32 *__restrict b = reinterpret_cast<const MemF32 *>(bw);
+  float canon;
+  uint32_t bits = kCanonicalNaN32;
+  std::memcpy(&canon, &bits, 4);
+  for (uint32_t i = 0; i < n; ++i) {
+    float x = MA ? a[i] : ca, y = MB ? b[i] : cb, r;
+    if (Op == Opcode::FMAC) {
+      float p = x * y;
+      r = d[i] + p;
+    } else if (Op == Opcode::FADD) {
+      r = x + y;
+    } else if (Op == Opcode::FSUB) {
+      r = x - y;
+    } else {
+      r = x * y;
+    }
+    d[i] = r != r ? canon : r;
+  }
+}
+
+template <Opcode Op>
+static void denseKernel(bool ma, bool mb, uint16_t *d, const uint16_t *a,
+                        const uint16_t *b, float ca, float cb, uint32_t n) {
+  if (ma && mb)
+    denseKernel<Op, true, true>(d, a, b, ca, cb, n);
+  else if (ma)
+    denseKernel<Op, true, false>(d, a, b, ca, cb, n);
+  else if (mb)
+    denseKernel<Op, false, true>(d, a, b, ca, cb, n);
+  else
+    denseKernel<Op, false, false>(d, a, b, ca, cb, n);
+}
+
+/// Runs denseKernel when every memory operand is a contiguous fp32 vector
+/// (stride one element) and the sources do not overlap the destination.
+static bool contiguousLoop(Opcode op, uint16_t *m, int64_t ad, int64_t sd,
+                           bool ma, int64_t aa, int64_t sa, float ca, bool mb,
+                           int64_t ab, int64_t sb, float cb, uint32_t n) {
+  if (sd != 2 || (ma && sa != 2) || (mb && sb != 2))
+    return false;
+  int64_t words = 2 * int64_t(n);
+  auto apart = [&](bool mem, int64_t at) {
+    return !mem || at + words <= ad || ad + words <= at;
+  };
+  if (!apart(ma, aa) || !apart(mb, ab))
+    return false;
+  uint16_t *d = m + ad;
+  const uint16_t *a = m + (ma ? aa : 0), *b = m + (mb ? ab : 0);
+  switch (op) {
+  case Opcode::FMAC:
+    denseKernel<Opcode::FMAC>(ma, mb, d, a, b, ca, cb, n);
+    return true;
+  case Opcode::FADD:
+    denseKernel<Opcode::FADD>(ma, mb, d, a, b, ca, cb, n);
+    return true;
+  case Opcode::FSUB:
+    denseKernel<Opcode::FSUB>(ma, mb, d, a, b, ca, cb, n);
+    return true;
+  case Opcode::FMUL:
+    denseKernel<Opcode::FMUL>(ma, mb, d, a, b, ca, cb, n);
+    return true;
+  default:
+    return false;
+  }
+}
+
 /// The hot fp32 loops of the batch path, over mem1d vectors whose whole
 /// address range was checked up front, and GPR or immediate broadcasts.
 /// Same values as compute() (one rounding per operation, canonical NaN).
@@ -1008,12 +1098,24 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
     int64_t last = d.base + int64_t(to - 1) * d.stride[0];
     int64_t lo = std::min(first, last), hi = std::max(first, last) + 2;
     const DecodeCache *c = pe.cache;
-    if (c && !pe.codeDirty)
-      for (int64_t w = lo; w < hi && !pe.codeDirty; w += 2)
-        if (uint64_t(w / 2) < c->status.size() && c->status[w / 2])
-          pe.codeDirty = true;
+    if (c && !pe.codeDirty &&
+        c->anyCached(uint64_t(lo) / 2, uint64_t(hi - 1) / 2))
+      pe.codeDirty = true;
   }
-  uint16_t *m = pe.mem.data();
+  uint16_t *m = pe.mem;
+  // The vectors are short and each PE's are far from the last PE's: ask
+  // for all their lines at once instead of missing on them one by one.
+  for (const Operand *o : {&d, &a, &b}) {
+    if (o->kind != Operand::Mem)
+      continue;
+    int64_t first = o->base + int64_t(from) * o->stride[0];
+    int64_t last = o->base + int64_t(to - 1) * o->stride[0];
+    int64_t lo = std::min(first, last), hi = std::max(first, last) + 2;
+    if (hi - lo > 8192)
+      hi = lo + 8192;
+    for (int64_t w = lo & ~int64_t(31); w < hi; w += 32)
+      __builtin_prefetch(m + w);
+  }
   auto rd = [m](int64_t addr) {
     uint32_t v = uint32_t(m[addr]) | (uint32_t(m[addr + 1]) << 16);
     float f;
@@ -1038,6 +1140,11 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
   const float ca = ma ? 0.0f : scalar(a), cb = mb ? 0.0f : scalar(b);
   int64_t ad = d.base + int64_t(from) * sd;
   int64_t aa = a.base + int64_t(from) * sa, ab = b.base + int64_t(from) * sb;
+  // Dense vectors that do not overlap the destination: a loop the compiler
+  // vectorizes (same operations, same rounding, same NaN).
+  if (op != Opcode::MOV32 && contiguousLoop(op, m, ad, sd, ma, aa, sa, ca, mb,
+                                            ab, sb, cb, to - from))
+    return true;
   for (uint32_t i = from; i < to; ++i, ad += sd, aa += sa, ab += sb) {
     float x = ma ? rd(aa) : ca;
     if (op == Opcode::MOV32) {
@@ -1074,21 +1181,27 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
 /// Fast mode: issues every remaining group of a main-thread instruction
 /// whose operands cannot stall (memory, GPRs, immediates) at once and keeps
 /// the datapath busy for the cycles those groups take. Nothing else reads
-/// this CE's memory or registers, and no microthread is busy, so the
-/// results and the cycle of retirement are those of group-by-group issue.
-bool Ctx::runBatch(Exec &ex) {
+/// this CE's memory or registers: a busy microthread that is past its
+/// startup only waits for the datapath, which the main thread holds until
+/// the instruction retires. So the results and the cycle of retirement are
+/// those of group-by-group issue.
+///
+/// With `startup` > 0 the instruction is in the first of that many startup
+/// cycles and no microthread is busy: nothing can touch the CE's state
+/// before its groups issue, so the startup cycles join the batch.
+bool Ctx::runBatch(Exec &ex, unsigned startup) {
   for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
     if (o->kind != Operand::Mem && o->kind != Operand::Gpr &&
         o->kind != Operand::Imm && o->kind != Operand::None)
       return false;
   if (ex.compare || ex.scalar)
     return false;
-  for (const Exec &m : pe.micro)
-    if (m.active)
-      return false;
+  if (!microsInert(pe))
+    return false;
   const OpcodeInfo &oi = *ex.info;
   uint64_t groups = (uint64_t(ex.n - ex.done) + oi.simd - 1) / oi.simd;
-  uint64_t room = cfg.batchLimit > now ? (cfg.batchLimit - now) : 0;
+  uint64_t room =
+      cfg.batchLimit > now + startup ? (cfg.batchLimit - now - startup) : 0;
   groups = std::min<uint64_t>(groups, room / oi.cyclesPerGroup);
   if (groups < 4)
     return false;
@@ -1137,7 +1250,8 @@ bool Ctx::runBatch(Exec &ex) {
   pe.st.flops += uint64_t(k) * oi.flopsPerElem;
   pe.st.macs += uint64_t(k) * oi.macsPerElem;
   ex.finished = ex.done >= ex.n;
-  uint64_t busy = groups * oi.cyclesPerGroup - 1;
+  uint64_t busy = startup + groups * oi.cyclesPerGroup - 1;
+  ex.startupLeft = 0;
   ex.busyLeft = uint32_t(busy);
   if (ex.finished && !ex.busyLeft)
     retire(ex, true);
@@ -1146,6 +1260,8 @@ bool Ctx::runBatch(Exec &ex) {
 
 void Ctx::retire(Exec &ex, bool isMain) {
   ex.active = false;
+  if (!isMain)
+    pe.microActive &= uint8_t(~(1u << (&ex - pe.micro.get())));
   ++pe.st.instructions;
   for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
     if ((o->kind == Operand::Fabin || o->kind == Operand::Fabout) && o->acEn)
@@ -1168,6 +1284,9 @@ Ctx::Cycle Ctx::runExec(Exec &ex, bool isMain, bool datapathFree) {
     return Cycle::Datapath;
   }
   if (ex.startupLeft) {
+    if (isMain && cfg.batch && !pe.microActive &&
+        runBatch(ex, ex.startupLeft))
+      return Cycle::Progress;
     if (--ex.startupLeft == 0 && ex.n == 0)
       retire(ex, isMain);
     return Cycle::Progress;
@@ -1210,8 +1329,8 @@ Ctx::Cycle Ctx::runExec(Exec &ex, bool isMain, bool datapathFree) {
 void Ctx::stepMain() {
   // Does a microthread's multi-cycle group hold the datapath?
   bool microHolds = false;
-  for (const Exec &m : pe.micro)
-    microHolds |= m.active && m.busyLeft;
+  for (unsigned bits = pe.microActive; bits; bits &= bits - 1)
+    microHolds |= pe.micro[__builtin_ctz(bits)].busyLeft != 0;
   uint8_t launched = 0xff;
   bool mainDatapath = false;
   if (!pe.running) {
@@ -1231,7 +1350,9 @@ void Ctx::stepMain() {
       pe.progress = true;
       break;
     default: {
-      Exec ex;
+      // Started in place: the main thread is idle, and a microthread
+      // launch copies it out and leaves the main thread idle again.
+      Exec &ex = pe.main;
       if (!startExec(ex, inst))
         return;
       // Microthread launch (§6.6): first fabric operand with ue.
@@ -1243,13 +1364,18 @@ void Ctx::stepMain() {
           break;
         }
       if (u) {
+        if (!pe.micro)
+          pe.micro.reset(new Exec[8]);
         Exec &m = pe.micro[u->utid];
+        ex.active = false;
         if (m.active) {
           pe.main.waitReason = "microthread busy";
           pe.main.waitColor = u->utid;
           break; // stall: the launch waits; nothing changed
         }
         m = ex;
+        m.active = true;
+        pe.microActive |= uint8_t(1u << u->utid);
         launched = u->utid;
         pe.progress = true;
         if (inst.terminate)
@@ -1258,7 +1384,6 @@ void Ctx::stepMain() {
           ++pe.pc;
         break;
       }
-      pe.main = ex;
       Cycle c = runExec(pe.main, true, !microHolds);
       if (c != Cycle::Idle)
         pe.progress = true;
@@ -1278,10 +1403,13 @@ void Ctx::stepMain() {
 
 void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
   // Startup and continuing multi-cycle groups proceed on their own.
+  if (!pe.microActive)
+    return;
   bool any = false;
-  for (unsigned u = 0; u < 8; ++u) {
+  for (unsigned bits = pe.microActive; bits; bits &= bits - 1) {
+    unsigned u = unsigned(__builtin_ctz(bits));
     Exec &m = pe.micro[u];
-    if (!m.active || u == launched)
+    if (u == launched)
       continue;
     any = true;
     if (m.busyLeft || m.startupLeft) {
@@ -1294,8 +1422,10 @@ void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
   // Grant the datapath round robin by utid.
   for (unsigned k = 1; k <= 8; ++k) {
     unsigned u = (pe.microLast + k) & 7;
+    if (!(pe.microActive & (1u << u)))
+      continue;
     Exec &m = pe.micro[u];
-    if (!m.active || u == launched || m.busyLeft || m.startupLeft)
+    if (u == launched || m.busyLeft || m.startupLeft)
       continue;
     if (runExec(m, false, true) != Cycle::Idle) {
       pe.microLast = uint8_t(u);
@@ -1311,12 +1441,6 @@ void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
 // Entry points
 //===----------------------------------------------------------------------===//
 
-std::string peError(const Pe &pe, uint64_t now, const std::string &what) {
-  std::ostringstream os;
-  os << "PE (" << pe.x << ", " << pe.y << ") at cycle " << now << ": "
-     << what;
-  return os.str();
-}
 
 void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out) {
   Ctx ctx{pe, cfg, now, out};
@@ -1334,136 +1458,17 @@ void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out) {
   pe.progress |= ceBefore;
   if (pe.progress)
     ++pe.st.busyCycles;
+  pe.cePopped = pe.cePopMask != 0;
 }
 
-std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
-                     std::vector<uint32_t> &wake) {
-  std::string error;
-  unsigned rd = cfg.rqDepth, cd = cfg.cqDepth;
-  // Dequeues counted in the decide phase.
-  for (unsigned i = 0; i < pe.numPopped; ++i) {
-    unsigned q = pe.popped[i];
-    unsigned port = q / cfg.colors, c = q % cfg.colors;
-    pe.rqHead[q] = uint8_t((pe.rqHead[q] + 1) % rd);
-    if (--pe.rqCount[q] == 0) {
-      unsigned pair = c * 5 + port;
-      pe.nonEmpty[pair / 64] &= ~(uint64_t(1) << (pair % 64));
-    }
-    // A freed slot is a credit for the upstream router (§3).
-    if (port < 4 && pe.neighbour[port])
-      wake.push_back(pe.neighbour[port]->index);
-  }
-  pe.numPopped = 0;
-  for (uint32_t m = pe.cePopMask; m; m &= m - 1) {
-    unsigned c = unsigned(__builtin_ctz(m));
-    pe.cqHead[c] = uint8_t((pe.cqHead[c] + pe.cqPops[c]) % cd);
-    pe.cqCount[c] = uint8_t(pe.cqCount[c] - pe.cqPops[c]);
-    pe.cqPops[c] = 0;
-  }
-  pe.cePopMask = 0;
-  // Arrivals.
-  for (unsigned port = 0; port < 5; ++port) {
-    uint64_t l = pe.inLatch[port];
-    if (!l)
-      continue;
-    pe.inLatch[port] = 0;
-    uint64_t w = l & ~kLatchFull;
-    unsigned color = unsigned(w >> Wavelet::kColorShift) & 31;
-    if (color >= cfg.colors || !(pe.route[color].inputs & (1u << port))) {
-      if (error.empty())
-        error = peError(pe, now,
-                        "a wavelet of color " + std::to_string(color) +
-                            " arrives on port " + dirName(Dir(port)) +
-                            ", which the route of that color does not list "
-                            "as an input");
-      continue;
-    }
-    unsigned q = cfg.rqIndex(port, color);
-    if (pe.rqCount[q] >= rd) {
-      if (error.empty())
-        error = peError(pe, now, "simulator invariant broken: queue (" +
-                                     std::string(dirName(Dir(port))) + ", " +
-                                     std::to_string(color) + ") overflows");
-      continue;
-    }
-    pe.rq[q * rd + (pe.rqHead[q] + pe.rqCount[q]) % rd] = w;
-    if (++pe.rqCount[q] > pe.st.routerQueueHigh)
-      pe.st.routerQueueHigh = pe.rqCount[q];
-    unsigned pair = color * 5 + port;
-    pe.nonEmpty[pair / 64] |= uint64_t(1) << (pair % 64);
-  }
-  if (uint64_t l = pe.ceLatch) {
-    pe.ceLatch = 0;
-    uint64_t w = l & ~kLatchFull;
-    unsigned color = unsigned(w >> Wavelet::kColorShift) & 31;
-    pe.cq[color * cd + (pe.cqHead[color] + pe.cqCount[color]) % cd] = w;
-    if (++pe.cqCount[color] > pe.st.ceQueueHigh)
-      pe.st.ceQueueHigh = pe.cqCount[color];
-  }
-  // Active-bit clears commit before sets (§3).
-  pe.active = (pe.active & ~pe.activeClear) | pe.activeSet;
-  pe.blocked = (pe.blocked & ~pe.blockClear) | pe.blockSet;
-  pe.activeSet = pe.activeClear = pe.blockSet = pe.blockClear = 0;
-  return error;
-}
-
-std::string describeStuck(const Pe &pe, const FabricConfig &cfg) {
-  std::ostringstream os;
-  auto exec = [&](const Exec &e) {
-    os << e.info->mnemonic << " at element " << e.done << " of " << e.n;
-    if (e.waitReason)
-      os << ", waiting: " << e.waitReason << " ("
-         << (std::string(e.waitReason).find("fifo") != std::string::npos
-                 ? "fifo "
-                 : std::string(e.waitReason) == "microthread busy"
-                       ? "utid "
-                       : "color ")
-         << unsigned(e.waitColor) << ")";
-  };
-  bool any = false;
-  if (pe.running) {
-    os << "task " << unsigned(pe.taskId) << " at slot " << pe.pc;
-    if (pe.main.active) {
-      os << " executing ";
-      exec(pe.main);
-    } else if (pe.main.waitReason) {
-      os << " waiting: " << pe.main.waitReason;
-    }
-    any = true;
-  }
-  for (unsigned u = 0; u < 8; ++u)
-    if (pe.micro[u].active) {
-      os << (any ? "; " : "") << "microthread " << u << " executing ";
-      exec(pe.micro[u]);
-      any = true;
-    }
-  for (unsigned port = 0; port < 5; ++port)
-    for (unsigned c = 0; c < cfg.colors; ++c) {
-      unsigned n = pe.rqCount[cfg.rqIndex(port, c)];
-      if (!n)
-        continue;
-      os << (any ? "; " : "") << "router queue (" << dirName(Dir(port))
-         << ", color " << c << ") holds " << n;
-      DirSet outs = pe.route[c].outputs;
-      if (!outs)
-        os << " (no route out)";
-      else if (n >= cfg.rqDepth)
-        os << " (full)";
-      any = true;
-    }
-  for (unsigned c = 0; c < cfg.colors; ++c) {
-    unsigned n = pe.cqCount[c];
-    if (!n)
-      continue;
-    uint64_t bit = uint64_t(1) << c;
-    os << (any ? "; " : "") << "CE queue color " << c << " holds " << n;
-    if (pe.blocked & bit)
-      os << " (color blocked)";
-    else if (!(pe.active & bit))
-      os << " (color inactive, no reader)";
-    any = true;
-  }
-  return any ? os.str() : std::string();
+void stepRouterOnly(Pe &pe, const FabricConfig &cfg, uint64_t now,
+                    ThreadOut &out) {
+  Ctx ctx{pe, cfg, now, out};
+  pe.progress = false;
+  pe.routerMoved = false;
+  pe.onRampUsed = false;
+  pe.cePopped = false;
+  ctx.stepRouter();
 }
 
 } // namespace weft::sim::detail

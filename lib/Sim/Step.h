@@ -37,11 +37,17 @@ struct FabricConfig {
 /// woken PEs, host sends, errors and trace events in `out`.
 void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out);
 
+/// The router part of stepPe alone, for a sleeping PE (fast mode): its CE
+/// only counts down a held datapath, which the engine accounts when the PE
+/// wakes, so the cycle's busy count is not touched here.
+void stepRouterOnly(Pe &pe, const FabricConfig &cfg, uint64_t now,
+                    ThreadOut &out);
+
 /// Applies the PE's counted dequeues and latched wavelets (commit phase).
-/// `wake` receives neighbours whose credits grew. Returns a program error
-/// (wrong input port) or an empty string.
-std::string commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
-                     std::vector<uint32_t> &wake);
+/// `wake` receives neighbours whose credits grew. Returns false and sets
+/// `error` on a program error (a wavelet on a port its route does not list).
+bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
+              std::vector<uint32_t> &wake, std::string &error);
 
 /// A one-line description of what the PE is doing or waiting for, and its
 /// non-empty queues (for the hang report). Empty when the PE is idle.

@@ -185,20 +185,21 @@ int main(int argc, char **argv) {
   std::optional<binary::Program> prog = binary::readFile(programPath, &err);
   if (!prog)
     return die(programPath + ": " + err);
-  auto simulator = sim::Simulator::create(*prog, opts, &err);
+  auto simulator = sim::Simulator::create(std::move(*prog), opts, &err);
   if (!simulator)
     return die(programPath + ": " + err);
+  const binary::Program &program = simulator->program();
 
   // Bind inputs.
   std::map<std::string, bool> bound;
   for (auto &[name, path] : inputs) {
     const binary::IoStream *io = nullptr;
-    for (const binary::IoStream &s : prog->io)
+    for (const binary::IoStream &s : program.io)
       if (s.name == name && !s.output)
         io = &s;
     if (!io) {
       std::string names;
-      for (const binary::IoStream &s : prog->io)
+      for (const binary::IoStream &s : program.io)
         if (!s.output)
           names += " '" + s.name + "'";
       return die("the program has no input '" + name + "'; its inputs are:" +
@@ -233,7 +234,7 @@ int main(int argc, char **argv) {
       return die(err);
     bound[name] = true;
   }
-  for (const binary::IoStream &s : prog->io)
+  for (const binary::IoStream &s : program.io)
     if (!s.output && !bound.count(s.name))
       return die("input '" + s.name + "' is not given (use --input " +
                  s.name + "=FILE)");
@@ -284,7 +285,7 @@ int main(int argc, char **argv) {
 
   if (!outDir.empty()) {
     mkdir(outDir.c_str(), 0777);
-    for (const binary::IoStream &s : prog->io) {
+    for (const binary::IoStream &s : program.io) {
       if (!s.output)
         continue;
       tensorio::HostTensor t;
@@ -307,8 +308,12 @@ int main(int argc, char **argv) {
     if (!simulator->message().empty())
       std::cout << "weft-sim: " << simulator->message() << "\n";
     std::fprintf(stdout,
-                 "weft-sim: simulated in %.3f s (%.3g busy PE-cycles/s)\n",
-                 seconds, seconds > 0 ? double(st.busyPeCycles) / seconds : 0);
+                 "weft-sim: simulated in %.3f s (%.3g busy PE-cycles/s, "
+                 "%.3g PE steps, %llu PEs with state, %.0f bytes each)\n",
+                 seconds, seconds > 0 ? double(st.busyPeCycles) / seconds : 0,
+                 double(st.peSteps), (unsigned long long)st.allocatedPEs,
+                 st.allocatedPEs ? double(st.stateBytes) / st.allocatedPEs
+                                 : 0.0);
   }
   return 0;
 }

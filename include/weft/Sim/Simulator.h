@@ -98,6 +98,10 @@ struct Stats {
   std::vector<uint64_t> sampleDone;
   /// Peak number of PEs stepped in one cycle by the fast mode.
   uint64_t peakActivePEs = 0;
+  /// PE steps (decide phases) the engine ran: every PE every cycle in the
+  /// reference mode, far fewer in the fast mode. A measure of the engine's
+  /// work, not of the machine's, so it is not in statsJson().
+  uint64_t peSteps = 0;
   /// PEs with state (those a group covers) and the bytes that state takes:
   /// registers, queues and the PE's memory.
   uint64_t allocatedPEs = 0;
@@ -111,6 +115,11 @@ public:
   /// architecture §13) and builds the initial fabric state. Returns nullptr
   /// and sets `error` when the program cannot be loaded.
   static std::unique_ptr<Simulator> create(const binary::Program &program,
+                                           const Options &options,
+                                           std::string *error);
+  /// The same, taking the program over instead of copying it (a network's
+  /// weights are most of a binary).
+  static std::unique_ptr<Simulator> create(binary::Program &&program,
                                            const Options &options,
                                            std::string *error);
   virtual ~Simulator();
