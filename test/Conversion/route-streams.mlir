@@ -161,3 +161,4 @@ fabric.program @net attributes {target = #fabric.target<6x3>} {
 // COLORS: fabric.route @s0 color <[[S0]]> {
 // COLORS: fabric.route @s1 color <[[S1]]> {
 // COLORS: fabric.route @sm channel "reduce_even" color <{{[0-9]+}}> {
+

@@ -127,3 +127,55 @@ module {
   }
 }
 
+
+// -----
+
+// A residual block with two outputs (fc1's result forks to fc2, the join
+// and the host output h): kernels side by side in topological order, the
+// join buffers its second input (fc1's result, which arrives a whole fc2
+// earlier) in a FIFO the cost model sizes, and every stream's rows are one.
+// CHECK-LABEL: fabric.program @main_graph
+// CHECK: fabric.io @x input west rows 0 to [[#SX:]] :
+// CHECK: fabric.io @y output east rows 0 to [[#RX:]] :
+// CHECK: fabric.io @h output east rows 0 to [[#RX]] :
+// CHECK: fabric.kernel @fc1 : {{.*}} at <0, 0, [[#SX]], [[#RX]]>
+// CHECK: fabric.kernel @fc2 : {{.*}} at <[[#SX]], 0, [[#RX]], [[#RX]]>
+// CHECK: fabric.kernel @res : {{.*}} scheme #fabric.join<op = add, buffered = 1, fifo = {{[1-9][0-9]*}}> at <[[#SX+RX]], 0, 1, [[#RX]]>
+#map = affine_map<(d0, d1) -> (d0, d1)>
+fabric.program @main_graph attributes {target = #fabric.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x  input  west rows 0 to 1 : tensor<1x2xf32>
+  fabric.io @y  output  east rows 0 to 1 : tensor<1x2xf32>
+  fabric.io @h  output  east rows 0 to 1 : tensor<1x2xf32>
+  fabric.kernel @fc1 : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 2, neurons = 2, weights = dense<1.000000e+00> : tensor<2x2xf32>> {
+  ^bb0(%arg0: tensor<1x2xf32>):
+    %cst = arith.constant dense<1.000000e+00> : tensor<2x2xf32>
+    %0 = tensor.empty() : tensor<1x2xf32>
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %1 = linalg.fill ins(%cst_0 : f32) outs(%0 : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %2 = linalg.matmul ins(%arg0, %cst : tensor<1x2xf32>, tensor<2x2xf32>) outs(%1 : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %2 : tensor<1x2xf32>
+  }
+  fabric.kernel @fc2 : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 2, neurons = 2, weights = dense<1.000000e+00> : tensor<2x2xf32>> {
+  ^bb0(%arg0: tensor<1x2xf32>):
+    %cst = arith.constant dense<1.000000e+00> : tensor<2x2xf32>
+    %0 = tensor.empty() : tensor<1x2xf32>
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %1 = linalg.fill ins(%cst_0 : f32) outs(%0 : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %2 = linalg.matmul ins(%arg0, %cst : tensor<1x2xf32>, tensor<2x2xf32>) outs(%1 : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %2 : tensor<1x2xf32>
+  }
+  fabric.kernel @res : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.join<op = add> {
+  ^bb0(%arg0: tensor<1x2xf32>, %arg1: tensor<1x2xf32>):
+    %0 = tensor.empty() : tensor<1x2xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<1x2xf32>, tensor<1x2xf32>) outs(%0 : tensor<1x2xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.addf %in, %in_0 : f32
+      linalg.yield %2 : f32
+    } -> tensor<1x2xf32>
+    fabric.yield %1 : tensor<1x2xf32>
+  }
+  fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @fc1_fork @fc1[0] -> @fc2[0], @res[1], @h[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @fc2_to_res @fc2[0] -> @res[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @res_to_y @res[0] -> @y[0] : !fabric.wavelets<f32, 2>
+}

@@ -13,11 +13,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Kernels/ChainPartition.h"
+#include "weft/Kernels/JoinKernel.h"
 
 #include "weft/Target/ISA.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
 using namespace weft;
@@ -276,4 +278,193 @@ TEST(ChainPartition, ChooseGridFollowsItsRule) {
   EXPECT_FALSE(chooseGrid(chain, Precision::FP32, grid(2, 2), tolerance, why));
   EXPECT_NE(why.find("needs 802816 bytes of weights"), std::string::npos)
       << why;
+}
+
+//===----------------------------------------------------------------------===//
+// Networks (DAGs)
+//===----------------------------------------------------------------------===//
+
+static int64_t networkCost(const ChainLayer &l, int64_t s, int64_t r,
+                           Precision p) {
+  if (l.kind == Kind::Join) {
+    JoinKernel k;
+    k.layout = RowChunks{l.K, r, 0};
+    k.buffered = 1;
+    k.fifoSamples = 1;
+    return predictJoinKernelCycles(k);
+  }
+  return cost(l, s, r, p);
+}
+
+/// The best (bottleneck, PEs) over every layout of `net`, by enumeration of
+/// every stream's rows.
+static std::pair<int64_t, int64_t> bruteForce(const NetworkShape &net,
+                                              const target::Target &t,
+                                              Precision p) {
+  int64_t H = t.height(), W = t.width();
+  std::pair<int64_t, int64_t> best = {INT64_MAX, INT64_MAX};
+  std::vector<int64_t> rows(size_t(net.numStreams), 0);
+  std::function<void(size_t, int64_t, int64_t, int64_t)> go =
+      [&](size_t l, int64_t width, int64_t worst, int64_t pes) {
+        if (width > W)
+          return;
+        if (l == net.layers.size()) {
+          best = std::min(best, std::make_pair(worst, pes));
+          return;
+        }
+        const NetworkLayer &nl = net.layers[l];
+        const ChainLayer &c = nl.layer;
+        int64_t in = 0;
+        for (int64_t s : nl.inputs) {
+          if (in && rows[size_t(s)] != in)
+            return; // a join's inputs must agree
+          in = rows[size_t(s)];
+        }
+        if (in > std::min(c.K, H) || chunkSize(c.K, in, in - 1) == 0)
+          return;
+        if (c.kind != Kind::Dense) {
+          int64_t L = chunkSize(c.K, in, 0);
+          if (c.kind == Kind::Join) {
+            JoinKernel k;
+            k.layout = RowChunks{c.K, in, 0};
+            k.fifoSamples = 1;
+            k.buffered = 1;
+            if (joinMemoryPerPE(k) > int64_t(t.memoryBytes()) || L > 32767)
+              return;
+          }
+          rows[size_t(nl.output)] = in;
+          go(l + 1, width + 1, std::max(worst, networkCost(c, 1, in, p)),
+             pes + in);
+          return;
+        }
+        for (int64_t r = 1; r <= std::min(c.M, H); ++r) {
+          if (chunkSize(c.M, r, r - 1) == 0 || std::max(in, r) > H)
+            continue;
+          DenseMapping m;
+          m.smear = in;
+          m.rows = r;
+          m.precision = p;
+          if (memoryPerPE(c.K, c.M, m) > int64_t(t.memoryBytes()))
+            continue;
+          rows[size_t(nl.output)] = r;
+          go(l + 1, width + in, std::max(worst, networkCost(c, in, r, p)),
+             pes + in * r);
+        }
+      };
+  // The host streams (no kernel writes them) take every row count.
+  std::vector<int64_t> hosts;
+  for (int64_t s = 0; s < net.numStreams; ++s)
+    if (std::none_of(net.layers.begin(), net.layers.end(),
+                     [&](const NetworkLayer &l) { return l.output == s; }))
+      hosts.push_back(s);
+  std::function<void(size_t)> assign = [&](size_t i) {
+    if (i == hosts.size())
+      return go(0, 0, 0, 0);
+    for (int64_t r = 1; r <= H; ++r) {
+      rows[size_t(hosts[i])] = r;
+      assign(i + 1);
+    }
+  };
+  assign(0);
+  return best;
+}
+
+/// x -> dense -> Relu -> dense -> (+ x) -> dense: a residual block.
+static NetworkShape residual(int64_t n, int64_t out) {
+  NetworkShape net;
+  net.layers = {{ChainLayer::dense(n, n, true), {0}, 1},
+                {ChainLayer::column(ColumnOp::Relu, n), {1}, 2},
+                {ChainLayer::dense(n, n, true), {2}, 3},
+                {ChainLayer::join(n), {3, 0}, 4},
+                {ChainLayer::dense(n, out, true), {4}, 5}};
+  net.numStreams = 6;
+  return net;
+}
+
+TEST(NetworkPartition, ResidualOptimalAgainstBruteForce) {
+  std::vector<NetworkShape> nets = {residual(32, 10), residual(60, 7)};
+  // Two inputs joined, then a head: a, b -> dense each -> join -> dense.
+  NetworkShape two;
+  two.layers = {{ChainLayer::dense(20, 12, true), {0}, 2},
+                {ChainLayer::dense(16, 12, true), {1}, 3},
+                {ChainLayer::join(12), {2, 3}, 4},
+                {ChainLayer::dense(12, 5, true), {4}, 5}};
+  two.numStreams = 6;
+  nets.push_back(two);
+  for (size_t i = 0; i < nets.size(); ++i)
+    for (auto [w, h] : std::vector<std::pair<unsigned, unsigned>>{
+             {8, 8}, {16, 6}, {30, 4}, {12, 12}}) {
+      SCOPED_TRACE("network " + std::to_string(i) + " on " +
+                   std::to_string(w) + "x" + std::to_string(h));
+      target::Target t = grid(w, h);
+      std::string why;
+      auto m = partitionNetwork(nets[i], Precision::FP32, t, why);
+      auto best = bruteForce(nets[i], t, Precision::FP32);
+      if (best.first == INT64_MAX) {
+        EXPECT_FALSE(m);
+        EXPECT_FALSE(why.empty());
+        continue;
+      }
+      ASSERT_TRUE(m) << why;
+      EXPECT_EQ(m->bottleneckCycles, best.first);
+      EXPECT_EQ(m->pes, best.second);
+      // Every stream's rows are what its readers take; a join's two
+      // streams agree; kernels side by side from column 0.
+      int64_t x = 0;
+      for (size_t l = 0; l < nets[i].layers.size(); ++l) {
+        const NetworkLayer &nl = nets[i].layers[l];
+        const ChainPlacement &k = m->kernels[l];
+        EXPECT_EQ(k.x0, x);
+        x += k.width;
+        int64_t in = m->streamRows[size_t(nl.inputs[0])];
+        for (int64_t s : nl.inputs)
+          EXPECT_EQ(m->streamRows[size_t(s)], in);
+        EXPECT_EQ(nl.layer.kind == Kind::Dense ? k.width : k.rows, in);
+        EXPECT_EQ(m->streamRows[size_t(nl.output)], k.rows);
+      }
+    }
+}
+
+TEST(NetworkPartition, ChainShapeIsTheChain) {
+  std::vector<ChainLayer> chain = {ChainLayer::dense(64, 48, true),
+                                   ChainLayer::column(ColumnOp::Relu, 48),
+                                   ChainLayer::dense(48, 10, false)};
+  std::string why;
+  auto a = partitionChain(chain, Precision::FP32, grid(12, 8), why);
+  auto b = partitionNetwork(NetworkShape::chain(chain), Precision::FP32,
+                            grid(12, 8), why);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->bottleneckCycles, b->bottleneckCycles);
+  EXPECT_EQ(a->pes, b->pes);
+  for (size_t l = 0; l < chain.size(); ++l) {
+    EXPECT_EQ(a->kernels[l].x0, b->kernels[l].x0);
+    EXPECT_EQ(a->kernels[l].rows, b->kernels[l].rows);
+  }
+  EXPECT_EQ(b->streamRows.front(), b->inputRows);
+  EXPECT_EQ(b->streamRows.back(), b->outputRows);
+}
+
+TEST(NetworkPartition, MalformedShapesAreRefused) {
+  std::string why;
+  NetworkShape oneInputJoin;
+  oneInputJoin.layers = {{ChainLayer::join(8), {0}, 1}};
+  oneInputJoin.numStreams = 2;
+  EXPECT_FALSE(partitionNetwork(oneInputJoin, Precision::FP32, grid(8, 8), why));
+  EXPECT_NE(why.find("reads 1 streams, not 2"), std::string::npos) << why;
+
+  NetworkShape readsLater;
+  readsLater.layers = {{ChainLayer::column(ColumnOp::Relu, 8), {2}, 1},
+                       {ChainLayer::column(ColumnOp::Relu, 8), {0}, 2}};
+  readsLater.numStreams = 3;
+  EXPECT_FALSE(partitionNetwork(readsLater, Precision::FP32, grid(8, 8), why));
+  EXPECT_NE(why.find("reads a stream no earlier kernel writes"),
+            std::string::npos)
+      << why;
+
+  NetworkShape twoWriters;
+  twoWriters.layers = {{ChainLayer::column(ColumnOp::Relu, 8), {0}, 1},
+                       {ChainLayer::column(ColumnOp::Relu, 8), {0}, 1}};
+  twoWriters.numStreams = 2;
+  EXPECT_FALSE(partitionNetwork(twoWriters, Precision::FP32, grid(8, 8), why));
+  EXPECT_NE(why.find("writes an invalid stream"), std::string::npos) << why;
 }

@@ -354,6 +354,25 @@ int weftc::runMain(int argc, char **argv) {
   if (!json)
     return fail("cannot parse the simulator's statistics: " +
                 toString(json.takeError()));
+  // The compiler's MAC counts beside the simulator's (which counts what
+  // the PEs executed, `macs`): the model's and the executed MACs per
+  // sample, which differ when weft writes a transpose, pad or reduction as
+  // a 0/1 matrix.
+  if (json::Object *obj = json->getAsObject(); obj && !statsPath.empty()) {
+    obj->try_emplace("model_macs_per_sample", compiled.macsPerSample);
+    obj->try_emplace("executed_macs_per_sample",
+                     compiled.executedMacsPerSample);
+    {
+      std::error_code ec;
+      raw_fd_ostream os(stats, ec);
+      if (ec)
+        return fail("cannot write '" + stats + "': " + ec.message());
+      os << formatv("{0:2}", json::Value(std::move(*obj))) << "\n";
+    }
+    json = json::parse(readText(stats));
+    if (!json)
+      return fail("cannot parse the statistics: " + toString(json.takeError()));
+  }
   const json::Object *st = json->getAsObject();
   int64_t cycles = st ? st->getInteger("cycles").value_or(0) : 0;
   int64_t latency = st ? st->getInteger("latency").value_or(0) : 0;

@@ -71,3 +71,25 @@ fabric.program @mlp attributes {target = #fabric.target<8x4>} {
   fabric.checkpoint @fc1 save
   fabric.checkpoint @fc2 recompute
 }
+
+// -----
+
+// A fork (one stream, two destinations) and a join of two streams.
+// CHECK-LABEL: fabric.program @dag
+// CHECK: fabric.kernel @res : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.join<op = add, buffered = 1, fifo = 2>
+// CHECK: fabric.stream @x_fork @x[0] -> @neg[0], @res[1] : !fabric.wavelets<f32, 4>
+fabric.program @dag attributes {target = #fabric.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.kernel @neg : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Neg"> {
+  ^bb0(%a: tensor<1x4xf32>):
+    fabric.yield %a : tensor<1x4xf32>
+  }
+  fabric.kernel @res : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.join<op = add, buffered = 1, fifo = 2> {
+  ^bb0(%a: tensor<1x4xf32>, %b: tensor<1x4xf32>):
+    fabric.yield %a : tensor<1x4xf32>
+  }
+  fabric.stream @x_fork @x[0] -> @neg[0], @res[1] : !fabric.wavelets<f32, 4>
+  fabric.stream @neg_to_res @neg[0] -> @res[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @res_to_y @res[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
