@@ -728,7 +728,8 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
   Emitter e(b, loc, k, name, layer, *routes);
   int64_t r0 = 0;
   for (int64_t r = 1; r <= lay.rows; ++r) {
-    if (r < lay.rows && e.roleOf(r) == e.roleOf(r0))
+    if (r < lay.rows && e.roleOf(r) == e.roleOf(r0) &&
+        sameSwitches(*routes, k.x, lay.y0 + r, lay.y0 + r0))
       continue;
     e.emitGroup(r0, r, e.roleOf(r0));
     r0 = r;

@@ -492,7 +492,8 @@ void Emitter::emitGroups() {
   for (int64_t c = 0; c < m.smear; ++c) {
     int64_t r0 = 0;
     for (int64_t r = 1; r <= height; ++r) {
-      if (r < height && roleOf(c, r) == roleOf(c, r0))
+      if (r < height && roleOf(c, r) == roleOf(c, r0) &&
+          sameSwitches(routes, m.x0 + c, m.y0 + r, m.y0 + r0))
         continue;
       if (!roleOf(c, r0).empty())
         emitGroup(c, r0, r, roleOf(c, r0));

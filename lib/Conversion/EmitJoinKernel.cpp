@@ -270,7 +270,8 @@ LogicalResult emitJoinKernel(OpBuilder &b, Location loc, const JoinKernel &k,
   int64_t r0 = 0;
   for (int64_t r = 1; r <= lay.rows; ++r) {
     if (r < lay.rows &&
-        chunkSize(lay.n, lay.rows, r) == chunkSize(lay.n, lay.rows, r0))
+        chunkSize(lay.n, lay.rows, r) == chunkSize(lay.n, lay.rows, r0) &&
+        sameSwitches(*routes, k.x, lay.y0 + r, lay.y0 + r0))
       continue;
     e.emitGroup(r0, r, chunkSize(lay.n, lay.rows, r0));
     r0 = r;

@@ -122,6 +122,21 @@ RoutePlan columnReduce(int64_t x, int64_t y0, int64_t rows, int channel) {
   return p;
 }
 
+bool sameSwitches(const RouteTable &table, int64_t x, int64_t ya,
+                  int64_t yb) {
+  auto a = table.find({x, ya}), b = table.find({x, yb});
+  if (a == table.end() || b == table.end())
+    return a == b || (a == table.end() ? b->second.empty() : a->second.empty());
+  if (a->second.size() != b->second.size())
+    return false;
+  for (auto i = a->second.begin(), j = b->second.begin(); i != a->second.end();
+       ++i, ++j)
+    if (i->first != j->first || i->second.in != j->second.in ||
+        i->second.out != j->second.out)
+      return false;
+  return true;
+}
+
 RoutePlan relayEast(int64_t x0, int64_t gridWidth, int64_t rows) {
   RoutePlan p;
   for (int64_t x = x0; x < gridWidth; ++x)

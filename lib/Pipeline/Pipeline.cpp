@@ -49,6 +49,9 @@ void weft::populateFabricPreparePipeline(OpPassManager &pm) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createFoldElementwiseConstants());
   fn.addPass(createLinearToMatmul());
+  // Two towers joined by Concat in front of a dense layer: a dense layer per
+  // tower and joins that add them.
+  fn.addPass(createSplitConcatProducts());
   // Expressions that read x more than once become one generic (after the
   // folds, which see the importer's one-op generics).
   fn.addPass(createFuseElementwise());

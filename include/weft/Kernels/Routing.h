@@ -61,6 +61,12 @@ private:
 using RouteTable =
     std::map<std::pair<int64_t, int64_t>, std::map<int64_t, Switch>>;
 
+/// Whether PEs (x, ya) and (x, yb) have the same router settings in
+/// `table`: the emitters share one program between PEs of equal roles only
+/// where this holds too (a stream relayed past a kernel changes the
+/// settings of the rows it passes).
+bool sameSwitches(const RouteTable &table, int64_t x, int64_t ya, int64_t yb);
+
 //===----------------------------------------------------------------------===//
 // Dense layer (docs/execution-model.md, "Dense layer")
 //===----------------------------------------------------------------------===//

@@ -209,4 +209,39 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::func::FuncOp"> {
                               "Producers fused into their consumer">];
 }
 
+def SplitConcatProducts
+    : Pass<"weft-split-concat-products", "mlir::func::FuncOp"> {
+  let summary = "Split a matrix product of a concat of streams into a sum "
+                "of products";
+  let description = [{
+    [a, b] W = a W_a + b W_b: a linalg.matmul whose input is a tensor.concat
+    of two or more streamed (non-constant) tensors along the feature axis
+    (dimension 1 of [N, K]) and whose weight is a constant (W, or W^T as
+    Gemm's transB writes it) becomes one product per part with W's matching
+    rows, the first onto the original accumulator (the bias), the others onto
+    zeros, summed by elementwise adds. On the fabric, two towers joined by
+    Concat in front of a dense layer become a dense layer per tower and joins
+    (docs/execution-model.md, "Networks of layers"), with exactly the model's
+    MACs. A concat with one stream (the others constants) is
+    --weft-linear-to-matmul's; a concat of streams that feeds anything else
+    is left alone.
+
+    Example:
+    ```mlir
+    %c = tensor.concat dim(1) %a, %b : (tensor<4x3xf32>, tensor<4x5xf32>)
+        -> tensor<4x8xf32>
+    %y = linalg.matmul ins(%c, %w : tensor<4x8xf32>, tensor<8x2xf32>) ...
+    // becomes
+    %p = linalg.matmul ins(%a, %w_a : tensor<4x3xf32>, tensor<3x2xf32>) ...
+    %q = linalg.matmul ins(%b, %w_b : tensor<4x5xf32>, tensor<5x2xf32>) ...
+    %y = linalg.generic {...} ins(%p, %q ...) { arith.addf }
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [Statistic<"numSplit", "num-split",
+                              "Products of concats split">];
+}
+
 #endif // WEFT_TRANSFORMS_PASSES

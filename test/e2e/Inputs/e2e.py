@@ -75,6 +75,8 @@ def numpy_graph(model, inputs):
         elif n.op_type == "Erf":
             from math import erf
             y = np.vectorize(erf)(ins[0].astype(np.float64))
+        elif n.op_type == "Concat":
+            y = np.concatenate(ins, axis=a["axis"])
         elif n.op_type == "Flatten":
             y = ins[0].reshape(ins[0].shape[0], -1)
         else:

@@ -10,6 +10,7 @@
 #     two-heads  x -> fc1 -> Relu -> {fc_a -> y1, fc_b -> Softmax -> y2}
 #     gated      x -> {fc_u, fc_g -> Sigmoid} -> u * sigmoid(g) -> fc_out
 #     two-inputs a, b -> fc_a(a) - fc_b(b), max with b -> y         (two streamed inputs)
+#     towers     x -> {fc_a1 -> Relu -> fc_a2 -> Relu, fc_b -> Relu} -> Concat -> fc_out
 #   gen_dag.py input OUT.npy --shape B,K [--seed S]   a seeded N(0, 1) input
 #
 # Weights are seeded N(0, 1/K); every model has a batch of B samples.
@@ -63,6 +64,14 @@ def model(kind, path, batch):
                  "diff")
         b.op("Max", [d, "b"], "y")
         ins, outs = [("a", 12), ("b", 12)], [("y", 12)]
+    elif kind == "towers":
+        a = b.op("Relu", [b.dense("x", 24, 16, "fc_a1")], "act_a1")
+        a = b.op("Relu", [b.dense(a, 16, 12, "fc_a2")], "act_a2")
+        c = b.op("Relu", [b.dense("x", 24, 8, "fc_b")], "act_b")
+        b.nodes.append(helper.make_node("Concat", [a, c], ["cat"], name="cat",
+                                        axis=1))
+        b.dense("cat", 20, 6, "y")
+        ins, outs = [("x", 24)], [("y", 6)]
     else:
         sys.exit("gen_dag.py: unknown model " + kind)
     g = helper.make_graph(
