@@ -144,6 +144,7 @@ struct LowerFabricToWaveletPass
     if (failed(graph))
       return failure();
     std::vector<Stage> &stages = graph->stages;
+    std::vector<int64_t> latency = streamLatencies(*graph);
     auto target = program.getTargetAttr();
 
     // The routes and colors --weft-route-streams and --weft-allocate-colors
@@ -262,6 +263,17 @@ struct LowerFabricToWaveletPass
         if (k.buffered < 0)
           return s.kernel.emitOpError("has no FIFO chosen: run "
                                       "--weft-partition-dense first");
+        // The deadlock rule (docs/execution-model.md, "Networks of
+        // layers"): the buffered input is the one that arrives first.
+        int64_t mine = latency[size_t(s.inputs[size_t(k.buffered)])],
+                other = latency[size_t(s.inputs[size_t(1 - k.buffered)])];
+        if (mine > other)
+          return s.kernel.emitOpError("buffers input ")
+                 << k.buffered << ", whose branch arrives later (predicted "
+                 << "latency " << mine << " cycles against " << other
+                 << "): the fork feeding both branches would deadlock; "
+                    "buffer input "
+                 << 1 - k.buffered;
         k.x = s.x;
         k.layout = RowChunks{s.outN, s.height, 0};
         k.colorA = streamColor(s.inputs[0]);

@@ -261,6 +261,18 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
   return success();
 }
 
+std::vector<int64_t> streamLatencies(const Graph &g) {
+  std::vector<int64_t> latency(g.streams.size(), 0);
+  for (const Stage &st : g.stages) {
+    int64_t in = 0;
+    for (int64_t s : st.inputs)
+      in = std::max(in, latency[size_t(s)]);
+    latency[size_t(st.output)] =
+        in + fab::KernelOp(st.kernel).getPredictedCycles().value_or(0);
+  }
+  return latency;
+}
+
 FailureOr<Graph> analyzeGraph(fab::ProgramOp program, bool placed,
                               bool withData) {
   Graph g;

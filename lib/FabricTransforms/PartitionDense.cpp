@@ -132,13 +132,8 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
   /// the chosen plan predicts.
   void decideJoins(wc::Graph &graph, const wc::ChainMapping &mapping,
                    const target::Target &t) {
-    std::vector<int64_t> latency(graph.streams.size(), 0);
-    for (auto [st, placed] : llvm::zip(graph.stages, mapping.kernels)) {
-      int64_t in = 0;
-      for (int64_t s : st.inputs)
-        in = std::max(in, latency[size_t(s)]);
-      latency[size_t(st.output)] = in + placed.predictedCycles;
-    }
+    // (The kernels' predicted cycles are set: the latencies read them.)
+    std::vector<int64_t> latency = wc::streamLatencies(graph);
     for (auto [st, placed] : llvm::zip(graph.stages, mapping.kernels)) {
       auto scheme = dyn_cast<wf::JoinSchemeAttr>(st.kernel.getScheme());
       if (!scheme)

@@ -158,3 +158,47 @@ fabric.program @mismatch attributes {target = #fabric.target<6x4>} {
   fabric.stream @s1 @a[0] -> @b[0] : !fabric.wavelets<f32, 4>
   fabric.stream @s2 @b[0] -> @y[0] : !fabric.wavelets<f32, 2>
 }
+
+// -----
+
+// The join buffers fc2's result, which arrives a whole fc2 after fc1's:
+// the fork of fc1's result to fc2 and the join would deadlock.
+#map = affine_map<(d0, d1) -> (d0, d1)>
+fabric.program @main_graph attributes {target = #fabric.target<6x4, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x  input  west rows 0 to 2 : tensor<1x2xf32>
+  fabric.io @y  output  east rows 0 to 2 : tensor<1x2xf32>
+  fabric.io @h  output  east rows 0 to 2 : tensor<1x2xf32>
+  fabric.kernel @fc1 : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 2, neurons = 2, weights = dense<1.000000e+00> : tensor<2x2xf32>> at <0, 0, 2, 2> attributes {precision = #fabric<precision fp32>, predicted_cycles = 18 : i64, smear = 2 : i64} {
+  ^bb0(%arg0: tensor<1x2xf32>):
+    %cst = arith.constant dense<1.000000e+00> : tensor<2x2xf32>
+    %0 = tensor.empty() : tensor<1x2xf32>
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %1 = linalg.fill ins(%cst_0 : f32) outs(%0 : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %2 = linalg.matmul ins(%arg0, %cst : tensor<1x2xf32>, tensor<2x2xf32>) outs(%1 : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %2 : tensor<1x2xf32>
+  }
+  fabric.kernel @fc2 : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 2, neurons = 2, weights = dense<1.000000e+00> : tensor<2x2xf32>> at <2, 0, 2, 2> attributes {precision = #fabric<precision fp32>, predicted_cycles = 18 : i64, smear = 2 : i64} {
+  ^bb0(%arg0: tensor<1x2xf32>):
+    %cst = arith.constant dense<1.000000e+00> : tensor<2x2xf32>
+    %0 = tensor.empty() : tensor<1x2xf32>
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %1 = linalg.fill ins(%cst_0 : f32) outs(%0 : tensor<1x2xf32>) -> tensor<1x2xf32>
+    %2 = linalg.matmul ins(%arg0, %cst : tensor<1x2xf32>, tensor<2x2xf32>) outs(%1 : tensor<1x2xf32>) -> tensor<1x2xf32>
+    fabric.yield %2 : tensor<1x2xf32>
+  }
+  // expected-error @below {{buffers input 0, whose branch arrives later (predicted latency 36 cycles against 18): the fork feeding both branches would deadlock; buffer input 1}}
+  fabric.kernel @res : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.join<op = add, buffered = 0, fifo = 2> at <4, 0, 1, 2> attributes {precision = #fabric<precision fp32>, predicted_cycles = 4 : i64} {
+  ^bb0(%arg0: tensor<1x2xf32>, %arg1: tensor<1x2xf32>):
+    %0 = tensor.empty() : tensor<1x2xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<1x2xf32>, tensor<1x2xf32>) outs(%0 : tensor<1x2xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.addf %in, %in_0 : f32
+      linalg.yield %2 : f32
+    } -> tensor<1x2xf32>
+    fabric.yield %1 : tensor<1x2xf32>
+  }
+  fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @fc1_fork @fc1[0] -> @fc2[0], @res[1], @h[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @fc2_to_res @fc2[0] -> @res[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @res_to_y @res[0] -> @y[0] : !fabric.wavelets<f32, 2>
+}

@@ -75,6 +75,14 @@ struct Graph {
   int64_t streamOf(fabric::IoOp io) const;
 };
 
+/// The predicted latency of every stream (indexed as Graph::streams): 0
+/// for a host input, else the producer's latest input's plus the
+/// producer's predicted cycles per sample (a kernel completes a sample's
+/// result only after the whole sample has arrived). A join buffers the
+/// input of smaller latency (docs/execution-model.md, "Networks of
+/// layers").
+std::vector<int64_t> streamLatencies(const Graph &g);
+
 /// The graph of `program`: its streams, and its kernels in topological
 /// order with their schemes (dense weights only with `withData`). Without
 /// `placed`, a kernel port no stream connects gets a stream of its own
