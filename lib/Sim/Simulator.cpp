@@ -17,7 +17,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Load.h"
 #include "Machine.h"
+#include "Pool.h"
 #include "Step.h"
 
 #include "weft/Binary/Binary.h"
@@ -61,67 +63,6 @@ const char *statusName(Status s) {
 Simulator::~Simulator() = default;
 
 namespace {
-
-/// A spinning fork/join pool: run(fn) calls fn(t) for t in [0, threads) and
-/// returns when all are done; the caller is thread 0.
-class Pool {
-public:
-  explicit Pool(unsigned n) : n(n) {
-    for (unsigned t = 1; t < n; ++t)
-      workers.emplace_back([this, t] { loop(t); });
-  }
-  ~Pool() {
-    stop.store(true);
-    generation.fetch_add(1);
-    for (std::thread &w : workers)
-      w.join();
-  }
-  unsigned size() const { return n; }
-  template <typename F> void run(F &&f) {
-    job = [&f](unsigned t) { f(t); };
-    pending.store(n - 1);
-    generation.fetch_add(1, std::memory_order_release);
-    f(0);
-    // Spin briefly, then yield: on a loaded machine a spinning waiter
-    // would steal the core its worker needs.
-    for (unsigned spins = 0; pending.load(std::memory_order_acquire);)
-      if (++spins > 64)
-        std::this_thread::yield();
-      else
-        spin();
-  }
-
-private:
-  static void spin() {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-  }
-  void loop(unsigned t) {
-    uint64_t seen = 0;
-    for (;;) {
-      unsigned spins = 0;
-      uint64_t g;
-      while ((g = generation.load(std::memory_order_acquire)) == seen) {
-        if (++spins > 64)
-          std::this_thread::yield();
-        else
-          spin();
-      }
-      seen = g;
-      if (stop.load())
-        return;
-      job(t);
-      pending.fetch_sub(1, std::memory_order_acq_rel);
-    }
-  }
-  unsigned n;
-  std::vector<std::thread> workers;
-  std::function<void(unsigned)> job;
-  std::atomic<uint64_t> generation{0};
-  std::atomic<unsigned> pending{0};
-  std::atomic<bool> stop{false};
-};
 
 /// How many PEs ahead of the one it steps a sweep prefetches.
 constexpr size_t kPrefetchAhead = 8;
@@ -182,7 +123,42 @@ public:
   std::string traceJson() const override;
 
 private:
+  /// PEs by position.
+  struct PeGrid : std::unordered_map<uint64_t, Pe *> {
+    Pe *at(uint64_t x, uint64_t y) const {
+      auto it = find((y << 32) | x);
+      return it == end() ? nullptr : it->second;
+    }
+  };
+  // Loading (load() in the order it runs them).
+  bool loadProgram(std::string &why);
+  void configure();
+  bool reserveMemories(size_t count, std::string &why);
+  void allocateArena(size_t count);
+  bool placePes(size_t count, const std::vector<QueueLayout> &layouts,
+                PeGrid &grid, std::string &why);
+  bool initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
+              const QueueLayout &layout, size_t queueAt, std::string &why);
+  void linkNeighbours(const PeGrid &grid);
+  bool openStreams(const PeGrid &grid, std::string &why);
+  void initSchedule();
+  /// Sets `why` to `m` and returns false (a load error).
+  static bool loadError(std::string &why, const std::string &m) {
+    why = m;
+    return false;
+  }
+
+  // The cycle loop (cycleOnce() and its phases, in order).
   bool cycleOnce();
+  bool decide(bool &anyProgress);
+  uint32_t firstStepError(std::string &err) const;
+  bool commit();
+  void collectTrace();
+  void scheduleNext();
+  void dropSleepers(std::vector<uint32_t> &next, uint64_t nextMark);
+  void fireTimers(std::vector<uint32_t> &next, uint64_t nextMark);
+  bool endCycle(bool anyProgress);
+  std::string leftoverWarning() const;
   void injectHost(ThreadOut &out);
   bool collectHost(ThreadOut &out);
   std::string deadlockReport() const;
@@ -266,11 +242,50 @@ private:
 //===----------------------------------------------------------------------===//
 
 bool Engine::load(std::string *error) {
-  auto bad = [&](const std::string &m) {
+  std::string why;
+  if (!loadProgram(why)) {
     if (error)
-      *error = m;
+      *error = why;
     return false;
-  };
+  }
+  return true;
+}
+
+bool Engine::loadProgram(std::string &why) {
+  configure();
+  if (opts.samples == 0)
+    return loadError(why, "the number of samples must be at least 1");
+  caches = decodeImages(prog, target);
+  size_t count = countPes(prog);
+  if (count > UINT32_MAX / 2)
+    return loadError(why, "the program places code on " + std::to_string(count) +
+                         " PEs; the simulator handles at most " +
+                         std::to_string(UINT32_MAX / 2));
+  if (std::string e = checkStateFits(count); !e.empty())
+    return loadError(why, e);
+  std::vector<QueueLayout> layouts = planQueues(prog, cfg);
+  size_t queueWords = 0;
+  for (const binary::Group &g : prog.groups)
+    queueWords += layouts[g.image].words * g.width * g.height;
+  if (!reserveMemories(count, why))
+    return false;
+  allocateArena(count);
+  queueStore.assign(queueWords, 0);
+  // PEs by position, only those a group covers: nothing here is dense in
+  // the fabric's size.
+  PeGrid grid;
+  if (!placePes(count, layouts, grid, why))
+    return false;
+  linkNeighbours(grid);
+  if (!openStreams(grid, why))
+    return false;
+  sampleDone.assign(opts.samples, 0);
+  initSchedule();
+  return true;
+}
+
+/// The fabric-wide constants every step reads.
+void Engine::configure() {
   cfg.target = &target;
   cfg.colors = target.routableColors();
   cfg.rqDepth = target.config().routerQueueDepth;
@@ -279,221 +294,162 @@ bool Engine::load(std::string *error) {
   cfg.descWords = target.descriptorWords();
   cfg.trace = opts.trace;
   cfg.batch = opts.mode == Mode::Fast;
-  if (opts.samples == 0)
-    return bad("the number of samples must be at least 1");
+}
 
-  // Decode each image's code once; PEs that overwrite their code fall back
-  // to decoding from memory.
-  caches.resize(prog.images.size());
-  for (size_t i = 0; i < prog.images.size(); ++i) {
-    DecodeCache &c = caches[i];
-    c.insts.assign(target.memorySlots(), Instruction());
-    c.status.assign(target.memorySlots(), DecodeCache::Uncached);
-    for (const binary::Segment &s : prog.images[i].segments) {
-      uint32_t first = (s.address + 1) / 2;
-      uint32_t end = uint32_t((s.address + s.words.size()) / 2);
-      for (uint32_t slot = first; slot < end; ++slot) {
-        uint32_t lo = s.words[2 * slot - s.address];
-        uint32_t hi = s.words[2 * slot + 1 - s.address];
-        std::optional<Instruction> d;
-        if (!(hi & 0xfff0u))
-          d = Instruction::decode(lo | (hi << 16));
-        c.status[slot] = d ? DecodeCache::Valid : DecodeCache::Invalid;
-        if (d)
-          c.insts[slot] = *d;
-      }
-    }
-    c.cachedBefore.assign(c.status.size() + 1, 0);
-    for (size_t slot = 0; slot < c.status.size(); ++slot)
-      c.cachedBefore[slot + 1] =
-          c.cachedBefore[slot] + (c.status[slot] != DecodeCache::Uncached);
-  }
-
-  unsigned w = target.width(), h = target.height();
-  // PEs by position, only those a group covers: nothing here is dense in
-  // the fabric's size.
-  std::unordered_map<uint64_t, Pe *> grid;
-  auto at = [&](uint64_t x, uint64_t y) -> Pe * {
-    auto it = grid.find((y << 32) | x);
-    return it == grid.end() ? nullptr : it->second;
-  };
-  size_t count = 0;
-  for (const binary::Group &g : prog.groups)
-    count += size_t(g.width) * g.height;
-  if (count > UINT32_MAX / 2)
-    return bad("the program places code on " + std::to_string(count) +
-               " PEs; the simulator handles at most " +
-               std::to_string(UINT32_MAX / 2));
-  // The fixed state must fit in the machine's memory (an allocation that
-  // the OS would overcommit and then fail to back would kill the process).
-  {
-    double need = double(count) * sizeof(Pe);
-    double have = double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-    if (have > 0 && need > have)
-      return bad("the program places code on " + std::to_string(count) +
-                 " PEs, whose state needs " +
-                 std::to_string(uint64_t(need / double(1 << 30))) +
-                 " GiB; this machine has " +
-                 std::to_string(uint64_t(have / double(1 << 30))) + " GiB");
-  }
-  // Queue storage only for the queues a wavelet can enter (per image).
-  struct QueueLayout {
-    uint8_t rqSlot[5 * 32], cqSlot[32];
-    size_t rqWords = 0, words = 0;
-  };
-  std::vector<QueueLayout> layouts(prog.images.size());
-  for (size_t i = 0; i < prog.images.size(); ++i) {
-    QueueLayout &l = layouts[i];
-    std::fill(std::begin(l.rqSlot), std::end(l.rqSlot), Pe::kNoSlot);
-    std::fill(std::begin(l.cqSlot), std::end(l.cqSlot), Pe::kNoSlot);
-    unsigned nr = 0, nc = 0;
-    for (const binary::Route &r : prog.images[i].routes) {
-      if (r.color >= cfg.colors)
-        continue;
-      for (unsigned port = 0; port < 5; ++port)
-        if (r.inputs & (1u << port))
-          l.rqSlot[cfg.rqIndex(port, r.color)] = uint8_t(nr++);
-      if (r.outputs & (1u << unsigned(Dir::Ramp)))
-        l.cqSlot[r.color] = uint8_t(nc++);
-    }
-    l.rqWords = size_t(nr) * cfg.rqDepth;
-    l.words = l.rqWords + size_t(nc) * cfg.cqDepth;
-  }
-  size_t queueWords = 0;
-  for (const binary::Group &g : prog.groups)
-    queueWords += layouts[g.image].words * g.width * g.height;
-  // PE memories: one reservation the OS commits page by page as they are
-  // written, so unwritten memory takes address space but no RAM.
+/// PE memories: one reservation the OS commits page by page as they are
+/// written, so unwritten memory takes address space but no RAM.
+bool Engine::reserveMemories(size_t count, std::string &why) {
   memStride = (size_t(cfg.memWords) * 2 + 4095) & ~size_t(4095);
   memBytes = memStride * count;
-  if (count) {
-    void *m = mmap(nullptr, memBytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) {
-      std::string e = "cannot reserve " + std::to_string(memBytes >> 20) +
-                      " MiB of address space for the memories of " +
-                      std::to_string(count) + " PEs";
-      memBytes = 0;
-      return bad(e);
-    }
-    memBase = static_cast<uint16_t *>(m);
-    // Programs that initialise a quarter of every PE's memory or more (the
-    // weights of a dense layer) get huge pages: their instructions stream
-    // through memory all over the reservation, and small pages would cost
-    // a TLB miss per vector. Sparse programs keep small pages, which are
-    // committed one by one as they are written.
-    uint64_t initWords = 0;
-    for (const binary::Group &g : prog.groups) {
-      uint64_t perPe = 0;
-      for (const binary::Segment &sg : prog.images[g.image].segments)
-        perPe += sg.words.size();
-      for (const binary::PerPeSegment &sg : g.perPe)
-        perPe += sg.wordsPerPE;
-      initWords += perPe * g.width * g.height;
-    }
-#ifdef MADV_HUGEPAGE
-    if (initWords * 4 >= uint64_t(count) * cfg.memWords)
-      madvise(m, memBytes, MADV_HUGEPAGE);
-#endif
+  if (!count)
+    return true;
+  void *m = mmap(nullptr, memBytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) {
+    std::string e = "cannot reserve " + std::to_string(memBytes >> 20) +
+                    " MiB of address space for the memories of " +
+                    std::to_string(count) + " PEs";
+    memBytes = 0;
+    return loadError(why, e);
   }
+  memBase = static_cast<uint16_t *>(m);
+  // Programs that initialise a quarter of every PE's memory or more (the
+  // weights of a dense layer) get huge pages: their instructions stream
+  // through memory all over the reservation, and small pages would cost
+  // a TLB miss per vector. Sparse programs keep small pages, which are
+  // committed one by one as they are written.
+  uint64_t initWords = initialisedWords(prog);
+#ifdef MADV_HUGEPAGE
+  if (initWords * 4 >= uint64_t(count) * cfg.memWords)
+    madvise(m, memBytes, MADV_HUGEPAGE);
+#else
+  (void)initWords;
+#endif
+  return true;
+}
+
+/// The PEs' fixed state, contiguous, on huge pages where the OS gives them.
+void Engine::allocateArena(size_t count) {
   arenaBytes = (count * sizeof(Pe) + (size_t(2) << 20) - 1) &
                ~((size_t(2) << 20) - 1);
-  if (count) {
-    void *a = mmap(nullptr, arenaBytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (a == MAP_FAILED) {
-      arenaBytes = 0;
-      throw std::bad_alloc();
-    }
-#ifdef MADV_HUGEPAGE
-    madvise(a, arenaBytes, MADV_HUGEPAGE);
-#endif
-    arena = static_cast<Pe *>(a);
-    for (; arenaCount < count; ++arenaCount)
-      new (arena + arenaCount) Pe();
+  if (!count)
+    return;
+  void *a = mmap(nullptr, arenaBytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (a == MAP_FAILED) {
+    arenaBytes = 0;
+    throw std::bad_alloc();
   }
-  queueStore.assign(queueWords, 0);
+#ifdef MADV_HUGEPAGE
+  madvise(a, arenaBytes, MADV_HUGEPAGE);
+#endif
+  arena = static_cast<Pe *>(a);
+  for (; arenaCount < count; ++arenaCount)
+    new (arena + arenaCount) Pe();
+}
+
+/// Builds the PEs of every group, in group order.
+bool Engine::placePes(size_t count, const std::vector<QueueLayout> &layouts,
+                      PeGrid &grid, std::string &why) {
   grid.reserve(count);
   pes.reserve(count);
   size_t queueAt = 0;
   for (const binary::Group &g : prog.groups) {
-    const binary::CodeImage &img = prog.images[g.image];
     const QueueLayout &layout = layouts[g.image];
     for (uint32_t gy = 0; gy < g.height; ++gy)
       for (uint32_t gx = 0; gx < g.width; ++gx) {
         Pe &p = arena[pes.size()];
-        p.index = uint32_t(pes.size());
-        p.x = g.x + gx;
-        p.y = g.y + gy;
-        p.layer = g.layer;
-        for (const binary::Route &r : img.routes) {
-          for (unsigned d = 0; d < 4; ++d)
-            if (((r.inputs | r.outputs) & (1u << d)) &&
-                !target.hasLink(p.x, p.y, Dir(d)))
-              return bad("PE (" + std::to_string(p.x) + ", " +
-                         std::to_string(p.y) + ") routes color " +
-                         std::to_string(r.color) + " through " +
-                         dirName(Dir(d)) + ", where it has no link");
-          p.route[r.color] = r;
-        }
-        std::copy(std::begin(layout.rqSlot), std::end(layout.rqSlot),
-                  p.rqSlot);
-        std::copy(std::begin(layout.cqSlot), std::end(layout.cqSlot),
-                  p.cqSlot);
-        // The PE's block: its router queues, then its CE queues.
-        p.rqData = queueStore.data() + queueAt;
-        p.cqData = p.rqData + layout.rqWords;
+        if (!initPe(p, g, gx, gy, layout, queueAt, why))
+          return false;
         queueAt += layout.words;
-        p.mem = memBase + memStride / 2 * p.index;
-        uint32_t used = 0;
-        // Copy only non-zero runs: the reservation reads as zero, and a
-        // page never written takes no memory.
-        auto put = [&](uint32_t address, const uint16_t *words, size_t n) {
-          for (size_t i = 0; i < n; ++i)
-            if (words[i])
-              p.mem[address + i] = words[i];
-        };
-        for (const binary::Segment &s : img.segments) {
-          put(s.address, s.words.data(), s.words.size());
-          used += uint32_t(s.words.size());
-        }
-        for (const binary::PerPeSegment &s : g.perPe) {
-          size_t off = (size_t(gy) * g.width + gx) * s.wordsPerPE;
-          put(s.address, s.words.data() + off, s.wordsPerPE);
-          used += s.wordsPerPE;
-        }
-        p.st.memoryWordsUsed = used;
-        for (const binary::Param &pr : g.params)
-          p.gpr[pr.gpr] = pr.valueAt(gx, gy);
-        p.active = img.active;
-        p.blocked = img.blocked;
-        p.cache = &caches[g.image];
-        uint32_t seed = 0x9E3779B9u ^ ((p.x << 16) | p.y);
-        p.prng = seed ? seed : 1;
-        p.rrPointer = cfg.colors * 5 - 1;
-        p.st.x = p.x;
-        p.st.y = p.y;
-        p.st.layer = g.layer;
         grid[(uint64_t(p.y) << 32) | p.x] = &p;
         pes.push_back(&p);
       }
   }
+  return true;
+}
+
+/// The PE at (gx, gy) of group `g`: its routes, queues, memory, registers
+/// and task state. Fails when a route leaves the fabric.
+bool Engine::initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
+                    const QueueLayout &layout, size_t queueAt,
+                    std::string &why) {
+  const binary::CodeImage &img = prog.images[g.image];
+  p.index = uint32_t(pes.size());
+  p.x = g.x + gx;
+  p.y = g.y + gy;
+  p.layer = g.layer;
+  for (const binary::Route &r : img.routes) {
+    for (unsigned d = 0; d < 4; ++d)
+      if (((r.inputs | r.outputs) & (1u << d)) &&
+          !target.hasLink(p.x, p.y, Dir(d)))
+        return loadError(why, "PE (" + std::to_string(p.x) + ", " +
+                             std::to_string(p.y) + ") routes color " +
+                             std::to_string(r.color) + " through " +
+                             dirName(Dir(d)) + ", where it has no link");
+    p.route[r.color] = r;
+  }
+  std::copy(std::begin(layout.rqSlot), std::end(layout.rqSlot), p.rqSlot);
+  std::copy(std::begin(layout.cqSlot), std::end(layout.cqSlot), p.cqSlot);
+  // The PE's block: its router queues, then its CE queues.
+  p.rqData = queueStore.data() + queueAt;
+  p.cqData = p.rqData + layout.rqWords;
+  p.mem = memBase + memStride / 2 * p.index;
+  uint32_t used = 0;
+  // Copy only non-zero runs: the reservation reads as zero, and a page
+  // never written takes no memory.
+  auto put = [&](uint32_t address, const uint16_t *words, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      if (words[i])
+        p.mem[address + i] = words[i];
+  };
+  for (const binary::Segment &s : img.segments) {
+    put(s.address, s.words.data(), s.words.size());
+    used += uint32_t(s.words.size());
+  }
+  for (const binary::PerPeSegment &s : g.perPe) {
+    size_t off = (size_t(gy) * g.width + gx) * s.wordsPerPE;
+    put(s.address, s.words.data() + off, s.wordsPerPE);
+    used += s.wordsPerPE;
+  }
+  p.st.memoryWordsUsed = used;
+  for (const binary::Param &pr : g.params)
+    p.gpr[pr.gpr] = pr.valueAt(gx, gy);
+  p.active = img.active;
+  p.blocked = img.blocked;
+  p.cache = &caches[g.image];
+  uint32_t seed = 0x9E3779B9u ^ ((p.x << 16) | p.y);
+  p.prng = seed ? seed : 1;
+  p.rrPointer = cfg.colors * 5 - 1;
+  p.st.x = p.x;
+  p.st.y = p.y;
+  p.st.layer = g.layer;
+  return true;
+}
+
+/// Each PE's neighbours (null where no PE runs) and host-port links.
+void Engine::linkNeighbours(const PeGrid &grid) {
+  unsigned w = target.width(), h = target.height();
   for (auto &pe : pes) {
     Pe &p = *pe;
     if (p.y > 0)
-      p.neighbour[0] = at(p.x, p.y - 1);
+      p.neighbour[0] = grid.at(p.x, p.y - 1);
     if (p.x + 1 < w)
-      p.neighbour[1] = at(p.x + 1, p.y);
+      p.neighbour[1] = grid.at(p.x + 1, p.y);
     if (p.y + 1 < h)
-      p.neighbour[2] = at(p.x, p.y + 1);
+      p.neighbour[2] = grid.at(p.x, p.y + 1);
     if (p.x > 0)
-      p.neighbour[3] = at(p.x - 1, p.y);
+      p.neighbour[3] = grid.at(p.x - 1, p.y);
     for (unsigned d = 0; d < 4; ++d)
       if (target.isHostPort(p.x, p.y, Dir(d)))
         p.hostPorts |= uint8_t(1u << d);
   }
+}
 
-  // Host ports and streams (§5).
+/// Host ports and streams (§5): each stream's rows, the host ports that
+/// inject inputs, and the ports outputs arrive on.
+bool Engine::openStreams(const PeGrid &grid, std::string &why) {
+  unsigned w = target.width();
   std::map<std::pair<unsigned, unsigned>, unsigned> portIndex;
   streams.resize(prog.io.size());
   for (unsigned i = 0; i < prog.io.size(); ++i) {
@@ -507,15 +463,15 @@ bool Engine::load(std::string *error) {
     unsigned x = io.edge == Dir::West ? 0 : w - 1;
     for (uint64_t r = 0; r < rows; ++r) {
       unsigned y = unsigned(io.firstRow + r);
-      Pe *pe = at(x, y);
+      Pe *pe = grid.at(x, y);
       uint64_t begin = std::min(n, r * s.chunk);
       uint64_t len = std::min(n, begin + s.chunk) - begin;
       if (len && !pe)
-        return bad(std::string(io.output ? "output" : "input") + " '" +
-                   io.name + "' uses the " + dirName(io.edge) +
-                   " host port of row " + std::to_string(y) +
-                   ", but PE (" + std::to_string(x) + ", " +
-                   std::to_string(y) + ") runs no program");
+        return loadError(why, std::string(io.output ? "output" : "input") + " '" +
+                             io.name + "' uses the " + dirName(io.edge) +
+                             " host port of row " + std::to_string(y) +
+                             ", but PE (" + std::to_string(x) + ", " +
+                             std::to_string(y) + ") runs no program");
       uint64_t wavelets = io.format == PayloadFormat::Dense16x2
                               ? (len + 1) / 2
                               : len;
@@ -523,10 +479,11 @@ bool Engine::load(std::string *error) {
         s.rows[r].expected = wavelets;
         auto key = std::make_tuple(unsigned(io.edge), y, unsigned(io.color));
         if (len && !outputByPort.emplace(key, i).second)
-          return bad("outputs '" + prog.io[outputByPort[key]].name +
-                     "' and '" + io.name + "' both arrive on the " +
-                     dirName(io.edge) + " port of row " + std::to_string(y) +
-                     " with color " + std::to_string(io.color));
+          return loadError(why, "outputs '" + prog.io[outputByPort[key]].name +
+                               "' and '" + io.name + "' both arrive on the " +
+                               dirName(io.edge) + " port of row " +
+                               std::to_string(y) + " with color " +
+                               std::to_string(io.color));
       } else if (len) {
         auto key = std::make_pair(unsigned(io.edge), y);
         auto it = portIndex.find(key);
@@ -542,8 +499,12 @@ bool Engine::load(std::string *error) {
     }
     s.bound = io.output;
   }
-  sampleDone.assign(opts.samples, 0);
+  return true;
+}
 
+/// The thread pool and the fast mode's scheduling state: every PE is
+/// stepped in the first cycle.
+void Engine::initSchedule() {
   unsigned threads = opts.mode == Mode::Fast ? std::max(1u, opts.threads) : 1;
   pool = std::make_unique<Pool>(threads);
   outs.resize(threads);
@@ -554,7 +515,6 @@ bool Engine::load(std::string *error) {
   current.clear();
   for (auto &pe : pes)
     current.push_back(pe->index);
-  return true;
 }
 
 void Engine::packInput(StreamState &s, const std::vector<uint8_t> &bytes) {
@@ -778,14 +738,45 @@ std::vector<uint8_t> Engine::output(const std::string &name) const {
 
 /// Runs one cycle; returns false when the run has ended (status set).
 bool Engine::cycleOnce() {
-  ThreadOut &main = outs[0];
   bool reference = opts.mode == Mode::Reference;
   if (reference) {
     current.resize(pes.size());
     for (size_t i = 0; i < pes.size(); ++i)
       current[i] = uint32_t(i);
   }
-  // Decide.
+  bool anyProgress = false;
+  if (!decide(anyProgress) || !commit())
+    return false;
+  if (opts.trace)
+    collectTrace();
+  // A PE asleep in this cycle spent it on its batched instruction.
+  anyProgress |= numSleeping > 0;
+  if (!reference)
+    scheduleNext();
+  for (ThreadOut &o : outs) {
+    o.progressed.clear();
+    o.woken.clear();
+  }
+  return endCycle(anyProgress);
+}
+
+/// The first program error of the cycle's threads (by PE index) in `err`;
+/// UINT32_MAX when there is none.
+uint32_t Engine::firstStepError(std::string &err) const {
+  uint32_t errPe = UINT32_MAX;
+  for (const ThreadOut &o : outs)
+    if (o.errorPe < errPe) {
+      errPe = o.errorPe;
+      err = o.error;
+    }
+  return errPe;
+}
+
+/// The decide phase: host ports inject, the PEs in `current` step (over the
+/// pool's threads when there are enough), and what reached the host ports
+/// is collected. Sets `anyProgress`; false when the run has failed.
+bool Engine::decide(bool &anyProgress) {
+  ThreadOut &main = outs[0];
   injectHost(main);
   bool hostMoved = !main.woken.empty();
   unsigned T = pool->size();
@@ -813,18 +804,12 @@ bool Engine::cycleOnce() {
     pool->run(stepRange);
   else
     stepRange(0);
-  uint32_t errPe = UINT32_MAX;
   std::string err;
-  for (ThreadOut &o : outs)
-    if (o.errorPe < errPe) {
-      errPe = o.errorPe;
-      err = o.error;
-    }
-  if (errPe != UINT32_MAX) {
+  if (firstStepError(err) != UINT32_MAX) {
     fail(err);
     return false;
   }
-  bool anyProgress = hostMoved;
+  anyProgress = hostMoved;
   for (ThreadOut &o : outs) {
     anyProgress |= !o.progressed.empty();
     if (&o != &main) {
@@ -837,10 +822,13 @@ bool Engine::cycleOnce() {
   main.hostOut.erase(std::unique(main.hostOut.begin(), main.hostOut.end()),
                      main.hostOut.end());
   anyProgress |= collectHost(main);
-  if (st == Status::Error)
-    return false;
+  return st != Status::Error;
+}
 
-  // Commit: every stepped PE and every PE a latch was written into.
+/// The commit phase: every stepped PE and every PE a latch was written
+/// into applies its dequeues and latched wavelets. False when the run has
+/// failed.
+bool Engine::commit() {
   uint64_t mark = now + 1;
   commitSet.clear();
   auto addCommit = [&](uint32_t i) {
@@ -856,6 +844,7 @@ bool Engine::cycleOnce() {
       addCommit(i);
   }
   // Per-thread scratch, kept across cycles so the loop does not allocate.
+  unsigned T = pool->size();
   commitErrors.resize(T);
   commitErrorPe.assign(T, UINT32_MAX);
   wakes.resize(T);
@@ -884,6 +873,8 @@ bool Engine::cycleOnce() {
     pool->run(commitRange);
   else
     commitRange(0);
+  uint32_t errPe = UINT32_MAX;
+  std::string err;
   for (unsigned t = 0; t < T; ++t)
     if (commitErrorPe[t] < errPe) {
       errPe = commitErrorPe[t];
@@ -893,126 +884,127 @@ bool Engine::cycleOnce() {
     fail(err);
     return false;
   }
+  return true;
+}
 
-  // Trace events, kept in a canonical order at output time.
-  if (opts.trace)
-    for (ThreadOut &o : outs) {
-      for (const TraceEvent &e : o.trace) {
-        if (trace.size() >= opts.traceLimit) {
-          traceTruncated = true;
-          break;
-        }
-        trace.push_back(e);
-      }
-      o.trace.clear();
-    }
-
-  // A PE asleep in this cycle spent it on its batched instruction.
-  anyProgress |= numSleeping > 0;
-
-  // Next cycle's set (fast mode): progressed, woken and credited PEs.
-  if (!reference) {
-    uint64_t nextMark = now + 1;
-    std::vector<uint32_t> &next = nextSet;
-    next.clear();
-    auto addNext = [&](uint32_t i) {
-      if (nextStamp[i] != nextMark) {
-        nextStamp[i] = nextMark;
-        next.push_back(i);
-      }
-    };
-    for (ThreadOut &o : outs) {
-      for (uint32_t i : o.progressed)
-        addNext(i);
-      for (uint32_t i : o.woken) {
-        addNext(i);
-        eventStamp[i] = nextMark;
-      }
-    }
-    for (auto &w : wakes)
-      for (uint32_t i : w) {
-        addNext(i);
-        eventStamp[i] = nextMark;
-      }
-    // A PE whose CE is busy with a batched instruction and whose router
-    // cannot move sleeps until the instruction retires (its timer); until
-    // then only its router is stepped, when something reaches it.
-    size_t kept = 0;
-    for (size_t k = 0; k < next.size(); ++k) {
-      if (k + kPrefetchAhead < next.size())
-        __builtin_prefetch(pes[next[k + kPrefetchAhead]]);
-      uint32_t i = next[k];
-      Pe &pe = *pes[i];
-      if (pe.sleeping) {
-        // A sleeping PE's router is stepped on its own while it has work:
-        // a wavelet or credit arrived, or it moved one and holds more.
-        bool touched = eventStamp[i] == nextMark;
-        bool queued = pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2];
-        if (!touched && !(pe.routerMoved && queued)) {
-          nextStamp[i] = 0; // not in the set: its timer may still add it
-          continue;
-        }
-      } else if (maySleep(pe, eventStamp[i] == nextMark)) {
-        pe.sleeping = true;
-        pe.sleepFrom = now + 1;
-        ++pe.sleepToken;
-        ++numSleeping;
-        addTimer(now + pe.main.busyLeft, (pe.sleepToken << 32) | pe.index);
-        continue;
-      }
-      next[kept++] = i;
-    }
-    next.resize(kept);
-    std::vector<std::pair<uint64_t, uint64_t>> &bucket =
-        wheel[(now + 1) % kWheel];
-    for (size_t k = 0; k < bucket.size();) {
-      auto [at, tag] = bucket[k];
-      if (at > now + 1) {
-        ++k; // a later lap
-        continue;
-      }
-      bucket[k] = bucket.back();
-      bucket.pop_back();
-      --timerCount;
-      Pe &pe = *pes[uint32_t(tag)];
-      if (!pe.sleeping || pe.sleepToken != (tag >> 32))
-        continue; // woken earlier
-      wake(pe, now + 1);
-      if (nextStamp[pe.index] != nextMark) {
-        nextStamp[pe.index] = nextMark;
-        next.push_back(pe.index);
-      }
-    }
-    // The order of `current` never changes a result (see the file
-    // comment), so it is left as collected.
-    current.swap(next);
-    peakActive = std::max<uint64_t>(peakActive, current.size());
-  }
+/// Moves the threads' trace events into the run's trace (kept in a
+/// canonical order at output time), up to Options::traceLimit.
+void Engine::collectTrace() {
   for (ThreadOut &o : outs) {
-    o.progressed.clear();
-    o.woken.clear();
+    for (const TraceEvent &e : o.trace) {
+      if (trace.size() >= opts.traceLimit) {
+        traceTruncated = true;
+        break;
+      }
+      trace.push_back(e);
+    }
+    o.trace.clear();
   }
+}
 
+/// Fast mode: the next cycle's set, `current`: progressed, woken and
+/// credited PEs, less those that fall asleep, plus sleepers whose timer
+/// fires.
+void Engine::scheduleNext() {
+  uint64_t nextMark = now + 1;
+  std::vector<uint32_t> &next = nextSet;
+  next.clear();
+  auto addNext = [&](uint32_t i) {
+    if (nextStamp[i] != nextMark) {
+      nextStamp[i] = nextMark;
+      next.push_back(i);
+    }
+  };
+  for (ThreadOut &o : outs) {
+    for (uint32_t i : o.progressed)
+      addNext(i);
+    for (uint32_t i : o.woken) {
+      addNext(i);
+      eventStamp[i] = nextMark;
+    }
+  }
+  for (auto &w : wakes)
+    for (uint32_t i : w) {
+      addNext(i);
+      eventStamp[i] = nextMark;
+    }
+  dropSleepers(next, nextMark);
+  fireTimers(next, nextMark);
+  // The order of `current` never changes a result (see the file
+  // comment), so it is left as collected.
+  current.swap(next);
+  peakActive = std::max<uint64_t>(peakActive, current.size());
+}
+
+/// Removes from `next` the PEs that sleep in the next cycle. A PE whose CE
+/// is busy with a batched instruction and whose router cannot move sleeps
+/// until the instruction retires (its timer); until then only its router
+/// is stepped, when something reaches it.
+void Engine::dropSleepers(std::vector<uint32_t> &next, uint64_t nextMark) {
+  size_t kept = 0;
+  for (size_t k = 0; k < next.size(); ++k) {
+    if (k + kPrefetchAhead < next.size())
+      __builtin_prefetch(pes[next[k + kPrefetchAhead]]);
+    uint32_t i = next[k];
+    Pe &pe = *pes[i];
+    if (pe.sleeping) {
+      // A sleeping PE's router is stepped on its own while it has work:
+      // a wavelet or credit arrived, or it moved one and holds more.
+      bool touched = eventStamp[i] == nextMark;
+      bool queued = pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2];
+      if (!touched && !(pe.routerMoved && queued)) {
+        nextStamp[i] = 0; // not in the set: its timer may still add it
+        continue;
+      }
+    } else if (maySleep(pe, eventStamp[i] == nextMark)) {
+      pe.sleeping = true;
+      pe.sleepFrom = now + 1;
+      ++pe.sleepToken;
+      ++numSleeping;
+      addTimer(now + pe.main.busyLeft, (pe.sleepToken << 32) | pe.index);
+      continue;
+    }
+    next[kept++] = i;
+  }
+  next.resize(kept);
+}
+
+/// Wakes the sleepers whose timer fires at the start of the next cycle and
+/// adds them to `next`.
+void Engine::fireTimers(std::vector<uint32_t> &next, uint64_t nextMark) {
+  std::vector<std::pair<uint64_t, uint64_t>> &bucket =
+      wheel[(now + 1) % kWheel];
+  for (size_t k = 0; k < bucket.size();) {
+    auto [at, tag] = bucket[k];
+    if (at > now + 1) {
+      ++k; // a later lap
+      continue;
+    }
+    bucket[k] = bucket.back();
+    bucket.pop_back();
+    --timerCount;
+    Pe &pe = *pes[uint32_t(tag)];
+    if (!pe.sleeping || pe.sleepToken != (tag >> 32))
+      continue; // woken earlier
+    wake(pe, now + 1);
+    if (nextStamp[pe.index] != nextMark) {
+      nextStamp[pe.index] = nextMark;
+      next.push_back(pe.index);
+    }
+  }
+}
+
+/// Advances the clock; ends the run on a quiet cycle (§5.4: nothing will
+/// ever change again) or at the cycle limit. False when the run has ended.
+bool Engine::endCycle(bool anyProgress) {
   if (anyProgress)
     lastProgress = now + 1;
   ++now;
   if (!anyProgress) {
-    // A quiet cycle (§5.4): nothing will ever change again.
     if (outputsComplete()) {
       st = Status::Done;
       now = lastProgress;
-      std::ostringstream os;
-      uint64_t left = 0;
-      for (auto &pe : pes)
-        for (uint8_t c : pe->rqCount)
-          left += c;
-      for (auto &pe : pes)
-        for (uint8_t c : pe->cqCount)
-          left += c;
-      if (left)
-        os << "warning: " << left
-           << " wavelet(s) are still queued at the end of the run";
-      msg = os.str();
+      msg = leftoverWarning();
     } else {
       st = Status::Deadlock;
       msg = deadlockReport();
@@ -1026,6 +1018,23 @@ bool Engine::cycleOnce() {
     return false;
   }
   return true;
+}
+
+/// The warning of a complete run that leaves wavelets queued (empty when
+/// none are).
+std::string Engine::leftoverWarning() const {
+  std::ostringstream os;
+  uint64_t left = 0;
+  for (auto &pe : pes)
+    for (uint8_t c : pe->rqCount)
+      left += c;
+  for (auto &pe : pes)
+    for (uint8_t c : pe->cqCount)
+      left += c;
+  if (left)
+    os << "warning: " << left
+       << " wavelet(s) are still queued at the end of the run";
+  return os.str();
 }
 
 /// The earliest cycle in the timing wheel (UINT64_MAX if it is empty).

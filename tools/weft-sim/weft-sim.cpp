@@ -30,6 +30,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sys/stat.h>
 
 using namespace weft;
@@ -99,14 +100,18 @@ bool writeText(const std::string &path, const std::string &text) {
   return bool(f);
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  std::string programPath, outDir, statsPath, tracePath,
-      outFormat = "npy";
+/// The command line.
+struct Args {
+  std::string programPath, outDir, statsPath, tracePath, outFormat = "npy";
   std::vector<std::pair<std::string, std::string>> inputs;
   sim::Options opts;
   bool quiet = false, progress = false;
+};
+
+/// Parses the command line into `args`; returns the exit status when the
+/// command ends here (--help, a bad option).
+std::optional<int> parseArgs(int argc, char **argv, Args &args) {
+  sim::Options &opts = args.opts;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string &v) {
@@ -132,15 +137,15 @@ int main(int argc, char **argv) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0)
         return die("--input takes NAME=FILE, got '" + v + "'");
-      inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+      args.inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     } else if (key == "--output-dir") {
-      if (!value(outDir))
+      if (!value(args.outDir))
         return die("--output-dir needs a directory");
     } else if (key == "--stats") {
-      if (!value(statsPath))
+      if (!value(args.statsPath))
         return die("--stats needs a file");
     } else if (key == "--trace") {
-      if (!value(tracePath))
+      if (!value(args.tracePath))
         return die("--trace needs a file");
       opts.trace = true;
     } else if (key == "--max-cycles") {
@@ -160,39 +165,55 @@ int main(int argc, char **argv) {
         return die("--mode is 'reference' or 'fast'");
       opts.mode = v == "fast" ? sim::Mode::Fast : sim::Mode::Reference;
     } else if (key == "--output-format") {
-      if (!value(outFormat) || (outFormat != "npy" && outFormat != "pb"))
+      if (!value(args.outFormat) ||
+          (args.outFormat != "npy" && args.outFormat != "pb"))
         return die("--output-format is 'npy' or 'pb'");
     } else if (key == "--quiet") {
-      quiet = true;
+      args.quiet = true;
     } else if (key == "--progress") {
-      progress = true;
+      args.progress = true;
     } else if (!a.empty() && a[0] == '-') {
       usage(std::cerr);
       return die("unknown option '" + a + "'");
-    } else if (programPath.empty()) {
-      programPath = a;
+    } else if (args.programPath.empty()) {
+      args.programPath = a;
     } else {
-      return die("more than one program given ('" + programPath + "', '" + a +
-                 "')");
+      return die("more than one program given ('" + args.programPath +
+                 "', '" + a + "')");
     }
   }
-  if (programPath.empty()) {
+  if (args.programPath.empty()) {
     usage(std::cerr);
     return die("no program given");
   }
+  return std::nullopt;
+}
 
+/// Whether a tensor of `shape` holds `samples` samples of `perSample`:
+/// stacked on a new leading dimension, or along the first one.
+bool holdsSamples(const std::vector<int64_t> &shape,
+                  const std::vector<int64_t> &perSample, uint64_t samples) {
+  std::vector<int64_t> batched = perSample;
+  batched.insert(batched.begin(), int64_t(samples));
+  bool ok = (samples == 1 && shape == perSample) || shape == batched;
+  if (!ok && !perSample.empty() && shape.size() == perSample.size() &&
+      shape[0] == perSample[0] * int64_t(samples)) {
+    ok = true;
+    for (size_t d = 1; d < shape.size(); ++d)
+      ok &= shape[d] == perSample[d];
+  }
+  return ok;
+}
+
+/// Reads the file of each --input and binds it to the program's input of
+/// that name; every input of the program must be given. Returns the exit
+/// status on an error.
+std::optional<int> bindInputs(const Args &args, sim::Simulator &simulator) {
+  const binary::Program &program = simulator.program();
+  uint64_t samples = args.opts.samples;
   std::string err;
-  std::optional<binary::Program> prog = binary::readFile(programPath, &err);
-  if (!prog)
-    return die(programPath + ": " + err);
-  auto simulator = sim::Simulator::create(std::move(*prog), opts, &err);
-  if (!simulator)
-    return die(programPath + ": " + err);
-  const binary::Program &program = simulator->program();
-
-  // Bind inputs.
   std::map<std::string, bool> bound;
-  for (auto &[name, path] : inputs) {
+  for (auto &[name, path] : args.inputs) {
     const binary::IoStream *io = nullptr;
     for (const binary::IoStream &s : program.io)
       if (s.name == name && !s.output)
@@ -213,24 +234,13 @@ int main(int argc, char **argv) {
     if (!want || t->dtype != *want)
       return die("input '" + name + "' is " + target::elemTypeName(io->dtype) +
                  " but " + path + " holds " + tensorio::dtypeName(t->dtype));
-    std::vector<int64_t> batched = io->shape;
-    batched.insert(batched.begin(), int64_t(opts.samples));
-    bool ok = (opts.samples == 1 && t->shape == io->shape) ||
-              t->shape == batched;
-    if (!ok && !io->shape.empty() && t->shape.size() == io->shape.size() &&
-        t->shape[0] == io->shape[0] * int64_t(opts.samples)) {
-      ok = true;
-      for (size_t d = 1; d < t->shape.size(); ++d)
-        ok &= t->shape[d] == io->shape[d];
-    }
-    if (!ok)
+    if (!holdsSamples(t->shape, io->shape, samples))
       return die("input '" + name + "' has shape " + shapeStr(io->shape) +
-                 (opts.samples > 1 ? " per sample (" +
-                                         std::to_string(opts.samples) +
-                                         " samples)"
-                                   : std::string()) +
+                 (samples > 1 ? " per sample (" + std::to_string(samples) +
+                                    " samples)"
+                              : std::string()) +
                  " but " + path + " holds " + shapeStr(t->shape));
-    if (!simulator->bindInput(name, t->bytes, &err))
+    if (!simulator.bindInput(name, t->bytes, &err))
       return die(err);
     bound[name] = true;
   }
@@ -238,39 +248,109 @@ int main(int argc, char **argv) {
     if (!s.output && !bound.count(s.name))
       return die("input '" + s.name + "' is not given (use --input " +
                  s.name + "=FILE)");
+  return std::nullopt;
+}
+
+/// Runs to the end; with --progress, in slices of cycles, reporting the
+/// cycle and the samples done about every two seconds.
+sim::Status runToEnd(sim::Simulator &simulator, bool progress,
+                     uint64_t samples) {
+  if (!progress)
+    return simulator.run();
+  sim::Status status;
+  auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  while ((status = simulator.run(4096)) == sim::Status::Running) {
+    auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last).count() < 2.0)
+      continue;
+    last = now;
+    sim::Stats s = simulator.stats();
+    uint64_t done = 0;
+    for (uint64_t t : s.sampleDone)
+      done += t != 0;
+    std::fprintf(stderr,
+                 "weft-sim: cycle %llu, %llu of %llu samples done, %.0f s\n",
+                 (unsigned long long)s.cycles, (unsigned long long)done,
+                 (unsigned long long)samples,
+                 std::chrono::duration<double>(now - start).count());
+  }
+  return status;
+}
+
+/// Writes every output stream to DIR/<name>.<format>, samples stacked on a
+/// leading dimension when there are several.
+std::optional<int> writeOutputs(const Args &args,
+                                const sim::Simulator &simulator) {
+  mkdir(args.outDir.c_str(), 0777);
+  std::string err;
+  for (const binary::IoStream &s : simulator.program().io) {
+    if (!s.output)
+      continue;
+    tensorio::HostTensor t;
+    t.dtype = *toDType(s.dtype);
+    t.shape = s.shape;
+    if (args.opts.samples > 1)
+      t.shape.insert(t.shape.begin(), int64_t(args.opts.samples));
+    t.bytes = simulator.output(s.name);
+    std::string path =
+        args.outDir + "/" + fileName(s.name) + "." + args.outFormat;
+    if (!tensorio::writeTensorFile(path, t, &err))
+      return die(path + ": " + err);
+  }
+  return std::nullopt;
+}
+
+/// The summary on stdout: cycles, latency, work, and the simulator's speed.
+void printSummary(const sim::Simulator &simulator, const sim::Stats &st,
+                  double seconds) {
+  std::cout << "weft-sim: done in " << st.cycles << " cycles";
+  std::cout << ", latency " << (st.lastArrival - st.firstInjection)
+            << " cycles";
+  std::cout << ", " << st.busyPeCycles << " busy PE-cycles, " << st.macs
+            << " MACs, " << st.hops << " wavelet hops\n";
+  if (!simulator.message().empty())
+    std::cout << "weft-sim: " << simulator.message() << "\n";
+  std::fprintf(stdout,
+               "weft-sim: simulated in %.3f s (%.3g busy PE-cycles/s, "
+               "%.3g PE steps, %llu PEs with state, %.0f bytes each)\n",
+               seconds, seconds > 0 ? double(st.busyPeCycles) / seconds : 0,
+               double(st.peSteps), (unsigned long long)st.allocatedPEs,
+               st.allocatedPEs ? double(st.stateBytes) / st.allocatedPEs
+                               : 0.0);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Args args;
+  if (std::optional<int> rc = parseArgs(argc, argv, args))
+    return *rc;
+
+  std::string err;
+  std::optional<binary::Program> prog =
+      binary::readFile(args.programPath, &err);
+  if (!prog)
+    return die(args.programPath + ": " + err);
+  auto simulator = sim::Simulator::create(std::move(*prog), args.opts, &err);
+  if (!simulator)
+    return die(args.programPath + ": " + err);
+  if (std::optional<int> rc = bindInputs(args, *simulator))
+    return *rc;
 
   auto start = std::chrono::steady_clock::now();
-  sim::Status status;
-  if (!progress) {
-    status = simulator->run();
-  } else {
-    // In slices of cycles, reporting about every two seconds.
-    auto last = start;
-    while ((status = simulator->run(4096)) == sim::Status::Running) {
-      auto now = std::chrono::steady_clock::now();
-      if (std::chrono::duration<double>(now - last).count() < 2.0)
-        continue;
-      last = now;
-      sim::Stats s = simulator->stats();
-      uint64_t done = 0;
-      for (uint64_t t : s.sampleDone)
-        done += t != 0;
-      std::fprintf(stderr,
-                   "weft-sim: cycle %llu, %llu of %llu samples done, %.0f s\n",
-                   (unsigned long long)s.cycles, (unsigned long long)done,
-                   (unsigned long long)opts.samples,
-                   std::chrono::duration<double>(now - start).count());
-    }
-  }
+  sim::Status status = runToEnd(*simulator, args.progress, args.opts.samples);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
   sim::Stats st = simulator->stats();
 
-  if (!statsPath.empty() && !writeText(statsPath, simulator->statsJson()))
-    return die("cannot write " + statsPath);
-  if (!tracePath.empty() && !writeText(tracePath, simulator->traceJson()))
-    return die("cannot write " + tracePath);
+  if (!args.statsPath.empty() &&
+      !writeText(args.statsPath, simulator->statsJson()))
+    return die("cannot write " + args.statsPath);
+  if (!args.tracePath.empty() &&
+      !writeText(args.tracePath, simulator->traceJson()))
+    return die("cannot write " + args.tracePath);
 
   switch (status) {
   case sim::Status::Done:
@@ -283,37 +363,10 @@ int main(int argc, char **argv) {
     return die(simulator->message(), 4);
   }
 
-  if (!outDir.empty()) {
-    mkdir(outDir.c_str(), 0777);
-    for (const binary::IoStream &s : program.io) {
-      if (!s.output)
-        continue;
-      tensorio::HostTensor t;
-      t.dtype = *toDType(s.dtype);
-      t.shape = s.shape;
-      if (opts.samples > 1)
-        t.shape.insert(t.shape.begin(), int64_t(opts.samples));
-      t.bytes = simulator->output(s.name);
-      std::string path = outDir + "/" + fileName(s.name) + "." + outFormat;
-      if (!tensorio::writeTensorFile(path, t, &err))
-        return die(path + ": " + err);
-    }
-  }
-  if (!quiet) {
-    std::cout << "weft-sim: done in " << st.cycles << " cycles";
-    std::cout << ", latency " << (st.lastArrival - st.firstInjection)
-              << " cycles";
-    std::cout << ", " << st.busyPeCycles << " busy PE-cycles, " << st.macs
-              << " MACs, " << st.hops << " wavelet hops\n";
-    if (!simulator->message().empty())
-      std::cout << "weft-sim: " << simulator->message() << "\n";
-    std::fprintf(stdout,
-                 "weft-sim: simulated in %.3f s (%.3g busy PE-cycles/s, "
-                 "%.3g PE steps, %llu PEs with state, %.0f bytes each)\n",
-                 seconds, seconds > 0 ? double(st.busyPeCycles) / seconds : 0,
-                 double(st.peSteps), (unsigned long long)st.allocatedPEs,
-                 st.allocatedPEs ? double(st.stateBytes) / st.allocatedPEs
-                                 : 0.0);
-  }
+  if (!args.outDir.empty())
+    if (std::optional<int> rc = writeOutputs(args, *simulator))
+      return *rc;
+  if (!args.quiet)
+    printSummary(*simulator, st, seconds);
   return 0;
 }

@@ -107,55 +107,131 @@ static bool checkOutput(const reference::TensorSignature &outSig,
   return true;
 }
 
-int weftc::runMain(int argc, char **argv) {
-  cl::OptionCategory category("weftc run options");
-  cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+namespace {
+
+/// The options of `weftc run`, registered with the command line while the
+/// object lives.
+struct RunOptions {
+  cl::OptionCategory category{"weftc run options"};
+  cl::opt<std::string> modelPath{cl::Positional, cl::Required,
                                  cl::desc("<model.onnx or imported .mlir>"),
-                                 cl::cat(category));
-  cl::list<std::string> inputSpecs(
+                                 cl::cat(category)};
+  cl::list<std::string> inputSpecs{
       "input",
       cl::desc("The graph input: NAME=FILE, or FILE (.npy or ONNX "
                "TensorProto .pb); an [N, K] tensor is N samples"),
-      cl::value_desc("NAME=FILE"), cl::cat(category));
-  cl::list<std::string> constants(
+      cl::value_desc("NAME=FILE"), cl::cat(category)};
+  cl::list<std::string> constants{
       "constant",
       cl::desc("Freeze graph input NAME to the tensor in FILE (weights the "
                "model takes as inputs); the reference gets it as an input"),
-      cl::value_desc("NAME=FILE"), cl::cat(category));
-  cl::opt<std::string> outputDir(
+      cl::value_desc("NAME=FILE"), cl::cat(category)};
+  cl::opt<std::string> outputDir{
       "output-dir", cl::desc("Write the outputs to DIR/<name>.npy"),
-      cl::value_desc("DIR"), cl::cat(category));
-  cl::opt<bool> check("check",
+      cl::value_desc("DIR"), cl::cat(category)};
+  cl::opt<bool> check{"check",
                       cl::desc("Compare with the host reference; exit 1 on a "
                                "mismatch"),
-                      cl::cat(category));
+                      cl::cat(category)};
   // `--stats FILE` (weft-sim's spelling) is rewritten to --stats-file
-  // below: LLVM owns a boolean `-stats` option.
-  cl::opt<std::string> statsPath(
+  // before parsing: LLVM owns a boolean `-stats` option.
+  cl::opt<std::string> statsPath{
       "stats-file",
       cl::desc("Keep the simulator's statistics JSON in FILE (also --stats)"),
-      cl::value_desc("FILE"), cl::cat(category));
-  cl::opt<int64_t> samples(
+      cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<int64_t> samples{
       "samples", cl::init(0),
       cl::desc("Samples to stream: the size bound to a symbolic batch "
                "dimension (default: the model's batch)"),
-      cl::cat(category));
-  FabricFlags fabric(category);
-  cl::opt<double> rtol("rtol", cl::init(-1),
+      cl::cat(category)};
+  FabricFlags fabric{category};
+  cl::opt<double> rtol{"rtol", cl::init(-1),
                        cl::desc("Relative tolerance of --check (default: "
                                 "1e-3 fp32, 1e-2 mixed)"),
-                       cl::cat(category));
-  cl::opt<double> atol("atol", cl::init(-1),
+                       cl::cat(category)};
+  cl::opt<double> atol{"atol", cl::init(-1),
                        cl::desc("Absolute tolerance of --check (default: "
                                 "1e-4 fp32, 1e-2 mixed)"),
-                       cl::cat(category));
-  cl::opt<std::string> simPath(
+                       cl::cat(category)};
+  cl::opt<std::string> simPath{
       "weft-sim", cl::desc("The simulator (default: weft-sim next to weftc)"),
-      cl::value_desc("PATH"), cl::cat(category));
-  cl::opt<bool> keepTemps("keep-temps",
+      cl::value_desc("PATH"), cl::cat(category)};
+  cl::opt<bool> keepTemps{"keep-temps",
                           cl::desc("Keep the temporary directory (.wfb, "
                                    "outputs, simulator log)"),
-                          cl::cat(category));
+                          cl::cat(category)};
+
+  /// Registers the MLIR options weftc run honours and parses the command
+  /// line, with `--stats FILE` rewritten to `--stats-file=FILE`.
+  void parse(int argc, char **argv);
+};
+
+/// One input given with --input, read before the compile.
+struct Input {
+  std::string name, file;
+  tensorio::HostTensor tensor;
+};
+
+/// What the simulator's statistics say about the run.
+struct SimFigures {
+  int64_t cycles = 0, latency = 0, macs = 0, firstInjection = 0;
+  /// Per sample: the cycle its last output arrived.
+  std::vector<int64_t> done;
+  /// Per kernel: the CE-busy cycles of its busiest PE.
+  std::map<std::string, int64_t> busiest;
+};
+
+/// One `weftc run`: its steps in order, each returning false (with the exit
+/// status in `exitCode`) when the run ends there.
+class RunSession {
+public:
+  RunSession(const RunOptions &opts, const char *argv0)
+      : opts(opts), argv0(argv0) {}
+
+  /// Runs every step; returns the command's exit status.
+  int run();
+
+private:
+  bool fail(const Twine &message, int code = 1) {
+    errs() << argv0 << ": error: " << message << "\n";
+    exitCode = code;
+    return false;
+  }
+  bool validateOptions();
+  bool readInputs();
+  bool findSimulator();
+  bool compile();
+  bool isFrozen(StringRef name) const;
+  bool mapInputs();
+  bool writeBinary();
+  bool runSimulator();
+  bool readOutputs();
+  bool readStatistics(SimFigures &figures);
+  void printKernels(const SimFigures &figures) const;
+  void printFigures(const SimFigures &figures) const;
+  bool checkWithReference();
+
+  const RunOptions &opts;
+  const char *argv0;
+  int exitCode = 0;
+  reference::Tolerance tolerance;
+  std::vector<Input> inputs;
+  std::string sim;
+  std::unique_ptr<mlir::MLIRContext> ctx;
+  CompiledModel compiled;
+  int64_t numSamples = 0;
+  std::optional<reference::GraphSignature> signature;
+  /// The graph inputs the host streams (those not frozen), in order.
+  std::vector<std::string> streamed;
+  TempDir temp;
+  std::string wfb, simOut, stats;
+  /// The simulated outputs, shaped as the graph's.
+  std::vector<tensorio::HostTensor> gots;
+};
+
+} // namespace
+
+void RunOptions::parse(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   mlir::registerAsmPrinterCLOptions();
@@ -176,25 +252,21 @@ int weftc::runMain(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       int(cliArgs.size()), cliArgs.data(),
       "compile an ONNX model and run it on the simulated fabric\n");
+}
 
-  auto fail = [&](const Twine &message, int code = 1) {
-    errs() << argv[0] << ": error: " << message << "\n";
-    return code;
-  };
-  const std::string &precision = fabric.precision;
+bool RunSession::validateOptions() {
+  const std::string &precision = opts.fabric.precision;
   if (precision != "fp32" && precision != "mixed")
     return fail("--precision must be fp32 or mixed, not '" + precision + "'");
   bool mixed = precision == "mixed";
-  reference::Tolerance tolerance{rtol >= 0 ? rtol : (mixed ? 1e-2 : 1e-3),
-                                 atol >= 0 ? atol : (mixed ? 1e-2 : 1e-4)};
+  tolerance = {opts.rtol >= 0 ? opts.rtol : (mixed ? 1e-2 : 1e-3),
+               opts.atol >= 0 ? opts.atol : (mixed ? 1e-2 : 1e-4)};
+  return true;
+}
 
-  // Read the inputs first: a bad file should not cost a compile.
-  struct Input {
-    std::string name, file;
-    tensorio::HostTensor tensor;
-  };
-  std::vector<Input> inputs;
-  for (const std::string &spec : inputSpecs) {
+/// Reads the inputs first: a bad file should not cost a compile.
+bool RunSession::readInputs() {
+  for (const std::string &spec : opts.inputSpecs) {
     auto [name, file] = StringRef(spec).split('=');
     if (!StringRef(spec).contains('=')) {
       file = name;
@@ -213,46 +285,54 @@ int weftc::runMain(int argc, char **argv) {
     return fail("give every streamed graph input with --input NAME=FILE "
                 "(weights the model takes as inputs with --constant "
                 "NAME=FILE)");
+  return true;
+}
 
-  // Compile to a temporary .wfb.
+bool RunSession::findSimulator() {
   std::string mainExe =
-      sys::fs::getMainExecutable(argv[0], (void *)&weftc::runMain);
-  std::string sim = simPath.empty()
-                        ? (sys::path::parent_path(mainExe) + "/weft-sim").str()
-                        : simPath.getValue();
+      sys::fs::getMainExecutable(argv0, (void *)&weftc::runMain);
+  sim = opts.simPath.empty()
+            ? (sys::path::parent_path(mainExe) + "/weft-sim").str()
+            : opts.simPath.getValue();
   if (!sys::fs::can_execute(sim))
     return fail("cannot find the simulator at '" + sim + "'");
+  return true;
+}
 
+bool RunSession::compile() {
   weft::registerAllPasses();
-  std::unique_ptr<mlir::MLIRContext> ctx = createContext();
+  ctx = createContext();
   CompileOptions options;
-  fabric.apply(options);
-  options.batchSize = samples > 0 ? samples.getValue() : 1;
-  options.constants.assign(constants.begin(), constants.end());
-  CompiledModel compiled;
+  opts.fabric.apply(options);
+  options.batchSize = opts.samples > 0 ? opts.samples.getValue() : 1;
+  options.constants.assign(opts.constants.begin(), opts.constants.end());
   std::string error;
-  if (!compileModel(*ctx, modelPath, options, compiled, error))
+  if (!compileModel(*ctx, opts.modelPath, options, compiled, error))
     return fail(error);
-  if (samples > 0 && compiled.batch != samples)
+  if (opts.samples > 0 && compiled.batch != opts.samples)
     return fail("the model's batch dimension is fixed at " +
-                Twine(compiled.batch) + "; --samples " + Twine(samples) +
+                Twine(compiled.batch) + "; --samples " + Twine(opts.samples) +
                 " needs a symbolic batch dimension");
-  int64_t numSamples = compiled.batch;
+  numSamples = compiled.batch;
+  return true;
+}
 
-  // Which --input feeds which graph input: the graph's inputs less the
-  // frozen ones, in order, are the fabric's host inputs.
-  auto signature = reference::readGraphSignature(*compiled.imported);
-  if (!signature)
-    return fail(toString(signature.takeError()));
-  auto frozen = [&](StringRef name) {
-    return llvm::any_of(constants, [&](const std::string &c) {
-      return StringRef(c).split('=').first == name;
-    });
-  };
-  std::vector<std::string> streamed;
-  for (const reference::TensorSignature &sig : signature->inputs)
-    if (!frozen(sig.name))
-      streamed.push_back(sig.name);
+bool RunSession::isFrozen(StringRef name) const {
+  return llvm::any_of(opts.constants, [&](const std::string &c) {
+    return StringRef(c).split('=').first == name;
+  });
+}
+
+/// Which --input feeds which graph input: the graph's inputs less the
+/// frozen ones, in order, are the fabric's host inputs.
+bool RunSession::mapInputs() {
+  auto sig = reference::readGraphSignature(*compiled.imported);
+  if (!sig)
+    return fail(toString(sig.takeError()));
+  signature = std::move(*sig);
+  for (const reference::TensorSignature &s : signature->inputs)
+    if (!isFrozen(s.name))
+      streamed.push_back(s.name);
   if (streamed.size() != compiled.inputNames.size())
     return fail("the fabric program has " +
                 Twine(compiled.inputNames.size()) + " host inputs for " +
@@ -263,7 +343,7 @@ int weftc::runMain(int argc, char **argv) {
     if (in.name.empty())
       return fail("--input " + in.file + " needs a NAME= (the graph has " +
                   Twine(streamed.size()) + " streamed inputs)");
-    if (frozen(in.name))
+    if (isFrozen(in.name))
       return fail("--input " + in.name + " is frozen by --constant");
     if (!llvm::is_contained(streamed, in.name))
       return fail("--input " + in.name + ": the graph has no input '" +
@@ -273,22 +353,29 @@ int weftc::runMain(int argc, char **argv) {
     if (llvm::none_of(inputs, [&](const Input &in) { return in.name == name; }))
       return fail("graph input '" + name + "' needs --input " + name +
                   "=FILE");
+  return true;
+}
 
-  TempDir temp;
-  temp.keep = keepTemps;
+/// Writes the binary to a temporary directory.
+bool RunSession::writeBinary() {
+  temp.keep = opts.keepTemps;
   if (std::error_code ec =
           sys::fs::createUniqueDirectory("weftc-run", temp.path))
     return fail("cannot create a temporary directory: " + ec.message());
-  if (keepTemps)
+  if (opts.keepTemps)
     outs() << "weftc: temporaries in " << temp.path << "\n";
-  std::string wfb = (temp.path + "/model.wfb").str();
+  wfb = (temp.path + "/model.wfb").str();
+  std::string error;
   if (!binary::writeFile(wfb, *compiled.binary, &error))
     return fail("cannot write '" + wfb + "': " + error);
+  return true;
+}
 
-  // The simulator: a separate process on the .wfb alone.
-  std::string simOut = (temp.path + "/out").str();
-  std::string stats = statsPath.empty() ? (temp.path + "/stats.json").str()
-                                        : statsPath.getValue();
+/// The simulator: a separate process on the .wfb alone.
+bool RunSession::runSimulator() {
+  simOut = (temp.path + "/out").str();
+  stats = opts.statsPath.empty() ? (temp.path + "/stats.json").str()
+                                 : opts.statsPath.getValue();
   std::string logOut = (temp.path + "/sim.stdout").str();
   std::vector<std::string> args = {sim, wfb};
   for (auto [name, port] : llvm::zip(streamed, compiled.inputNames)) {
@@ -318,14 +405,18 @@ int weftc::runMain(int argc, char **argv) {
                     (execError.empty() ? "" : ": " + execError),
                 2);
   }
+  return true;
+}
 
-  // The outputs, reshaped from samples x [1, M] to the graph's [N, M].
+/// The outputs, reshaped from samples x [1, M] to the graph's [N, M], and
+/// written to --output-dir.
+bool RunSession::readOutputs() {
   std::string why;
   if (signature->outputs.size() != compiled.outputNames.size())
     return fail("the fabric program has " +
                 Twine(compiled.outputNames.size()) + " host outputs for " +
                 Twine(signature->outputs.size()) + " graph outputs");
-  std::vector<tensorio::HostTensor> gots;
+  const std::string &outputDir = opts.outputDir;
   for (auto [outSig, port] :
        llvm::zip(signature->outputs, compiled.outputNames)) {
     std::optional<tensorio::HostTensor> got = tensorio::readTensorFile(
@@ -348,8 +439,12 @@ int weftc::runMain(int argc, char **argv) {
     }
     gots.push_back(std::move(*got));
   }
+  return true;
+}
 
-  // Figures (../shared/metrics.md).
+/// Reads the simulator's statistics; with --stats, first adds the
+/// compiler's MAC counts to the kept file.
+bool RunSession::readStatistics(SimFigures &figures) {
   auto json = json::parse(readText(stats));
   if (!json)
     return fail("cannot parse the simulator's statistics: " +
@@ -358,7 +453,7 @@ int weftc::runMain(int argc, char **argv) {
   // the PEs executed, `macs`): the model's and the executed MACs per
   // sample, which differ when weft writes a transpose, pad or reduction as
   // a 0/1 matrix.
-  if (json::Object *obj = json->getAsObject(); obj && !statsPath.empty()) {
+  if (json::Object *obj = json->getAsObject(); obj && !opts.statsPath.empty()) {
     obj->try_emplace("model_macs_per_sample", compiled.macsPerSample);
     obj->try_emplace("executed_macs_per_sample",
                      compiled.executedMacsPerSample);
@@ -374,16 +469,16 @@ int weftc::runMain(int argc, char **argv) {
       return fail("cannot parse the statistics: " + toString(json.takeError()));
   }
   const json::Object *st = json->getAsObject();
-  int64_t cycles = st ? st->getInteger("cycles").value_or(0) : 0;
-  int64_t latency = st ? st->getInteger("latency").value_or(0) : 0;
-  int64_t simMacs = st ? st->getInteger("macs").value_or(0) : 0;
-  std::vector<int64_t> done;
+  figures.cycles = st ? st->getInteger("cycles").value_or(0) : 0;
+  figures.latency = st ? st->getInteger("latency").value_or(0) : 0;
+  figures.macs = st ? st->getInteger("macs").value_or(0) : 0;
+  figures.firstInjection =
+      st ? st->getInteger("first_injection").value_or(0) : 0;
   if (const json::Array *a = st ? st->getArray("sample_done") : nullptr)
     for (const json::Value &v : *a)
-      done.push_back(v.getAsInteger().value_or(0));
+      figures.done.push_back(v.getAsInteger().value_or(0));
   // Per kernel: the CE-busy cycles of its busiest PE, per sample (the
   // kernel's own pace; the slowest kernel's is the pipeline's).
-  std::map<std::string, int64_t> busiest;
   if (const json::Array *pes = st ? st->getArray("pes") : nullptr) {
     const std::vector<std::string> &names = compiled.binary->layers;
     for (const json::Value &v : *pes) {
@@ -393,12 +488,16 @@ int weftc::runMain(int argc, char **argv) {
       int64_t layer = pe->getInteger("layer").value_or(-1);
       if (layer < 0 || size_t(layer) >= names.size())
         continue;
-      int64_t &b = busiest[names[size_t(layer)]];
+      int64_t &b = figures.busiest[names[size_t(layer)]];
       b = std::max(b, pe->getInteger("ce_busy_cycles").value_or(0));
     }
   }
-  int64_t macsPerSample = compiled.macsPerSample;
-  unsigned peak = target::peakMacsPerCycle(compiled.mixed);
+  return true;
+}
+
+/// The program's line and one line per kernel: its predicted and simulated
+/// cycles per sample.
+void RunSession::printKernels(const SimFigures &figures) const {
   int64_t inK = compiled.kernels.empty() ? 0 : compiled.kernels.front().K;
   int64_t outM = compiled.kernels.empty() ? 0 : compiled.kernels.back().M;
   outs() << "weftc: @" << compiled.programName << ": " << inK << " -> " << outM
@@ -415,8 +514,8 @@ int weftc::runMain(int argc, char **argv) {
     outs() << "weftc: @" << k.name << ": " << k.what << " on " << k.width << "x"
            << k.rows << " PEs at column " << k.x0
            << ": cycles per sample predicted " << k.predictedCycles;
-    auto it = busiest.find(k.name);
-    if (it != busiest.end() && numSamples > 0) {
+    auto it = figures.busiest.find(k.name);
+    if (it != figures.busiest.end() && numSamples > 0) {
       double sim = double(it->second) / double(numSamples);
       outs() << ", simulated " << format("%.1f", sim) << " (busiest PE; error "
              << format("%.1f%%",
@@ -425,26 +524,37 @@ int weftc::runMain(int argc, char **argv) {
     }
     outs() << "\n";
   }
+}
+
+/// The median interval between consecutive samples: the pipeline's steady
+/// state, robust to the fill (first) and drain (last) intervals.
+static double medianInterval(const std::vector<int64_t> &done) {
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < done.size(); ++i)
+    gaps.push_back(done[i] - done[i - 1]);
+  std::sort(gaps.begin(), gaps.end());
+  size_t n = gaps.size();
+  return n % 2 ? double(gaps[n / 2])
+               : 0.5 * double(gaps[n / 2 - 1] + gaps[n / 2]);
+}
+
+/// The figures of ../shared/metrics.md: latency, cycles per sample,
+/// utilization and executed MACs.
+void RunSession::printFigures(const SimFigures &figures) const {
+  const std::vector<int64_t> &done = figures.done;
+  int64_t macsPerSample = compiled.macsPerSample;
+  unsigned peak = target::peakMacsPerCycle(compiled.mixed);
   // Latency of one sample (architecture §5.4): from the first injection
   // to the arrival of the first sample's last output wavelet.
-  int64_t firstInjection =
-      st ? st->getInteger("first_injection").value_or(0) : 0;
+  int64_t latency = figures.latency;
   if (!done.empty())
-    latency = done.front() - firstInjection;
-  outs() << "weftc: simulated " << cycles << " cycles, latency " << latency
-         << " cycles (first sample), " << simMacs
+    latency = done.front() - figures.firstInjection;
+  outs() << "weftc: simulated " << figures.cycles << " cycles, latency "
+         << latency << " cycles (first sample), " << figures.macs
          << " MACs (network: " << macsPerSample << " per sample)\n";
   double steady = 0;
   if (done.size() >= 2) {
-    // The median interval between consecutive samples: the pipeline's
-    // steady state, robust to the fill (first) and drain (last) intervals.
-    std::vector<int64_t> gaps;
-    for (size_t i = 1; i < done.size(); ++i)
-      gaps.push_back(done[i] - done[i - 1]);
-    std::sort(gaps.begin(), gaps.end());
-    size_t n = gaps.size();
-    steady = n % 2 ? double(gaps[n / 2])
-                   : 0.5 * double(gaps[n / 2 - 1] + gaps[n / 2]);
+    steady = medianInterval(done);
     double err = std::abs(double(compiled.predictedCycles) - steady) / steady;
     outs() << "weftc: cycles per sample: predicted " << compiled.predictedCycles
            << ", simulated " << format("%.1f", steady) << " (median of "
@@ -474,17 +584,20 @@ int weftc::runMain(int argc, char **argv) {
            << " MACs per sample executed, " << macsPerSample
            << " of them the model's; the rest are transposes, pads or "
               "reductions done as 0/1 matrices)\n";
+}
 
-  if (!check)
-    return 0;
+/// Runs the host reference on the same inputs (and constants) and compares
+/// every output; exit status 3 on a mismatch.
+bool RunSession::checkWithReference() {
   auto exe = reference::ReferenceExecutable::compile(*compiled.imported);
   if (!exe)
     return fail("the host reference: " + toString(exe.takeError()));
   std::vector<reference::NamedTensor> refInputs;
   for (const Input &in : inputs)
     refInputs.push_back({in.name, in.tensor});
-  for (const std::string &spec : constants) {
+  for (const std::string &spec : opts.constants) {
     auto [name, file] = StringRef(spec).split('=');
+    std::string why;
     std::optional<tensorio::HostTensor> c =
         tensorio::readTensorFile(file.str(), &why);
     if (!c)
@@ -494,10 +607,28 @@ int weftc::runMain(int argc, char **argv) {
   auto want = (*exe)->run(refInputs);
   if (!want)
     return fail("the host reference: " + toString(want.takeError()));
-  int rcCheck = 0;
   for (auto [outSig, got, ref] : llvm::zip(signature->outputs, gots, *want))
     if (!checkOutput(outSig, got, ref, tolerance))
-      rcCheck = 3;
-  return rcCheck;
+      exitCode = 3;
+  return exitCode == 0;
 }
 
+int RunSession::run() {
+  if (!validateOptions() || !readInputs() || !findSimulator() || !compile() ||
+      !mapInputs() || !writeBinary() || !runSimulator() || !readOutputs())
+    return exitCode;
+  SimFigures figures;
+  if (!readStatistics(figures))
+    return exitCode;
+  printKernels(figures);
+  printFigures(figures);
+  if (opts.check)
+    checkWithReference();
+  return exitCode;
+}
+
+int weftc::runMain(int argc, char **argv) {
+  RunOptions opts;
+  opts.parse(argc, argv);
+  return RunSession(opts, argv[0]).run();
+}
