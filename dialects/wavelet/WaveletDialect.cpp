@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "wavelet/WaveletDialect.h"
-#include "fabric/FabricDialect.h"
 #include "wavelet/WaveletOps.h"
 
 using namespace mlir;

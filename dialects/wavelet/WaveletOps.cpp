@@ -16,16 +16,9 @@
 
 using namespace mlir;
 using namespace weft::wavelet;
-using weft::fabric::RectAttr;
-using weft::fabric::rectString;
+// The shared vocabulary: target, rectangles, ports and the DirSet directive.
+using namespace weft::common;
 namespace wt = weft::target;
-
-static ParseResult parseDirSet(OpAsmParser &parser, IntegerAttr &set) {
-  return weft::fabric::parseDirSet(parser, set);
-}
-static void printDirSet(OpAsmPrinter &p, Operation *op, IntegerAttr set) {
-  weft::fabric::printDirSet(p, op, set);
-}
 
 #include "wavelet/WaveletEnums.cpp.inc"
 
@@ -95,7 +88,7 @@ struct MemRange {
 } // namespace
 
 static LogicalResult verifyPeBody(Operation *pe, RectAttr rect, Block &body) {
-  std::optional<wt::Target> maybeTarget = weft::fabric::getEnclosingTarget(pe);
+  std::optional<wt::Target> maybeTarget = getEnclosingTarget(pe);
   if (!maybeTarget)
     return success();
   const wt::Target &t = *maybeTarget;
@@ -269,7 +262,7 @@ LogicalResult IoOp::verify() {
   auto type = cast<RankedTensorType>(getType());
   if (!type.hasStaticShape())
     return emitOpError() << "host tensor " << type << " has a dynamic shape";
-  std::optional<wt::Target> t = weft::fabric::getEnclosingTarget(*this);
+  std::optional<wt::Target> t = getEnclosingTarget(*this);
   if (!t)
     return success();
   if (int64_t(getEndRow()) > int64_t(t->height()))
@@ -429,7 +422,7 @@ FailureOr<wt::Dsd> DsdOp::toDsd() {
       (!forbid(getPushAc().has_value(), "push_ac") ||
        !forbid(getPopAc().has_value(), "pop_ac")))
     return failure();
-  if (std::optional<wt::Target> t = weft::fabric::getEnclosingTarget(*this)) {
+  if (std::optional<wt::Target> t = getEnclosingTarget(*this)) {
     std::string err = d.validate(*t);
     if (!err.empty()) {
       emitOpError() << err;

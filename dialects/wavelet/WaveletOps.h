@@ -7,7 +7,7 @@
 #ifndef WEFT_DIALECTS_WAVELET_WAVELETOPS_H
 #define WEFT_DIALECTS_WAVELET_WAVELETOPS_H
 
-#include "fabric/FabricAttrs.h"
+#include "common/WeftAttrs.h"
 #include "wavelet/WaveletDialect.h"
 #include "weft/Target/DSD.h"
 #include "weft/Target/ISA.h"

@@ -8,7 +8,7 @@
 #define WEFT_WAVELET_OPS_TD
 
 include "wavelet/WaveletDialect.td"
-include "fabric/FabricAttrs.td"
+include "common/WeftAttrs.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/RegionKindInterface.td"
@@ -29,12 +29,12 @@ def Wavelet_ProgramOp : Wavelet_Op<"program", [
 
     Example:
     ```mlir
-    wavelet.program @vadd {target = #fabric.target<1x1>} {
+    wavelet.program @vadd {target = #weft.target<1x1>} {
       wavelet.pe @pe_0_0 at (0, 0) { ... }
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, Fabric_TargetAttr:$target);
+  let arguments = (ins SymbolNameAttr:$sym_name, Weft_TargetAttr:$target);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
@@ -51,14 +51,14 @@ def Wavelet_PeGroupOp : Wavelet_Op<"pe_group", [
 
     Example:
     ```mlir
-    wavelet.pe_group @row at #fabric.rect<0, 0, 4, 1> {
+    wavelet.pe_group @row at #weft.rect<0, 0, 4, 1> {
       wavelet.param gpr 5 = affine_map<(x, y) -> (x * 64)>
       wavelet.route color 3 from [west] to [east, ramp]
       ...
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, Fabric_RectAttr:$rect);
+  let arguments = (ins SymbolNameAttr:$sym_name, Weft_RectAttr:$rect);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name `at` $rect attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
@@ -83,8 +83,8 @@ def Wavelet_PeOp : Wavelet_Op<"pe", [
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
-    ::weft::fabric::RectAttr getRect() {
-      return ::weft::fabric::RectAttr::get(getContext(), getX(), getY(), 1, 1);
+    ::weft::common::RectAttr getRect() {
+      return ::weft::common::RectAttr::get(getContext(), getX(), getY(), 1, 1);
     }
   }];
 }
@@ -103,7 +103,7 @@ def Wavelet_IoOp : Wavelet_Op<"io", [Symbol, HasParent<"ProgramOp">]> {
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
-                       Fabric_PortDirAttr:$direction, Fabric_EdgeAttr:$edge,
+                       Weft_PortDirAttr:$direction, Weft_EdgeAttr:$edge,
                        I64Attr:$first_row, I64Attr:$end_row,
                        I64Attr:$color, StrAttr:$format,
                        TypeAttrOf<AnyRankedTensor>:$type);

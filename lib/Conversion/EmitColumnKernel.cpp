@@ -37,6 +37,7 @@ using namespace mlir;
 using namespace weft::conversion::column;
 namespace wt = weft::target;
 namespace fab = weft::fabric;
+namespace common = weft::common;
 namespace wv = weft::wavelet;
 
 namespace weft::conversion {
@@ -394,7 +395,7 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
                                : wv::PeOp::getOperationName());
   st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
   if (h > 1) {
-    st.addAttribute("rect", fab::RectAttr::get(ctx, k.x, y, 1, h));
+    st.addAttribute("rect", common::RectAttr::get(ctx, k.x, y, 1, h));
   } else {
     st.addAttribute("x", b.getI64IntegerAttr(k.x));
     st.addAttribute("y", b.getI64IntegerAttr(y));

@@ -30,6 +30,7 @@
 using namespace mlir;
 namespace wt = weft::target;
 namespace fab = weft::fabric;
+namespace common = weft::common;
 namespace wv = weft::wavelet;
 
 namespace weft::conversion {
@@ -260,7 +261,7 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
                                : wv::PeOp::getOperationName());
   st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
   if (h > 1) {
-    st.addAttribute("rect", fab::RectAttr::get(ctx, px, py, 1, h));
+    st.addAttribute("rect", common::RectAttr::get(ctx, px, py, 1, h));
   } else {
     st.addAttribute("x", b.getI64IntegerAttr(px));
     st.addAttribute("y", b.getI64IntegerAttr(py));

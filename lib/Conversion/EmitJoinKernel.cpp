@@ -41,6 +41,7 @@
 using namespace mlir;
 namespace wt = weft::target;
 namespace fab = weft::fabric;
+namespace common = weft::common;
 namespace wv = weft::wavelet;
 
 namespace weft::conversion {
@@ -93,7 +94,7 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
                                : wv::PeOp::getOperationName());
   st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
   if (h > 1) {
-    st.addAttribute("rect", fab::RectAttr::get(ctx, k.x, y, 1, h));
+    st.addAttribute("rect", common::RectAttr::get(ctx, k.x, y, 1, h));
   } else {
     st.addAttribute("x", b.getI64IntegerAttr(k.x));
     st.addAttribute("y", b.getI64IntegerAttr(y));

@@ -33,6 +33,7 @@
 
 using namespace mlir;
 namespace fab = weft::fabric;
+namespace common = weft::common;
 namespace wv = weft::wavelet;
 
 namespace weft::conversion {
@@ -48,7 +49,7 @@ static void emitRelays(OpBuilder &b, Location loc, Operation *wprog,
   std::set<std::pair<int64_t, int64_t>> covered;
   for (Operation &op : wprog->getRegion(0).front()) {
     if (auto g = dyn_cast<wv::PeGroupOp>(op)) {
-      fab::RectAttr r = g.getRect();
+      common::RectAttr r = g.getRect();
       for (int64_t dx = 0; dx < int64_t(r.getWidth()); ++dx)
         for (int64_t dy = 0; dy < int64_t(r.getHeight()); ++dy)
           covered.insert({r.getX() + dx, r.getY() + dy});
@@ -110,7 +111,7 @@ static void emitRelays(OpBuilder &b, Location loc, Operation *wprog,
                                          : wv::PeOp::getOperationName());
     st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
     if (r.w * r.h > 1) {
-      st.addAttribute("rect", fab::RectAttr::get(ctx, r.x, r.y, r.w, r.h));
+      st.addAttribute("rect", common::RectAttr::get(ctx, r.x, r.y, r.w, r.h));
     } else {
       st.addAttribute("x", b.getI64IntegerAttr(r.x));
       st.addAttribute("y", b.getI64IntegerAttr(r.y));
@@ -205,11 +206,12 @@ struct LowerFabricToWaveletPass
     auto io = [&](fab::IoOp op, bool output, int64_t end, int64_t color) {
       OperationState s(op.getLoc(), wv::IoOp::getOperationName());
       s.addAttribute(SymbolTable::getSymbolAttrName(), op.getSymNameAttr());
-      s.addAttribute("direction",
-                     fab::PortDirAttr::get(ctx, output ? fab::PortDir::output
-                                                       : fab::PortDir::input));
-      s.addAttribute("edge", fab::EdgeAttr::get(ctx, output ? fab::Edge::east
-                                                            : fab::Edge::west));
+      s.addAttribute("direction", common::PortDirAttr::get(
+                                      ctx, output ? common::PortDir::output
+                                                  : common::PortDir::input));
+      s.addAttribute("edge",
+                     common::EdgeAttr::get(ctx, output ? common::Edge::east
+                                                       : common::Edge::west));
       s.addAttribute("first_row", b.getI64IntegerAttr(0));
       s.addAttribute("end_row", b.getI64IntegerAttr(end));
       s.addAttribute("color", b.getI64IntegerAttr(color));
@@ -247,8 +249,8 @@ struct LowerFabricToWaveletPass
         auto colChunks =
             fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, s.m.smear);
         if (t.getFrom() != rowChunks || t.getTo() != colChunks ||
-            t.getRectAttr() !=
-                fab::RectAttr::get(ctx, s.m.x0, s.m.y0, s.m.smear, s.m.smear))
+            t.getRectAttr() != common::RectAttr::get(ctx, s.m.x0, s.m.y0,
+                                                     s.m.smear, s.m.smear))
           return t.emitOpError("is not the diagonal turn of @")
                  << name << " (from " << rowChunks << " to " << colChunks
                  << " at the " << s.m.smear << "x" << s.m.smear
@@ -303,11 +305,12 @@ struct LowerFabricToWaveletPass
       fab::ProgramOp program) {
     RouteTable emitted;
     for (Operation &op : wprog->getRegion(0).front()) {
-      fab::RectAttr rect;
+      common::RectAttr rect;
       if (auto g = dyn_cast<wv::PeGroupOp>(op))
         rect = g.getRect();
       else if (auto pe = dyn_cast<wv::PeOp>(op))
-        rect = fab::RectAttr::get(op.getContext(), pe.getX(), pe.getY(), 1, 1);
+        rect =
+            common::RectAttr::get(op.getContext(), pe.getX(), pe.getY(), 1, 1);
       else
         continue;
       for (auto r : op.getRegion(0).getOps<wv::RouteOp>())

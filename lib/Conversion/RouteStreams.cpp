@@ -40,6 +40,7 @@ namespace weft {
 
 using namespace mlir;
 namespace fab = weft::fabric;
+namespace common = weft::common;
 
 namespace weft::conversion {
 namespace {
@@ -109,7 +110,7 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
         b.getStringAttr((st.kernel.getSymName() + "_turn").str()),
         fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, S),
         fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, S), payload,
-        fab::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
+        common::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
     symbols.insert(rd); // uniquifies the name if taken
     st.turn = rd;
     ++counts.redistributions;

@@ -425,8 +425,8 @@ LogicalResult Raiser::raiseGroup(const wb::Group &g, Block &body) {
 OwningOpRef<ModuleOp> Raiser::run() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
-  auto prog = ProgramOp::create(b, loc, p.name,
-                                fabric::TargetAttr::get(ctx, p.target));
+  auto prog =
+      ProgramOp::create(b, loc, p.name, common::TargetAttr::get(ctx, p.target));
   if (!p.layers.empty()) {
     SmallVector<Attribute> layers;
     for (const std::string &l : p.layers)
@@ -452,8 +452,8 @@ OwningOpRef<ModuleOp> Raiser::run() {
       break;
     }
     IoOp::create(b, loc, s.name,
-                 s.output ? fabric::PortDir::output : fabric::PortDir::input,
-                 fabric::Edge(unsigned(s.edge)), s.firstRow, s.endRow, s.color,
+                 s.output ? common::PortDir::output : common::PortDir::input,
+                 common::Edge(unsigned(s.edge)), s.firstRow, s.endRow, s.color,
                  wt::payloadFormatName(s.format),
                  RankedTensorType::get(s.shape, elem));
   }
@@ -464,7 +464,7 @@ OwningOpRef<ModuleOp> Raiser::run() {
     else
       pe = PeGroupOp::create(
           b, loc, g.name,
-          fabric::RectAttr::get(ctx, g.x, g.y, g.width, g.height));
+          common::RectAttr::get(ctx, g.x, g.y, g.width, g.height));
     if (g.layer >= 0)
       pe->setAttr("layer", b.getStringAttr(p.layers[g.layer]));
     Region &region = pe->getRegion(0);

@@ -131,8 +131,8 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
     std::map<std::string, KernelFigures> byName;
     for (Operation &op : program.getBody().front()) {
       if (auto io = dyn_cast<wf::IoOp>(op)) {
-        (io.getDirection() == wf::PortDir::input ? out.inputNames
-                                                 : out.outputNames)
+        (io.getDirection() == weft::common::PortDir::input ? out.inputNames
+                                                           : out.outputNames)
             .push_back(io.getSymName().str());
       } else if (auto k = dyn_cast<wf::KernelOp>(op)) {
         KernelFigures f;

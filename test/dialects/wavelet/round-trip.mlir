@@ -7,13 +7,13 @@
 
 // CHECK: #[[MAP:.+]] = affine_map<(d0, d1) -> (d0 * 64)>
 // CHECK-LABEL: wavelet.program @row
-wavelet.program @row attributes {target = #fabric.target<5x1>} {
+wavelet.program @row attributes {target = #weft.target<5x1>} {
   // CHECK: wavelet.io @x input west rows 0 to 1 color 1 "dense32" : tensor<64xf32>
   wavelet.io @x input west rows 0 to 1 color 1 "dense32" : tensor<64xf32>
   wavelet.io @y output east rows 0 to 1 color 2 "dense32" : tensor<64xf32>
 
   // CHECK: wavelet.pe_group @mac at <0, 0, 4, 1> {
-  wavelet.pe_group @mac at #fabric.rect<0, 0, 4, 1> {
+  wavelet.pe_group @mac at #weft.rect<0, 0, 4, 1> {
     // CHECK-NEXT: wavelet.param gpr 5 = #[[MAP]]
     wavelet.param gpr 5 = affine_map<(x, y) -> (x * 64)>
     // CHECK-NEXT: wavelet.route color 1 from [west] to [east, ramp]
