@@ -24,6 +24,7 @@ def Wavelet_Dialect : Dialect {
   }];
   let cppNamespace = "::weft::wavelet";
   let dependentDialects = ["::weft::common::WeftDialect"];
+  let useDefaultAttributePrinterParser = 1;
 }
 
 class Wavelet_Op<string mnemonic, list<Trait> traits = []>

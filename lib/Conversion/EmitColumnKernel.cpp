@@ -247,7 +247,6 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
 
   // DSR numbers (planDsrs): the permanent ones are loaded once before the
   // loop, the scratch DSRs before the steps that need them.
-  using K = wt::OperandKind;
   using RF = wv::RegFile;
   DsrPlan plan = planDsrs(steps);
   for (size_t n = 0; n < plan.pairs.size(); ++n) {
@@ -266,28 +265,25 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
     }
     if (u.loadS1)
       dsrLoad(RF::s1dsr, u.s1, vecName(s.src1->value));
-    int32_t n = u.pair;
-    const wt::OpcodeInfo &info = wt::info(s.op);
-    if (info.family == wt::Family::Un) {
-      inst(info.mnemonic, {int32_t(K::Ddsr), n, int32_t(K::S0dsr), n});
+    int64_t n = u.pair;
+    Opcode opcode = wv::toOpcode(s.op);
+    if (wt::info(s.op).family == wt::Family::Un) {
+      inst(opcode, {ddsr(n), s0(n)});
       continue;
     }
-    int32_t kind = 0, value = 0;
+    wv::OperandAttr src;
     switch (s.src1->kind) {
     case Opnd::Vec:
-      kind = int32_t(K::S1dsr);
-      value = u.s1;
+      src = s1(u.s1);
       break;
     case Opnd::Gpr:
-      kind = int32_t(K::Gpr);
-      value = s.src1->value;
+      src = gpr(s.src1->value);
       break;
     case Opnd::Imm:
-      kind = int32_t(K::Imm);
-      value = s.src1->value;
+      src = operand(wv::OperandKind::imm, s.src1->value);
       break;
     }
-    inst(info.mnemonic, {int32_t(K::Dsr), n, kind, value});
+    inst(opcode, {dsr(n), src});
   }
   jump("sample");
 }
@@ -295,13 +291,7 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
 void Emitter::emitAxisSoftmax(int64_t L) {
   const AxisLoop lp = axisLoop(k, L);
   const bool log = k.op == ColumnOp::AxisLogSoftmax;
-  using K = wt::OperandKind;
   using RF = wv::RegFile;
-  const int32_t gpr = int32_t(K::Gpr), imm = int32_t(K::Imm),
-                dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
-                s0 = int32_t(K::S0dsr);
-  const int32_t zero = int32_t(wt::SmallImm::Zero),
-                two = int32_t(wt::SmallImm::Two);
 
   // The loop's constants (word offsets), set at load time.
   auto param = [&](int32_t g, int64_t value) {
@@ -347,40 +337,39 @@ void Emitter::emitAxisSoftmax(int64_t L) {
   }
   dsrLoad(RF::ddsr, 3, "out");
   dsrLoad(RF::s0dsr, 3, "buf");
-  const int32_t cmp = int32_t(K::Gpr);
   label("sample");
-  inst("mov32", {ddsr, 0, s0, 0}); // buf = in
-  inst("movi", {4, 0});            // the first group
+  inst(Opcode::MOV32, {ddsr(0), s0(0)}); // buf = in
+  inst(Opcode::MOVI, {gpr(4), lit(0)});  // the first group
   if (lp.stride > 1)
-    inst("mov16", {gpr, kGprInnerEnd, gpr, kGprInnerEnd0});
+    inst(Opcode::MOV16, {gpr(kGprInnerEnd), gpr(kGprInnerEnd0)});
   label("group");
-  inst("mov32", {gpr, kGprMax, s0, 1});  // m = grp[0]
-  inst("fmaxr", {gpr, kGprMax, s0, 1});  // m = max(m, grp...)
-  inst("fsub", {dsrK, 1, gpr, kGprMax}); // grp = grp - m
-  inst("fexp", {ddsr, log ? 2 : 1, s0, 1});
-  inst("mov32", {gpr, kGprSum, imm, zero});
-  inst("fsum", {gpr, kGprSum, s0, log ? 2 : 1}); // s = sum(exp)
+  inst(Opcode::MOV32, {gpr(kGprMax), s0(1)}); // m = grp[0]
+  inst(Opcode::FMAXR, {gpr(kGprMax), s0(1)}); // m = max(m, grp...)
+  inst(Opcode::FSUB, {dsr(1), gpr(kGprMax)}); // grp = grp - m
+  inst(Opcode::FEXP, {ddsr(log ? 2 : 1), s0(1)});
+  inst(Opcode::MOV32, {gpr(kGprSum), imm(wt::SmallImm::Zero)});
+  inst(Opcode::FSUM, {gpr(kGprSum), s0(log ? 2 : 1)}); // s = sum(exp)
   if (log) {
-    inst("flog", {gpr, kGprSum, gpr, kGprSum});
-    inst("fsub", {dsrK, 1, gpr, kGprSum}); // grp = (x - m) - log(s)
+    inst(Opcode::FLOG, {gpr(kGprSum), gpr(kGprSum)});
+    inst(Opcode::FSUB, {dsr(1), gpr(kGprSum)}); // grp = (x - m) - log(s)
   } else {
-    inst("frcp", {gpr, kGprSum, gpr, kGprSum});
-    inst("fmul", {dsrK, 1, gpr, kGprSum}); // grp = e * (1 / s)
+    inst(Opcode::FRCP, {gpr(kGprSum), gpr(kGprSum)});
+    inst(Opcode::FMUL, {dsr(1), gpr(kGprSum)}); // grp = e * (1 / s)
   }
   if (lp.stride > 1) {
     // The next group of the block starts one element on; after the
     // block's I groups, skip its other G - 1 rows.
-    inst("add16", {gpr, 4, imm, two});
-    inst("cltu16", {cmp, 4, gpr, kGprInnerEnd});
+    inst(Opcode::ADD16, {gpr(4), imm(wt::SmallImm::Two)});
+    inst(Opcode::CLTU16, {gpr(4), gpr(kGprInnerEnd)});
     jumpIfTrue("group");
-    inst("add16", {gpr, 4, gpr, kGprSkip});
-    inst("add16", {gpr, kGprInnerEnd, gpr, kGprBlock});
+    inst(Opcode::ADD16, {gpr(4), gpr(kGprSkip)});
+    inst(Opcode::ADD16, {gpr(kGprInnerEnd), gpr(kGprBlock)});
   } else {
-    inst("add16", {gpr, 4, gpr, kGprSkip});
+    inst(Opcode::ADD16, {gpr(4), gpr(kGprSkip)});
   }
-  inst("cltu16", {cmp, 4, gpr, kGprEnd});
+  inst(Opcode::CLTU16, {gpr(4), gpr(kGprEnd)});
   jumpIfTrue("group");
-  inst("mov32", {ddsr, 3, s0, 3}); // out = buf
+  inst(Opcode::MOV32, {ddsr(3), s0(3)}); // out = buf
   jump("sample");
 }
 
@@ -470,14 +459,6 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     }
   }
 
-  using K = wt::OperandKind;
-  const int32_t gpr = int32_t(K::Gpr), imm = int32_t(K::Imm),
-                dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
-                s0 = int32_t(K::S0dsr), s1 = int32_t(K::S1dsr);
-  const int32_t zero = int32_t(wt::SmallImm::Zero),
-                one = int32_t(wt::SmallImm::One),
-                two = int32_t(wt::SmallImm::Two);
-
   wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&mainTask.getBody().front());
 
@@ -489,7 +470,7 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     dsrLoad(RF::ddsr, 0, "out");
     dsrLoad(RF::s0dsr, 0, "in");
     label("sample");
-    inst("fmax", {dsrK, 0, imm, zero});
+    inst(Opcode::FMAX, {dsr(0), imm(wt::SmallImm::Zero)});
     break;
   case ColumnOp::Sigmoid:
     // buf = -in; buf = exp(buf); buf += 1; out = 1 / buf.
@@ -499,10 +480,10 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     dsrLoad(RF::s0dsr, 1, "buf");
     dsrLoad(RF::ddsr, 2, "out");
     label("sample");
-    inst("fneg", {ddsr, 0, s0, 0});
-    inst("fexp", {ddsr, 1, s0, 1});
-    inst("fadd", {dsrK, 1, imm, one});
-    inst("frcp", {ddsr, 2, s0, 1});
+    inst(Opcode::FNEG, {ddsr(0), s0(0)});
+    inst(Opcode::FEXP, {ddsr(1), s0(1)});
+    inst(Opcode::FADD, {dsr(1), imm(wt::SmallImm::One)});
+    inst(Opcode::FRCP, {ddsr(2), s0(1)});
     break;
   case ColumnOp::Tanh:
     // r = 1 / (1 + exp(2 in)); out = 1 - 2 r.
@@ -514,12 +495,12 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     dsrLoad(RF::ddsr, 2, "out");
     dsrLoad(RF::s0dsr, 2, "ones");
     label("sample");
-    inst("fmul", {dsrK, 0, imm, two});
-    inst("fexp", {ddsr, 1, s0, 1});
-    inst("fadd", {dsrK, 1, imm, one});
-    inst("frcp", {ddsr, 1, s0, 1});
-    inst("fadd", {dsrK, 1, s1, 1});
-    inst("fsub", {dsrK, 2, s1, 1});
+    inst(Opcode::FMUL, {dsr(0), imm(wt::SmallImm::Two)});
+    inst(Opcode::FEXP, {ddsr(1), s0(1)});
+    inst(Opcode::FADD, {dsr(1), imm(wt::SmallImm::One)});
+    inst(Opcode::FRCP, {ddsr(1), s0(1)});
+    inst(Opcode::FADD, {dsr(1), s1(1)});
+    inst(Opcode::FSUB, {dsr(2), s1(1)});
     break;
   case ColumnOp::Softmax:
   case ColumnOp::LogSoftmax: {
@@ -545,34 +526,34 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     }
     // Combines this row's partial value in `g` with the rows below, sends
     // it north and receives the column's total from row 0.
-    auto allReduce = [&](StringRef combine, int32_t g) {
+    auto allReduce = [&](Opcode combine, int32_t g) {
       if (!reduce)
         return;
       if (!role.last)
-        inst(combine, {gpr, g, s1, 4});
+        inst(combine, {gpr(g), s1(4)});
       if (!role.first) {
-        inst("mov32", {ddsr, 5, gpr, g});
-        inst("mov32", {gpr, g, s0, 6});
+        inst(Opcode::MOV32, {ddsr(5), gpr(g)});
+        inst(Opcode::MOV32, {gpr(g), s0(6)});
       } else {
-        inst("mov32", {ddsr, 6, gpr, g});
+        inst(Opcode::MOV32, {ddsr(6), gpr(g)});
       }
     };
     label("sample");
-    inst("mov32", {ddsr, 0, s0, 0});      // buf = in
-    inst("mov32", {gpr, kGprMax, s0, 1}); // m = buf[0]
-    inst("fmaxr", {gpr, kGprMax, s0, 1}); // m = max(m, buf...)
-    allReduce("fmax", kGprMax);
-    inst("fsub", {dsrK, 1, gpr, kGprMax}); // buf = buf - m
-    inst("fexp", {ddsr, 2, s0, 1});        // e = exp(buf)
-    inst("mov32", {gpr, kGprSum, imm, zero});
-    inst("fsum", {gpr, kGprSum, s0, log ? 2 : 1}); // s = sum(e)
-    allReduce("fadd", kGprSum);
+    inst(Opcode::MOV32, {ddsr(0), s0(0)});      // buf = in
+    inst(Opcode::MOV32, {gpr(kGprMax), s0(1)}); // m = buf[0]
+    inst(Opcode::FMAXR, {gpr(kGprMax), s0(1)}); // m = max(m, buf...)
+    allReduce(Opcode::FMAX, kGprMax);
+    inst(Opcode::FSUB, {dsr(1), gpr(kGprMax)}); // buf = buf - m
+    inst(Opcode::FEXP, {ddsr(2), s0(1)});       // e = exp(buf)
+    inst(Opcode::MOV32, {gpr(kGprSum), imm(wt::SmallImm::Zero)});
+    inst(Opcode::FSUM, {gpr(kGprSum), s0(log ? 2 : 1)}); // s = sum(e)
+    allReduce(Opcode::FADD, kGprSum);
     if (log) {
-      inst("flog", {gpr, kGprSum, gpr, kGprSum});
-      inst("fsub", {dsrK, 3, gpr, kGprSum}); // out = (x - m) - log(s)
+      inst(Opcode::FLOG, {gpr(kGprSum), gpr(kGprSum)});
+      inst(Opcode::FSUB, {dsr(3), gpr(kGprSum)}); // out = (x - m) - log(s)
     } else {
-      inst("frcp", {gpr, kGprSum, gpr, kGprSum});
-      inst("fmul", {dsrK, 3, gpr, kGprSum}); // out = e * (1 / s)
+      inst(Opcode::FRCP, {gpr(kGprSum), gpr(kGprSum)});
+      inst(Opcode::FMUL, {dsr(3), gpr(kGprSum)}); // out = e * (1 / s)
     }
     break;
   }

@@ -124,8 +124,6 @@ private:
   ElementsAttr blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
                     ArrayRef<char> bytes);
 
-  int32_t op(wt::OperandKind k) { return int32_t(k); }
-
   const DenseLayer &layer;
   const DenseMapping &m;
   DenseColors colors;
@@ -200,9 +198,6 @@ void Emitter::loadCopyDsrs() {
 }
 
 void Emitter::emitCopyTasks() {
-  using K = wt::OperandKind;
-  const int32_t imm = op(K::Imm), ddsr = op(K::Ddsr), s0 = op(K::S0dsr);
-  const int32_t zero = int32_t(wt::SmallImm::Zero);
   for (int k = 0; k < 2; ++k) {
     {
       wv::TaskOp t = task(k ? "copy_odd" : "copy_even", wv::TaskKind::local,
@@ -210,14 +205,14 @@ void Emitter::emitCopyTasks() {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
       int32_t d = k ? 7 : 5;
-      inst("mov32", {ddsr, d, s0, d}, true);
+      inst(Opcode::MOV32, {ddsr(d), s0(d)}, true);
     }
     {
       wv::TaskOp t = task(k ? "send_closeout_odd" : "send_closeout_even",
                           wv::TaskKind::local, kCloseTask[k], false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
-      inst("mov16", {ddsr, k ? 10 : 6, imm, zero}, true);
+      inst(Opcode::MOV16, {ddsr(k ? 10 : 6), imm(wt::SmallImm::Zero)}, true);
     }
   }
 }
@@ -285,8 +280,8 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
       loadCopyDsrs();
-      inst("activate", {0, int32_t(kCopyTask[0])});
-      inst("nop", {}, true);
+      inst(Opcode::ACTIVATE, {lit(kCopyTask[0])});
+      inst(Opcode::NOP, {}, true);
     }
     emitCopyTasks();
     return;
@@ -395,11 +390,6 @@ void Emitter::emitComputeDsds(const Group &grp, const Role &role) {
 void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
   const bool first = grp.first, last = grp.last, mixed = grp.mixed,
              hasBias = grp.hasBias;
-  using K = wt::OperandKind;
-  const int32_t gpr = op(K::Gpr), imm = op(K::Imm), dsrK = op(K::Dsr),
-                ddsr = op(K::Ddsr), s0 = op(K::S0dsr), s1 = op(K::S1dsr);
-  const int32_t zero = int32_t(wt::SmallImm::Zero);
-
   // init: load the DSRs once (they are never modified), clear the
   // accumulator and the weight index, start the input copy.
   {
@@ -438,11 +428,11 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
     if (role.diagonal) {
       loadCopyDsrs();
     }
-    inst("movi", {4, 0});
-    inst("mov32", {ddsr, 0, imm, zero});
+    inst(Opcode::MOVI, {gpr(4), lit(0)});
+    inst(Opcode::MOV32, {ddsr(0), imm(wt::SmallImm::Zero)});
     if (role.diagonal)
-      inst("activate", {0, int32_t(kCopyTask[0])});
-    inst("nop", {}, true);
+      inst(Opcode::ACTIVATE, {lit(kCopyTask[0])});
+    inst(Opcode::NOP, {}, true);
   }
   // One input element x (in gpr 0/1): acc += W[:, t] * x; t += 1.
   {
@@ -450,12 +440,12 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&t.getBody().front());
     if (mixed) {
-      inst("ff2h", {gpr, 2, gpr, 0});
-      inst("fmachs", {dsrK, 0, gpr, 2});
+      inst(Opcode::FF2H, {gpr(2), gpr(0)});
+      inst(Opcode::FMACHS, {dsr(0), gpr(2)});
     } else {
-      inst("fmac", {dsrK, 0, gpr, 0});
+      inst(Opcode::FMAC, {dsr(0), gpr(0)});
     }
-    inst("add16", {gpr, 4, gpr, 5}, true);
+    inst(Opcode::ADD16, {gpr(4), gpr(5)}, true);
   }
   // The closeouts after each chunk (index 1 after even samples, 2 after
   // odd ones): reduce the partial sums along the row.
@@ -464,25 +454,25 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
                         wv::TaskKind::control, kCloseoutIndex[k], false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&t.getBody().front());
-    inst("movi", {4, 0});
+    inst(Opcode::MOVI, {gpr(4), lit(0)});
     if (first && !last) {
-      inst("mov32", {ddsr, 1, s0, 1});
+      inst(Opcode::MOV32, {ddsr(1), s0(1)});
     } else if (!last) {
-      inst("fadd", {dsrK, 1, s1, 1});
+      inst(Opcode::FADD, {dsr(1), s1(1)});
     } else {
       if (!first)
-        inst("fadd", {dsrK, 1, s1, 1});
+        inst(Opcode::FADD, {dsr(1), s1(1)});
       if (hasBias)
-        inst("fadd", {dsrK, 2, s1, 2});
+        inst(Opcode::FADD, {dsr(2), s1(2)});
       int32_t buf = 3 + k, send = 8 + k;
       if (layer.relu)
-        inst("fmax", {dsrK, buf, imm, zero});
+        inst(Opcode::FMAX, {dsr(buf), imm(wt::SmallImm::Zero)});
       else
-        inst("mov32", {ddsr, buf, s0, buf});
+        inst(Opcode::MOV32, {ddsr(buf), s0(buf)});
       // Launches the send on microthread 3 (it waits for the previous one).
-      inst("mov32", {ddsr, send, s0, send});
+      inst(Opcode::MOV32, {ddsr(send), s0(send)});
     }
-    inst("mov32", {ddsr, 0, imm, zero}, true);
+    inst(Opcode::MOV32, {ddsr(0), imm(wt::SmallImm::Zero)}, true);
   }
   if (role.diagonal)
     emitCopyTasks();

@@ -69,7 +69,7 @@ private:
     dsdAt(sym, kDsdBase + 4 * index, kind, fields);
   }
   /// A local task whose only instruction launches `s` and ends the task.
-  void launchTask(StringRef sym, const Step &s, ArrayRef<int32_t> args,
+  void launchTask(StringRef sym, const Step &s, ArrayRef<wv::OperandAttr> args,
                   bool active);
 
   const JoinKernel &k;
@@ -77,12 +77,12 @@ private:
   const RouteTable &routes;
 };
 
-void Emitter::launchTask(StringRef sym, const Step &s, ArrayRef<int32_t> args,
-                         bool active) {
+void Emitter::launchTask(StringRef sym, const Step &s,
+                         ArrayRef<wv::OperandAttr> args, bool active) {
   wv::TaskOp t = task(sym, wv::TaskKind::local, s.task, active);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&t.getBody().front());
-  inst(wt::info(s.op).mnemonic, args, /*term=*/true);
+  inst(wv::toOpcode(s.op), args, /*term=*/true);
 }
 
 void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
@@ -137,10 +137,7 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
         {i64("length", L), i64("color", otherColor)});
   }
 
-  using K = wt::OperandKind;
   using RF = wv::RegFile;
-  const int32_t dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
-                s0 = int32_t(K::S0dsr), s1 = int32_t(K::S1dsr);
 
   // init: every DSR once (loading the fifo record resets the FIFO, so it is
   // never loaded again), then start the copy and the compute.
@@ -159,22 +156,21 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
     } else {
       dsrLoad(RF::s0dsr, kDsrLast, "other");
     }
-    inst("activate", {0, int32_t(kCopyTask)});
-    inst("activate", {0, int32_t(kStep1Task)});
-    inst("nop", {}, /*term=*/true);
+    inst(Opcode::ACTIVATE, {lit(kCopyTask)});
+    inst(Opcode::ACTIVATE, {lit(kStep1Task)});
+    inst(Opcode::NOP, {}, /*term=*/true);
   }
   // copy: fifo <- in (1 / in for Div with b buffered).
-  launchTask("copy", plan.copy, {ddsr, kDsrFifo, s0, kDsrCopy}, false);
+  launchTask("copy", plan.copy, {ddsr(kDsrFifo), s0(kDsrCopy)}, false);
   if (two) {
     // step 1: buf <- -other (Sub) or 1 / other (Div); step 2: out <- buf
     // op fifo.
-    launchTask("step1", plan.compute[0], {ddsr, kDsrFirst, s0, kDsrFirst},
+    launchTask("step1", plan.compute[0], {ddsr(kDsrFirst), s0(kDsrFirst)},
                false);
-    launchTask("step2", plan.compute[1], {dsrK, kDsrLast, s1, kDsrFifo},
-               false);
+    launchTask("step2", plan.compute[1], {dsr(kDsrLast), s1(kDsrFifo)}, false);
   } else {
     // out <- other op fifo.
-    launchTask("compute", plan.compute[0], {dsrK, kDsrLast, s1, kDsrFifo},
+    launchTask("compute", plan.compute[0], {dsr(kDsrLast), s1(kDsrFifo)},
                false);
   }
 }

@@ -61,15 +61,37 @@ public:
                     mlir::FlatSymbolRefAttr::get(b.getContext(), record));
     b.create(st);
   }
-  /// `wavelet.inst OPCODE args [term]` (args as InstOp encodes them).
-  void inst(llvm::StringRef opcode, llvm::ArrayRef<int32_t> args,
+  using Opcode = wavelet::Opcode;
+  /// `wavelet.inst OPCODE args [term]`.
+  void inst(Opcode opcode, llvm::ArrayRef<wavelet::OperandAttr> args,
             bool term = false) {
-    mlir::OperationState st(loc, wavelet::InstOp::getOperationName());
-    st.addAttribute("opcode", b.getStringAttr(opcode));
-    st.addAttribute("args", b.getDenseI32ArrayAttr(args));
-    if (term)
-      st.addAttribute("term", b.getUnitAttr());
-    b.create(st);
+    wavelet::InstOp::create(b, loc, opcode, args, term);
+  }
+  /// The operands of `inst`: `dsr n`, `ddsr n`, `s0dsr n`, `s1dsr n`,
+  /// `gpr n`, `imm zero`... and a literal (movi's immediate, a task id).
+  wavelet::OperandAttr dsr(int64_t n) {
+    return operand(wavelet::OperandKind::dsr, n);
+  }
+  wavelet::OperandAttr ddsr(int64_t n) {
+    return operand(wavelet::OperandKind::ddsr, n);
+  }
+  wavelet::OperandAttr s0(int64_t n) {
+    return operand(wavelet::OperandKind::s0dsr, n);
+  }
+  wavelet::OperandAttr s1(int64_t n) {
+    return operand(wavelet::OperandKind::s1dsr, n);
+  }
+  wavelet::OperandAttr gpr(int64_t n) {
+    return operand(wavelet::OperandKind::gpr, n);
+  }
+  wavelet::OperandAttr imm(target::SmallImm v) {
+    return operand(wavelet::OperandKind::imm, int64_t(v));
+  }
+  wavelet::OperandAttr lit(int64_t v) {
+    return operand(wavelet::OperandKind::lit, v);
+  }
+  wavelet::OperandAttr operand(wavelet::OperandKind kind, int64_t value) {
+    return wavelet::OperandAttr::get(b.getContext(), kind, value);
   }
   void label(llvm::StringRef name) {
     mlir::OperationState st(loc, wavelet::LabelOp::getOperationName());

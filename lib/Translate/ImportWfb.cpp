@@ -172,18 +172,9 @@ Raiser::raiseTask(const wb::Symbol &task, ArrayRef<const wb::Symbol *> labels,
       JumpOp::create(b, loc, target->name, cond);
       continue;
     }
-    case O::MOVI: {
-      int32_t v = int32_t(in->imm & 0x7ff);
-      if (v & 0x400)
-        v -= 0x800;
-      built = InstOp::create(b, loc, mnemonic,
-                             ArrayRef<int32_t>{int32_t(in->reg), v}, false);
-      break;
-    }
+    case O::MOVI:
     case O::MOVH:
-      built = InstOp::create(
-          b, loc, mnemonic,
-          ArrayRef<int32_t>{int32_t(in->reg), int32_t(in->imm)}, false);
+      built = InstOp::create(b, loc, *in);
       break;
     default:
       if (info.family == wt::Family::Imm) {
@@ -225,18 +216,7 @@ Raiser::raiseTask(const wb::Symbol &task, ArrayRef<const wb::Symbol *> labels,
         built = DsrOp::create(b, loc, store, file, in->reg, it->second);
         break;
       }
-      if (info.family == wt::Family::Ctl) {
-        SmallVector<int32_t> args;
-        if (in->opcode != O::NOP)
-          args = {int32_t(in->ctlMode), int32_t(in->imm)};
-        built = InstOp::create(b, loc, mnemonic, args, in->terminate);
-        break;
-      }
-      built = InstOp::create(
-          b, loc, mnemonic,
-          ArrayRef<int32_t>{int32_t(in->op0.kind), int32_t(in->op0.value),
-                            int32_t(in->op1.kind), int32_t(in->op1.value)},
-          in->terminate);
+      built = InstOp::create(b, loc, *in);
       break;
     }
     // The rebuilt op must encode to the same word.

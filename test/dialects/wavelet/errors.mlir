@@ -186,8 +186,64 @@ wavelet.program @p attributes {target = #weft.target<4x4>} {
   wavelet.pe @a at (0, 0) {
     wavelet.task @t local 33 {
       // expected-error @below {{lds0 is written with wavelet.dsr or wavelet.jump}}
-      "wavelet.inst"() {opcode = "lds0", args = array<i32: 1, 2>} : () -> ()
+      "wavelet.inst"() {opcode = #wavelet<opcode lds0>, args = [#wavelet.operand<gpr, 1>, #wavelet.operand<lit, 2>]} : () -> ()
       wavelet.inst nop term
+    }
+  }
+}
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    wavelet.task @t local 33 {
+      // expected-error @below {{ldd is written with wavelet.dsr or wavelet.jump}}
+      wavelet.inst ldd gpr 1, 2
+    }
+  }
+}
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    wavelet.task @t local 33 {
+      // expected-error @below {{fmac takes 2 operands, got 1}}
+      wavelet.inst fmac dsr 1 term
+    }
+  }
+}
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    wavelet.task @t local 33 {
+      // expected-error @below {{movi takes a gpr first, got dsr 1}}
+      wavelet.inst movi dsr 1, 2
+      wavelet.inst nop term
+    }
+  }
+}
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    wavelet.task @t local 33 {
+      // expected-error @below {{fadd takes register or small-immediate operands, got lit 3}}
+      wavelet.inst fadd dsr 1, 3 term
+    }
+  }
+}
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    wavelet.task @t local 33 {
+      // expected-error @below {{block takes a color, a gpr or all, got s1dsr 2}}
+      wavelet.inst block s1dsr 2 term
     }
   }
 }

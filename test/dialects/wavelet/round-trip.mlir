@@ -1,5 +1,6 @@
 // RUN: weft-opt %s --verify-roundtrip | FileCheck %s
 // RUN: weft-opt %s --mlir-print-op-generic | weft-opt | FileCheck %s
+// RUN: weft-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
 
 // A row of four PEs that receive a 64-element vector from the west edge,
 // scale it by a per-PE weight vector, and pass partial sums east, ending in
@@ -47,6 +48,7 @@ wavelet.program @row attributes {target = #weft.target<5x1>} {
       // CHECK: wavelet.label "loop"
       wavelet.label "loop"
       // CHECK-NEXT: wavelet.inst fmac dsr 1, s1dsr 1
+      // GENERIC: "wavelet.inst"() <{args = [#wavelet.operand<dsr, 1>, #wavelet.operand<s1dsr, 1>], opcode = #wavelet<opcode fmac>}>
       wavelet.inst fmac dsr 1, s1dsr 1
       // CHECK-NEXT: wavelet.inst fmax dsr 1, imm zero
       wavelet.inst fmax dsr 1, imm zero
