@@ -37,7 +37,6 @@ using namespace mlir;
 using namespace weft::conversion::column;
 namespace wt = weft::target;
 namespace fab = weft::fabric;
-namespace common = weft::common;
 namespace wv = weft::wavelet;
 
 namespace weft::conversion {
@@ -117,15 +116,10 @@ private:
   void emitAxisSoftmax(int64_t L);
   /// `wavelet.jump "label" if_true` (a `brt`).
   void jumpIfTrue(StringRef label) {
-    OperationState st(loc, wv::JumpOp::getOperationName());
-    st.addAttribute("label", b.getStringAttr(label));
-    st.addAttribute(
-        "cond", wv::JumpCondAttr::get(b.getContext(), wv::JumpCond::if_true));
-    b.create(st);
+    wv::JumpOp::create(b, loc, label, wv::JumpCond::if_true);
   }
-  void dsd(StringRef sym, Rec index, wv::DsdKind kind,
-           ArrayRef<NamedAttribute> fields) {
-    dsdAt(sym, kDsdBase + 4 * index, kind, fields);
+  void dsd(StringRef sym, Rec index, const DsdFields &fields) {
+    dsdAt(sym, kDsdBase + 4 * index, fields);
   }
 
   const ColumnKernel &k;
@@ -154,13 +148,7 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
     uint32_t bits;
     std::memcpy(&bits, &consts[i], 4);
     for (int half = 0; half < 2; ++half) {
-      OperationState p(loc, wv::ParamOp::getOperationName());
-      p.addAttribute("gpr", b.getI64IntegerAttr(kGprConst[i] + half));
-      p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
-                                2, 0,
-                                b.getAffineConstantExpr(
-                                    int64_t((bits >> (16 * half)) & 0xffff)))));
-      b.create(p);
+      constParam(kGprConst[i] + half, int64_t((bits >> (16 * half)) & 0xffff));
     }
   }
 
@@ -175,11 +163,9 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
   int32_t nextRec = kRecFirstFree;
   for (int32_t r : used) {
     if (r == kVecIn)
-      dsd("in", kRecIn, wv::DsdKind::fabin,
-          {i64("length", L), i64("color", k.inColor)});
+      dsd("in", kRecIn, DsdFields::fabin(L, k.inColor));
     else if (r == kVecOut)
-      dsd("out", kRecOut, wv::DsdKind::fabout,
-          {i64("length", L), i64("color", k.outColor)});
+      dsd("out", kRecOut, DsdFields::fabout(L, k.outColor));
     else if (r == kVecConst) {
       // Each PE's chunk of the constant tensor (1 / C for DivTensor).
       int64_t base = kDataBase + 2 * L * constSlot(k.op), h = r1 - r0;
@@ -199,47 +185,33 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
       }
       auto type = RankedTensorType::get({h, 1, L}, b.getF32Type());
       std::string key = (name + "_const_r" + Twine(r0)).str();
-      OperationState s(loc, wv::SegmentOp::getOperationName());
-      s.addAttribute(SymbolTable::getSymbolAttrName(),
-                     b.getStringAttr("const_data"));
-      s.addAttribute("address", b.getI64IntegerAttr(base));
-      s.addAttribute("per_pe", b.getUnitAttr());
-      s.addAttribute("value",
-                     DenseResourceElementsAttr::get(
-                         type, key,
-                         HeapAsmResourceBlob::allocateAndCopyInferAlign(
-                             ArrayRef<char>(bytes))));
-      b.create(s);
-      dsd("const", kRecConst, wv::DsdKind::mem1d,
-          {i64("length", L), i64("base", base)});
+      wv::SegmentOp::create(b, loc, "const_data", base, /*per_pe=*/true,
+                            DenseResourceElementsAttr::get(
+                                type, key,
+                                HeapAsmResourceBlob::allocateAndCopyInferAlign(
+                                    ArrayRef<char>(bytes))));
+      dsd("const", kRecConst, DsdFields::mem1d(L, base));
     } else if (r >= kVecMem0) {
       // A constant of the table, the same value for every element.
-      dsd(vecName(r), Rec(nextRec++), wv::DsdKind::mem1d,
-          {i64("length", L), i64("base", kConstTable + 2 * (r - kVecMem0)),
-           i64("stride", 0)});
+      dsd(vecName(r), Rec(nextRec++),
+          DsdFields::mem1d(L, kConstTable + 2 * (r - kVecMem0)).withStride(0));
     } else if (r >= kVecLo0) {
       // 16-bit halves of a buffer's fp32 elements (low word first).
       int64_t slot = (r - kVecLo0) % 10, half = r >= kVecHi0 ? 1 : 0;
-      dsd(vecName(r), Rec(nextRec++), wv::DsdKind::mem1d,
-          {i64("length", L), i64("base", kDataBase + 2 * L * slot + half),
-           i64("stride", 2)});
+      dsd(vecName(r), Rec(nextRec++),
+          DsdFields::mem1d(L, kDataBase + 2 * L * slot + half).withStride(2));
     } else {
       Rec rec = r >= kVecBuf4 ? Rec(nextRec++) : Rec(r);
-      dsd(vecName(r), rec, wv::DsdKind::mem1d,
-          {i64("length", L), i64("base", kDataBase + 2 * L * slotOf(r))});
+      dsd(vecName(r), rec, DsdFields::mem1d(L, kDataBase + 2 * L * slotOf(r)));
     }
   }
   // The constants beyond the GPRs' (the table of kConstTable).
   if (consts.size() > size_t(kNumGprConsts)) {
     std::vector<float> table(consts.begin() + kNumGprConsts, consts.end());
     auto type = RankedTensorType::get({int64_t(table.size())}, b.getF32Type());
-    OperationState s(loc, wv::SegmentOp::getOperationName());
-    s.addAttribute(SymbolTable::getSymbolAttrName(),
-                   b.getStringAttr("const_table"));
-    s.addAttribute("address", b.getI64IntegerAttr(kConstTable));
-    s.addAttribute("value",
-                   DenseElementsAttr::get(type, ArrayRef<float>(table)));
-    b.create(s);
+    wv::SegmentOp::create(b, loc, "const_table", kConstTable,
+                          /*per_pe=*/false,
+                          DenseElementsAttr::get(type, ArrayRef<float>(table)));
   }
 
   wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
@@ -294,36 +266,25 @@ void Emitter::emitAxisSoftmax(int64_t L) {
   using RF = wv::RegFile;
 
   // The loop's constants (word offsets), set at load time.
-  auto param = [&](int32_t g, int64_t value) {
-    OperationState p(loc, wv::ParamOp::getOperationName());
-    p.addAttribute("gpr", b.getI64IntegerAttr(g));
-    p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
-                              2, 0, b.getAffineConstantExpr(value))));
-    b.create(p);
-  };
-  param(kGprEnd, 2 * L);
+  constParam(kGprEnd, 2 * L);
   if (lp.stride > 1) {
-    param(kGprInnerEnd0, 2 * lp.stride);
-    param(kGprSkip, 2 * lp.stride * (lp.group - 1));
-    param(kGprBlock, 2 * lp.stride * lp.group);
+    constParam(kGprInnerEnd0, 2 * lp.stride);
+    constParam(kGprSkip, 2 * lp.stride * (lp.group - 1));
+    constParam(kGprBlock, 2 * lp.stride * lp.group);
   } else {
-    param(kGprSkip, 2 * lp.group);
+    constParam(kGprSkip, 2 * lp.group);
   }
 
   // The chunk in `buf`; `grp` is the group at word offset GPR4 of it (G
   // elements, I apart), `tmp` LogSoftmax's exponentials of one group.
   int64_t buf = kDataBase, buf2 = kDataBase + 2 * L;
-  dsd("in", kRecIn, wv::DsdKind::fabin,
-      {i64("length", L), i64("color", k.inColor)});
-  dsd("out", kRecOut, wv::DsdKind::fabout,
-      {i64("length", L), i64("color", k.outColor)});
-  dsd("buf", kRecBuf, wv::DsdKind::mem1d, {i64("length", L), i64("base", buf)});
-  dsd("grp", kRecBuf2, wv::DsdKind::mem1d,
-      {i64("length", lp.group), i64("base", buf), i64("stride", lp.stride),
-       b.getNamedAttr("ix", b.getUnitAttr())});
+  dsd("in", kRecIn, DsdFields::fabin(L, k.inColor));
+  dsd("out", kRecOut, DsdFields::fabout(L, k.outColor));
+  dsd("buf", kRecBuf, DsdFields::mem1d(L, buf));
+  dsd("grp", kRecBuf2,
+      DsdFields::mem1d(lp.group, buf).withStride(lp.stride).withIx());
   if (log)
-    dsd("tmp", kRecBuf3, wv::DsdKind::mem1d,
-        {i64("length", lp.group), i64("base", buf2)});
+    dsd("tmp", kRecBuf3, DsdFields::mem1d(lp.group, buf2));
 
   wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&mainTask.getBody().front());
@@ -374,26 +335,14 @@ void Emitter::emitAxisSoftmax(int64_t L) {
 }
 
 void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
-  MLIRContext *ctx = b.getContext();
   int64_t h = r1 - r0, L = role.len;
   int64_t y = k.layout.y0 + r0;
 
   std::string sym =
       (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine())).str();
-  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
-                               : wv::PeOp::getOperationName());
-  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
-  if (h > 1) {
-    st.addAttribute("rect", common::RectAttr::get(ctx, k.x, y, 1, h));
-  } else {
-    st.addAttribute("x", b.getI64IntegerAttr(k.x));
-    st.addAttribute("y", b.getI64IntegerAttr(y));
-  }
-  st.addAttribute("layer", b.getStringAttr(layer));
-  st.addRegion()->emplaceBlock();
-  Operation *pe = b.create(st);
+  Block *body = peOrGroup(sym, k.x, y, 1, h, layer);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&pe->getRegion(0).front());
+  b.setInsertionPointToStart(body);
 
   // Routes (weft/Kernels/Routing.h): the chunk in from the west, the
   // result out to the east; for a column softmax the partial results go
@@ -425,37 +374,26 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     // A vector of ones for 1 - 2r (Vec ops take their first source from a
     // DSR, never from an immediate).
     auto type = RankedTensorType::get({L}, b.getF32Type());
-    OperationState s(loc, wv::SegmentOp::getOperationName());
-    s.addAttribute(SymbolTable::getSymbolAttrName(),
-                   b.getStringAttr("ones_data"));
-    s.addAttribute("address", b.getI64IntegerAttr(buf2));
-    s.addAttribute("value", DenseElementsAttr::get(type, 1.0f));
-    b.create(s);
+    wv::SegmentOp::create(b, loc, "ones_data", buf2, /*per_pe=*/false,
+                          DenseElementsAttr::get(type, 1.0f));
   }
 
   // DSD records.
-  dsd("in", kRecIn, wv::DsdKind::fabin,
-      {i64("length", L), i64("color", k.inColor)});
-  dsd("out", kRecOut, wv::DsdKind::fabout,
-      {i64("length", L), i64("color", k.outColor)});
+  dsd("in", kRecIn, DsdFields::fabin(L, k.inColor));
+  dsd("out", kRecOut, DsdFields::fabout(L, k.outColor));
   if (k.op != ColumnOp::Relu)
-    dsd("buf", kRecBuf, wv::DsdKind::mem1d,
-        {i64("length", L), i64("base", buf)});
+    dsd("buf", kRecBuf, DsdFields::mem1d(L, buf));
   if (k.op == ColumnOp::Tanh || k.op == ColumnOp::LogSoftmax)
-    dsd(k.op == ColumnOp::Tanh ? "ones" : "exps", kRecBuf2, wv::DsdKind::mem1d,
-        {i64("length", L), i64("base", buf2)});
+    dsd(k.op == ColumnOp::Tanh ? "ones" : "exps", kRecBuf2,
+        DsdFields::mem1d(L, buf2));
   if (reduce) {
     if (!role.last)
-      dsd("red_in", kRecRedIn, wv::DsdKind::fabin,
-          {i64("length", 1), i64("color", redIn)});
+      dsd("red_in", kRecRedIn, DsdFields::fabin(1, redIn));
     if (!role.first) {
-      dsd("red_out", kRecRedOut, wv::DsdKind::fabout,
-          {i64("length", 1), i64("color", redOut)});
-      dsd("bc_in", kRecBcIn, wv::DsdKind::fabin,
-          {i64("length", 1), i64("color", bc)});
+      dsd("red_out", kRecRedOut, DsdFields::fabout(1, redOut));
+      dsd("bc_in", kRecBcIn, DsdFields::fabin(1, bc));
     } else {
-      dsd("bc_out", kRecBcOut, wv::DsdKind::fabout,
-          {i64("length", 1), i64("color", bc)});
+      dsd("bc_out", kRecBcOut, DsdFields::fabout(1, bc));
     }
   }
 

@@ -30,7 +30,6 @@
 using namespace mlir;
 namespace wt = weft::target;
 namespace fab = weft::fabric;
-namespace common = weft::common;
 namespace wv = weft::wavelet;
 
 namespace weft::conversion {
@@ -117,9 +116,8 @@ private:
   void emitCopyDsds(int64_t lk);
   void loadCopyDsrs();
   void emitCopyTasks();
-  void dsd(StringRef name, int64_t index, wv::DsdKind kind,
-           ArrayRef<NamedAttribute> fields) {
-    dsdAt(name, kDsdBase + 4 * index, kind, fields);
+  void dsd(StringRef name, int64_t index, const DsdFields &fields) {
+    dsdAt(name, kDsdBase + 4 * index, fields);
   }
   ElementsAttr blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
                     ArrayRef<char> bytes);
@@ -160,12 +158,7 @@ ElementsAttr Emitter::blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
 }
 
 void Emitter::emitCopyDsds(int64_t lk) {
-  auto i64 = [&](StringRef n, int64_t v) {
-    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
-  };
-  auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
-  dsd("in", kDsdIn, wv::DsdKind::fabin,
-      {i64("length", lk), i64("color", colors.in)});
+  dsd("in", kDsdIn, DsdFields::fabin(lk, colors.in));
   // The copy runs on microthread 0 and starts the task that sends the
   // closeout when its last wavelet has entered the on-ramp; the closeout
   // goes out on microthread 1 and starts the next copy. So no send ever
@@ -174,15 +167,15 @@ void Emitter::emitCopyDsds(int64_t lk) {
   // overtakes the previous closeout.
   for (int k = 0; k < 2; ++k) {
     dsd(k ? "column_out_odd" : "column_out_even",
-        k ? kDsdColumnOut1 : kDsdColumnOut0, wv::DsdKind::fabout,
-        {i64("length", lk), i64("color", colors.column), i64("utid", 0),
-         i64("ac", kCloseTask[k])});
+        k ? kDsdColumnOut1 : kDsdColumnOut0,
+        DsdFields::fabout(lk, colors.column).withUtid(0).withAc(kCloseTask[k]));
     dsd(k ? "close_odd" : "close_even", k ? kDsdClose1 : kDsdClose0,
-        wv::DsdKind::fabout,
-        {i64("length", 1), i64("color", colors.column),
-         b.getNamedAttr("format", b.getStringAttr("sparse16")), unit("ctrl"),
-         i64("index", kCloseoutIndex[k]), i64("utid", 1),
-         i64("ac", kCopyTask[1 - k])});
+        DsdFields::fabout(1, colors.column)
+            .withFormat("sparse16")
+            .withCtrl()
+            .withIndex(kCloseoutIndex[k])
+            .withUtid(1)
+            .withAc(kCopyTask[1 - k]));
   }
 }
 
@@ -243,7 +236,6 @@ Group Emitter::groupOf(int64_t c, int64_t r0, int64_t r1,
 }
 
 void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
-  MLIRContext *ctx = b.getContext();
   const Group grp = groupOf(c, r0, r1, role);
   int64_t h = grp.h, lk = grp.lk, lm = grp.lm, wWords = grp.wWords;
   int64_t px = m.x0 + c, py = m.y0 + r0;
@@ -252,20 +244,9 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
   std::string name = (layerName + "_c" + Twine(c) + "_r" + Twine(r0) +
                       (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
                          .str();
-  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
-                               : wv::PeOp::getOperationName());
-  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
-  if (h > 1) {
-    st.addAttribute("rect", common::RectAttr::get(ctx, px, py, 1, h));
-  } else {
-    st.addAttribute("x", b.getI64IntegerAttr(px));
-    st.addAttribute("y", b.getI64IntegerAttr(py));
-  }
-  st.addAttribute("layer", b.getStringAttr(layerName));
-  st.addRegion()->emplaceBlock();
-  Operation *pe = b.create(st);
+  Block *body = peOrGroup(name, px, py, 1, h, layerName);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&pe->getRegion(0).front());
+  b.setInsertionPointToStart(body);
 
   // The router settings --weft-route-streams chose (PEs with equal roles
   // have equal ones).
@@ -287,13 +268,7 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
     return;
   }
   // Per-PE parameters: gpr 5 = words per weight column.
-  {
-    OperationState p(loc, wv::ParamOp::getOperationName());
-    p.addAttribute("gpr", b.getI64IntegerAttr(5));
-    p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
-                              2, 0, b.getAffineConstantExpr(lm * wWords))));
-    b.create(p);
-  }
+  { constParam(5, lm * wWords); }
 
   emitSegments(grp);
   emitComputeDsds(grp, role);
@@ -317,12 +292,8 @@ void Emitter::emitSegments(const Group &grp) {
   };
   auto segment = [&](StringRef sym, int64_t address, StringRef blobName,
                      int64_t per, Type elem, const std::vector<char> &bytes) {
-    OperationState s(loc, wv::SegmentOp::getOperationName());
-    s.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
-    s.addAttribute("address", b.getI64IntegerAttr(address));
-    s.addAttribute("per_pe", b.getUnitAttr());
-    s.addAttribute("value", blob(blobName, {h, 1, per}, elem, bytes));
-    b.create(s);
+    wv::SegmentOp::create(b, loc, sym, address, /*per_pe=*/true,
+                          blob(blobName, {h, 1, per}, elem, bytes));
   };
   {
     std::vector<char> bytes;
@@ -353,36 +324,25 @@ void Emitter::emitSegments(const Group &grp) {
 
 void Emitter::emitComputeDsds(const Group &grp, const Role &role) {
   const int64_t lm = grp.lm;
-  auto i64 = [&](StringRef n, int64_t v) {
-    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
-  };
-  auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
-  dsd("w", kDsdW, wv::DsdKind::mem1d,
-      {i64("length", lm), i64("base", grp.wBase), unit("ix")});
-  dsd("acc", kDsdAcc, wv::DsdKind::mem1d,
-      {i64("length", lm), i64("base", grp.accBase)});
+  dsd("w", kDsdW, DsdFields::mem1d(lm, grp.wBase).withIx());
+  dsd("acc", kDsdAcc, DsdFields::mem1d(lm, grp.accBase));
   if (!grp.first)
-    dsd("psum_in", kDsdPsumIn, wv::DsdKind::fabin,
-        {i64("length", lm), i64("color", grp.pin)});
+    dsd("psum_in", kDsdPsumIn, DsdFields::fabin(lm, grp.pin));
   if (!grp.last) {
-    dsd("psum_out", kDsdPsumOut, wv::DsdKind::fabout,
-        {i64("length", lm), i64("color", grp.pout)});
+    dsd("psum_out", kDsdPsumOut, DsdFields::fabout(lm, grp.pout));
   } else {
     // The last column's results go to one of two buffers, alternating by
     // sample, and out on microthread 3, so the next sample's work overlaps
     // the send (docs/execution-model.md, "Chains of layers").
     for (int k = 0; k < 2; ++k) {
       dsd(k ? "out_buf_odd" : "out_buf_even", k ? kDsdOutBuf1 : kDsdOutBuf0,
-          wv::DsdKind::mem1d,
-          {i64("length", lm), i64("base", grp.outBase + 2 * lm * k)});
+          DsdFields::mem1d(lm, grp.outBase + 2 * lm * k));
       dsd(k ? "send_odd" : "send_even", k ? kDsdSend1 : kDsdSend0,
-          wv::DsdKind::fabout,
-          {i64("length", lm), i64("color", grp.pout), i64("utid", 3)});
+          DsdFields::fabout(lm, grp.pout).withUtid(3));
     }
   }
   if (grp.hasBias)
-    dsd("bias", kDsdBias, wv::DsdKind::mem1d,
-        {i64("length", lm), i64("base", grp.biasBase)});
+    dsd("bias", kDsdBias, DsdFields::mem1d(lm, grp.biasBase));
   if (role.diagonal)
     emitCopyDsds(grp.lk);
 }

@@ -41,7 +41,6 @@
 using namespace mlir;
 namespace wt = weft::target;
 namespace fab = weft::fabric;
-namespace common = weft::common;
 namespace wv = weft::wavelet;
 
 namespace weft::conversion {
@@ -64,9 +63,8 @@ public:
   void emitGroup(int64_t r0, int64_t r1, int64_t L);
 
 private:
-  void dsd(StringRef sym, Rec index, wv::DsdKind kind,
-           ArrayRef<NamedAttribute> fields) {
-    dsdAt(sym, kDsdBase + 4 * index, kind, fields);
+  void dsd(StringRef sym, Rec index, const DsdFields &fields) {
+    dsdAt(sym, kDsdBase + 4 * index, fields);
   }
   /// A local task whose only instruction launches `s` and ends the task.
   void launchTask(StringRef sym, const Step &s, ArrayRef<wv::OperandAttr> args,
@@ -86,24 +84,12 @@ void Emitter::launchTask(StringRef sym, const Step &s,
 }
 
 void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
-  MLIRContext *ctx = b.getContext();
   const int64_t h = r1 - r0, y = k.layout.y0 + r0;
   std::string sym =
       (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine())).str();
-  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
-                               : wv::PeOp::getOperationName());
-  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
-  if (h > 1) {
-    st.addAttribute("rect", common::RectAttr::get(ctx, k.x, y, 1, h));
-  } else {
-    st.addAttribute("x", b.getI64IntegerAttr(k.x));
-    st.addAttribute("y", b.getI64IntegerAttr(y));
-  }
-  st.addAttribute("layer", b.getStringAttr(layer));
-  st.addRegion()->emplaceBlock();
-  Operation *pe = b.create(st);
+  Block *body = peOrGroup(sym, k.x, y, 1, h, layer);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&pe->getRegion(0).front());
+  b.setInsertionPointToStart(body);
 
   // Both inputs from the west to the ramp, the result from the ramp east.
   routesAt(routes, k.x, y);
@@ -116,25 +102,23 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
 
   // The FIFO of fifoSamples chunks, then (two-step ops) the scratch chunk.
   const int64_t fifoWords = 2 * k.fifoSamples * L;
-  dsd("fifo", kRecFifo, wv::DsdKind::fifo,
-      {i64("length", k.fifoSamples * L), i64("base", kDataBase)});
-  dsd("in", kRecIn, wv::DsdKind::fabin,
-      {i64("length", L), i64("color", inColor), i64("utid", plan.copy.utid),
-       i64("ac", plan.copy.next)});
-  dsd("out", kRecOut, wv::DsdKind::fabout,
-      {i64("length", L), i64("color", k.outColor), i64("utid", last.utid),
-       i64("ac", last.next)});
+  dsd("fifo", kRecFifo, DsdFields::fifo(k.fifoSamples * L, kDataBase));
+  dsd("in", kRecIn,
+      DsdFields::fabin(L, inColor)
+          .withUtid(plan.copy.utid)
+          .withAc(plan.copy.next));
+  dsd("out", kRecOut,
+      DsdFields::fabout(L, k.outColor).withUtid(last.utid).withAc(last.next));
   if (two) {
     const Step &first = plan.compute.front();
-    dsd("other", kRecOther, wv::DsdKind::fabin,
-        {i64("length", L), i64("color", otherColor), i64("utid", first.utid),
-         i64("ac", first.next)});
-    dsd("buf", kRecBuf, wv::DsdKind::mem1d,
-        {i64("length", L), i64("base", kDataBase + fifoWords)});
+    dsd("other", kRecOther,
+        DsdFields::fabin(L, otherColor)
+            .withUtid(first.utid)
+            .withAc(first.next));
+    dsd("buf", kRecBuf, DsdFields::mem1d(L, kDataBase + fifoWords));
   } else {
     // Read by the compute, whose fabout launches and activates.
-    dsd("other", kRecOther, wv::DsdKind::fabin,
-        {i64("length", L), i64("color", otherColor)});
+    dsd("other", kRecOther, DsdFields::fabin(L, otherColor));
   }
 
   using RF = wv::RegFile;
