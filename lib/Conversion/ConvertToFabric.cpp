@@ -32,6 +32,7 @@
 #include "weft/Conversion/KernelScheme.h"
 #include "weft/Transforms/Passes.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
@@ -236,9 +237,8 @@ static Value columnInput(linalg::GenericOp g) {
   Value d = g.getDpsInputs()[0];
   if (auto e = d.getDefiningOp<linalg::GenericOp>();
       e && e.getNumDpsInputs() == 1 &&
-      llvm::any_of(e.getRegion().front(), [](Operation &op) {
-        return op.getName().getStringRef() == "math.exp";
-      }))
+      llvm::any_of(e.getRegion().front(),
+                   [](Operation &op) { return isa<math::ExpOp>(op); }))
     d = e.getDpsInputs()[0];
   auto shift = d.getDefiningOp<linalg::GenericOp>();
   if (!shift || shift.getNumDpsInputs() != 2)

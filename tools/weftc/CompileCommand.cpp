@@ -191,11 +191,8 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
 /// Counts the distinct colors the routes of the lowered program use.
 static int64_t countColors(ModuleOp module) {
   std::set<int64_t> colors;
-  module.walk([&](Operation *op) {
-    if (op->getName().getStringRef() == "wavelet.route")
-      if (auto c = op->getAttrOfType<IntegerAttr>("color"))
-        colors.insert(c.getInt());
-  });
+  module.walk(
+      [&](weft::wavelet::RouteOp r) { colors.insert(int64_t(r.getColor())); });
   return int64_t(colors.size());
 }
 
