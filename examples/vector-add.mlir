@@ -3,7 +3,7 @@
 // and 2; the PE adds them element by element and sends the sum to the east
 // host port on color 3.
 
-wavelet.program @vadd attributes {target = #fabric.target<1x1>} {
+wavelet.program @vadd attributes {target = #weft.target<1x1>} {
   wavelet.io @a input west rows 0 to 1 color 1 "dense32" : tensor<64xf32>
   wavelet.io @b input west rows 0 to 1 color 2 "dense32" : tensor<64xf32>
   wavelet.io @sum output east rows 0 to 1 color 3 "dense32" : tensor<64xf32>

@@ -17,10 +17,11 @@ def Fabric_Dialect : Dialect {
     rectangles of PEs, logical streams between them and to the host ports,
     explicit redistribution between layouts, routes (logical, then per-PE
     switch settings), color assignments and training checkpoint markers.
-    The attributes `#fabric.target`, `#fabric.rect` and `#fabric.color` are
-    shared with the `wavelet` dialect.
+    The target, rectangles and port enums come from the `weft` dialect
+    (`#weft.target`, `#weft.rect`), which `wavelet` uses too.
   }];
   let cppNamespace = "::weft::fabric";
+  let dependentDialects = ["::weft::common::WeftDialect"];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
 }

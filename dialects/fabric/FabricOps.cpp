@@ -15,15 +15,9 @@
 
 using namespace mlir;
 using namespace weft::fabric;
+// The shared vocabulary: target, rectangles, ports and the DirSet directive.
+using namespace weft::common;
 namespace wt = weft::target;
-
-// Custom directive hooks for the generated parsers and printers.
-static ParseResult parseDirSet(OpAsmParser &parser, IntegerAttr &set) {
-  return weft::fabric::parseDirSet(parser, set);
-}
-static void printDirSet(OpAsmPrinter &p, Operation *op, IntegerAttr set) {
-  weft::fabric::printDirSet(p, op, set);
-}
 
 /// `@a[0], @b[1]`: a stream's destinations and their ports.
 static ParseResult parseDests(OpAsmParser &parser, ArrayAttr &dsts,

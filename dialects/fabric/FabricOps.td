@@ -32,13 +32,13 @@ def Fabric_ProgramOp : Fabric_Op<"program", [
 
     Example:
     ```mlir
-    fabric.program @mlp {target = #fabric.target<8x4>} {
+    fabric.program @mlp {target = #weft.target<8x4>} {
       fabric.io @x input west rows 0 to 4 : tensor<1x64xf32>
       ...
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, Fabric_TargetAttr:$target);
+  let arguments = (ins SymbolNameAttr:$sym_name, Weft_TargetAttr:$target);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
@@ -59,8 +59,8 @@ def Fabric_IoOp : Fabric_Op<"io", [Symbol, HasParent<"ProgramOp">]> {
     fabric.io @x input west rows 0 to 4 : tensor<1x784xf32>
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, Fabric_PortDirAttr:$direction,
-                       Fabric_EdgeAttr:$edge, I64Attr:$first_row,
+  let arguments = (ins SymbolNameAttr:$sym_name, Weft_PortDirAttr:$direction,
+                       Weft_EdgeAttr:$edge, I64Attr:$first_row,
                        I64Attr:$end_row, TypeAttrOf<AnyRankedTensor>:$type);
   let assemblyFormat = [{
     $sym_name $direction $edge `rows` $first_row `to` $end_row `:` $type
@@ -90,7 +90,7 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     fabric.kernel @fc1 : (tensor<1x784xf32>) -> tensor<1x256xf32>
         scheme #fabric.dense<fan_in = 784, neurons = 256,
             weights = dense_resource<fc1_weights> : tensor<784x256xf32>>
-        at #fabric.rect<0, 0, 8, 4> attributes {smear = 2 : i64} {
+        at #weft.rect<0, 0, 8, 4> attributes {smear = 2 : i64} {
     ^bb0(%x: tensor<1x784xf32>):
       ...
       fabric.yield %y : tensor<1x256xf32>
@@ -99,7 +99,7 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        Fabric_KernelSchemeAttrInterface:$scheme,
-                       OptionalAttr<Fabric_RectAttr>:$rect,
+                       OptionalAttr<Weft_RectAttr>:$rect,
                        DefaultValuedAttr<I64Attr, "1">:$smear,
                        OptionalAttr<DenseI64ArrayAttr>:$tile,
                        OptionalAttr<Fabric_PrecisionAttr>:$precision,
@@ -138,14 +138,14 @@ def Fabric_RedistributeOp : Fabric_Op<"redistribute", [
     Example:
     ```mlir
     fabric.redistribute @r1 : !fabric.wavelets<f32, 256>
-        at #fabric.rect<8, 0, 1, 4>
+        at #weft.rect<8, 0, 1, 4>
         from #fabric.layout<row_chunks, 4> to #fabric.layout<col_chunks, 8>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Fabric_LayoutAttr:$from,
                        Fabric_LayoutAttr:$to,
                        TypeAttrOf<Fabric_WaveletsType>:$payload,
-                       OptionalAttr<Fabric_RectAttr>:$rect);
+                       OptionalAttr<Weft_RectAttr>:$rect);
   let assemblyFormat = [{
     $sym_name `:` $payload (`at` $rect^)? `from` $from `to` $to attr-dict
   }];

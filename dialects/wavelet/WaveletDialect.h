@@ -7,7 +7,7 @@
 #ifndef WEFT_DIALECTS_WAVELET_WAVELETDIALECT_H
 #define WEFT_DIALECTS_WAVELET_WAVELETDIALECT_H
 
-#include "fabric/FabricDialect.h"
+#include "common/WeftDialect.h"
 #include "mlir/IR/Dialect.h"
 
 #include "wavelet/WaveletDialect.h.inc"

@@ -19,10 +19,12 @@ def Wavelet_Dialect : Dialect {
     and per-PE memory segments, so a large fabric does not mean one copy of
     the code per PE. Instructions are the ISA of docs/architecture.md with
     registers already allocated; `wavelet.inst` covers every opcode through
-    the machine model's opcode table.
+    the machine model's opcode table. The target, rectangles and port enums
+    come from the `weft` dialect; `wavelet` does not depend on `fabric`.
   }];
   let cppNamespace = "::weft::wavelet";
-  let dependentDialects = ["::weft::fabric::FabricDialect"];
+  let dependentDialects = ["::weft::common::WeftDialect"];
+  let useDefaultAttributePrinterParser = 1;
 }
 
 class Wavelet_Op<string mnemonic, list<Trait> traits = []>

@@ -16,16 +16,9 @@
 
 using namespace mlir;
 using namespace weft::wavelet;
-using weft::fabric::RectAttr;
-using weft::fabric::rectString;
+// The shared vocabulary: target, rectangles, ports and the DirSet directive.
+using namespace weft::common;
 namespace wt = weft::target;
-
-static ParseResult parseDirSet(OpAsmParser &parser, IntegerAttr &set) {
-  return weft::fabric::parseDirSet(parser, set);
-}
-static void printDirSet(OpAsmPrinter &p, Operation *op, IntegerAttr set) {
-  weft::fabric::printDirSet(p, op, set);
-}
 
 #include "wavelet/WaveletEnums.cpp.inc"
 
@@ -95,7 +88,7 @@ struct MemRange {
 } // namespace
 
 static LogicalResult verifyPeBody(Operation *pe, RectAttr rect, Block &body) {
-  std::optional<wt::Target> maybeTarget = weft::fabric::getEnclosingTarget(pe);
+  std::optional<wt::Target> maybeTarget = getEnclosingTarget(pe);
   if (!maybeTarget)
     return success();
   const wt::Target &t = *maybeTarget;
@@ -269,7 +262,7 @@ LogicalResult IoOp::verify() {
   auto type = cast<RankedTensorType>(getType());
   if (!type.hasStaticShape())
     return emitOpError() << "host tensor " << type << " has a dynamic shape";
-  std::optional<wt::Target> t = weft::fabric::getEnclosingTarget(*this);
+  std::optional<wt::Target> t = getEnclosingTarget(*this);
   if (!t)
     return success();
   if (int64_t(getEndRow()) > int64_t(t->height()))
@@ -429,7 +422,7 @@ FailureOr<wt::Dsd> DsdOp::toDsd() {
       (!forbid(getPushAc().has_value(), "push_ac") ||
        !forbid(getPopAc().has_value(), "pop_ac")))
     return failure();
-  if (std::optional<wt::Target> t = weft::fabric::getEnclosingTarget(*this)) {
+  if (std::optional<wt::Target> t = getEnclosingTarget(*this)) {
     std::string err = d.validate(*t);
     if (!err.empty()) {
       emitOpError() << err;
@@ -501,94 +494,183 @@ LogicalResult TaskOp::verifyRegions() {
 // InstOp
 //===----------------------------------------------------------------------===//
 
+// The ODS opcode enum is the machine model's table: every row has its case,
+// with the same value, and there are no others (the mnemonics are checked by
+// the unit tests). Operand kinds dsr..imm share the machine model's values.
+#define WEFT_X(E, ...)                                                         \
+  static_assert(unsigned(Opcode::E) == unsigned(wt::Opcode::E),                \
+                "wavelet opcode " #E " disagrees with the machine model");
+WEFT_ISA_OPCODES(WEFT_X)
+#undef WEFT_X
+#define WEFT_X(...) +1
+static_assert(getMaxEnumValForOpcode() + 1 == 0 WEFT_ISA_OPCODES(WEFT_X),
+              "the wavelet opcode enum has cases the machine model lacks");
+#undef WEFT_X
+static_assert(unsigned(OperandKind::dsr) == unsigned(wt::OperandKind::Dsr) &&
+              unsigned(OperandKind::ddsr) == unsigned(wt::OperandKind::Ddsr) &&
+              unsigned(OperandKind::s0dsr) ==
+                  unsigned(wt::OperandKind::S0dsr) &&
+              unsigned(OperandKind::s1dsr) ==
+                  unsigned(wt::OperandKind::S1dsr) &&
+              unsigned(OperandKind::gpr) == unsigned(wt::OperandKind::Gpr) &&
+              unsigned(OperandKind::imm) == unsigned(wt::OperandKind::Imm));
+
+void InstOp::build(OpBuilder &b, OperationState &state, Opcode opcode,
+                   ArrayRef<OperandAttr> args, bool term) {
+  build(b, state, opcode,
+        b.getArrayAttr(SmallVector<Attribute>(args.begin(), args.end())), term);
+}
+
+void InstOp::build(OpBuilder &b, OperationState &state,
+                   const wt::Instruction &in) {
+  MLIRContext *ctx = b.getContext();
+  auto operand = [&](OperandKind kind, int64_t value) {
+    return OperandAttr::get(ctx, kind, value);
+  };
+  SmallVector<OperandAttr, 2> args;
+  switch (wt::info(in.opcode).family) {
+  case wt::Family::Imm: {
+    // movi and movh; the verifier rejects the DSR moves and jumps.
+    int64_t imm = in.imm;
+    if (in.opcode == wt::Opcode::MOVI) {
+      imm &= 0x7ff;
+      if (imm & 0x400)
+        imm -= 0x800;
+    }
+    args = {operand(OperandKind::gpr, in.reg), operand(OperandKind::lit, imm)};
+    break;
+  }
+  case wt::Family::Vec:
+  case wt::Family::Un:
+  case wt::Family::Cmp:
+    for (const wt::Operand &o : {in.op0, in.op1})
+      args.push_back(operand(OperandKind(unsigned(o.kind)), o.value));
+    break;
+  case wt::Family::Ctl:
+    if (in.opcode == wt::Opcode::NOP)
+      break;
+    switch (in.ctlMode) {
+    case wt::CtlMode::ImmColor:
+      args = {operand(OperandKind::lit, in.imm)};
+      break;
+    case wt::CtlMode::GprColor:
+      args = {operand(OperandKind::gpr, in.imm)};
+      break;
+    case wt::CtlMode::AllColors:
+      args = {operand(OperandKind::all, in.imm)};
+      break;
+    }
+    break;
+  }
+  build(b, state, toOpcode(in.opcode), args, in.terminate);
+}
+
 static const char *kImmNames[] = {"zero", "one", "minus_one",
                                   "two",  "half", "prng"};
 
 FailureOr<wt::Instruction> InstOp::toInstruction() {
-  std::optional<wt::Opcode> op = wt::parseMnemonic(getOpcode().str());
-  if (!op) {
-    emitOpError() << "unknown opcode '" << getOpcode() << "'";
-    return failure();
-  }
-  const wt::OpcodeInfo &info = wt::info(*op);
-  ArrayRef<int32_t> a = getArgs();
+  wt::Opcode op = toTarget(getOpcode());
+  StringRef mnemonic = stringifyOpcode(getOpcode());
+  const wt::OpcodeInfo &info = wt::info(op);
+  SmallVector<OperandAttr, 2> a(getOperandAttrs());
   auto arity = [&](size_t n) -> bool {
     if (a.size() == n)
       return true;
-    emitOpError() << getOpcode() << " takes " << n << " encoded fields, got "
+    emitOpError() << mnemonic << " takes " << n << " operands, got "
                   << a.size();
     return false;
   };
+  auto expect = [&](OperandAttr o, std::initializer_list<OperandKind> kinds,
+                    StringRef what) -> bool {
+    if (llvm::is_contained(kinds, o.getKind()))
+      return true;
+    emitOpError() << mnemonic << " takes " << what << ", got "
+                  << stringifyOperandKind(o.getKind()) << " " << o.getValue();
+    return false;
+  };
   wt::Instruction in;
-  in.opcode = *op;
+  in.opcode = op;
   in.terminate = getTerm();
-  auto operand = [&](int32_t kind, int32_t value, wt::Operand &out) -> bool {
-    if (kind < 0 || kind > int32_t(wt::OperandKind::Imm) || value < 0 ||
-        value > 255) {
-      emitOpError() << "operand (" << kind << ", " << value
-                    << ") cannot be encoded";
+  auto operand = [&](OperandAttr o, wt::Operand &out) -> bool {
+    if (!expect(o,
+                {OperandKind::dsr, OperandKind::ddsr, OperandKind::s0dsr,
+                 OperandKind::s1dsr, OperandKind::gpr, OperandKind::imm},
+                "register or small-immediate operands"))
+      return false;
+    if (o.getValue() < 0 || o.getValue() > 255) {
+      emitOpError() << "operand " << stringifyOperandKind(o.getKind()) << " "
+                    << o.getValue() << " cannot be encoded";
       return false;
     }
-    out = wt::Operand{wt::OperandKind(kind), uint8_t(value)};
+    out = wt::Operand{wt::OperandKind(unsigned(o.getKind())),
+                      uint8_t(o.getValue())};
     return true;
   };
   switch (info.family) {
-  case wt::Family::Imm:
-    if (*op != wt::Opcode::MOVI && *op != wt::Opcode::MOVH) {
-      emitOpError() << getOpcode()
+  case wt::Family::Imm: {
+    if (op != wt::Opcode::MOVI && op != wt::Opcode::MOVH) {
+      emitOpError() << mnemonic
                     << " is written with wavelet.dsr or wavelet.jump";
       return failure();
     }
-    if (!arity(2))
+    if (!arity(2) || !expect(a[0], {OperandKind::gpr}, "a gpr first") ||
+        !expect(a[1], {OperandKind::lit}, "a literal second"))
       return failure();
-    if (a[0] < 0 || a[0] >= int32_t(wt::Arch::kNumGPRs)) {
-      emitOpError() << getOpcode() << " names gpr " << a[0]
-                    << " but there are " << wt::Arch::kNumGPRs;
+    int64_t reg = a[0].getValue(), imm = a[1].getValue();
+    if (reg < 0 || reg >= int64_t(wt::Arch::kNumGPRs)) {
+      emitOpError() << mnemonic << " names gpr " << reg << " but there are "
+                    << wt::Arch::kNumGPRs;
       return failure();
     }
-    in.reg = uint8_t(a[0]);
-    if (*op == wt::Opcode::MOVI) {
-      if (a[1] < -1024 || a[1] > 1023) {
-        emitOpError() << "movi immediate " << a[1]
+    in.reg = uint8_t(reg);
+    if (op == wt::Opcode::MOVI) {
+      if (imm < -1024 || imm > 1023) {
+        emitOpError() << "movi immediate " << imm
                       << " does not fit the signed 11-bit field";
         return failure();
       }
-      in.imm = uint16_t(a[1] & 0x7ff);
+      in.imm = uint16_t(imm & 0x7ff);
     } else {
-      if (a[1] < 0 || a[1] > 255) {
-        emitOpError() << "movh immediate " << a[1]
+      if (imm < 0 || imm > 255) {
+        emitOpError() << "movh immediate " << imm
                       << " does not fit the 8-bit field";
         return failure();
       }
-      in.imm = uint16_t(a[1]);
+      in.imm = uint16_t(imm);
     }
     if (in.terminate) {
-      emitOpError() << getOpcode() << " has no terminate bit";
+      emitOpError() << mnemonic << " has no terminate bit";
       return failure();
     }
     break;
+  }
   case wt::Family::Vec:
   case wt::Family::Un:
   case wt::Family::Cmp:
-    if (!arity(4) || !operand(a[0], a[1], in.op0) ||
-        !operand(a[2], a[3], in.op1))
+    if (!arity(2) || !operand(a[0], in.op0) || !operand(a[1], in.op1))
       return failure();
     break;
-  case wt::Family::Ctl:
-    if (*op == wt::Opcode::NOP) {
+  case wt::Family::Ctl: {
+    if (op == wt::Opcode::NOP) {
       if (!arity(0))
         return failure();
       break;
     }
-    if (!arity(2))
+    if (!arity(1) ||
+        !expect(a[0], {OperandKind::lit, OperandKind::gpr, OperandKind::all},
+                "a color, a gpr or all"))
       return failure();
-    if (a[0] < 0 || a[0] > 2 || a[1] < 0 || a[1] > 0xffff) {
-      emitOpError() << getOpcode() << " operand cannot be encoded";
+    int64_t v = a[0].getValue();
+    if (v < 0 || v > 0xffff) {
+      emitOpError() << mnemonic << " operand " << v << " cannot be encoded";
       return failure();
     }
-    in.ctlMode = wt::CtlMode(a[0]);
-    in.imm = uint16_t(a[1]);
+    in.ctlMode = a[0].getKind() == OperandKind::all   ? wt::CtlMode::AllColors
+                 : a[0].getKind() == OperandKind::gpr ? wt::CtlMode::GprColor
+                                                      : wt::CtlMode::ImmColor;
+    in.imm = uint16_t(v);
     break;
+  }
   }
   std::string err = in.validate();
   if (!err.empty()) {
@@ -600,78 +682,77 @@ FailureOr<wt::Instruction> InstOp::toInstruction() {
 
 LogicalResult InstOp::verify() { return success(succeeded(toInstruction())); }
 
-static void printInstOperand(OpAsmPrinter &p, int32_t kind, int32_t value) {
-  if (kind < 0 || kind > int32_t(wt::OperandKind::Imm)) {
-    p << "bad " << value;
-    return;
-  }
-  p << wt::operandKindName(wt::OperandKind(kind)) << " ";
-  if (wt::OperandKind(kind) == wt::OperandKind::Imm && value >= 0 &&
-      value < int32_t(wt::kNumSmallImms))
-    p << kImmNames[value];
-  else
-    p << value;
-}
-
 void InstOp::print(OpAsmPrinter &p) {
-  p << " " << getOpcode();
-  ArrayRef<int32_t> a = getArgs();
-  std::optional<wt::Opcode> op = wt::parseMnemonic(getOpcode().str());
-  wt::Family fam = op ? wt::info(*op).family : wt::Family::Vec;
-  if (fam == wt::Family::Ctl && a.size() == 2) {
-    if (a[0] == int32_t(wt::CtlMode::AllColors))
-      p << " all";
-    else if (a[0] == int32_t(wt::CtlMode::GprColor))
-      p << " gpr " << a[1];
-    else
-      p << " " << a[1];
-  } else if (fam == wt::Family::Imm && a.size() == 2) {
-    p << " gpr " << a[0] << ", " << a[1];
-  } else if (a.size() == 4) {
-    p << " ";
-    printInstOperand(p, a[0], a[1]);
-    p << ", ";
-    printInstOperand(p, a[2], a[3]);
-  } else if (!a.empty()) {
-    // Not a well-formed instruction; print the raw fields so the verifier's
-    // complaint can be read against them.
-    p << " raw [";
-    llvm::interleaveComma(a, p);
-    p << "]";
+  p << " " << stringifyOpcode(getOpcode());
+  bool first = true;
+  for (OperandAttr o : getOperandAttrs()) {
+    p << (first ? " " : ", ");
+    first = false;
+    int64_t v = o.getValue();
+    switch (o.getKind()) {
+    case OperandKind::lit:
+      p << v;
+      break;
+    case OperandKind::all:
+      p << "all";
+      break;
+    case OperandKind::imm:
+      p << "imm ";
+      if (v >= 0 && v < int64_t(wt::kNumSmallImms))
+        p << kImmNames[v];
+      else
+        p << v;
+      break;
+    default:
+      p << stringifyOperandKind(o.getKind()) << " " << v;
+      break;
+    }
   }
   if (getTerm())
     p << " term";
-  p.printOptionalAttrDict((*this)->getAttrs(), {"opcode", "args", "term"});
+  p.printOptionalAttrDict((*this)->getAttrs(), getAttributeNames());
 }
 
+/// One operand: `dsr 4`, `imm one`, `-5` (a literal) or `all`.
 static ParseResult parseInstOperand(OpAsmParser &parser,
-                                    SmallVectorImpl<int32_t> &args) {
+                                    SmallVectorImpl<Attribute> &args) {
+  MLIRContext *ctx = parser.getContext();
+  int64_t value;
+  OptionalParseResult lit = parser.parseOptionalInteger(value);
+  if (lit.has_value()) {
+    if (failed(*lit))
+      return failure();
+    args.push_back(OperandAttr::get(ctx, OperandKind::lit, value));
+    return success();
+  }
   StringRef kindName;
   SMLoc loc = parser.getCurrentLocation();
   if (parser.parseKeyword(&kindName))
     return failure();
-  std::optional<wt::OperandKind> kind = wt::parseOperandKind(kindName.str());
-  if (!kind || *kind == wt::OperandKind::None)
+  std::optional<OperandKind> kind = symbolizeOperandKind(kindName);
+  if (!kind || *kind == OperandKind::lit)
     return parser.emitError(loc, "unknown operand kind '")
-           << kindName << "' (dsr, ddsr, s0dsr, s1dsr, gpr, imm)";
-  args.push_back(int32_t(*kind));
-  if (*kind == wt::OperandKind::Imm) {
+           << kindName << "' (dsr, ddsr, s0dsr, s1dsr, gpr, imm, all)";
+  if (*kind == OperandKind::all) {
+    args.push_back(OperandAttr::get(ctx, *kind, 0));
+    return success();
+  }
+  if (*kind == OperandKind::imm) {
     StringRef name;
     SMLoc immLoc = parser.getCurrentLocation();
     if (parser.parseKeyword(&name))
       return failure();
     for (unsigned i = 0; i < wt::kNumSmallImms; ++i)
       if (name == kImmNames[i]) {
-        args.push_back(int32_t(i));
+        args.push_back(OperandAttr::get(ctx, *kind, i));
         return success();
       }
     return parser.emitError(immLoc, "unknown immediate '")
            << name << "' (zero, one, minus_one, two, half, prng)";
   }
-  int32_t value;
   if (parser.parseInteger(value))
     return failure();
-  args.push_back(value);
+  args.push_back(OperandAttr::get(ctx, *kind, value));
   return success();
 }
 
@@ -680,49 +761,28 @@ ParseResult InstOp::parse(OpAsmParser &parser, OperationState &result) {
   SMLoc loc = parser.getCurrentLocation();
   if (parser.parseKeyword(&mnemonic))
     return failure();
-  std::optional<wt::Opcode> op = wt::parseMnemonic(mnemonic.str());
-  if (!op)
+  std::optional<Opcode> opcode = symbolizeOpcode(mnemonic);
+  if (!opcode)
     return parser.emitError(loc, "unknown opcode '") << mnemonic << "'";
-  SmallVector<int32_t> args;
-  switch (wt::info(*op).family) {
-  case wt::Family::Imm: {
-    int32_t reg, imm;
-    if (parser.parseKeyword("gpr") || parser.parseInteger(reg) ||
-        parser.parseComma() || parser.parseInteger(imm))
-      return failure();
-    args = {reg, imm};
-    break;
-  }
-  case wt::Family::Vec:
-  case wt::Family::Un:
-  case wt::Family::Cmp:
-    if (parseInstOperand(parser, args) || parser.parseComma() ||
-        parseInstOperand(parser, args))
-      return failure();
-    break;
-  case wt::Family::Ctl: {
-    if (*op == wt::Opcode::NOP)
-      break;
-    int32_t value;
-    if (succeeded(parser.parseOptionalKeyword("all"))) {
-      args = {int32_t(wt::CtlMode::AllColors), 0};
-    } else if (succeeded(parser.parseOptionalKeyword("gpr"))) {
-      if (parser.parseInteger(value))
+  wt::Opcode op = toTarget(*opcode);
+  if (wt::info(op).family == wt::Family::Imm && op != wt::Opcode::MOVI &&
+      op != wt::Opcode::MOVH)
+    return parser.emitError(loc, "")
+           << mnemonic << " is written with wavelet.dsr or wavelet.jump";
+  // Every opcode but nop has operands; how many it takes is the verifier's.
+  SmallVector<Attribute> args;
+  if (op != wt::Opcode::NOP) {
+    do {
+      if (parseInstOperand(parser, args))
         return failure();
-      args = {int32_t(wt::CtlMode::GprColor), value};
-    } else {
-      if (parser.parseInteger(value))
-        return failure();
-      args = {int32_t(wt::CtlMode::ImmColor), value};
-    }
-    break;
-  }
+    } while (succeeded(parser.parseOptionalComma()));
   }
   Builder &b = parser.getBuilder();
-  result.addAttribute("opcode", b.getStringAttr(mnemonic));
-  result.addAttribute("args", b.getDenseI32ArrayAttr(args));
+  result.addAttribute(getOpcodeAttrName(result.name),
+                      OpcodeAttr::get(b.getContext(), *opcode));
+  result.addAttribute(getArgsAttrName(result.name), b.getArrayAttr(args));
   if (succeeded(parser.parseOptionalKeyword("term")))
-    result.addAttribute("term", b.getUnitAttr());
+    result.addAttribute(getTermAttrName(result.name), b.getUnitAttr());
   return parser.parseOptionalAttrDict(result.attributes);
 }
 

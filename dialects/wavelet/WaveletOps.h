@@ -7,7 +7,7 @@
 #ifndef WEFT_DIALECTS_WAVELET_WAVELETOPS_H
 #define WEFT_DIALECTS_WAVELET_WAVELETOPS_H
 
-#include "fabric/FabricAttrs.h"
+#include "common/WeftAttrs.h"
 #include "wavelet/WaveletDialect.h"
 #include "weft/Target/DSD.h"
 #include "weft/Target/ISA.h"
@@ -21,7 +21,22 @@
 
 #include "wavelet/WaveletEnums.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "wavelet/WaveletAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "wavelet/WaveletOps.h.inc"
+
+namespace weft::wavelet {
+
+/// The machine model's opcode for `op` (the two enums agree by value; see
+/// WaveletOps.cpp).
+inline weft::target::Opcode toTarget(Opcode op) {
+  return weft::target::Opcode(unsigned(op));
+}
+/// The `#wavelet<opcode ...>` case of a machine model opcode.
+inline Opcode toOpcode(weft::target::Opcode op) { return Opcode(unsigned(op)); }
+
+} // namespace weft::wavelet
 
 #endif // WEFT_DIALECTS_WAVELET_WAVELETOPS_H

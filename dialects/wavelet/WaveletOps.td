@@ -8,11 +8,12 @@
 #define WEFT_WAVELET_OPS_TD
 
 include "wavelet/WaveletDialect.td"
-include "fabric/FabricAttrs.td"
+include "common/WeftAttrs.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/RegionKindInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "wavelet/WaveletAttrs.td"
 include "wavelet/WaveletEnums.td"
 
 //===----------------------------------------------------------------------===//
@@ -29,12 +30,12 @@ def Wavelet_ProgramOp : Wavelet_Op<"program", [
 
     Example:
     ```mlir
-    wavelet.program @vadd {target = #fabric.target<1x1>} {
+    wavelet.program @vadd {target = #weft.target<1x1>} {
       wavelet.pe @pe_0_0 at (0, 0) { ... }
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, Fabric_TargetAttr:$target);
+  let arguments = (ins SymbolNameAttr:$sym_name, Weft_TargetAttr:$target);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
@@ -51,14 +52,14 @@ def Wavelet_PeGroupOp : Wavelet_Op<"pe_group", [
 
     Example:
     ```mlir
-    wavelet.pe_group @row at #fabric.rect<0, 0, 4, 1> {
+    wavelet.pe_group @row at #weft.rect<0, 0, 4, 1> {
       wavelet.param gpr 5 = affine_map<(x, y) -> (x * 64)>
       wavelet.route color 3 from [west] to [east, ramp]
       ...
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, Fabric_RectAttr:$rect);
+  let arguments = (ins SymbolNameAttr:$sym_name, Weft_RectAttr:$rect);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name `at` $rect attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
@@ -83,8 +84,8 @@ def Wavelet_PeOp : Wavelet_Op<"pe", [
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
-    ::weft::fabric::RectAttr getRect() {
-      return ::weft::fabric::RectAttr::get(getContext(), getX(), getY(), 1, 1);
+    ::weft::common::RectAttr getRect() {
+      return ::weft::common::RectAttr::get(getContext(), getX(), getY(), 1, 1);
     }
   }];
 }
@@ -103,7 +104,7 @@ def Wavelet_IoOp : Wavelet_Op<"io", [Symbol, HasParent<"ProgramOp">]> {
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
-                       Fabric_PortDirAttr:$direction, Fabric_EdgeAttr:$edge,
+                       Weft_PortDirAttr:$direction, Weft_EdgeAttr:$edge,
                        I64Attr:$first_row, I64Attr:$end_row,
                        I64Attr:$color, StrAttr:$format,
                        TypeAttrOf<AnyRankedTensor>:$type);
@@ -263,10 +264,23 @@ def Wavelet_TaskOp : Wavelet_Op<"task", [
 def Wavelet_InstOp : Wavelet_Op<"inst", [HasParent<"TaskOp">]> {
   let summary = "One machine instruction (any opcode but DSR moves and jumps)";
   let description = [{
-    The opcode is a mnemonic of the machine model's opcode table; operands
-    are `dsr N` (destination DDSR N and first source S0DSR N), `ddsr N`,
-    `s0dsr N`, `s1dsr N`, `gpr N`, or `imm` with one of zero, one, minus_one,
-    two, half, prng. `term` sets the terminate bit.
+    `opcode` is a row of the machine model's opcode table (the enum
+    `#wavelet<opcode ...>`, its cases those of `include/weft/Target/ISA.h`);
+    `args` are its operands, typed `#wavelet.operand<kind, value>`
+    attributes, written without the attribute syntax:
+
+    - vector, unary and compare instructions take two, each `dsr N`
+      (destination DDSR N and first source S0DSR N), `ddsr N`, `s0dsr N`,
+      `s1dsr N`, `gpr N` or `imm` with one of zero, one, minus_one, two,
+      half, prng;
+    - `movi` and `movh` take `gpr N` and a literal (`lit`, printed as a bare
+      integer);
+    - control instructions take a literal color or task id, `gpr N` (the
+      color in a GPR) or `all`; `nop` takes none.
+
+    Which kinds an opcode's fields accept and whether every value fits its
+    encoding is checked against the machine model. `term` sets the
+    terminate bit.
 
     Example:
     ```mlir
@@ -275,11 +289,23 @@ def Wavelet_InstOp : Wavelet_Op<"inst", [HasParent<"TaskOp">]> {
     wavelet.inst movi gpr 3, -5
     ```
   }];
-  let arguments = (ins StrAttr:$opcode, DenseI32ArrayAttr:$args,
+  let arguments = (ins Wavelet_OpcodeAttr:$opcode,
+                       TypedArrayAttrBase<Wavelet_OperandAttr,
+                                          "instruction operands">:$args,
                        UnitAttr:$term);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "Opcode":$opcode,
+                   "::llvm::ArrayRef<OperandAttr>":$args,
+                   CArg<"bool", "false">:$term)>,
+    /// The op of a machine instruction of the vector, unary, compare or
+    /// control family, or movi/movh.
+    OpBuilder<(ins "const ::weft::target::Instruction &":$instruction)>,
+  ];
   let extraClassDeclaration = [{
+    /// The operands (verified to be #wavelet.operand attributes).
+    auto getOperandAttrs() { return getArgs().getAsRange<OperandAttr>(); }
     /// The machine instruction, or a diagnostic saying what cannot be encoded.
     ::mlir::FailureOr<::weft::target::Instruction> toInstruction();
   }];

@@ -7,6 +7,7 @@
 #ifndef WEFT_INITDIALECTS_H
 #define WEFT_INITDIALECTS_H
 
+#include "common/WeftDialect.h"
 #include "fabric/FabricDialect.h"
 #include "wavelet/WaveletDialect.h"
 
@@ -18,11 +19,13 @@
 
 namespace weft {
 
-/// Our two dialects and the upstream ones the imported networks live in.
+/// Our dialects (the shared `weft` one, fabric, wavelet) and the upstream ones
+/// the imported networks live in.
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<fabric::FabricDialect, wavelet::WaveletDialect,
-                  mlir::func::FuncDialect, mlir::arith::ArithDialect,
-                  mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect>();
+  registry.insert<common::WeftDialect, fabric::FabricDialect,
+                  wavelet::WaveletDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
+                  mlir::linalg::LinalgDialect>();
 }
 
 } // namespace weft

@@ -32,6 +32,7 @@
 #include "weft/FabricTransforms/KernelScheme.h"
 #include "weft/Conversion/Passes.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
@@ -236,9 +237,8 @@ static Value columnInput(linalg::GenericOp g) {
   Value d = g.getDpsInputs()[0];
   if (auto e = d.getDefiningOp<linalg::GenericOp>();
       e && e.getNumDpsInputs() == 1 &&
-      llvm::any_of(e.getRegion().front(), [](Operation &op) {
-        return op.getName().getStringRef() == "math.exp";
-      }))
+      llvm::any_of(e.getRegion().front(),
+                   [](Operation &op) { return isa<math::ExpOp>(op); }))
     d = e.getDpsInputs()[0];
   auto shift = d.getDefiningOp<linalg::GenericOp>();
   if (!shift || shift.getNumDpsInputs() != 2)
@@ -791,19 +791,20 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
     Type f32 = b.getF32Type();
     int64_t batch = net->batch;
 
-    auto program = wf::ProgramOp::create(b, fn.getLoc(), fn.getSymName(),
-                                         wf::TargetAttr::get(ctx, t.config()));
+    auto program =
+        wf::ProgramOp::create(b, fn.getLoc(), fn.getSymName(),
+                              common::TargetAttr::get(ctx, t.config()));
     program->setAttr("weft.batch", b.getI64IntegerAttr(batch));
     Block *body = &program.getBody().emplaceBlock();
     SymbolTable symbols(program);
     b.setInsertionPointToEnd(body);
 
     // Host ports. Rows are the first row until partitioning chooses them.
-    auto io = [&](StringRef name, wf::PortDir dir, wf::Edge edge,
+    auto io = [&](StringRef name, common::PortDir dir, common::Edge edge,
                   RankedTensorType type, Location loc) {
       auto op = wf::IoOp::create(
           b, loc, b.getStringAttr(uniqueName(symbols, name)),
-          wf::PortDirAttr::get(ctx, dir), wf::EdgeAttr::get(ctx, edge),
+          common::PortDirAttr::get(ctx, dir), common::EdgeAttr::get(ctx, edge),
           b.getI64IntegerAttr(0), b.getI64IntegerAttr(1), TypeAttr::get(type));
       symbols.insert(op);
       return op;
@@ -817,8 +818,9 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
     SmallVector<Operation *> sources;
     for (unsigned i = 0; i < fnType.getNumInputs(); ++i) {
       auto t = perSample(cast<RankedTensorType>(fnType.getInput(i)), batch);
-      wf::IoOp in = io(onnxName(fn.getArgAttrDict(i), "input"),
-                       wf::PortDir::input, wf::Edge::west, t, fn.getLoc());
+      wf::IoOp in =
+          io(onnxName(fn.getArgAttrDict(i), "input"), common::PortDir::input,
+             common::Edge::west, t, fn.getLoc());
       producer[fn.getArgument(i)] = in;
       elements[in] = t.getNumElements();
       sources.push_back(in);
@@ -826,11 +828,11 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
 
     SmallVector<wf::IoOp> outs;
     for (unsigned i = 0; i < fnType.getNumResults(); ++i)
-      outs.push_back(io(
-          onnxName(fn.getResultAttrDict(i), "output"), wf::PortDir::output,
-          wf::Edge::east,
-          perSample(cast<RankedTensorType>(fnType.getResult(i)), batch),
-          ret.getLoc()));
+      outs.push_back(
+          io(onnxName(fn.getResultAttrDict(i), "output"),
+             common::PortDir::output, common::Edge::east,
+             perSample(cast<RankedTensorType>(fnType.getResult(i)), batch),
+             ret.getLoc()));
 
     // The kernels, producers first.
     SmallVector<wf::KernelOp> kernels;

@@ -116,15 +116,10 @@ private:
   void emitAxisSoftmax(int64_t L);
   /// `wavelet.jump "label" if_true` (a `brt`).
   void jumpIfTrue(StringRef label) {
-    OperationState st(loc, wv::JumpOp::getOperationName());
-    st.addAttribute("label", b.getStringAttr(label));
-    st.addAttribute(
-        "cond", wv::JumpCondAttr::get(b.getContext(), wv::JumpCond::if_true));
-    b.create(st);
+    wv::JumpOp::create(b, loc, label, wv::JumpCond::if_true);
   }
-  void dsd(StringRef sym, Rec index, wv::DsdKind kind,
-           ArrayRef<NamedAttribute> fields) {
-    dsdAt(sym, kDsdBase + 4 * index, kind, fields);
+  void dsd(StringRef sym, Rec index, const DsdFields &fields) {
+    dsdAt(sym, kDsdBase + 4 * index, fields);
   }
 
   const ColumnKernel &k;
@@ -153,13 +148,7 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
     uint32_t bits;
     std::memcpy(&bits, &consts[i], 4);
     for (int half = 0; half < 2; ++half) {
-      OperationState p(loc, wv::ParamOp::getOperationName());
-      p.addAttribute("gpr", b.getI64IntegerAttr(kGprConst[i] + half));
-      p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
-                                2, 0,
-                                b.getAffineConstantExpr(
-                                    int64_t((bits >> (16 * half)) & 0xffff)))));
-      b.create(p);
+      constParam(kGprConst[i] + half, int64_t((bits >> (16 * half)) & 0xffff));
     }
   }
 
@@ -174,11 +163,9 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
   int32_t nextRec = kRecFirstFree;
   for (int32_t r : used) {
     if (r == kVecIn)
-      dsd("in", kRecIn, wv::DsdKind::fabin,
-          {i64("length", L), i64("color", k.inColor)});
+      dsd("in", kRecIn, DsdFields::fabin(L, k.inColor));
     else if (r == kVecOut)
-      dsd("out", kRecOut, wv::DsdKind::fabout,
-          {i64("length", L), i64("color", k.outColor)});
+      dsd("out", kRecOut, DsdFields::fabout(L, k.outColor));
     else if (r == kVecConst) {
       // Each PE's chunk of the constant tensor (1 / C for DivTensor).
       int64_t base = kDataBase + 2 * L * constSlot(k.op), h = r1 - r0;
@@ -198,47 +185,33 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
       }
       auto type = RankedTensorType::get({h, 1, L}, b.getF32Type());
       std::string key = (name + "_const_r" + Twine(r0)).str();
-      OperationState s(loc, wv::SegmentOp::getOperationName());
-      s.addAttribute(SymbolTable::getSymbolAttrName(),
-                     b.getStringAttr("const_data"));
-      s.addAttribute("address", b.getI64IntegerAttr(base));
-      s.addAttribute("per_pe", b.getUnitAttr());
-      s.addAttribute("value",
-                     DenseResourceElementsAttr::get(
-                         type, key,
-                         HeapAsmResourceBlob::allocateAndCopyInferAlign(
-                             ArrayRef<char>(bytes))));
-      b.create(s);
-      dsd("const", kRecConst, wv::DsdKind::mem1d,
-          {i64("length", L), i64("base", base)});
+      wv::SegmentOp::create(b, loc, "const_data", base, /*per_pe=*/true,
+                            DenseResourceElementsAttr::get(
+                                type, key,
+                                HeapAsmResourceBlob::allocateAndCopyInferAlign(
+                                    ArrayRef<char>(bytes))));
+      dsd("const", kRecConst, DsdFields::mem1d(L, base));
     } else if (r >= kVecMem0) {
       // A constant of the table, the same value for every element.
-      dsd(vecName(r), Rec(nextRec++), wv::DsdKind::mem1d,
-          {i64("length", L), i64("base", kConstTable + 2 * (r - kVecMem0)),
-           i64("stride", 0)});
+      dsd(vecName(r), Rec(nextRec++),
+          DsdFields::mem1d(L, kConstTable + 2 * (r - kVecMem0)).withStride(0));
     } else if (r >= kVecLo0) {
       // 16-bit halves of a buffer's fp32 elements (low word first).
       int64_t slot = (r - kVecLo0) % 10, half = r >= kVecHi0 ? 1 : 0;
-      dsd(vecName(r), Rec(nextRec++), wv::DsdKind::mem1d,
-          {i64("length", L), i64("base", kDataBase + 2 * L * slot + half),
-           i64("stride", 2)});
+      dsd(vecName(r), Rec(nextRec++),
+          DsdFields::mem1d(L, kDataBase + 2 * L * slot + half).withStride(2));
     } else {
       Rec rec = r >= kVecBuf4 ? Rec(nextRec++) : Rec(r);
-      dsd(vecName(r), rec, wv::DsdKind::mem1d,
-          {i64("length", L), i64("base", kDataBase + 2 * L * slotOf(r))});
+      dsd(vecName(r), rec, DsdFields::mem1d(L, kDataBase + 2 * L * slotOf(r)));
     }
   }
   // The constants beyond the GPRs' (the table of kConstTable).
   if (consts.size() > size_t(kNumGprConsts)) {
     std::vector<float> table(consts.begin() + kNumGprConsts, consts.end());
     auto type = RankedTensorType::get({int64_t(table.size())}, b.getF32Type());
-    OperationState s(loc, wv::SegmentOp::getOperationName());
-    s.addAttribute(SymbolTable::getSymbolAttrName(),
-                   b.getStringAttr("const_table"));
-    s.addAttribute("address", b.getI64IntegerAttr(kConstTable));
-    s.addAttribute("value",
-                   DenseElementsAttr::get(type, ArrayRef<float>(table)));
-    b.create(s);
+    wv::SegmentOp::create(b, loc, "const_table", kConstTable,
+                          /*per_pe=*/false,
+                          DenseElementsAttr::get(type, ArrayRef<float>(table)));
   }
 
   wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
@@ -246,7 +219,6 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
 
   // DSR numbers (planDsrs): the permanent ones are loaded once before the
   // loop, the scratch DSRs before the steps that need them.
-  using K = wt::OperandKind;
   using RF = wv::RegFile;
   DsrPlan plan = planDsrs(steps);
   for (size_t n = 0; n < plan.pairs.size(); ++n) {
@@ -265,28 +237,25 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
     }
     if (u.loadS1)
       dsrLoad(RF::s1dsr, u.s1, vecName(s.src1->value));
-    int32_t n = u.pair;
-    const wt::OpcodeInfo &info = wt::info(s.op);
-    if (info.family == wt::Family::Un) {
-      inst(info.mnemonic, {int32_t(K::Ddsr), n, int32_t(K::S0dsr), n});
+    int64_t n = u.pair;
+    Opcode opcode = wv::toOpcode(s.op);
+    if (wt::info(s.op).family == wt::Family::Un) {
+      inst(opcode, {ddsr(n), s0(n)});
       continue;
     }
-    int32_t kind = 0, value = 0;
+    wv::OperandAttr src;
     switch (s.src1->kind) {
     case Opnd::Vec:
-      kind = int32_t(K::S1dsr);
-      value = u.s1;
+      src = s1(u.s1);
       break;
     case Opnd::Gpr:
-      kind = int32_t(K::Gpr);
-      value = s.src1->value;
+      src = gpr(s.src1->value);
       break;
     case Opnd::Imm:
-      kind = int32_t(K::Imm);
-      value = s.src1->value;
+      src = operand(wv::OperandKind::imm, s.src1->value);
       break;
     }
-    inst(info.mnemonic, {int32_t(K::Dsr), n, kind, value});
+    inst(opcode, {dsr(n), src});
   }
   jump("sample");
 }
@@ -294,45 +263,28 @@ void Emitter::emitSequence(int64_t L, int64_t r0, int64_t r1) {
 void Emitter::emitAxisSoftmax(int64_t L) {
   const AxisLoop lp = axisLoop(k, L);
   const bool log = k.op == ColumnOp::AxisLogSoftmax;
-  using K = wt::OperandKind;
   using RF = wv::RegFile;
-  const int32_t gpr = int32_t(K::Gpr), imm = int32_t(K::Imm),
-                dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
-                s0 = int32_t(K::S0dsr);
-  const int32_t zero = int32_t(wt::SmallImm::Zero),
-                two = int32_t(wt::SmallImm::Two);
 
   // The loop's constants (word offsets), set at load time.
-  auto param = [&](int32_t g, int64_t value) {
-    OperationState p(loc, wv::ParamOp::getOperationName());
-    p.addAttribute("gpr", b.getI64IntegerAttr(g));
-    p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
-                              2, 0, b.getAffineConstantExpr(value))));
-    b.create(p);
-  };
-  param(kGprEnd, 2 * L);
+  constParam(kGprEnd, 2 * L);
   if (lp.stride > 1) {
-    param(kGprInnerEnd0, 2 * lp.stride);
-    param(kGprSkip, 2 * lp.stride * (lp.group - 1));
-    param(kGprBlock, 2 * lp.stride * lp.group);
+    constParam(kGprInnerEnd0, 2 * lp.stride);
+    constParam(kGprSkip, 2 * lp.stride * (lp.group - 1));
+    constParam(kGprBlock, 2 * lp.stride * lp.group);
   } else {
-    param(kGprSkip, 2 * lp.group);
+    constParam(kGprSkip, 2 * lp.group);
   }
 
   // The chunk in `buf`; `grp` is the group at word offset GPR4 of it (G
   // elements, I apart), `tmp` LogSoftmax's exponentials of one group.
   int64_t buf = kDataBase, buf2 = kDataBase + 2 * L;
-  dsd("in", kRecIn, wv::DsdKind::fabin,
-      {i64("length", L), i64("color", k.inColor)});
-  dsd("out", kRecOut, wv::DsdKind::fabout,
-      {i64("length", L), i64("color", k.outColor)});
-  dsd("buf", kRecBuf, wv::DsdKind::mem1d, {i64("length", L), i64("base", buf)});
-  dsd("grp", kRecBuf2, wv::DsdKind::mem1d,
-      {i64("length", lp.group), i64("base", buf), i64("stride", lp.stride),
-       b.getNamedAttr("ix", b.getUnitAttr())});
+  dsd("in", kRecIn, DsdFields::fabin(L, k.inColor));
+  dsd("out", kRecOut, DsdFields::fabout(L, k.outColor));
+  dsd("buf", kRecBuf, DsdFields::mem1d(L, buf));
+  dsd("grp", kRecBuf2,
+      DsdFields::mem1d(lp.group, buf).withStride(lp.stride).withIx());
   if (log)
-    dsd("tmp", kRecBuf3, wv::DsdKind::mem1d,
-        {i64("length", lp.group), i64("base", buf2)});
+    dsd("tmp", kRecBuf3, DsdFields::mem1d(lp.group, buf2));
 
   wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&mainTask.getBody().front());
@@ -346,64 +298,51 @@ void Emitter::emitAxisSoftmax(int64_t L) {
   }
   dsrLoad(RF::ddsr, 3, "out");
   dsrLoad(RF::s0dsr, 3, "buf");
-  const int32_t cmp = int32_t(K::Gpr);
   label("sample");
-  inst("mov32", {ddsr, 0, s0, 0}); // buf = in
-  inst("movi", {4, 0});            // the first group
+  inst(Opcode::MOV32, {ddsr(0), s0(0)}); // buf = in
+  inst(Opcode::MOVI, {gpr(4), lit(0)});  // the first group
   if (lp.stride > 1)
-    inst("mov16", {gpr, kGprInnerEnd, gpr, kGprInnerEnd0});
+    inst(Opcode::MOV16, {gpr(kGprInnerEnd), gpr(kGprInnerEnd0)});
   label("group");
-  inst("mov32", {gpr, kGprMax, s0, 1});  // m = grp[0]
-  inst("fmaxr", {gpr, kGprMax, s0, 1});  // m = max(m, grp...)
-  inst("fsub", {dsrK, 1, gpr, kGprMax}); // grp = grp - m
-  inst("fexp", {ddsr, log ? 2 : 1, s0, 1});
-  inst("mov32", {gpr, kGprSum, imm, zero});
-  inst("fsum", {gpr, kGprSum, s0, log ? 2 : 1}); // s = sum(exp)
+  inst(Opcode::MOV32, {gpr(kGprMax), s0(1)}); // m = grp[0]
+  inst(Opcode::FMAXR, {gpr(kGprMax), s0(1)}); // m = max(m, grp...)
+  inst(Opcode::FSUB, {dsr(1), gpr(kGprMax)}); // grp = grp - m
+  inst(Opcode::FEXP, {ddsr(log ? 2 : 1), s0(1)});
+  inst(Opcode::MOV32, {gpr(kGprSum), imm(wt::SmallImm::Zero)});
+  inst(Opcode::FSUM, {gpr(kGprSum), s0(log ? 2 : 1)}); // s = sum(exp)
   if (log) {
-    inst("flog", {gpr, kGprSum, gpr, kGprSum});
-    inst("fsub", {dsrK, 1, gpr, kGprSum}); // grp = (x - m) - log(s)
+    inst(Opcode::FLOG, {gpr(kGprSum), gpr(kGprSum)});
+    inst(Opcode::FSUB, {dsr(1), gpr(kGprSum)}); // grp = (x - m) - log(s)
   } else {
-    inst("frcp", {gpr, kGprSum, gpr, kGprSum});
-    inst("fmul", {dsrK, 1, gpr, kGprSum}); // grp = e * (1 / s)
+    inst(Opcode::FRCP, {gpr(kGprSum), gpr(kGprSum)});
+    inst(Opcode::FMUL, {dsr(1), gpr(kGprSum)}); // grp = e * (1 / s)
   }
   if (lp.stride > 1) {
     // The next group of the block starts one element on; after the
     // block's I groups, skip its other G - 1 rows.
-    inst("add16", {gpr, 4, imm, two});
-    inst("cltu16", {cmp, 4, gpr, kGprInnerEnd});
+    inst(Opcode::ADD16, {gpr(4), imm(wt::SmallImm::Two)});
+    inst(Opcode::CLTU16, {gpr(4), gpr(kGprInnerEnd)});
     jumpIfTrue("group");
-    inst("add16", {gpr, 4, gpr, kGprSkip});
-    inst("add16", {gpr, kGprInnerEnd, gpr, kGprBlock});
+    inst(Opcode::ADD16, {gpr(4), gpr(kGprSkip)});
+    inst(Opcode::ADD16, {gpr(kGprInnerEnd), gpr(kGprBlock)});
   } else {
-    inst("add16", {gpr, 4, gpr, kGprSkip});
+    inst(Opcode::ADD16, {gpr(4), gpr(kGprSkip)});
   }
-  inst("cltu16", {cmp, 4, gpr, kGprEnd});
+  inst(Opcode::CLTU16, {gpr(4), gpr(kGprEnd)});
   jumpIfTrue("group");
-  inst("mov32", {ddsr, 3, s0, 3}); // out = buf
+  inst(Opcode::MOV32, {ddsr(3), s0(3)}); // out = buf
   jump("sample");
 }
 
 void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
-  MLIRContext *ctx = b.getContext();
   int64_t h = r1 - r0, L = role.len;
   int64_t y = k.layout.y0 + r0;
 
   std::string sym =
       (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine())).str();
-  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
-                               : wv::PeOp::getOperationName());
-  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
-  if (h > 1) {
-    st.addAttribute("rect", fab::RectAttr::get(ctx, k.x, y, 1, h));
-  } else {
-    st.addAttribute("x", b.getI64IntegerAttr(k.x));
-    st.addAttribute("y", b.getI64IntegerAttr(y));
-  }
-  st.addAttribute("layer", b.getStringAttr(layer));
-  st.addRegion()->emplaceBlock();
-  Operation *pe = b.create(st);
+  Block *body = peOrGroup(sym, k.x, y, 1, h, layer);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&pe->getRegion(0).front());
+  b.setInsertionPointToStart(body);
 
   // Routes (weft/Kernels/Routing.h): the chunk in from the west, the
   // result out to the east; for a column softmax the partial results go
@@ -435,47 +374,28 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     // A vector of ones for 1 - 2r (Vec ops take their first source from a
     // DSR, never from an immediate).
     auto type = RankedTensorType::get({L}, b.getF32Type());
-    OperationState s(loc, wv::SegmentOp::getOperationName());
-    s.addAttribute(SymbolTable::getSymbolAttrName(),
-                   b.getStringAttr("ones_data"));
-    s.addAttribute("address", b.getI64IntegerAttr(buf2));
-    s.addAttribute("value", DenseElementsAttr::get(type, 1.0f));
-    b.create(s);
+    wv::SegmentOp::create(b, loc, "ones_data", buf2, /*per_pe=*/false,
+                          DenseElementsAttr::get(type, 1.0f));
   }
 
   // DSD records.
-  dsd("in", kRecIn, wv::DsdKind::fabin,
-      {i64("length", L), i64("color", k.inColor)});
-  dsd("out", kRecOut, wv::DsdKind::fabout,
-      {i64("length", L), i64("color", k.outColor)});
+  dsd("in", kRecIn, DsdFields::fabin(L, k.inColor));
+  dsd("out", kRecOut, DsdFields::fabout(L, k.outColor));
   if (k.op != ColumnOp::Relu)
-    dsd("buf", kRecBuf, wv::DsdKind::mem1d,
-        {i64("length", L), i64("base", buf)});
+    dsd("buf", kRecBuf, DsdFields::mem1d(L, buf));
   if (k.op == ColumnOp::Tanh || k.op == ColumnOp::LogSoftmax)
-    dsd(k.op == ColumnOp::Tanh ? "ones" : "exps", kRecBuf2, wv::DsdKind::mem1d,
-        {i64("length", L), i64("base", buf2)});
+    dsd(k.op == ColumnOp::Tanh ? "ones" : "exps", kRecBuf2,
+        DsdFields::mem1d(L, buf2));
   if (reduce) {
     if (!role.last)
-      dsd("red_in", kRecRedIn, wv::DsdKind::fabin,
-          {i64("length", 1), i64("color", redIn)});
+      dsd("red_in", kRecRedIn, DsdFields::fabin(1, redIn));
     if (!role.first) {
-      dsd("red_out", kRecRedOut, wv::DsdKind::fabout,
-          {i64("length", 1), i64("color", redOut)});
-      dsd("bc_in", kRecBcIn, wv::DsdKind::fabin,
-          {i64("length", 1), i64("color", bc)});
+      dsd("red_out", kRecRedOut, DsdFields::fabout(1, redOut));
+      dsd("bc_in", kRecBcIn, DsdFields::fabin(1, bc));
     } else {
-      dsd("bc_out", kRecBcOut, wv::DsdKind::fabout,
-          {i64("length", 1), i64("color", bc)});
+      dsd("bc_out", kRecBcOut, DsdFields::fabout(1, bc));
     }
   }
-
-  using K = wt::OperandKind;
-  const int32_t gpr = int32_t(K::Gpr), imm = int32_t(K::Imm),
-                dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
-                s0 = int32_t(K::S0dsr), s1 = int32_t(K::S1dsr);
-  const int32_t zero = int32_t(wt::SmallImm::Zero),
-                one = int32_t(wt::SmallImm::One),
-                two = int32_t(wt::SmallImm::Two);
 
   wv::TaskOp mainTask = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&mainTask.getBody().front());
@@ -488,7 +408,7 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     dsrLoad(RF::ddsr, 0, "out");
     dsrLoad(RF::s0dsr, 0, "in");
     label("sample");
-    inst("fmax", {dsrK, 0, imm, zero});
+    inst(Opcode::FMAX, {dsr(0), imm(wt::SmallImm::Zero)});
     break;
   case ColumnOp::Sigmoid:
     // buf = -in; buf = exp(buf); buf += 1; out = 1 / buf.
@@ -498,10 +418,10 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     dsrLoad(RF::s0dsr, 1, "buf");
     dsrLoad(RF::ddsr, 2, "out");
     label("sample");
-    inst("fneg", {ddsr, 0, s0, 0});
-    inst("fexp", {ddsr, 1, s0, 1});
-    inst("fadd", {dsrK, 1, imm, one});
-    inst("frcp", {ddsr, 2, s0, 1});
+    inst(Opcode::FNEG, {ddsr(0), s0(0)});
+    inst(Opcode::FEXP, {ddsr(1), s0(1)});
+    inst(Opcode::FADD, {dsr(1), imm(wt::SmallImm::One)});
+    inst(Opcode::FRCP, {ddsr(2), s0(1)});
     break;
   case ColumnOp::Tanh:
     // r = 1 / (1 + exp(2 in)); out = 1 - 2 r.
@@ -513,12 +433,12 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     dsrLoad(RF::ddsr, 2, "out");
     dsrLoad(RF::s0dsr, 2, "ones");
     label("sample");
-    inst("fmul", {dsrK, 0, imm, two});
-    inst("fexp", {ddsr, 1, s0, 1});
-    inst("fadd", {dsrK, 1, imm, one});
-    inst("frcp", {ddsr, 1, s0, 1});
-    inst("fadd", {dsrK, 1, s1, 1});
-    inst("fsub", {dsrK, 2, s1, 1});
+    inst(Opcode::FMUL, {dsr(0), imm(wt::SmallImm::Two)});
+    inst(Opcode::FEXP, {ddsr(1), s0(1)});
+    inst(Opcode::FADD, {dsr(1), imm(wt::SmallImm::One)});
+    inst(Opcode::FRCP, {ddsr(1), s0(1)});
+    inst(Opcode::FADD, {dsr(1), s1(1)});
+    inst(Opcode::FSUB, {dsr(2), s1(1)});
     break;
   case ColumnOp::Softmax:
   case ColumnOp::LogSoftmax: {
@@ -544,34 +464,34 @@ void Emitter::emitClassic(int64_t L, const Role &role) {
     }
     // Combines this row's partial value in `g` with the rows below, sends
     // it north and receives the column's total from row 0.
-    auto allReduce = [&](StringRef combine, int32_t g) {
+    auto allReduce = [&](Opcode combine, int32_t g) {
       if (!reduce)
         return;
       if (!role.last)
-        inst(combine, {gpr, g, s1, 4});
+        inst(combine, {gpr(g), s1(4)});
       if (!role.first) {
-        inst("mov32", {ddsr, 5, gpr, g});
-        inst("mov32", {gpr, g, s0, 6});
+        inst(Opcode::MOV32, {ddsr(5), gpr(g)});
+        inst(Opcode::MOV32, {gpr(g), s0(6)});
       } else {
-        inst("mov32", {ddsr, 6, gpr, g});
+        inst(Opcode::MOV32, {ddsr(6), gpr(g)});
       }
     };
     label("sample");
-    inst("mov32", {ddsr, 0, s0, 0});      // buf = in
-    inst("mov32", {gpr, kGprMax, s0, 1}); // m = buf[0]
-    inst("fmaxr", {gpr, kGprMax, s0, 1}); // m = max(m, buf...)
-    allReduce("fmax", kGprMax);
-    inst("fsub", {dsrK, 1, gpr, kGprMax}); // buf = buf - m
-    inst("fexp", {ddsr, 2, s0, 1});        // e = exp(buf)
-    inst("mov32", {gpr, kGprSum, imm, zero});
-    inst("fsum", {gpr, kGprSum, s0, log ? 2 : 1}); // s = sum(e)
-    allReduce("fadd", kGprSum);
+    inst(Opcode::MOV32, {ddsr(0), s0(0)});      // buf = in
+    inst(Opcode::MOV32, {gpr(kGprMax), s0(1)}); // m = buf[0]
+    inst(Opcode::FMAXR, {gpr(kGprMax), s0(1)}); // m = max(m, buf...)
+    allReduce(Opcode::FMAX, kGprMax);
+    inst(Opcode::FSUB, {dsr(1), gpr(kGprMax)}); // buf = buf - m
+    inst(Opcode::FEXP, {ddsr(2), s0(1)});       // e = exp(buf)
+    inst(Opcode::MOV32, {gpr(kGprSum), imm(wt::SmallImm::Zero)});
+    inst(Opcode::FSUM, {gpr(kGprSum), s0(log ? 2 : 1)}); // s = sum(e)
+    allReduce(Opcode::FADD, kGprSum);
     if (log) {
-      inst("flog", {gpr, kGprSum, gpr, kGprSum});
-      inst("fsub", {dsrK, 3, gpr, kGprSum}); // out = (x - m) - log(s)
+      inst(Opcode::FLOG, {gpr(kGprSum), gpr(kGprSum)});
+      inst(Opcode::FSUB, {dsr(3), gpr(kGprSum)}); // out = (x - m) - log(s)
     } else {
-      inst("frcp", {gpr, kGprSum, gpr, kGprSum});
-      inst("fmul", {dsrK, 3, gpr, kGprSum}); // out = e * (1 / s)
+      inst(Opcode::FRCP, {gpr(kGprSum), gpr(kGprSum)});
+      inst(Opcode::FMUL, {dsr(3), gpr(kGprSum)}); // out = e * (1 / s)
     }
     break;
   }

@@ -116,14 +116,11 @@ private:
   void emitCopyDsds(int64_t lk);
   void loadCopyDsrs();
   void emitCopyTasks();
-  void dsd(StringRef name, int64_t index, wv::DsdKind kind,
-           ArrayRef<NamedAttribute> fields) {
-    dsdAt(name, kDsdBase + 4 * index, kind, fields);
+  void dsd(StringRef name, int64_t index, const DsdFields &fields) {
+    dsdAt(name, kDsdBase + 4 * index, fields);
   }
   ElementsAttr blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
                     ArrayRef<char> bytes);
-
-  int32_t op(wt::OperandKind k) { return int32_t(k); }
 
   const DenseLayer &layer;
   const DenseMapping &m;
@@ -161,12 +158,7 @@ ElementsAttr Emitter::blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
 }
 
 void Emitter::emitCopyDsds(int64_t lk) {
-  auto i64 = [&](StringRef n, int64_t v) {
-    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
-  };
-  auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
-  dsd("in", kDsdIn, wv::DsdKind::fabin,
-      {i64("length", lk), i64("color", colors.in)});
+  dsd("in", kDsdIn, DsdFields::fabin(lk, colors.in));
   // The copy runs on microthread 0 and starts the task that sends the
   // closeout when its last wavelet has entered the on-ramp; the closeout
   // goes out on microthread 1 and starts the next copy. So no send ever
@@ -175,15 +167,15 @@ void Emitter::emitCopyDsds(int64_t lk) {
   // overtakes the previous closeout.
   for (int k = 0; k < 2; ++k) {
     dsd(k ? "column_out_odd" : "column_out_even",
-        k ? kDsdColumnOut1 : kDsdColumnOut0, wv::DsdKind::fabout,
-        {i64("length", lk), i64("color", colors.column), i64("utid", 0),
-         i64("ac", kCloseTask[k])});
+        k ? kDsdColumnOut1 : kDsdColumnOut0,
+        DsdFields::fabout(lk, colors.column).withUtid(0).withAc(kCloseTask[k]));
     dsd(k ? "close_odd" : "close_even", k ? kDsdClose1 : kDsdClose0,
-        wv::DsdKind::fabout,
-        {i64("length", 1), i64("color", colors.column),
-         b.getNamedAttr("format", b.getStringAttr("sparse16")), unit("ctrl"),
-         i64("index", kCloseoutIndex[k]), i64("utid", 1),
-         i64("ac", kCopyTask[1 - k])});
+        DsdFields::fabout(1, colors.column)
+            .withFormat("sparse16")
+            .withCtrl()
+            .withIndex(kCloseoutIndex[k])
+            .withUtid(1)
+            .withAc(kCopyTask[1 - k]));
   }
 }
 
@@ -199,9 +191,6 @@ void Emitter::loadCopyDsrs() {
 }
 
 void Emitter::emitCopyTasks() {
-  using K = wt::OperandKind;
-  const int32_t imm = op(K::Imm), ddsr = op(K::Ddsr), s0 = op(K::S0dsr);
-  const int32_t zero = int32_t(wt::SmallImm::Zero);
   for (int k = 0; k < 2; ++k) {
     {
       wv::TaskOp t = task(k ? "copy_odd" : "copy_even", wv::TaskKind::local,
@@ -209,14 +198,14 @@ void Emitter::emitCopyTasks() {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
       int32_t d = k ? 7 : 5;
-      inst("mov32", {ddsr, d, s0, d}, true);
+      inst(Opcode::MOV32, {ddsr(d), s0(d)}, true);
     }
     {
       wv::TaskOp t = task(k ? "send_closeout_odd" : "send_closeout_even",
                           wv::TaskKind::local, kCloseTask[k], false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
-      inst("mov16", {ddsr, k ? 10 : 6, imm, zero}, true);
+      inst(Opcode::MOV16, {ddsr(k ? 10 : 6), imm(wt::SmallImm::Zero)}, true);
     }
   }
 }
@@ -247,7 +236,6 @@ Group Emitter::groupOf(int64_t c, int64_t r0, int64_t r1,
 }
 
 void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
-  MLIRContext *ctx = b.getContext();
   const Group grp = groupOf(c, r0, r1, role);
   int64_t h = grp.h, lk = grp.lk, lm = grp.lm, wWords = grp.wWords;
   int64_t px = m.x0 + c, py = m.y0 + r0;
@@ -256,20 +244,9 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
   std::string name = (layerName + "_c" + Twine(c) + "_r" + Twine(r0) +
                       (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
                          .str();
-  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
-                               : wv::PeOp::getOperationName());
-  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
-  if (h > 1) {
-    st.addAttribute("rect", fab::RectAttr::get(ctx, px, py, 1, h));
-  } else {
-    st.addAttribute("x", b.getI64IntegerAttr(px));
-    st.addAttribute("y", b.getI64IntegerAttr(py));
-  }
-  st.addAttribute("layer", b.getStringAttr(layerName));
-  st.addRegion()->emplaceBlock();
-  Operation *pe = b.create(st);
+  Block *body = peOrGroup(name, px, py, 1, h, layerName);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&pe->getRegion(0).front());
+  b.setInsertionPointToStart(body);
 
   // The router settings --weft-route-streams chose (PEs with equal roles
   // have equal ones).
@@ -284,20 +261,14 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
       loadCopyDsrs();
-      inst("activate", {0, int32_t(kCopyTask[0])});
-      inst("nop", {}, true);
+      inst(Opcode::ACTIVATE, {lit(kCopyTask[0])});
+      inst(Opcode::NOP, {}, true);
     }
     emitCopyTasks();
     return;
   }
   // Per-PE parameters: gpr 5 = words per weight column.
-  {
-    OperationState p(loc, wv::ParamOp::getOperationName());
-    p.addAttribute("gpr", b.getI64IntegerAttr(5));
-    p.addAttribute("map", AffineMapAttr::get(AffineMap::get(
-                              2, 0, b.getAffineConstantExpr(lm * wWords))));
-    b.create(p);
-  }
+  { constParam(5, lm * wWords); }
 
   emitSegments(grp);
   emitComputeDsds(grp, role);
@@ -321,12 +292,8 @@ void Emitter::emitSegments(const Group &grp) {
   };
   auto segment = [&](StringRef sym, int64_t address, StringRef blobName,
                      int64_t per, Type elem, const std::vector<char> &bytes) {
-    OperationState s(loc, wv::SegmentOp::getOperationName());
-    s.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
-    s.addAttribute("address", b.getI64IntegerAttr(address));
-    s.addAttribute("per_pe", b.getUnitAttr());
-    s.addAttribute("value", blob(blobName, {h, 1, per}, elem, bytes));
-    b.create(s);
+    wv::SegmentOp::create(b, loc, sym, address, /*per_pe=*/true,
+                          blob(blobName, {h, 1, per}, elem, bytes));
   };
   {
     std::vector<char> bytes;
@@ -357,36 +324,25 @@ void Emitter::emitSegments(const Group &grp) {
 
 void Emitter::emitComputeDsds(const Group &grp, const Role &role) {
   const int64_t lm = grp.lm;
-  auto i64 = [&](StringRef n, int64_t v) {
-    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
-  };
-  auto unit = [&](StringRef n) { return b.getNamedAttr(n, b.getUnitAttr()); };
-  dsd("w", kDsdW, wv::DsdKind::mem1d,
-      {i64("length", lm), i64("base", grp.wBase), unit("ix")});
-  dsd("acc", kDsdAcc, wv::DsdKind::mem1d,
-      {i64("length", lm), i64("base", grp.accBase)});
+  dsd("w", kDsdW, DsdFields::mem1d(lm, grp.wBase).withIx());
+  dsd("acc", kDsdAcc, DsdFields::mem1d(lm, grp.accBase));
   if (!grp.first)
-    dsd("psum_in", kDsdPsumIn, wv::DsdKind::fabin,
-        {i64("length", lm), i64("color", grp.pin)});
+    dsd("psum_in", kDsdPsumIn, DsdFields::fabin(lm, grp.pin));
   if (!grp.last) {
-    dsd("psum_out", kDsdPsumOut, wv::DsdKind::fabout,
-        {i64("length", lm), i64("color", grp.pout)});
+    dsd("psum_out", kDsdPsumOut, DsdFields::fabout(lm, grp.pout));
   } else {
     // The last column's results go to one of two buffers, alternating by
     // sample, and out on microthread 3, so the next sample's work overlaps
     // the send (docs/execution-model.md, "Chains of layers").
     for (int k = 0; k < 2; ++k) {
       dsd(k ? "out_buf_odd" : "out_buf_even", k ? kDsdOutBuf1 : kDsdOutBuf0,
-          wv::DsdKind::mem1d,
-          {i64("length", lm), i64("base", grp.outBase + 2 * lm * k)});
+          DsdFields::mem1d(lm, grp.outBase + 2 * lm * k));
       dsd(k ? "send_odd" : "send_even", k ? kDsdSend1 : kDsdSend0,
-          wv::DsdKind::fabout,
-          {i64("length", lm), i64("color", grp.pout), i64("utid", 3)});
+          DsdFields::fabout(lm, grp.pout).withUtid(3));
     }
   }
   if (grp.hasBias)
-    dsd("bias", kDsdBias, wv::DsdKind::mem1d,
-        {i64("length", lm), i64("base", grp.biasBase)});
+    dsd("bias", kDsdBias, DsdFields::mem1d(lm, grp.biasBase));
   if (role.diagonal)
     emitCopyDsds(grp.lk);
 }
@@ -394,11 +350,6 @@ void Emitter::emitComputeDsds(const Group &grp, const Role &role) {
 void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
   const bool first = grp.first, last = grp.last, mixed = grp.mixed,
              hasBias = grp.hasBias;
-  using K = wt::OperandKind;
-  const int32_t gpr = op(K::Gpr), imm = op(K::Imm), dsrK = op(K::Dsr),
-                ddsr = op(K::Ddsr), s0 = op(K::S0dsr), s1 = op(K::S1dsr);
-  const int32_t zero = int32_t(wt::SmallImm::Zero);
-
   // init: load the DSRs once (they are never modified), clear the
   // accumulator and the weight index, start the input copy.
   {
@@ -437,11 +388,11 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
     if (role.diagonal) {
       loadCopyDsrs();
     }
-    inst("movi", {4, 0});
-    inst("mov32", {ddsr, 0, imm, zero});
+    inst(Opcode::MOVI, {gpr(4), lit(0)});
+    inst(Opcode::MOV32, {ddsr(0), imm(wt::SmallImm::Zero)});
     if (role.diagonal)
-      inst("activate", {0, int32_t(kCopyTask[0])});
-    inst("nop", {}, true);
+      inst(Opcode::ACTIVATE, {lit(kCopyTask[0])});
+    inst(Opcode::NOP, {}, true);
   }
   // One input element x (in gpr 0/1): acc += W[:, t] * x; t += 1.
   {
@@ -449,12 +400,12 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&t.getBody().front());
     if (mixed) {
-      inst("ff2h", {gpr, 2, gpr, 0});
-      inst("fmachs", {dsrK, 0, gpr, 2});
+      inst(Opcode::FF2H, {gpr(2), gpr(0)});
+      inst(Opcode::FMACHS, {dsr(0), gpr(2)});
     } else {
-      inst("fmac", {dsrK, 0, gpr, 0});
+      inst(Opcode::FMAC, {dsr(0), gpr(0)});
     }
-    inst("add16", {gpr, 4, gpr, 5}, true);
+    inst(Opcode::ADD16, {gpr(4), gpr(5)}, true);
   }
   // The closeouts after each chunk (index 1 after even samples, 2 after
   // odd ones): reduce the partial sums along the row.
@@ -463,25 +414,25 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
                         wv::TaskKind::control, kCloseoutIndex[k], false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&t.getBody().front());
-    inst("movi", {4, 0});
+    inst(Opcode::MOVI, {gpr(4), lit(0)});
     if (first && !last) {
-      inst("mov32", {ddsr, 1, s0, 1});
+      inst(Opcode::MOV32, {ddsr(1), s0(1)});
     } else if (!last) {
-      inst("fadd", {dsrK, 1, s1, 1});
+      inst(Opcode::FADD, {dsr(1), s1(1)});
     } else {
       if (!first)
-        inst("fadd", {dsrK, 1, s1, 1});
+        inst(Opcode::FADD, {dsr(1), s1(1)});
       if (hasBias)
-        inst("fadd", {dsrK, 2, s1, 2});
+        inst(Opcode::FADD, {dsr(2), s1(2)});
       int32_t buf = 3 + k, send = 8 + k;
       if (layer.relu)
-        inst("fmax", {dsrK, buf, imm, zero});
+        inst(Opcode::FMAX, {dsr(buf), imm(wt::SmallImm::Zero)});
       else
-        inst("mov32", {ddsr, buf, s0, buf});
+        inst(Opcode::MOV32, {ddsr(buf), s0(buf)});
       // Launches the send on microthread 3 (it waits for the previous one).
-      inst("mov32", {ddsr, send, s0, send});
+      inst(Opcode::MOV32, {ddsr(send), s0(send)});
     }
-    inst("mov32", {ddsr, 0, imm, zero}, true);
+    inst(Opcode::MOV32, {ddsr(0), imm(wt::SmallImm::Zero)}, true);
   }
   if (role.diagonal)
     emitCopyTasks();

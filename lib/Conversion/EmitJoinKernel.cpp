@@ -63,12 +63,11 @@ public:
   void emitGroup(int64_t r0, int64_t r1, int64_t L);
 
 private:
-  void dsd(StringRef sym, Rec index, wv::DsdKind kind,
-           ArrayRef<NamedAttribute> fields) {
-    dsdAt(sym, kDsdBase + 4 * index, kind, fields);
+  void dsd(StringRef sym, Rec index, const DsdFields &fields) {
+    dsdAt(sym, kDsdBase + 4 * index, fields);
   }
   /// A local task whose only instruction launches `s` and ends the task.
-  void launchTask(StringRef sym, const Step &s, ArrayRef<int32_t> args,
+  void launchTask(StringRef sym, const Step &s, ArrayRef<wv::OperandAttr> args,
                   bool active);
 
   const JoinKernel &k;
@@ -76,33 +75,21 @@ private:
   const RouteTable &routes;
 };
 
-void Emitter::launchTask(StringRef sym, const Step &s, ArrayRef<int32_t> args,
-                         bool active) {
+void Emitter::launchTask(StringRef sym, const Step &s,
+                         ArrayRef<wv::OperandAttr> args, bool active) {
   wv::TaskOp t = task(sym, wv::TaskKind::local, s.task, active);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&t.getBody().front());
-  inst(wt::info(s.op).mnemonic, args, /*term=*/true);
+  inst(wv::toOpcode(s.op), args, /*term=*/true);
 }
 
 void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
-  MLIRContext *ctx = b.getContext();
   const int64_t h = r1 - r0, y = k.layout.y0 + r0;
   std::string sym =
       (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine())).str();
-  OperationState st(loc, h > 1 ? wv::PeGroupOp::getOperationName()
-                               : wv::PeOp::getOperationName());
-  st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(sym));
-  if (h > 1) {
-    st.addAttribute("rect", fab::RectAttr::get(ctx, k.x, y, 1, h));
-  } else {
-    st.addAttribute("x", b.getI64IntegerAttr(k.x));
-    st.addAttribute("y", b.getI64IntegerAttr(y));
-  }
-  st.addAttribute("layer", b.getStringAttr(layer));
-  st.addRegion()->emplaceBlock();
-  Operation *pe = b.create(st);
+  Block *body = peOrGroup(sym, k.x, y, 1, h, layer);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&pe->getRegion(0).front());
+  b.setInsertionPointToStart(body);
 
   // Both inputs from the west to the ramp, the result from the ramp east.
   routesAt(routes, k.x, y);
@@ -115,31 +102,26 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
 
   // The FIFO of fifoSamples chunks, then (two-step ops) the scratch chunk.
   const int64_t fifoWords = 2 * k.fifoSamples * L;
-  dsd("fifo", kRecFifo, wv::DsdKind::fifo,
-      {i64("length", k.fifoSamples * L), i64("base", kDataBase)});
-  dsd("in", kRecIn, wv::DsdKind::fabin,
-      {i64("length", L), i64("color", inColor), i64("utid", plan.copy.utid),
-       i64("ac", plan.copy.next)});
-  dsd("out", kRecOut, wv::DsdKind::fabout,
-      {i64("length", L), i64("color", k.outColor), i64("utid", last.utid),
-       i64("ac", last.next)});
+  dsd("fifo", kRecFifo, DsdFields::fifo(k.fifoSamples * L, kDataBase));
+  dsd("in", kRecIn,
+      DsdFields::fabin(L, inColor)
+          .withUtid(plan.copy.utid)
+          .withAc(plan.copy.next));
+  dsd("out", kRecOut,
+      DsdFields::fabout(L, k.outColor).withUtid(last.utid).withAc(last.next));
   if (two) {
     const Step &first = plan.compute.front();
-    dsd("other", kRecOther, wv::DsdKind::fabin,
-        {i64("length", L), i64("color", otherColor), i64("utid", first.utid),
-         i64("ac", first.next)});
-    dsd("buf", kRecBuf, wv::DsdKind::mem1d,
-        {i64("length", L), i64("base", kDataBase + fifoWords)});
+    dsd("other", kRecOther,
+        DsdFields::fabin(L, otherColor)
+            .withUtid(first.utid)
+            .withAc(first.next));
+    dsd("buf", kRecBuf, DsdFields::mem1d(L, kDataBase + fifoWords));
   } else {
     // Read by the compute, whose fabout launches and activates.
-    dsd("other", kRecOther, wv::DsdKind::fabin,
-        {i64("length", L), i64("color", otherColor)});
+    dsd("other", kRecOther, DsdFields::fabin(L, otherColor));
   }
 
-  using K = wt::OperandKind;
   using RF = wv::RegFile;
-  const int32_t dsrK = int32_t(K::Dsr), ddsr = int32_t(K::Ddsr),
-                s0 = int32_t(K::S0dsr), s1 = int32_t(K::S1dsr);
 
   // init: every DSR once (loading the fifo record resets the FIFO, so it is
   // never loaded again), then start the copy and the compute.
@@ -158,22 +140,21 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
     } else {
       dsrLoad(RF::s0dsr, kDsrLast, "other");
     }
-    inst("activate", {0, int32_t(kCopyTask)});
-    inst("activate", {0, int32_t(kStep1Task)});
-    inst("nop", {}, /*term=*/true);
+    inst(Opcode::ACTIVATE, {lit(kCopyTask)});
+    inst(Opcode::ACTIVATE, {lit(kStep1Task)});
+    inst(Opcode::NOP, {}, /*term=*/true);
   }
   // copy: fifo <- in (1 / in for Div with b buffered).
-  launchTask("copy", plan.copy, {ddsr, kDsrFifo, s0, kDsrCopy}, false);
+  launchTask("copy", plan.copy, {ddsr(kDsrFifo), s0(kDsrCopy)}, false);
   if (two) {
     // step 1: buf <- -other (Sub) or 1 / other (Div); step 2: out <- buf
     // op fifo.
-    launchTask("step1", plan.compute[0], {ddsr, kDsrFirst, s0, kDsrFirst},
+    launchTask("step1", plan.compute[0], {ddsr(kDsrFirst), s0(kDsrFirst)},
                false);
-    launchTask("step2", plan.compute[1], {dsrK, kDsrLast, s1, kDsrFifo},
-               false);
+    launchTask("step2", plan.compute[1], {dsr(kDsrLast), s1(kDsrFifo)}, false);
   } else {
     // out <- other op fifo.
-    launchTask("compute", plan.compute[0], {dsrK, kDsrLast, s1, kDsrFifo},
+    launchTask("compute", plan.compute[0], {dsr(kDsrLast), s1(kDsrFifo)},
                false);
   }
 }

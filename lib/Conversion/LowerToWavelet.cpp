@@ -38,6 +38,7 @@ namespace weft {
 
 using namespace mlir;
 namespace fab = weft::fabric;
+namespace common = weft::common;
 namespace wv = weft::wavelet;
 
 namespace weft::conversion {
@@ -53,7 +54,7 @@ static void emitRelays(OpBuilder &b, Location loc, Operation *wprog,
   std::set<std::pair<int64_t, int64_t>> covered;
   for (Operation &op : wprog->getRegion(0).front()) {
     if (auto g = dyn_cast<wv::PeGroupOp>(op)) {
-      fab::RectAttr r = g.getRect();
+      common::RectAttr r = g.getRect();
       for (int64_t dx = 0; dx < int64_t(r.getWidth()); ++dx)
         for (int64_t dy = 0; dy < int64_t(r.getHeight()); ++dy)
           covered.insert({r.getX() + dx, r.getY() + dy});
@@ -111,19 +112,14 @@ static void emitRelays(OpBuilder &b, Location loc, Operation *wprog,
   for (const Run &r : rects) {
     std::string name =
         ("relay_" + Twine(r.x) + "_" + Twine(r.y)).str();
-    OperationState st(loc, r.w * r.h > 1 ? wv::PeGroupOp::getOperationName()
-                                         : wv::PeOp::getOperationName());
-    st.addAttribute(SymbolTable::getSymbolAttrName(), b.getStringAttr(name));
-    if (r.w * r.h > 1) {
-      st.addAttribute("rect", fab::RectAttr::get(ctx, r.x, r.y, r.w, r.h));
-    } else {
-      st.addAttribute("x", b.getI64IntegerAttr(r.x));
-      st.addAttribute("y", b.getI64IntegerAttr(r.y));
-    }
-    st.addRegion()->emplaceBlock();
-    Operation *pe = b.create(st);
+    Operation *pe;
+    if (r.w * r.h > 1)
+      pe = wv::PeGroupOp::create(
+          b, loc, name, common::RectAttr::get(ctx, r.x, r.y, r.w, r.h));
+    else
+      pe = wv::PeOp::create(b, loc, name, r.x, r.y);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&pe->getRegion(0).front());
+    b.setInsertionPointToStart(&pe->getRegion(0).emplaceBlock());
     WaveletBuilder(b, loc).routesAt(table, r.x, r.y);
   }
 }
@@ -185,33 +181,24 @@ struct LowerFabricToWaveletPass
 
     OpBuilder b(program);
     Location loc = program.getLoc();
-    OperationState st(loc, wv::ProgramOp::getOperationName());
-    st.addAttribute(SymbolTable::getSymbolAttrName(), program.getSymNameAttr());
-    st.addAttribute("target", target);
+    auto wprog =
+        wv::ProgramOp::create(b, loc, program.getSymNameAttr(), target);
+    // Discardable: the model's layers in order, and what the program carried
+    // (weft.batch).
     SmallVector<Attribute> names;
     for (Stage &s : stages)
       names.push_back(s.kernel.getSymNameAttr());
-    st.addAttribute("layers", b.getArrayAttr(names));
+    wprog->setAttr("layers", b.getArrayAttr(names));
     for (NamedAttribute a : program->getDiscardableAttrs())
-      st.addAttribute(a.getName(), a.getValue());
-    st.addRegion()->emplaceBlock();
-    Operation *wprog = b.create(st);
-    b.setInsertionPointToStart(&wprog->getRegion(0).front());
+      wprog->setAttr(a.getName(), a.getValue());
+    b.setInsertionPointToStart(&wprog.getBody().emplaceBlock());
 
     auto io = [&](fab::IoOp op, bool output, int64_t end, int64_t color) {
-      OperationState s(op.getLoc(), wv::IoOp::getOperationName());
-      s.addAttribute(SymbolTable::getSymbolAttrName(), op.getSymNameAttr());
-      s.addAttribute("direction",
-                     fab::PortDirAttr::get(ctx, output ? fab::PortDir::output
-                                                       : fab::PortDir::input));
-      s.addAttribute("edge", fab::EdgeAttr::get(ctx, output ? fab::Edge::east
-                                                            : fab::Edge::west));
-      s.addAttribute("first_row", b.getI64IntegerAttr(0));
-      s.addAttribute("end_row", b.getI64IntegerAttr(end));
-      s.addAttribute("color", b.getI64IntegerAttr(color));
-      s.addAttribute("format", b.getStringAttr("dense32"));
-      s.addAttribute("type", TypeAttr::get(op.getType()));
-      b.create(s);
+      wv::IoOp::create(b, op.getLoc(), op.getSymName(),
+                       output ? common::PortDir::output
+                              : common::PortDir::input,
+                       output ? common::Edge::east : common::Edge::west,
+                       /*first_row=*/0, end, color, "dense32", op.getType());
     };
     // The rows a stream arrives in: its producer's, or (a host input) its
     // consumers'.
@@ -243,8 +230,8 @@ struct LowerFabricToWaveletPass
         auto colChunks =
             fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, s.m.smear);
         if (t.getFrom() != rowChunks || t.getTo() != colChunks ||
-            t.getRectAttr() !=
-                fab::RectAttr::get(ctx, s.m.x0, s.m.y0, s.m.smear, s.m.smear))
+            t.getRectAttr() != common::RectAttr::get(ctx, s.m.x0, s.m.y0,
+                                                     s.m.smear, s.m.smear))
           return t.emitOpError("is not the diagonal turn of @")
                  << name << " (from " << rowChunks << " to " << colChunks
                  << " at the " << s.m.smear << "x" << s.m.smear
@@ -310,11 +297,12 @@ struct LowerFabricToWaveletPass
       fab::ProgramOp program) {
     RouteTable emitted;
     for (Operation &op : wprog->getRegion(0).front()) {
-      fab::RectAttr rect;
+      common::RectAttr rect;
       if (auto g = dyn_cast<wv::PeGroupOp>(op))
         rect = g.getRect();
       else if (auto pe = dyn_cast<wv::PeOp>(op))
-        rect = fab::RectAttr::get(op.getContext(), pe.getX(), pe.getY(), 1, 1);
+        rect =
+            common::RectAttr::get(op.getContext(), pe.getX(), pe.getY(), 1, 1);
       else
         continue;
       for (auto r : op.getRegion(0).getOps<wv::RouteOp>())

@@ -18,9 +18,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -40,12 +42,15 @@ struct Body {
   bool isArg(Value v, unsigned i) const {
     return i < block->getNumArguments() && v == block->getArgument(i);
   }
-  /// `v` is produced by an op named `name` inside the body.
-  Operation *def(Value v, StringRef name) const {
+  /// The op inside the body that produces `v`, if any.
+  Operation *defIn(Value v) const {
     Operation *op = v.getDefiningOp();
-    if (!op || op->getBlock() != block || op->getName().getStringRef() != name)
-      return nullptr;
-    return op;
+    return op && op->getBlock() == block ? op : nullptr;
+  }
+  /// `v` is produced by one of `OpTys` inside the body.
+  template <typename... OpTys> Operation *def(Value v) const {
+    Operation *op = defIn(v);
+    return op && isa<OpTys...>(op) ? op : nullptr;
   }
 };
 
@@ -101,9 +106,9 @@ static bool isUnaryElementwise(linalg::GenericOp g) {
                       [](AffineMap m) { return m.isIdentity(); });
 }
 
-/// `yield op(arg0)` for a unary op named `name`, nothing else computed.
-static bool unaryOfArg(const Body &b, StringRef name) {
-  Operation *op = b.yielded ? b.def(b.yielded, name) : nullptr;
+/// `yield op(arg0)` for a unary op `OpTy`, nothing else computed.
+template <typename OpTy> static bool unaryOfArg(const Body &b) {
+  Operation *op = b.yielded ? b.def<OpTy>(b.yielded) : nullptr;
   return op && op->getNumOperands() == 1 && b.isArg(op->getOperand(0), 0) &&
          computeOps(b) == 1;
 }
@@ -119,27 +124,27 @@ template <typename Pred> static Value commuted(Operation *op, Pred isX) {
   return {};
 }
 
-/// A keep-dims reduction of `kind` ("arith.maximumf" or "arith.addf") over
+/// A keep-dims reduction of `Kind` (arith::MaximumFOp or arith::AddFOp) over
 /// some dimensions of a single input read with the identity map, with the
 /// accumulator filled with `init` and the kept dimensions in order in the
 /// result. Returns the reduced input, sets `reduced` (per input dimension)
 /// and `result` to the reduction's own result (before any reshape).
-static Value reductionOf(Value v, StringRef kind, double init,
-                         std::string &what, SmallVectorImpl<bool> &reduced,
-                         Value &result) {
+template <typename Kind>
+static Value reductionOf(Value v, double init, std::string &what,
+                         SmallVectorImpl<bool> &reduced, Value &result) {
   auto g = throughReshapes(v).getDefiningOp<linalg::GenericOp>();
   if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1) {
     what = "is not a linalg.generic reduction";
     return {};
   }
   Body b = bodyOf(g);
-  Operation *op = b.yielded ? b.def(b.yielded, kind) : nullptr;
+  Operation *op = b.yielded ? b.def<Kind>(b.yielded) : nullptr;
   bool argsOk =
       op && computeOps(b) == 1 &&
       ((b.isArg(op->getOperand(0), 0) && b.isArg(op->getOperand(1), 1)) ||
        (b.isArg(op->getOperand(0), 1) && b.isArg(op->getOperand(1), 0)));
   if (!argsOk) {
-    what = ("is not a reduction with " + kind).str();
+    what = ("is not a reduction with " + Kind::getOperationName()).str();
     return {};
   }
   auto fill = g.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
@@ -288,12 +293,14 @@ struct ScalarFn {
     std::optional<double> k = cst(v);
     return k && *k == c;
   }
-  /// `v` = name(a, b) in the body.
-  Operation *op(Value v, StringRef name) const { return body.def(v, name); }
-  /// `v` = name(x', c) or name(c, x') for a commutative op: the side that is
-  /// not a constant in `other`, the constant in `c`.
-  Value withConst(Value v, StringRef name, double &c) const {
-    Operation *o = op(v, name);
+  /// `v` = op(a, b) in the body, op one of `OpTys`.
+  template <typename... OpTys> Operation *op(Value v) const {
+    return body.def<OpTys...>(v);
+  }
+  /// `v` = op(x', c) or op(c, x') for a commutative op of `OpTys`: the side
+  /// that is not a constant in `other`, the constant in `c`.
+  template <typename... OpTys> Value withConst(Value v, double &c) const {
+    Operation *o = op<OpTys...>(v);
     if (!o || o->getNumOperands() != 2)
       return {};
     for (int i = 0; i < 2; ++i)
@@ -436,41 +443,38 @@ static std::optional<ColumnOp> matchTensorFn(const TensorFn &f) {
   int64_t n = computeOps(b);
   auto isX = [&](Value v) { return b.isArg(v, f.xArg); };
   auto isC = [&](Value v) { return b.isArg(v, f.cArg); };
-  // `v` = name(x, C) or, when commutative, name(C, x).
-  auto binary = [&](Value v, StringRef name, bool commutative) {
-    Operation *o = b.def(v, name);
+  // `o` = op(x, C) or, when commutative, op(C, x).
+  auto binary = [&](Operation *o, bool commutative) {
     if (!o || o->getNumOperands() != 2)
       return false;
     return (isX(o->getOperand(0)) && isC(o->getOperand(1))) ||
            (commutative && isC(o->getOperand(0)) && isX(o->getOperand(1)));
   };
   if (n == 1) {
-    if (binary(y, "arith.addf", true))
+    if (binary(b.def<arith::AddFOp>(y), true))
       return ColumnOp::AddTensor;
-    if (binary(y, "arith.mulf", true))
+    if (binary(b.def<arith::MulFOp>(y), true))
       return ColumnOp::MulTensor;
-    if (binary(y, "arith.subf", false))
+    if (binary(b.def<arith::SubFOp>(y), false))
       return ColumnOp::SubTensor;
-    if (Operation *o = b.def(y, "arith.subf");
+    if (Operation *o = b.def<arith::SubFOp>(y);
         o && isC(o->getOperand(0)) && isX(o->getOperand(1)))
       return ColumnOp::TensorSub;
-    if (binary(y, "arith.divf", false))
+    if (binary(b.def<arith::DivFOp>(y), false))
       return ColumnOp::DivTensor;
-    for (StringRef name : {"arith.maximumf", "arith.maxnumf"})
-      if (binary(y, name, true))
-        return ColumnOp::MaxTensor;
-    for (StringRef name : {"arith.minimumf", "arith.minnumf"})
-      if (binary(y, name, true))
-        return ColumnOp::MinTensor;
+    if (binary(b.def<arith::MaximumFOp, arith::MaxNumFOp>(y), true))
+      return ColumnOp::MaxTensor;
+    if (binary(b.def<arith::MinimumFOp, arith::MinNumFOp>(y), true))
+      return ColumnOp::MinTensor;
   }
   // PRelu: select(x < 0, x * C, x).
-  if (Operation *s = b.def(y, "arith.select"); s && n == 3) {
+  if (Operation *s = b.def<arith::SelectOp>(y); s && n == 3) {
     auto cmp =
         dyn_cast_or_null<arith::CmpFOp>(s->getOperand(0).getDefiningOp());
     if (cmp && cmp->getBlock() == b.block &&
         cmp.getPredicate() == arith::CmpFPredicate::OLT && isX(cmp.getLhs()) &&
         isFloatConst(cmp.getRhs(), 0.0) && isX(s->getOperand(2)) &&
-        binary(s->getOperand(1), "arith.mulf", true))
+        binary(b.def<arith::MulFOp>(s->getOperand(1)), true))
       return ColumnOp::PRelu;
   }
   return std::nullopt;
@@ -487,10 +491,42 @@ Value columnKernelOperand(Value result) {
 /// Body ops that compute (not constants).
 static int64_t computeOpsOf(const ScalarFn &f) { return computeOps(f.body); }
 
-/// `v` = name(a) in the body, for an op of one operand.
-static Operation *unaryOp(const ScalarFn &f, Value v, StringRef name) {
-  Operation *o = f.op(v, name);
+/// `v` = op(a) in the body, for an op of `OpTys` with one operand.
+template <typename... OpTys>
+static Operation *unaryOp(const ScalarFn &f, Value v) {
+  Operation *o = f.op<OpTys...>(v);
   return o && o->getNumOperands() == 1 ? o : nullptr;
+}
+
+/// The column op of a one-operand math op that has one.
+static std::optional<ColumnOp> unaryColumnOp(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<ColumnOp>>(op)
+      .Case([](math::AbsFOp) { return ColumnOp::Abs; })
+      .Case([](arith::NegFOp) { return ColumnOp::Neg; })
+      .Case([](math::ExpOp) { return ColumnOp::Exp; })
+      .Case([](math::LogOp) { return ColumnOp::Log; })
+      .Case([](math::SqrtOp) { return ColumnOp::Sqrt; })
+      .Case([](math::FloorOp) { return ColumnOp::Floor; })
+      .Case([](math::CeilOp) { return ColumnOp::Ceil; })
+      .Case([](math::RoundEvenOp) { return ColumnOp::Round; })
+      .Case([](math::SinOp) { return ColumnOp::Sin; })
+      .Case([](math::CosOp) { return ColumnOp::Cos; })
+      .Case([](math::ErfOp) { return ColumnOp::Erf; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// The expression node of a two-operand arith op that has one.
+static std::optional<ExprKind> binaryExprKind(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<ExprKind>>(op)
+      .Case([](arith::AddFOp) { return ExprKind::Add; })
+      .Case([](arith::SubFOp) { return ExprKind::Sub; })
+      .Case([](arith::MulFOp) { return ExprKind::Mul; })
+      .Case([](arith::DivFOp) { return ExprKind::Div; })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp>(
+          [](Operation *) { return ExprKind::Max; })
+      .Case<arith::MinimumFOp, arith::MinNumFOp>(
+          [](Operation *) { return ExprKind::Min; })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 /// Copy, one math op of x, Square and Pow.
@@ -498,27 +534,20 @@ static std::optional<ColumnOp> matchOneOp(const ScalarFn &f,
                                           std::vector<float> &params) {
   Value y = f.body.yielded;
   int64_t n = computeOpsOf(f);
-  auto unary = [&](Value v, StringRef name) { return unaryOp(f, v, name); };
   // Copy: the body yields x.
   if (f.isX(y) && n == 0)
     return ColumnOp::Copy;
   // One math op of x.
-  static const std::pair<const char *, ColumnOp> kUnary[] = {
-      {"math.absf", ColumnOp::Abs},  {"arith.negf", ColumnOp::Neg},
-      {"math.exp", ColumnOp::Exp},   {"math.log", ColumnOp::Log},
-      {"math.sqrt", ColumnOp::Sqrt}, {"math.floor", ColumnOp::Floor},
-      {"math.ceil", ColumnOp::Ceil}, {"math.roundeven", ColumnOp::Round},
-      {"math.sin", ColumnOp::Sin},   {"math.cos", ColumnOp::Cos},
-      {"math.erf", ColumnOp::Erf}};
-  for (auto [name, op] : kUnary)
-    if (Operation *o = unary(y, name); o && f.isX(o->getOperand(0)) && n == 1)
-      return op;
+  if (Operation *o = f.body.defIn(y);
+      o && o->getNumOperands() == 1 && f.isX(o->getOperand(0)) && n == 1)
+    if (std::optional<ColumnOp> op = unaryColumnOp(o))
+      return *op;
   // Square: x * x (ReduceSumSquare's and ReduceL2's elementwise step).
-  if (Operation *o = f.op(y, "arith.mulf");
+  if (Operation *o = f.op<arith::MulFOp>(y);
       o && n == 1 && f.isX(o->getOperand(0)) && f.isX(o->getOperand(1)))
     return ColumnOp::Square;
   // Pow with a scalar constant exponent.
-  if (Operation *o = f.op(y, "math.powf");
+  if (Operation *o = f.op<math::PowFOp>(y);
       o && n == 1 && f.isX(o->getOperand(0)))
     if (std::optional<double> k = f.cst(o->getOperand(1))) {
       params = {float(*k)};
@@ -532,41 +561,37 @@ static std::optional<ColumnOp> matchCelu(const ScalarFn &f,
                                          std::vector<float> &params) {
   Value y = f.body.yielded;
   int64_t n = computeOpsOf(f);
-  auto unary = [&](Value v, StringRef name) { return unaryOp(f, v, name); };
   // Celu: max(0, x) + min(0, (exp(x / alpha) - 1) * alpha), the division
   // and the product absent when the clean-up folded alpha = 1 away.
-  if (Operation *add = f.op(y, "arith.addf"); add && n >= 5 && n <= 7) {
+  if (Operation *add = f.op<arith::AddFOp>(y); add && n >= 5 && n <= 7) {
     auto isMaxX = [&](Value v) {
       double zero = 1;
-      for (StringRef name : {"arith.maximumf", "arith.maxnumf"})
-        if (Value w = f.withConst(v, name, zero); w && f.isX(w) && zero == 0)
-          return true;
-      return false;
+      Value w = f.withConst<arith::MaximumFOp, arith::MaxNumFOp>(v, zero);
+      return w && f.isX(w) && zero == 0;
     };
     for (int i = 0; i < 2; ++i) {
       if (!isMaxX(add->getOperand(i)))
         continue;
-      Value m;
       double zero = 1;
-      for (StringRef name : {"arith.minimumf", "arith.minnumf"})
-        if (!m)
-          m = f.withConst(add->getOperand(1 - i), name, zero);
+      Value m = f.withConst<arith::MinimumFOp, arith::MinNumFOp>(
+          add->getOperand(1 - i), zero);
       if (!m || zero != 0)
         break;
       double alpha = 1, inner = 1;
       bool hasMul = false, hasDiv = false;
-      if (Value v = f.withConst(m, "arith.mulf", alpha)) {
+      if (Value v = f.withConst<arith::MulFOp>(m, alpha)) {
         m = v;
         hasMul = true;
       }
-      Operation *sub = f.op(m, "arith.subf");
+      Operation *sub = f.op<arith::SubFOp>(m);
       Operation *ex = sub && f.isCst(sub->getOperand(1), 1)
-                          ? unary(sub->getOperand(0), "math.exp")
+                          ? unaryOp<math::ExpOp>(f, sub->getOperand(0))
                           : nullptr;
       if (!ex)
         break;
       Value d = ex->getOperand(0);
-      if (Operation *dv = f.op(d, "arith.divf"); dv && f.isX(dv->getOperand(0)))
+      if (Operation *dv = f.op<arith::DivFOp>(d);
+          dv && f.isX(dv->getOperand(0)))
         if (std::optional<double> k = f.cst(dv->getOperand(1))) {
           inner = *k;
           d = dv->getOperand(0);
@@ -590,7 +615,7 @@ static std::optional<ColumnOp> matchScalarConst(const ScalarFn &f,
   int64_t n = computeOpsOf(f);
   double c = 0, c2 = 0;
   // x op c, c op x.
-  if (Operation *o = f.op(y, "arith.divf"); o && n == 1) {
+  if (Operation *o = f.op<arith::DivFOp>(y); o && n == 1) {
     if (f.isCst(o->getOperand(0), 1.0) && f.isX(o->getOperand(1)))
       return ColumnOp::Reciprocal;
     if (f.isX(o->getOperand(0)))
@@ -599,7 +624,7 @@ static std::optional<ColumnOp> matchScalarConst(const ScalarFn &f,
         return ColumnOp::DivScalar;
       }
   }
-  if (Operation *o = f.op(y, "arith.subf"); o && n == 1) {
+  if (Operation *o = f.op<arith::SubFOp>(y); o && n == 1) {
     if (f.isX(o->getOperand(0)))
       if (std::optional<double> k = f.cst(o->getOperand(1))) {
         params = {float(*k)};
@@ -612,33 +637,32 @@ static std::optional<ColumnOp> matchScalarConst(const ScalarFn &f,
       }
   }
   if (n == 1) {
-    if (Value v = f.withConst(y, "arith.addf", c); v && f.isX(v)) {
+    if (Value v = f.withConst<arith::AddFOp>(y, c); v && f.isX(v)) {
       params = {float(c)};
       return ColumnOp::AddScalar;
     }
-    if (Value v = f.withConst(y, "arith.mulf", c); v && f.isX(v)) {
+    if (Value v = f.withConst<arith::MulFOp>(y, c); v && f.isX(v)) {
       params = {float(c)};
       return ColumnOp::MulScalar;
     }
   }
   // Clip: min(max(x, lo), hi), max(x, lo) or min(x, hi) (either order).
-  for (StringRef maxName : {"arith.maximumf", "arith.maxnumf"})
-    for (StringRef minName : {"arith.minimumf", "arith.minnumf"}) {
-      if (Value v = f.withConst(y, minName, c2)) {
-        if (f.isX(v) && n == 1) {
-          params = {-INFINITY, float(c2)};
-          return ColumnOp::Clip;
-        }
-        if (Value w = f.withConst(v, maxName, c); w && f.isX(w) && n == 2) {
-          params = {float(c), float(c2)};
-          return ColumnOp::Clip;
-        }
-      }
-      if (Value v = f.withConst(y, maxName, c); v && f.isX(v) && n == 1) {
-        params = {float(c), INFINITY};
-        return ColumnOp::Clip;
-      }
+  if (Value v = f.withConst<arith::MinimumFOp, arith::MinNumFOp>(y, c2)) {
+    if (f.isX(v) && n == 1) {
+      params = {-INFINITY, float(c2)};
+      return ColumnOp::Clip;
     }
+    if (Value w = f.withConst<arith::MaximumFOp, arith::MaxNumFOp>(v, c);
+        w && f.isX(w) && n == 2) {
+      params = {float(c), float(c2)};
+      return ColumnOp::Clip;
+    }
+  }
+  if (Value v = f.withConst<arith::MaximumFOp, arith::MaxNumFOp>(y, c);
+      v && f.isX(v) && n == 1) {
+    params = {float(c), INFINITY};
+    return ColumnOp::Clip;
+  }
   return std::nullopt;
 }
 
@@ -647,17 +671,16 @@ static std::optional<ColumnOp> matchSignAndHard(const ScalarFn &f,
                                                 std::vector<float> &params) {
   Value y = f.body.yielded;
   int64_t n = computeOpsOf(f);
-  auto unary = [&](Value v, StringRef name) { return unaryOp(f, v, name); };
   double c = 0, c2 = 0;
   // Sign: select(x > 0, 1, select(x < 0, -1, 0)).
-  if (Operation *s1 = f.op(y, "arith.select"); s1 && n == 4) {
+  if (Operation *s1 = f.op<arith::SelectOp>(y); s1 && n == 4) {
     auto cmpOf = [&](Value c, arith::CmpFPredicate pred) {
       auto cmp = dyn_cast_or_null<arith::CmpFOp>(c.getDefiningOp());
       return cmp && cmp->getBlock() == f.body.block &&
              cmp.getPredicate() == pred && f.isX(cmp.getLhs()) &&
              f.isCst(cmp.getRhs(), 0);
     };
-    Operation *s2 = f.op(s1->getOperand(2), "arith.select");
+    Operation *s2 = f.op<arith::SelectOp>(s1->getOperand(2));
     if (s2 && cmpOf(s1->getOperand(0), arith::CmpFPredicate::OGT) &&
         f.isCst(s1->getOperand(1), 1) &&
         cmpOf(s2->getOperand(0), arith::CmpFPredicate::OLT) &&
@@ -667,33 +690,33 @@ static std::optional<ColumnOp> matchSignAndHard(const ScalarFn &f,
   // HardSigmoid: max(0, min(1, x * alpha + beta)); HardSwish: x times it.
   auto hardSigmoid = [&](Value v, double &alpha, double &beta) {
     double zero = 1, one = 0;
-    Value mn = f.withConst(v, "arith.maximumf", zero);
-    Value add = mn ? f.withConst(mn, "arith.minimumf", one) : Value();
-    Value mul = add ? f.withConst(add, "arith.addf", beta) : Value();
-    Value xv = mul ? f.withConst(mul, "arith.mulf", alpha) : Value();
+    Value mn = f.withConst<arith::MaximumFOp>(v, zero);
+    Value add = mn ? f.withConst<arith::MinimumFOp>(mn, one) : Value();
+    Value mul = add ? f.withConst<arith::AddFOp>(add, beta) : Value();
+    Value xv = mul ? f.withConst<arith::MulFOp>(mul, alpha) : Value();
     return xv && f.isX(xv) && zero == 0 && one == 1;
   };
   if (hardSigmoid(y, c, c2) && n == 4) {
     params = {float(c), float(c2)};
     return ColumnOp::HardSigmoid;
   }
-  if (Operation *o = f.op(y, "arith.mulf"); o && n == 5)
+  if (Operation *o = f.op<arith::MulFOp>(y); o && n == 5)
     for (int i = 0; i < 2; ++i)
       if (f.isX(o->getOperand(i)) && hardSigmoid(o->getOperand(1 - i), c, c2)) {
         params = {float(c), float(c2)};
         return ColumnOp::HardSwish;
       }
   // Softplus: log(exp(x) + 1).
-  if (Operation *lg = unary(y, "math.log"); lg && n == 3) {
-    Value e = f.withConst(lg->getOperand(0), "arith.addf", c);
-    Operation *ex = e ? unary(e, "math.exp") : nullptr;
+  if (Operation *lg = unaryOp<math::LogOp>(f, y); lg && n == 3) {
+    Value e = f.withConst<arith::AddFOp>(lg->getOperand(0), c);
+    Operation *ex = e ? unaryOp<math::ExpOp>(f, e) : nullptr;
     if (ex && f.isX(ex->getOperand(0)) && c == 1)
       return ColumnOp::Softplus;
   }
   // Softsign: x / (1 + |x|).
-  if (Operation *dv = f.op(y, "arith.divf"); dv && n == 3) {
-    Value a = f.withConst(dv->getOperand(1), "arith.addf", c);
-    Operation *ab = a ? unary(a, "math.absf") : nullptr;
+  if (Operation *dv = f.op<arith::DivFOp>(y); dv && n == 3) {
+    Value a = f.withConst<arith::AddFOp>(dv->getOperand(1), c);
+    Operation *ab = a ? unaryOp<math::AbsFOp>(f, a) : nullptr;
     if (f.isX(dv->getOperand(0)) && ab && f.isX(ab->getOperand(0)) && c == 1)
       return ColumnOp::Softsign;
   }
@@ -706,13 +729,12 @@ static std::optional<ColumnOp> matchSelects(const ScalarFn &f,
                                             std::vector<float> &params) {
   Value y = f.body.yielded;
   int64_t n = computeOpsOf(f);
-  auto unary = [&](Value v, StringRef name) { return unaryOp(f, v, name); };
   double c = 0, c2 = 0;
   // The selects: select(x < 0, neg, x) (LeakyRelu, Elu), select(x > 0, x,
   // neg) (Selu, under a product with gamma) and select(x > alpha, x, 0)
   // (ThresholdedRelu).
   auto select = [&](Value v, Value &cond, Value &t, Value &e) {
-    Operation *s = f.op(v, "arith.select");
+    Operation *s = f.op<arith::SelectOp>(v);
     if (!s)
       return false;
     cond = s->getOperand(0);
@@ -736,22 +758,23 @@ static std::optional<ColumnOp> matchSelects(const ScalarFn &f,
   if (select(y, cond, t, e)) {
     if (compare(cond, arith::CmpFPredicate::OLT, k) && k == 0 && f.isX(e)) {
       // LeakyRelu: x * alpha.
-      if (Value v = f.withConst(t, "arith.mulf", c); v && f.isX(v) && n == 3) {
+      if (Value v = f.withConst<arith::MulFOp>(t, c); v && f.isX(v) && n == 3) {
         params = {float(c)};
         return ColumnOp::LeakyRelu;
       }
       // Elu: (exp(x) - 1) * alpha.
-      if (Value v = f.withConst(t, "arith.mulf", c); v && n == 5) {
-        Operation *sub = f.op(v, "arith.subf");
-        Operation *ex = sub ? unary(sub->getOperand(0), "math.exp") : nullptr;
+      if (Value v = f.withConst<arith::MulFOp>(t, c); v && n == 5) {
+        Operation *sub = f.op<arith::SubFOp>(v);
+        Operation *ex =
+            sub ? unaryOp<math::ExpOp>(f, sub->getOperand(0)) : nullptr;
         if (ex && f.isX(ex->getOperand(0)) && f.isCst(sub->getOperand(1), 1)) {
           params = {float(c)};
           return ColumnOp::Elu;
         }
       }
       // Elu with alpha = 1, after the clean-up folded the product away.
-      if (Operation *sub = f.op(t, "arith.subf"); sub && n == 4) {
-        Operation *ex = unary(sub->getOperand(0), "math.exp");
+      if (Operation *sub = f.op<arith::SubFOp>(t); sub && n == 4) {
+        Operation *ex = unaryOp<math::ExpOp>(f, sub->getOperand(0));
         if (ex && f.isX(ex->getOperand(0)) && f.isCst(sub->getOperand(1), 1)) {
           params = {1.0f};
           return ColumnOp::Elu;
@@ -765,13 +788,14 @@ static std::optional<ColumnOp> matchSelects(const ScalarFn &f,
     }
   }
   // Selu: gamma * select(x > 0, x, exp(x) * alpha - alpha).
-  if (Value sv = f.withConst(y, "arith.mulf", c2);
+  if (Value sv = f.withConst<arith::MulFOp>(y, c2);
       sv && n == 6 && select(sv, cond, t, e) &&
       compare(cond, arith::CmpFPredicate::OGT, k) && k == 0 && f.isX(t)) {
-    Operation *sub = f.op(e, "arith.subf");
+    Operation *sub = f.op<arith::SubFOp>(e);
     std::optional<double> a2 = sub ? f.cst(sub->getOperand(1)) : std::nullopt;
-    Value ev = sub ? f.withConst(sub->getOperand(0), "arith.mulf", c) : Value();
-    Operation *ex = ev ? unary(ev, "math.exp") : nullptr;
+    Value ev =
+        sub ? f.withConst<arith::MulFOp>(sub->getOperand(0), c) : Value();
+    Operation *ex = ev ? unaryOp<math::ExpOp>(f, ev) : nullptr;
     if (ex && f.isX(ex->getOperand(0)) && a2 && *a2 == c) {
       params = {float(c), float(c2)};
       return ColumnOp::Selu;
@@ -813,24 +837,12 @@ static std::optional<std::vector<float>> expressionOf(const ScalarFn &f,
       return prog.constant(float(*c));
     return std::nullopt;
   };
-  static const std::pair<const char *, ExprKind> kBinary[] = {
-      {"arith.addf", ExprKind::Add},     {"arith.subf", ExprKind::Sub},
-      {"arith.mulf", ExprKind::Mul},     {"arith.divf", ExprKind::Div},
-      {"arith.maximumf", ExprKind::Max}, {"arith.maxnumf", ExprKind::Max},
-      {"arith.minimumf", ExprKind::Min}, {"arith.minnumf", ExprKind::Min}};
-  static const std::pair<const char *, ColumnOp> kUnary[] = {
-      {"arith.negf", ColumnOp::Neg},      {"math.absf", ColumnOp::Abs},
-      {"math.exp", ColumnOp::Exp},        {"math.log", ColumnOp::Log},
-      {"math.sqrt", ColumnOp::Sqrt},      {"math.erf", ColumnOp::Erf},
-      {"math.sin", ColumnOp::Sin},        {"math.cos", ColumnOp::Cos},
-      {"math.floor", ColumnOp::Floor},    {"math.ceil", ColumnOp::Ceil},
-      {"math.roundeven", ColumnOp::Round}};
   for (Operation &op : f.body.block->without_terminator()) {
     if (isa<arith::ConstantOp>(op))
       continue;
-    StringRef name = op.getName().getStringRef();
     auto fail = [&](StringRef what) {
-      why = ("its fused body has " + name + " " + what).str();
+      why = ("its fused body has " + op.getName().getStringRef() + " " + what)
+                .str();
       return std::nullopt;
     };
     if (op.getNumResults() != 1)
@@ -843,18 +855,16 @@ static std::optional<std::vector<float>> expressionOf(const ScalarFn &f,
       in.push_back(*i);
     }
     int32_t out = -1;
-    for (auto [n, k] : kBinary)
-      if (name == n)
-        out = add(k, in[0], in[1], 0);
-    for (auto [n, k] : kUnary)
-      if (name == n)
-        out = add(ExprKind::Unary, in[0], int32_t(k), 0);
-    if (name == "math.tanh") {
+    if (std::optional<ExprKind> k = binaryExprKind(&op))
+      out = add(*k, in[0], in[1], 0);
+    if (std::optional<ColumnOp> k = unaryColumnOp(&op))
+      out = add(ExprKind::Unary, in[0], int32_t(*k), 0);
+    if (isa<math::TanhOp>(op)) {
       out = add(ExprKind::Tanh, in[0], 0, 0);
-    } else if (name == "math.rsqrt") {
+    } else if (isa<math::RsqrtOp>(op)) {
       int32_t s = add(ExprKind::Unary, in[0], int32_t(ColumnOp::Sqrt), 0);
       out = add(ExprKind::Unary, s, int32_t(ColumnOp::Reciprocal), 0);
-    } else if (name == "math.powf") {
+    } else if (isa<math::PowFOp>(op)) {
       std::optional<double> c = f.cst(op.getOperand(1));
       if (!c)
         return fail("with an exponent that is not a constant");
@@ -882,7 +892,7 @@ static std::optional<std::vector<float>> expressionOf(const ScalarFn &f,
       default:
         return fail("with a predicate other than <, <=, >, >=");
       }
-    } else if (name == "arith.select") {
+    } else if (isa<arith::SelectOp>(op)) {
       out = add(ExprKind::Select, in[0], in[1], float(in[2]));
     }
     if (out < 0)
@@ -917,20 +927,21 @@ static FailureOr<ColumnOp> matchSoftmax(linalg::GenericOp g,
     return failure();
   }
   ColumnOp op;
-  Operation *div = last.def(last.yielded, "arith.divf");
-  Operation *sub = last.def(last.yielded, "arith.subf");
+  Operation *div = last.def<arith::DivFOp>(last.yielded);
+  Operation *sub = last.def<arith::SubFOp>(last.yielded);
   if (div && last.isArg(div->getOperand(0), 0) &&
       last.isArg(div->getOperand(1), 1) && computeOps(last) == 1) {
     op = ColumnOp::Softmax;
   } else if (Operation *log =
-                 sub ? last.def(sub->getOperand(1), "math.log") : nullptr;
+                 sub ? last.def<math::LogOp>(sub->getOperand(1)) : nullptr;
              log && last.isArg(sub->getOperand(0), 0) &&
              last.isArg(log->getOperand(0), 1) && computeOps(last) == 2) {
     op = ColumnOp::LogSoftmax;
   } else if (auto logG = s.getDefiningOp<linalg::GenericOp>();
              sub && logG && last.isArg(sub->getOperand(0), 0) &&
              last.isArg(sub->getOperand(1), 1) && computeOps(last) == 1 &&
-             isUnaryElementwise(logG) && unaryOfArg(bodyOf(logG), "math.log")) {
+             isUnaryElementwise(logG) &&
+             unaryOfArg<math::LogOp>(bodyOf(logG))) {
     // LogSoftmax's function expansion: the log of the sum is a generic of
     // its own on the reduced tensor.
     op = ColumnOp::LogSoftmax;
@@ -943,14 +954,14 @@ static FailureOr<ColumnOp> matchSoftmax(linalg::GenericOp g,
   std::string what;
   SmallVector<bool> sumDims, maxDims;
   Value sumRed, maxRed;
-  Value e = reductionOf(s, "arith.addf", 0.0, what, sumDims, sumRed);
+  Value e = reductionOf<arith::AddFOp>(s, 0.0, what, sumDims, sumRed);
   if (!e) {
     why = "the normalizer of its " + std::string(columnOpName(op)) + " " + what;
     return failure();
   }
   auto expG = e.getDefiningOp<linalg::GenericOp>();
   if (!expG || !isUnaryElementwise(expG) ||
-      !unaryOfArg(bodyOf(expG), "math.exp")) {
+      !unaryOfArg<math::ExpOp>(bodyOf(expG))) {
     why = "its sum does not add up math.exp of the shifted input";
     return failure();
   }
@@ -966,14 +977,14 @@ static FailureOr<ColumnOp> matchSoftmax(linalg::GenericOp g,
   auto subG = d.getDefiningOp<linalg::GenericOp>();
   Operation *subOp;
   if (!broadcastBinary(subG, shift, x, m) ||
-      !(subOp = shift.def(shift.yielded, "arith.subf")) ||
+      !(subOp = shift.def<arith::SubFOp>(shift.yielded)) ||
       !shift.isArg(subOp->getOperand(0), 0) ||
       !shift.isArg(subOp->getOperand(1), 1) || computeOps(shift) != 1) {
     why = "its exponent is not x - max(x) with the maximum broadcast";
     return failure();
   }
   Value reduced =
-      reductionOf(m, "arith.maximumf", -INFINITY, what, maxDims, maxRed);
+      reductionOf<arith::MaximumFOp>(m, -INFINITY, what, maxDims, maxRed);
   if (!reduced) {
     why = "the maximum of its " + std::string(columnOpName(op)) + " " + what;
     return failure();
@@ -1056,27 +1067,25 @@ FailureOr<ColumnOp> matchColumnKernel(Value result, Value &input,
   if (isUnaryElementwise(g) && body.yielded) {
     Value x = g.getDpsInputs()[0];
     // Relu: maximumf(x, 0) (the importer's form), either order.
-    for (StringRef max : {"arith.maximumf", "arith.maxnumf"}) {
-      Operation *op = body.def(body.yielded, max);
-      if (op && computeOps(body) == 1 &&
-          commuted(op, [&](Value v) { return body.isArg(v, 0); }) &&
-          isFloatConst(commuted(op, [&](Value v) { return body.isArg(v, 0); }),
-                       0.0)) {
-        input = x;
-        return ColumnOp::Relu;
-      }
+    Operation *op = body.def<arith::MaximumFOp, arith::MaxNumFOp>(body.yielded);
+    if (op && computeOps(body) == 1 &&
+        commuted(op, [&](Value v) { return body.isArg(v, 0); }) &&
+        isFloatConst(commuted(op, [&](Value v) { return body.isArg(v, 0); }),
+                     0.0)) {
+      input = x;
+      return ColumnOp::Relu;
     }
-    if (unaryOfArg(body, "math.tanh")) {
+    if (unaryOfArg<math::TanhOp>(body)) {
       input = x;
       return ColumnOp::Tanh;
     }
     // Sigmoid: 1 / (1 + exp(-x)), the sum in either order.
-    if (Operation *div = body.def(body.yielded, "arith.divf")) {
-      Operation *add = body.def(div->getOperand(1), "arith.addf");
+    if (Operation *div = body.def<arith::DivFOp>(body.yielded)) {
+      Operation *add = body.def<arith::AddFOp>(div->getOperand(1));
       Value e = commuted(add, [](Value v) { return isFloatConst(v, 1.0); });
-      Operation *exp = e ? body.def(e, "math.exp") : nullptr;
+      Operation *exp = e ? body.def<math::ExpOp>(e) : nullptr;
       Operation *neg =
-          exp ? body.def(exp->getOperand(0), "arith.negf") : nullptr;
+          exp ? body.def<arith::NegFOp>(exp->getOperand(0)) : nullptr;
       if (isFloatConst(div->getOperand(0), 1.0) && neg &&
           body.isArg(neg->getOperand(0), 0) && computeOps(body) == 4) {
         input = x;

@@ -20,6 +20,52 @@
 
 namespace weft::conversion {
 
+/// The fields of a `wavelet.dsd` (docs/architecture.md, "Data structure
+/// descriptors"), typed; the fields left unset are not written. Start from
+/// the kind's factory and add the optional fields:
+/// `DsdFields::fabout(L, color).withUtid(1).withAc(33)`.
+struct DsdFields {
+  wavelet::DsdKind kind;
+  std::optional<int64_t> length, base, stride, color, ac, index, utid, xdsr,
+      pushAc, popAc;
+  std::optional<llvm::StringRef> format;
+  bool term = false, ctrl = false, wli = false, ix = false;
+
+  static DsdFields fabin(int64_t length, int64_t color) {
+    return fabric(wavelet::DsdKind::fabin, length, color);
+  }
+  static DsdFields fabout(int64_t length, int64_t color) {
+    return fabric(wavelet::DsdKind::fabout, length, color);
+  }
+  static DsdFields mem1d(int64_t length, int64_t base) {
+    return memory(wavelet::DsdKind::mem1d, length, base);
+  }
+  static DsdFields fifo(int64_t length, int64_t base) {
+    return memory(wavelet::DsdKind::fifo, length, base);
+  }
+  DsdFields &withStride(int64_t v) { return stride = v, *this; }
+  DsdFields &withAc(int64_t v) { return ac = v, *this; }
+  DsdFields &withIndex(int64_t v) { return index = v, *this; }
+  DsdFields &withUtid(int64_t v) { return utid = v, *this; }
+  DsdFields &withFormat(llvm::StringRef v) { return format = v, *this; }
+  DsdFields &withCtrl() { return ctrl = true, *this; }
+  DsdFields &withIx() { return ix = true, *this; }
+
+private:
+  static DsdFields fabric(wavelet::DsdKind kind, int64_t length,
+                          int64_t color) {
+    DsdFields f{kind};
+    f.length = length;
+    f.color = color;
+    return f;
+  }
+  static DsdFields memory(wavelet::DsdKind kind, int64_t length, int64_t base) {
+    DsdFields f{kind};
+    f.length = length;
+    f.base = base;
+    return f;
+  }
+};
 
 class WaveletBuilder {
 public:
@@ -27,11 +73,7 @@ public:
 
   /// `wavelet.route color C from [in] to [out]` (DirSet masks).
   void route(int64_t color, uint8_t in, uint8_t out) {
-    mlir::OperationState st(loc, wavelet::RouteOp::getOperationName());
-    st.addAttribute("color", b.getI64IntegerAttr(color));
-    st.addAttribute("inputs", b.getI32IntegerAttr(in));
-    st.addAttribute("outputs", b.getI32IntegerAttr(out));
-    b.create(st);
+    wavelet::RouteOp::create(b, loc, color, in, out);
   }
   /// One `wavelet.route` per color `table` gives PE (x, y), by color.
   void routesAt(const RouteTable &table, int64_t x, int64_t y) {
@@ -42,60 +84,81 @@ public:
       route(color, sw.in, sw.out);
   }
   /// `wavelet.dsd @name at ADDRESS kind {fields}`.
-  void dsdAt(llvm::StringRef name, int64_t address, wavelet::DsdKind kind,
-             llvm::ArrayRef<mlir::NamedAttribute> fields) {
-    mlir::OperationState st(loc, wavelet::DsdOp::getOperationName());
-    st.addAttribute(mlir::SymbolTable::getSymbolAttrName(),
-                    b.getStringAttr(name));
-    st.addAttribute("address", b.getI64IntegerAttr(address));
-    st.addAttribute("kind", wavelet::DsdKindAttr::get(b.getContext(), kind));
-    st.addAttributes(fields);
-    b.create(st);
+  void dsdAt(llvm::StringRef name, int64_t address, const DsdFields &f) {
+    auto i64 = [&](std::optional<int64_t> v) -> mlir::IntegerAttr {
+      return v ? b.getI64IntegerAttr(*v) : nullptr;
+    };
+    wavelet::DsdOp::create(b, loc, name, address, f.kind, i64(f.length),
+                           i64(f.base), i64(f.stride), i64(f.color),
+                           f.format ? b.getStringAttr(*f.format) : nullptr,
+                           i64(f.ac), f.term, f.ctrl, i64(f.index), f.wli, f.ix,
+                           i64(f.utid), i64(f.xdsr), i64(f.pushAc),
+                           i64(f.popAc));
   }
   /// `wavelet.dsr load FILE REG, @record`.
   void dsrLoad(wavelet::RegFile f, int64_t reg, llvm::StringRef record) {
-    mlir::OperationState st(loc, wavelet::DsrOp::getOperationName());
-    st.addAttribute("file", wavelet::RegFileAttr::get(b.getContext(), f));
-    st.addAttribute("reg", b.getI64IntegerAttr(reg));
-    st.addAttribute("record",
-                    mlir::FlatSymbolRefAttr::get(b.getContext(), record));
-    b.create(st);
+    wavelet::DsrOp::create(b, loc, /*store=*/false, f, reg, record);
   }
-  /// `wavelet.inst OPCODE args [term]` (args as InstOp encodes them).
-  void inst(llvm::StringRef opcode, llvm::ArrayRef<int32_t> args,
+  using Opcode = wavelet::Opcode;
+  /// `wavelet.inst OPCODE args [term]`.
+  void inst(Opcode opcode, llvm::ArrayRef<wavelet::OperandAttr> args,
             bool term = false) {
-    mlir::OperationState st(loc, wavelet::InstOp::getOperationName());
-    st.addAttribute("opcode", b.getStringAttr(opcode));
-    st.addAttribute("args", b.getDenseI32ArrayAttr(args));
-    if (term)
-      st.addAttribute("term", b.getUnitAttr());
-    b.create(st);
+    wavelet::InstOp::create(b, loc, opcode, args, term);
   }
-  void label(llvm::StringRef name) {
-    mlir::OperationState st(loc, wavelet::LabelOp::getOperationName());
-    st.addAttribute("name", b.getStringAttr(name));
-    b.create(st);
+  /// The operands of `inst`: `dsr n`, `ddsr n`, `s0dsr n`, `s1dsr n`,
+  /// `gpr n`, `imm zero`... and a literal (movi's immediate, a task id).
+  wavelet::OperandAttr dsr(int64_t n) {
+    return operand(wavelet::OperandKind::dsr, n);
   }
-  void jump(llvm::StringRef name) {
-    mlir::OperationState st(loc, wavelet::JumpOp::getOperationName());
-    st.addAttribute("label", b.getStringAttr(name));
-    b.create(st);
+  wavelet::OperandAttr ddsr(int64_t n) {
+    return operand(wavelet::OperandKind::ddsr, n);
   }
+  wavelet::OperandAttr s0(int64_t n) {
+    return operand(wavelet::OperandKind::s0dsr, n);
+  }
+  wavelet::OperandAttr s1(int64_t n) {
+    return operand(wavelet::OperandKind::s1dsr, n);
+  }
+  wavelet::OperandAttr gpr(int64_t n) {
+    return operand(wavelet::OperandKind::gpr, n);
+  }
+  wavelet::OperandAttr imm(target::SmallImm v) {
+    return operand(wavelet::OperandKind::imm, int64_t(v));
+  }
+  wavelet::OperandAttr lit(int64_t v) {
+    return operand(wavelet::OperandKind::lit, v);
+  }
+  wavelet::OperandAttr operand(wavelet::OperandKind kind, int64_t value) {
+    return wavelet::OperandAttr::get(b.getContext(), kind, value);
+  }
+  void label(llvm::StringRef name) { wavelet::LabelOp::create(b, loc, name); }
+  void jump(llvm::StringRef name) { wavelet::JumpOp::create(b, loc, name); }
   /// An empty `wavelet.task`; fill it through its body block.
   wavelet::TaskOp task(llvm::StringRef name, wavelet::TaskKind kind, int64_t id,
                        bool active) {
-    mlir::OperationState st(loc, wavelet::TaskOp::getOperationName());
-    st.addAttribute(mlir::SymbolTable::getSymbolAttrName(),
-                    b.getStringAttr(name));
-    st.addAttribute("kind", wavelet::TaskKindAttr::get(b.getContext(), kind));
-    st.addAttribute("id", b.getI64IntegerAttr(id));
-    if (active)
-      st.addAttribute("active", b.getUnitAttr());
-    st.addRegion()->emplaceBlock();
-    return llvm::cast<wavelet::TaskOp>(b.create(st));
+    auto t = wavelet::TaskOp::create(b, loc, name, kind, id, active,
+                                     /*blocked=*/false);
+    t.getBody().emplaceBlock();
+    return t;
   }
-  mlir::NamedAttribute i64(llvm::StringRef n, int64_t v) {
-    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
+  /// A `wavelet.pe_group` on the rectangle (x, y, w, h), or a `wavelet.pe`
+  /// if it is one PE, tagged with the model layer it runs; returns its body.
+  mlir::Block *peOrGroup(llvm::StringRef sym, int64_t x, int64_t y, int64_t w,
+                         int64_t h, llvm::StringRef layer) {
+    mlir::Operation *pe;
+    if (w * h > 1)
+      pe = wavelet::PeGroupOp::create(
+          b, loc, sym, common::RectAttr::get(b.getContext(), x, y, w, h));
+    else
+      pe = wavelet::PeOp::create(b, loc, sym, x, y);
+    pe->setAttr("layer", b.getStringAttr(layer));
+    return &pe->getRegion(0).emplaceBlock();
+  }
+  /// `wavelet.param gpr G = (x, y) -> (value)`: a constant per-PE register.
+  void constParam(int64_t gpr, int64_t value) {
+    wavelet::ParamOp::create(
+        b, loc, gpr,
+        mlir::AffineMap::get(2, 0, b.getAffineConstantExpr(value)));
   }
 
 protected:

@@ -12,6 +12,7 @@
 
 using namespace mlir;
 namespace fab = weft::fabric;
+namespace common = weft::common;
 
 namespace weft::conversion {
 
@@ -25,7 +26,7 @@ int64_t Graph::streamOf(fab::IoOp io) const {
 /// The kernel's layer and placement, or an error on the kernel.
 static LogicalResult placeKernel(Stage &st) {
   fab::KernelOp kernel = st.kernel;
-  std::optional<fab::RectAttr> rect = kernel.getRect();
+  std::optional<common::RectAttr> rect = kernel.getRect();
   if (!rect)
     return kernel.emitOpError("is not placed: run --weft-partition-dense "
                               "first");
@@ -92,7 +93,7 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
   Block &body = program.getBody().front();
   SymbolTable symbols(program);
   for (auto io : body.getOps<fab::IoOp>())
-    (io.getDirection() == fab::PortDir::input ? g.inputs : g.outputs)
+    (io.getDirection() == common::PortDir::input ? g.inputs : g.outputs)
         .push_back(io);
   SmallVector<fab::KernelOp> kernels(body.getOps<fab::KernelOp>());
   llvm::StringMap<int64_t> kernelIndex;
@@ -161,7 +162,7 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
         slot = self;
         gs.consumers.push_back({k, int64_t(port)});
       } else if (auto io = symbols.lookup<fab::IoOp>(dst);
-                 io && io.getDirection() == fab::PortDir::output) {
+                 io && io.getDirection() == common::PortDir::output) {
         gs.outputs.push_back(io);
       } else {
         return s.emitOpError("enters @")

@@ -168,7 +168,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     if (failed(t))
       return failure();
     MLIRContext *ctx = program.getContext();
-    program.setTargetAttr(wf::TargetAttr::get(ctx, t->config()));
+    program.setTargetAttr(common::TargetAttr::get(ctx, t->config()));
 
     // A dense layer that fits no rectangle of the fabric on its own is
     // named on its kernel, with what it needs.
@@ -187,7 +187,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     for (auto [st, placed] : llvm::zip(graph->stages, mapping->kernels)) {
       wf::KernelOp k = st.kernel;
       k.setRectAttr(
-          wf::RectAttr::get(ctx, placed.x0, 0, placed.width, placed.rows));
+          common::RectAttr::get(ctx, placed.x0, 0, placed.width, placed.rows));
       k.setSmear(placed.width);
       k.setPrecisionAttr(precisionAttr);
       k.setPredictedCycles(placed.predictedCycles);

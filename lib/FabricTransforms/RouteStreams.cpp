@@ -40,6 +40,7 @@ namespace weft {
 
 using namespace mlir;
 namespace fab = weft::fabric;
+namespace common = weft::common;
 
 namespace weft::conversion {
 namespace {
@@ -58,15 +59,11 @@ void createRoute(OpBuilder &b, Location loc, StringRef ref,
     return;
   ++counts.routes;
   counts.switches += int64_t(plan.get().size());
-  MLIRContext *ctx = b.getContext();
-  OperationState st(loc, fab::RouteOp::getOperationName());
-  st.addAttribute("stream", FlatSymbolRefAttr::get(ctx, ref));
-  if (channel)
-    st.addAttribute("channel", b.getStringAttr(*channel));
-  st.addRegion()->emplaceBlock();
-  Operation *route = b.create(st);
+  auto route = fab::RouteOp::create(
+      b, loc, ref, channel ? b.getStringAttr(*channel) : nullptr,
+      /*color=*/nullptr);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&route->getRegion(0).front());
+  b.setInsertionPointToStart(&route.getBody().emplaceBlock());
   for (const auto &[pe, sw] : plan.get())
     fab::SwitchOp::create(b, loc, pe.first, pe.second, uint32_t(sw.in),
                           uint32_t(sw.out));
@@ -109,7 +106,7 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
         b.getStringAttr((st.kernel.getSymName() + "_turn").str()),
         fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, S),
         fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, S), payload,
-        fab::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
+        common::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
     symbols.insert(rd); // uniquifies the name if taken
     st.turn = rd;
     ++counts.redistributions;

@@ -26,7 +26,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/DebugLog.h"
@@ -108,8 +107,8 @@ struct Plan {
   SmallVector<Kind> kinds;
   unsigned yielded = 0;
   Kind yieldedKind = Kind::Const;
-  /// For a chain: the max/min op name (kept in the rewrite).
-  StringRef chainOp;
+  /// For a chain: the max/min op (kept in the rewrite).
+  std::optional<Opcode> chainOp;
 };
 
 /// The values of a constant tensor `v` (an arith.constant, a reshape of
@@ -174,9 +173,9 @@ static bool isMaxMin(Opcode o) {
 
 /// The kind of `opcode` applied to operands of kinds `k`, or std::nullopt
 /// when the result is neither constant, affine in x nor a max/min chain.
-/// `chainOp` is the chain's op name (set by the first max/min of x).
-static std::optional<Kind> kindOf(Operation &op, Opcode opcode,
-                                  ArrayRef<Kind> k, StringRef &chainOp) {
+/// `chainOp` is the chain's op (set by the first max/min of x).
+static std::optional<Kind> kindOf(Opcode opcode, ArrayRef<Kind> k,
+                                  std::optional<Opcode> &chainOp) {
   if (llvm::all_of(k, [](Kind x) { return x == Kind::Const; }))
     return Kind::Const;
   auto affine = [](Kind x) { return x == Kind::X || x == Kind::Affine; };
@@ -203,13 +202,12 @@ static std::optional<Kind> kindOf(Operation &op, Opcode opcode,
   }
   if (!isMaxMin(opcode))
     return std::nullopt;
-  // max(x, C) or max(C, x), then max(chain, C): one op name throughout.
-  StringRef name = op.getName().getStringRef();
+  // max(x, C) or max(C, x), then max(chain, C): one op throughout.
   bool chainable = (k[0] == Kind::X || k[0] == Kind::Chain) && cst(k[1]);
   chainable |= cst(k[0]) && (k[1] == Kind::X || k[1] == Kind::Chain);
-  if (!chainable || (!chainOp.empty() && chainOp != name))
+  if (!chainable || (chainOp && *chainOp != opcode))
     return std::nullopt;
-  chainOp = name;
+  chainOp = opcode;
   return Kind::Chain;
 }
 
@@ -306,7 +304,7 @@ static std::optional<Plan> classify(linalg::GenericOp g) {
       step.operands.push_back(it->second);
       operandKinds.push_back(kinds[it->second]);
     }
-    std::optional<Kind> kind = kindOf(op, *opcode, operandKinds, p.chainOp);
+    std::optional<Kind> kind = kindOf(*opcode, operandKinds, p.chainOp);
     if (!kind)
       return std::nullopt;
     xOps += *kind != Kind::Const;
@@ -565,15 +563,6 @@ static Value buildBinary(OpBuilder &b, Location loc, Opcode opcode, Value x,
   return g.getResult(0);
 }
 
-static std::optional<Opcode> chainOpcode(StringRef name) {
-  return llvm::StringSwitch<std::optional<Opcode>>(name)
-      .Case(arith::MaximumFOp::getOperationName(), Opcode::MaximumF)
-      .Case(arith::MinimumFOp::getOperationName(), Opcode::MinimumF)
-      .Case(arith::MaxNumFOp::getOperationName(), Opcode::MaxNumF)
-      .Case(arith::MinNumFOp::getOperationName(), Opcode::MinNumF)
-      .Default(std::nullopt);
-}
-
 struct FoldElementwiseConstants
     : weft::impl::FoldElementwiseConstantsBase<FoldElementwiseConstants> {
   using Base::Base;
@@ -591,8 +580,7 @@ struct FoldElementwiseConstants
       Location loc = g.getLoc();
       Value result = plan->x;
       if (plan->yieldedKind == Kind::Chain) {
-        result =
-            buildBinary(b, loc, *chainOpcode(plan->chainOp), result, c.b, type);
+        result = buildBinary(b, loc, *plan->chainOp, result, c.b, type);
         ++numChains;
       } else {
         // Infinite or NaN coefficients (a zero variance without epsilon,

@@ -475,7 +475,7 @@ weft::translate::lowerToBinary(wavelet::ProgramOp program) {
     if (auto io = dyn_cast<IoOp>(op)) {
       wb::IoStream s;
       s.name = io.getSymName().str();
-      s.output = io.getDirection() == fabric::PortDir::output;
+      s.output = io.getDirection() == common::PortDir::output;
       s.edge = wt::Dir(unsigned(io.getEdge()));
       s.firstRow = uint32_t(io.getFirstRow());
       s.endRow = uint32_t(io.getEndRow());
@@ -492,7 +492,7 @@ weft::translate::lowerToBinary(wavelet::ProgramOp program) {
       p.io.push_back(std::move(s));
       continue;
     }
-    fabric::RectAttr rect;
+    common::RectAttr rect;
     Block *body = nullptr;
     bool single = false;
     if (auto g = dyn_cast<PeGroupOp>(op)) {

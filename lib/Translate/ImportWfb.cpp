@@ -172,18 +172,9 @@ Raiser::raiseTask(const wb::Symbol &task, ArrayRef<const wb::Symbol *> labels,
       JumpOp::create(b, loc, target->name, cond);
       continue;
     }
-    case O::MOVI: {
-      int32_t v = int32_t(in->imm & 0x7ff);
-      if (v & 0x400)
-        v -= 0x800;
-      built = InstOp::create(b, loc, mnemonic,
-                             ArrayRef<int32_t>{int32_t(in->reg), v}, false);
-      break;
-    }
+    case O::MOVI:
     case O::MOVH:
-      built = InstOp::create(
-          b, loc, mnemonic,
-          ArrayRef<int32_t>{int32_t(in->reg), int32_t(in->imm)}, false);
+      built = InstOp::create(b, loc, *in);
       break;
     default:
       if (info.family == wt::Family::Imm) {
@@ -225,18 +216,7 @@ Raiser::raiseTask(const wb::Symbol &task, ArrayRef<const wb::Symbol *> labels,
         built = DsrOp::create(b, loc, store, file, in->reg, it->second);
         break;
       }
-      if (info.family == wt::Family::Ctl) {
-        SmallVector<int32_t> args;
-        if (in->opcode != O::NOP)
-          args = {int32_t(in->ctlMode), int32_t(in->imm)};
-        built = InstOp::create(b, loc, mnemonic, args, in->terminate);
-        break;
-      }
-      built = InstOp::create(
-          b, loc, mnemonic,
-          ArrayRef<int32_t>{int32_t(in->op0.kind), int32_t(in->op0.value),
-                            int32_t(in->op1.kind), int32_t(in->op1.value)},
-          in->terminate);
+      built = InstOp::create(b, loc, *in);
       break;
     }
     // The rebuilt op must encode to the same word.
@@ -425,8 +405,8 @@ LogicalResult Raiser::raiseGroup(const wb::Group &g, Block &body) {
 OwningOpRef<ModuleOp> Raiser::run() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
-  auto prog = ProgramOp::create(b, loc, p.name,
-                                fabric::TargetAttr::get(ctx, p.target));
+  auto prog =
+      ProgramOp::create(b, loc, p.name, common::TargetAttr::get(ctx, p.target));
   if (!p.layers.empty()) {
     SmallVector<Attribute> layers;
     for (const std::string &l : p.layers)
@@ -452,8 +432,8 @@ OwningOpRef<ModuleOp> Raiser::run() {
       break;
     }
     IoOp::create(b, loc, s.name,
-                 s.output ? fabric::PortDir::output : fabric::PortDir::input,
-                 fabric::Edge(unsigned(s.edge)), s.firstRow, s.endRow, s.color,
+                 s.output ? common::PortDir::output : common::PortDir::input,
+                 common::Edge(unsigned(s.edge)), s.firstRow, s.endRow, s.color,
                  wt::payloadFormatName(s.format),
                  RankedTensorType::get(s.shape, elem));
   }
@@ -464,7 +444,7 @@ OwningOpRef<ModuleOp> Raiser::run() {
     else
       pe = PeGroupOp::create(
           b, loc, g.name,
-          fabric::RectAttr::get(ctx, g.x, g.y, g.width, g.height));
+          common::RectAttr::get(ctx, g.x, g.y, g.width, g.height));
     if (g.layer >= 0)
       pe->setAttr("layer", b.getStringAttr(p.layers[g.layer]));
     Region &region = pe->getRegion(0);

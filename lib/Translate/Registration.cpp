@@ -44,7 +44,7 @@ void weft::translate::registerWfbTranslations() {
   static TranslateToMLIRRegistration fromWfb(
       "wfb-to-wavelet", "disassemble a .wfb PE task binary to wavelet",
       [](llvm::StringRef input, MLIRContext *ctx) -> OwningOpRef<Operation *> {
-        ctx->loadDialect<fabric::FabricDialect, wavelet::WaveletDialect>();
+        ctx->loadDialect<common::WeftDialect, wavelet::WaveletDialect>();
         Location loc = UnknownLoc::get(ctx);
         std::string err;
         std::optional<wb::Program> p =

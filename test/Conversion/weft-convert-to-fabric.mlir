@@ -6,7 +6,7 @@
 // layer on one row, the Add folded into a broadcast bias accumulator.
 
 // CHECK-LABEL: fabric.program @main_graph
-// CHECK-SAME: target = #fabric.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>
+// CHECK-SAME: target = #weft.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>
 // CHECK-SAME: weft.batch = 2 : i64
 // CHECK-DAG: fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
 // CHECK-DAG: fabric.io @y output east rows 0 to 1 : tensor<1x3xf32>
@@ -23,7 +23,7 @@
 // CHECK-DAG: fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 3>
 // CHECK-NOT: func.func
 // GRID-LABEL: fabric.program @main_graph
-// GRID-SAME: target = #fabric.target<8x4,
+// GRID-SAME: target = #weft.target<8x4,
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
 func.func @main_graph(%x: tensor<2x4xf32> {onnx.name = "x"}) -> (tensor<2x3xf32> {onnx.name = "y"}) {

@@ -17,10 +17,10 @@
 // SIM: weft-sim: done in
 // MATCH: MATCH
 
-fabric.program @mlp attributes {target = #fabric.target<6x3>} {
+fabric.program @mlp attributes {target = #weft.target<6x3>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x6xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x4xf32>
-  fabric.kernel @fc1 : (tensor<1x6xf32>) -> tensor<1x6xf32> scheme #fabric.dense<fan_in = 6, neurons = 6, relu = true, weights = dense<[[-1.74, -1.34, -1.36, -0.35, -2.31, -0.19], [-0.96, 0.89, 0.96, 1.39, 0.77, -0.05], [0.86, 1.51, -0.65, 0.61, -0.04, 1.44], [-0.84, -0.30, 0.36, 0.26, -1.64, 0.36], [-0.12, -0.24, -0.16, 0.22, -1.82, 1.55], [-0.86, -2.24, -0.08, 1.46, -0.52, 1.55]]> : tensor<6x6xf32>, bias = dense<[1.56, -0.86, -2.47, -1.24, 1.19, -0.82]> : tensor<6xf32>> at #fabric.rect<0, 0, 2, 3>
+  fabric.kernel @fc1 : (tensor<1x6xf32>) -> tensor<1x6xf32> scheme #fabric.dense<fan_in = 6, neurons = 6, relu = true, weights = dense<[[-1.74, -1.34, -1.36, -0.35, -2.31, -0.19], [-0.96, 0.89, 0.96, 1.39, 0.77, -0.05], [0.86, 1.51, -0.65, 0.61, -0.04, 1.44], [-0.84, -0.30, 0.36, 0.26, -1.64, 0.36], [-0.12, -0.24, -0.16, 0.22, -1.82, 1.55], [-0.86, -2.24, -0.08, 1.46, -0.52, 1.55]]> : tensor<6x6xf32>, bias = dense<[1.56, -0.86, -2.47, -1.24, 1.19, -0.82]> : tensor<6xf32>> at #weft.rect<0, 0, 2, 3>
       attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x6xf32>):
     %w = arith.constant dense<[[-1.74, -1.34, -1.36, -0.35, -2.31, -0.19], [-0.96, 0.89, 0.96, 1.39, 0.77, -0.05], [0.86, 1.51, -0.65, 0.61, -0.04, 1.44], [-0.84, -0.30, 0.36, 0.26, -1.64, 0.36], [-0.12, -0.24, -0.16, 0.22, -1.82, 1.55], [-0.86, -2.24, -0.08, 1.46, -0.52, 1.55]]> : tensor<6x6xf32>
@@ -37,7 +37,7 @@ fabric.program @mlp attributes {target = #fabric.target<6x3>} {
     } -> tensor<1x6xf32>
     fabric.yield %r : tensor<1x6xf32>
   }
-  fabric.kernel @fc2 : (tensor<1x6xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 6, neurons = 4, weights = dense<[[-1.51, -1.34, 0.00, -0.03], [0.87, 0.99, -0.93, -0.16], [-1.13, 0.07, -1.15, -1.20], [2.12, 0.03, 0.64, 2.54], [0.79, -0.11, 0.05, -0.74], [1.09, -0.33, 1.76, -0.34]]> : tensor<6x4xf32>, bias = dense<[-0.35, -0.42, 0.63, 0.19]> : tensor<4xf32>> at #fabric.rect<2, 0, 3, 2>
+  fabric.kernel @fc2 : (tensor<1x6xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 6, neurons = 4, weights = dense<[[-1.51, -1.34, 0.00, -0.03], [0.87, 0.99, -0.93, -0.16], [-1.13, 0.07, -1.15, -1.20], [2.12, 0.03, 0.64, 2.54], [0.79, -0.11, 0.05, -0.74], [1.09, -0.33, 1.76, -0.34]]> : tensor<6x4xf32>, bias = dense<[-0.35, -0.42, 0.63, 0.19]> : tensor<4xf32>> at #weft.rect<2, 0, 3, 2>
       attributes {smear = 3 : i64} {
   ^bb0(%x: tensor<1x6xf32>):
     %w = arith.constant dense<[[-1.51, -1.34, 0.00, -0.03], [0.87, 0.99, -0.93, -0.16], [-1.13, 0.07, -1.15, -1.20], [2.12, 0.03, 0.64, 2.54], [0.79, -0.11, 0.05, -0.74], [1.09, -0.33, 1.76, -0.34]]> : tensor<6x4xf32>

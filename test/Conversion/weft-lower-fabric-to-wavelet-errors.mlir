@@ -1,6 +1,6 @@
 // RUN: weft-opt %s --weft-route-streams --weft-allocate-colors --weft-lower-fabric-to-wavelet --split-input-file --verify-diagnostics
 
-fabric.program @unplaced attributes {target = #fabric.target<4x4>} {
+fabric.program @unplaced attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
   // expected-error @below {{is not placed: run --weft-partition-dense first}}
@@ -19,11 +19,11 @@ fabric.program @unplaced attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @not_dense attributes {target = #fabric.target<4x4>} {
+fabric.program @not_dense attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   // expected-error @below {{has elementwise op 'Atan', which is no elementwise column op}}
-  fabric.kernel @neg : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Atan"> at #fabric.rect<0, 0, 1, 1> {
+  fabric.kernel @neg : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Atan"> at #weft.rect<0, 0, 1, 1> {
   ^bb0(%x: tensor<1x4xf32>):
     %e = tensor.empty() : tensor<1x4xf32>
     %n = linalg.negf ins(%x : tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) -> tensor<1x4xf32>
@@ -35,12 +35,12 @@ fabric.program @not_dense attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @wide attributes {target = #fabric.target<4x1>} {
+fabric.program @wide attributes {target = #weft.target<4x1>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
   // Two input chunks: chunk 1 would enter on row 1, which the fabric lacks.
   // expected-error @below {{rectangle does not fit the 4x1 fabric}}
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<0, 0, 2, 1> attributes {smear = 2 : i64} {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #weft.rect<0, 0, 2, 1> attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32
@@ -55,11 +55,11 @@ fabric.program @wide attributes {target = #fabric.target<4x1>} {
 
 // -----
 
-fabric.program @smear_mismatch attributes {target = #fabric.target<4x4>} {
+fabric.program @smear_mismatch attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
   // expected-error @below {{rectangle is 2 columns wide but the smear factor is 1; a dense layer uses one column per input chunk}}
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<0, 0, 2, 2> {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #weft.rect<0, 0, 2, 2> {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32
@@ -74,11 +74,11 @@ fabric.program @smear_mismatch attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @empty_chunk attributes {target = #fabric.target<4x4>} {
+fabric.program @empty_chunk attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 3 : tensor<1x4xf32>
   // expected-error @below {{3 rows leave a neuron chunk of 4 neurons empty}}
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<1.0> : tensor<4x4xf32>> at #fabric.rect<0, 0, 1, 3> {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<1.0> : tensor<4x4xf32>> at #weft.rect<0, 0, 1, 3> {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x4xf32>
     %z = arith.constant 0.0 : f32
@@ -93,10 +93,10 @@ fabric.program @empty_chunk attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @no_output attributes {target = #fabric.target<4x4>} {
+fabric.program @no_output attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   // expected-error @below {{has no stream out}}
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<0, 0, 1, 1> {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #weft.rect<0, 0, 1, 1> {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32
@@ -113,10 +113,10 @@ fabric.program @no_output attributes {target = #fabric.target<4x4>} {
 // Too few colors: the input rows, the column multicast, the partial sums
 // and the output all meet in the second column.
 // expected-error @below {{needs more colors than the fabric has: no color is left for stream}}
-fabric.program @few_colors attributes {target = #fabric.target<2x2, colors = 3>} {
+fabric.program @few_colors attributes {target = #weft.target<2x2, colors = 3>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #weft.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32
@@ -131,10 +131,10 @@ fabric.program @few_colors attributes {target = #fabric.target<2x2, colors = 3>}
 
 // -----
 
-fabric.program @mismatch attributes {target = #fabric.target<6x4>} {
+fabric.program @mismatch attributes {target = #weft.target<6x4>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x2xf32>
-  fabric.kernel @a : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<1.0> : tensor<4x4xf32>> at #fabric.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
+  fabric.kernel @a : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<1.0> : tensor<4x4xf32>> at #weft.rect<0, 0, 2, 2> attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x4xf32>
     %z = arith.constant 0.0 : f32
@@ -145,7 +145,7 @@ fabric.program @mismatch attributes {target = #fabric.target<6x4>} {
   }
   // The first layer sends 2 row chunks; this one takes 4 input chunks.
   // expected-error @below {{receives 4 elements in 4 row chunks, but @a has them in 2 rows}}
-  fabric.kernel @b : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #fabric.rect<2, 0, 4, 2> attributes {smear = 4 : i64} {
+  fabric.kernel @b : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> at #weft.rect<2, 0, 4, 2> attributes {smear = 4 : i64} {
   ^bb0(%x: tensor<1x4xf32>):
     %w = arith.constant dense<1.0> : tensor<4x2xf32>
     %z = arith.constant 0.0 : f32

@@ -5,10 +5,10 @@
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-fabric.program @p attributes {target = #fabric.target<2x1>} {
+fabric.program @p attributes {target = #weft.target<2x1>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
-  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> at #fabric.rect<0, 0, 1, 1> {
+  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> at #weft.rect<0, 0, 1, 1> {
   ^bb0(%v: tensor<1x4xf32>):
     %e = tensor.empty() : tensor<1x4xf32>
     %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%v : tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) {
@@ -35,10 +35,10 @@ fabric.program @p attributes {target = #fabric.target<2x1>} {
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-fabric.program @p attributes {target = #fabric.target<2x1>} {
+fabric.program @p attributes {target = #weft.target<2x1>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
-  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> at #fabric.rect<0, 0, 1, 1> {
+  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> at #weft.rect<0, 0, 1, 1> {
   ^bb0(%v: tensor<1x4xf32>):
     %e = tensor.empty() : tensor<1x4xf32>
     %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%v : tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) {
@@ -60,11 +60,11 @@ fabric.program @p attributes {target = #fabric.target<2x1>} {
 // -----
 
 // A dense layer needs the diagonal turn in front.
-fabric.program @p attributes {target = #fabric.target<3x2>} {
+fabric.program @p attributes {target = #weft.target<3x2>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
   // expected-error @below {{has no redistribution in front: run --weft-route-streams first}}
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<0.5> : tensor<4x2xf32>> at #fabric.rect<0, 0, 2, 1>
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<0.5> : tensor<4x2xf32>> at #weft.rect<0, 0, 2, 1>
       attributes {smear = 2 : i64} {
   ^bb0(%v: tensor<1x4xf32>):
     %w = arith.constant dense<0.5> : tensor<4x2xf32>
@@ -89,13 +89,13 @@ fabric.program @p attributes {target = #fabric.target<3x2>} {
 
 // Only the diagonal turn of S row chunks into S column chunks is
 // implemented.
-fabric.program @p attributes {target = #fabric.target<3x2>} {
+fabric.program @p attributes {target = #weft.target<3x2>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
   // expected-error @below {{is not the diagonal turn of @fc (from #fabric.layout<row_chunks, 2> to #fabric.layout<col_chunks, 2> at the 2x2 square where its columns start); other redistributions are not implemented}}
-  fabric.redistribute @t : !fabric.wavelets<f32, 4> at #fabric.rect<0, 0, 2, 2>
+  fabric.redistribute @t : !fabric.wavelets<f32, 4> at #weft.rect<0, 0, 2, 2>
       from #fabric.layout<replicated, 1> to #fabric.layout<col_chunks, 2>
-  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<0.5> : tensor<4x2xf32>> at #fabric.rect<0, 0, 2, 1>
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<0.5> : tensor<4x2xf32>> at #weft.rect<0, 0, 2, 1>
       attributes {smear = 2 : i64} {
   ^bb0(%v: tensor<1x4xf32>):
     %w = arith.constant dense<0.5> : tensor<4x2xf32>

@@ -41,10 +41,10 @@
 // MATCH: MATCH
 // Y: {{[-0-9.e]+ [-0-9.e]+ [-0-9.e]+ [-0-9.e]+ [-0-9.e]+$}}
 
-fabric.program @dense attributes {target = #fabric.target<4x3>} {
+fabric.program @dense attributes {target = #weft.target<4x3>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x6xf32>
   fabric.io @y output east rows 0 to 3 : tensor<1x5xf32>
-  fabric.kernel @fc : (tensor<1x6xf32>) -> tensor<1x5xf32> scheme #fabric.dense<fan_in = 6, neurons = 5, relu = true, weights = dense<[[-0.80, -1.32, -0.25, 0.42, 1.14], [0.11, -0.55, -0.78, 0.75, 1.63], [0.27, -1.23, -0.96, 1.60, 0.20], [-1.73, -0.08, -1.16, -0.63, -0.49], [-0.71, 0.55, -0.06, -0.59, 0.41], [0.83, -1.64, -0.26, -0.98, -0.17]]> : tensor<6x5xf32>, bias = dense<[-1.29, 0.02, -0.04, -0.30, -1.05]> : tensor<5xf32>> at #fabric.rect<0, 0, 2, 3>
+  fabric.kernel @fc : (tensor<1x6xf32>) -> tensor<1x5xf32> scheme #fabric.dense<fan_in = 6, neurons = 5, relu = true, weights = dense<[[-0.80, -1.32, -0.25, 0.42, 1.14], [0.11, -0.55, -0.78, 0.75, 1.63], [0.27, -1.23, -0.96, 1.60, 0.20], [-1.73, -0.08, -1.16, -0.63, -0.49], [-0.71, 0.55, -0.06, -0.59, 0.41], [0.83, -1.64, -0.26, -0.98, -0.17]]> : tensor<6x5xf32>, bias = dense<[-1.29, 0.02, -0.04, -0.30, -1.05]> : tensor<5xf32>> at #weft.rect<0, 0, 2, 3>
       attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x6xf32>):
     %w = arith.constant dense<[[-0.80, -1.32, -0.25, 0.42, 1.14], [0.11, -0.55, -0.78, 0.75, 1.63], [0.27, -1.23, -0.96, 1.60, 0.20], [-1.73, -0.08, -1.16, -0.63, -0.49], [-0.71, 0.55, -0.06, -0.59, 0.41], [0.83, -1.64, -0.26, -0.98, -0.17]]> : tensor<6x5xf32>

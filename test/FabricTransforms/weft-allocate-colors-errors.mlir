@@ -2,7 +2,7 @@
 
 // Three streams meet at PE (1, 1) but the target routes only two colors.
 // expected-error @below {{needs more colors than the fabric has: no color is left for stream '@c': it meets '@a' at PE (1, 1), and the streams need 3 colors}}
-fabric.program @p attributes {target = #fabric.target<4x4, colors = 2>} {
+fabric.program @p attributes {target = #weft.target<4x4, colors = 2>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -24,7 +24,7 @@ fabric.program @p attributes {target = #fabric.target<4x4, colors = 2>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -35,7 +35,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   // expected-error @below {{has no route: run --weft-route-streams first}}

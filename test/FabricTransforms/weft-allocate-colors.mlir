@@ -8,10 +8,10 @@
 // RESERVED: fabric.route @b color <2> {
 
 // CHECK-LABEL: fabric.program @p
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
-  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<0, 0, 1, 1> {
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<0, 0, 1, 1> {
   ^bb0(%v: tensor<1x4xf32>):
     fabric.yield %v : tensor<1x4xf32>
   }

@@ -5,7 +5,7 @@
 
 // PREC: error: precision must be fp32 or mixed, not 'fp8'
 
-fabric.program @too_big attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
+fabric.program @too_big attributes {target = #weft.target<4x4>, weft.batch = 1 : i64} {
   // expected-error @below {{'fabric.kernel' op does not fit: a dense layer of 784 inputs and 256 neurons needs 802816 bytes of weights: at least}}
   fabric.kernel @fc : (tensor<1x784xf32>) -> tensor<1x256xf32> scheme #fabric.dense<fan_in = 784, neurons = 256, weights = dense<0.25> : tensor<784x256xf32>> {
   ^bb0(%x: tensor<1x784xf32>):
@@ -21,7 +21,7 @@ fabric.program @too_big attributes {target = #fabric.target<4x4>, weft.batch = 1
 // -----
 
 #map = affine_map<(d0, d1) -> (d0, d1)>
-fabric.program @not_dense attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
+fabric.program @not_dense attributes {target = #weft.target<4x4>, weft.batch = 1 : i64} {
   // expected-error @below {{'fabric.kernel' op has elementwise op 'Atan', which is no elementwise column op}}
   fabric.kernel @atan : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Atan"> {
   ^bb0(%x: tensor<1x4xf32>):
@@ -40,7 +40,7 @@ fabric.program @not_dense attributes {target = #fabric.target<4x4>, weft.batch =
 // Each layer fits the 4x16 fabric alone, but not side by side: the error
 // says how many columns the chain needs and how much memory its weights do.
 // expected-error @below {{'fabric.program' op does not fit: the network of 2 kernels needs at least 9 columns of at most 16 rows (each kernel's narrowest rectangle that fits the per-PE memory, side by side) and 1064960 bytes of weights (at least 23 PEs of 49152 bytes), but the 4x16 fabric has 4 columns}}
-fabric.program @chain_too_wide attributes {target = #fabric.target<4x16>, weft.batch = 1 : i64} {
+fabric.program @chain_too_wide attributes {target = #weft.target<4x16>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x784xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x256xf32>
   fabric.kernel @fc1 : (tensor<1x784xf32>) -> tensor<1x256xf32> scheme #fabric.dense<fan_in = 784, neurons = 256, weights = dense<0.25> : tensor<784x256xf32>> {
@@ -70,7 +70,7 @@ fabric.program @chain_too_wide attributes {target = #fabric.target<4x16>, weft.b
 
 // Two streams leave one kernel (a fork is one stream with two
 // destinations).
-fabric.program @fork attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
+fabric.program @fork attributes {target = #weft.target<4x4>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x2xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
   fabric.kernel @k : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.elementwise<op = "Copy"> {
@@ -87,7 +87,7 @@ fabric.program @fork attributes {target = #fabric.target<4x4>, weft.batch = 1 : 
 
 // A scheme that does not fit the kernel's type, and one with the wrong
 // number of constants.
-fabric.program @scheme_size attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
+fabric.program @scheme_size attributes {target = #weft.target<4x4>, weft.batch = 1 : i64} {
   // expected-error @below {{'fabric.kernel' op is a dense layer 4 -> 2 but takes 4 and gives 3 elements per sample}}
   fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>> {
   ^bb0(%x: tensor<1x4xf32>):
@@ -98,7 +98,7 @@ fabric.program @scheme_size attributes {target = #fabric.target<4x4>, weft.batch
 
 // -----
 
-fabric.program @scheme_params attributes {target = #fabric.target<4x4>, weft.batch = 1 : i64} {
+fabric.program @scheme_params attributes {target = #weft.target<4x4>, weft.batch = 1 : i64} {
   // expected-error @below {{'fabric.kernel' op is LeakyRelu, which takes 1 constants, not 2}}
   fabric.kernel @lr : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "LeakyRelu", params = [0.1, 0.2]> {
   ^bb0(%x: tensor<1x4xf32>):

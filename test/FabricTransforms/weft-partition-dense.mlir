@@ -13,7 +13,7 @@
 // CHECK: fabric.io @y output east rows [[Y0]] to {{[0-9]+}} : tensor<1x32xf32>
 // MIXED-LABEL: fabric.program @layer
 // MIXED: precision = #fabric<precision mixed>
-fabric.program @layer attributes {target = #fabric.target<16x16>, weft.batch = 1 : i64} {
+fabric.program @layer attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
   fabric.kernel @fc : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme #fabric.dense<fan_in = 64, neurons = 32, weights = dense<0.25> : tensor<64x32xf32>, bias = dense<1.0> : tensor<32xf32>> {
   ^bb0(%x: tensor<1x64xf32>):
     %w = arith.constant dense<0.25> : tensor<64x32xf32>
@@ -36,7 +36,7 @@ fabric.program @layer attributes {target = #fabric.target<16x16>, weft.batch = 1
 // CHECK: fabric.kernel @fc : (tensor<1x5xf32>) -> tensor<1x3xf32> scheme {{.*}} at <0, 0, 1, 1> attributes {precision = #fabric<precision fp32>, predicted_cycles = {{[1-9][0-9]*}} : i64}
 // CHECK: fabric.io @x input west rows 0 to 1 : tensor<1x5xf32>
 // CHECK: fabric.io @y output east rows 0 to 1 : tensor<1x3xf32>
-fabric.program @one_pe attributes {target = #fabric.target<1x1>, weft.batch = 1 : i64} {
+fabric.program @one_pe attributes {target = #weft.target<1x1>, weft.batch = 1 : i64} {
   fabric.kernel @fc : (tensor<1x5xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 5, neurons = 3, weights = dense<0.25> : tensor<5x3xf32>> {
   ^bb0(%x: tensor<1x5xf32>):
     %w = arith.constant dense<0.25> : tensor<5x3xf32>
@@ -68,13 +68,13 @@ fabric.program @one_pe attributes {target = #fabric.target<1x1>, weft.batch = 1 
 // CHECK: fabric.kernel @tanh_1 : {{.*}} at <[[#S0+1]], 0, 1, [[#R0]]> attributes {precision = #fabric<precision fp32>, predicted_cycles = {{[1-9][0-9]*}} : i64}
 // CHECK: fabric.kernel @fc2 : {{.*}} at <[[#S0+2]], 0, [[#R0]], [[#R3]]> attributes {precision = #fabric<precision fp32>, predicted_cycles = {{[1-9][0-9]*}} : i64{{.*}}}
 // AUTO-LABEL: fabric.program @main_graph
-// AUTO-SAME: target = #fabric.target<[[W:[0-9]+]]x[[H:[0-9]+]],
+// AUTO-SAME: target = #weft.target<[[W:[0-9]+]]x[[H:[0-9]+]],
 // AUTO-SAME: weft.grid_auto = "[[W]]x[[H]]: predicted utilization {{.*}}; {{[0-9]+}} grids fit up to 8x8)"
 // AUTO: fabric.kernel @fc1 {{.*}} at <0, 0,
 // AUTO: fabric.kernel @fc2
 #map = affine_map<(d0, d1) -> (d0, d1)>
 module {
-  fabric.program @main_graph attributes {target = #fabric.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.program @main_graph attributes {target = #weft.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
     fabric.io @x  input  west rows 0 to 1 : tensor<1x3xf32>
     fabric.io @y  output  east rows 0 to 1 : tensor<1x2xf32>
     fabric.kernel @fc1 : (tensor<1x3xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 3, neurons = 4, weights = dense<[[0.199523121, 0.474361449, 0.190777928, -0.752378165], [0.522707462, 0.25771448, -0.310010105, 0.335508704], [0.210485965, 0.169817477, 0.016409589, 0.31564489]]> : tensor<3x4xf32>, bias = dense<[-0.736454069, -0.162909955, -0.482119322, 0.598846197]> : tensor<4xf32>> {

@@ -1,7 +1,7 @@
 // RUN: weft-opt %s --split-input-file --verify-diagnostics --weft-route-streams
 
 // expected-error @below {{is already routed (it has fabric.switch or fabric.redistribute ops)}}
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -15,7 +15,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x6xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x4xf32>
   // expected-error @below {{is not placed: run --weft-partition-dense first}}
@@ -37,10 +37,10 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 // The first layer sends 2 row chunks, the second wants 3 column chunks: a
 // general redistribution is not implemented (the partitioner lines the
 // layouts up).
-fabric.program @p attributes {target = #fabric.target<6x3>} {
+fabric.program @p attributes {target = #weft.target<6x3>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x6xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x4xf32>
-  fabric.kernel @fc1 : (tensor<1x6xf32>) -> tensor<1x6xf32> scheme #fabric.dense<fan_in = 6, neurons = 6, weights = dense<0.5> : tensor<6x6xf32>> at #fabric.rect<0, 0, 2, 2>
+  fabric.kernel @fc1 : (tensor<1x6xf32>) -> tensor<1x6xf32> scheme #fabric.dense<fan_in = 6, neurons = 6, weights = dense<0.5> : tensor<6x6xf32>> at #weft.rect<0, 0, 2, 2>
       attributes {smear = 2 : i64} {
   ^bb0(%x: tensor<1x6xf32>):
     %w = arith.constant dense<0.5> : tensor<6x6xf32>
@@ -51,7 +51,7 @@ fabric.program @p attributes {target = #fabric.target<6x3>} {
     fabric.yield %mm : tensor<1x6xf32>
   }
   // expected-error @below {{receives 6 elements in 3 row chunks, but @fc1 has them in 2 rows; a redistribution between different row chunkings is not implemented}}
-  fabric.kernel @fc2 : (tensor<1x6xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 6, neurons = 4, weights = dense<0.5> : tensor<6x4xf32>> at #fabric.rect<2, 0, 3, 2>
+  fabric.kernel @fc2 : (tensor<1x6xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 6, neurons = 4, weights = dense<0.5> : tensor<6x4xf32>> at #weft.rect<2, 0, 3, 2>
       attributes {smear = 3 : i64} {
   ^bb0(%x: tensor<1x6xf32>):
     %w = arith.constant dense<0.5> : tensor<6x4xf32>

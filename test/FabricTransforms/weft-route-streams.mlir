@@ -19,10 +19,10 @@
 
 // A softmax over 3 rows (a column all-reduce) feeding a dense layer with
 // 3 input chunks and 2 neuron chunks, then the host output two columns east.
-fabric.program @net attributes {target = #fabric.target<6x3>} {
+fabric.program @net attributes {target = #weft.target<6x3>} {
   fabric.io @x input west rows 0 to 3 : tensor<1x10xf32>
   fabric.io @y output east rows 0 to 2 : tensor<1x4xf32>
-  fabric.kernel @sm : (tensor<1x10xf32>) -> tensor<1x10xf32> scheme #fabric.softmax<> at #fabric.rect<0, 0, 1, 3> {
+  fabric.kernel @sm : (tensor<1x10xf32>) -> tensor<1x10xf32> scheme #fabric.softmax<> at #weft.rect<0, 0, 1, 3> {
   ^bb0(%arg0: tensor<1x10xf32>):
     %cst = arith.constant 0xFF800000 : f32
     %cst_0 = arith.constant 0.000000e+00 : f32
@@ -59,7 +59,7 @@ fabric.program @net attributes {target = #fabric.target<6x3>} {
     } -> tensor<1x10xf32>
     fabric.yield %8 : tensor<1x10xf32>
   }
-  fabric.kernel @fc : (tensor<1x10xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 10, neurons = 4, weights = dense<0.5> : tensor<10x4xf32>> at #fabric.rect<1, 0, 3, 2>
+  fabric.kernel @fc : (tensor<1x10xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 10, neurons = 4, weights = dense<0.5> : tensor<10x4xf32>> at #weft.rect<1, 0, 3, 2>
       attributes {smear = 3 : i64} {
   ^bb0(%x: tensor<1x10xf32>):
     %w = arith.constant dense<0.5> : tensor<10x4xf32>

@@ -217,7 +217,7 @@ TEST(ColumnKernel, AxisSoftmaxRows) {
     return mlir::success();
   });
   auto module = mlir::parseSourceString<mlir::ModuleOp>(
-      "wavelet.program @t attributes {target = #fabric.target<1x8>} {}", &ctx);
+      "wavelet.program @t attributes {target = #weft.target<1x8>} {}", &ctx);
   ASSERT_TRUE(module);
   auto program = *module->getOps<wv::ProgramOp>().begin();
   mlir::OpBuilder b(&ctx);
@@ -336,7 +336,7 @@ TEST(ColumnKernel, EmitErrors) {
     return mlir::success();
   });
   auto module = mlir::parseSourceString<mlir::ModuleOp>(
-      "wavelet.program @t attributes {target = #fabric.target<1x4>} {}", &ctx);
+      "wavelet.program @t attributes {target = #weft.target<1x4>} {}", &ctx);
   ASSERT_TRUE(module);
   auto program = *module->getOps<wv::ProgramOp>().begin();
   mlir::OpBuilder b(&ctx);

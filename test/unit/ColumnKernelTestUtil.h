@@ -102,7 +102,7 @@ inline SimRun simulateChain(const std::vector<ColumnOp> &ops, int64_t n, int64_t
   mlir::MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   std::string src =
-      "wavelet.program @t attributes {target = #fabric.target<" +
+      "wavelet.program @t attributes {target = #weft.target<" +
       std::to_string(width) + "x" + std::to_string(y0 + rows) +
       ">, layers = [\"k\"]} {\n" + "  wavelet.io @x input west rows " +
       std::to_string(y0) + " to " + std::to_string(y0 + rows) + " color " +

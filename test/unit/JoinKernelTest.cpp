@@ -135,7 +135,7 @@ SimRun simulate(Case su, const std::vector<float> &a,
            " \"dense32\" : tensor<1x" + std::to_string(lay.n) + "xf32>\n";
   };
   std::string src = "wavelet.program @t attributes {target = "
-                    "#fabric.target<" +
+                    "#weft.target<" +
                     std::to_string(k.x + 1) + "x" + std::to_string(lay.rows) +
                     ">, layers = [\"j\"]} {\n" +
                     io("a", "input", "west", kColorA) +
@@ -437,7 +437,7 @@ TEST(JoinKernel, EmitErrors) {
     return mlir::success();
   });
   auto module = mlir::parseSourceString<mlir::ModuleOp>(
-      "wavelet.program @t attributes {target = #fabric.target<1x4>} {}", &ctx);
+      "wavelet.program @t attributes {target = #weft.target<1x4>} {}", &ctx);
   ASSERT_TRUE(module);
   auto program = *module->getOps<wv::ProgramOp>().begin();
   mlir::OpBuilder b(&ctx);

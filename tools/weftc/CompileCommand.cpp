@@ -130,8 +130,8 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
     std::map<std::string, KernelFigures> byName;
     for (Operation &op : program.getBody().front()) {
       if (auto io = dyn_cast<wf::IoOp>(op)) {
-        (io.getDirection() == wf::PortDir::input ? out.inputNames
-                                                 : out.outputNames)
+        (io.getDirection() == weft::common::PortDir::input ? out.inputNames
+                                                           : out.outputNames)
             .push_back(io.getSymName().str());
       } else if (auto k = dyn_cast<wf::KernelOp>(op)) {
         KernelFigures f;
@@ -190,11 +190,8 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
 /// Counts the distinct colors the routes of the lowered program use.
 static int64_t countColors(ModuleOp module) {
   std::set<int64_t> colors;
-  module.walk([&](Operation *op) {
-    if (op->getName().getStringRef() == "wavelet.route")
-      if (auto c = op->getAttrOfType<IntegerAttr>("color"))
-        colors.insert(c.getInt());
-  });
+  module.walk(
+      [&](weft::wavelet::RouteOp r) { colors.insert(int64_t(r.getColor())); });
   return int64_t(colors.size());
 }
 

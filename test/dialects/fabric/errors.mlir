@@ -1,43 +1,43 @@
 // RUN: weft-opt %s --split-input-file --verify-diagnostics
 
 // expected-error @below {{invalid target: routable colors 40 not in [1, 32] (5-bit color field)}}
-fabric.program @p attributes {target = #fabric.target<4x4, colors = 40>} {}
+fabric.program @p attributes {target = #weft.target<4x4, colors = 40>} {}
 
 // -----
 
 // expected-error @below {{invalid target: memory per PE of 131072 bytes}}
-fabric.program @p attributes {target = #fabric.target<4x4, mem = 131072>} {}
+fabric.program @p attributes {target = #weft.target<4x4, mem = 131072>} {}
 
 // -----
 
 // expected-error @below {{invalid target: unknown target option 'speed' (known: mem, colors, rq, cq)}}
-fabric.program @p attributes {target = #fabric.target<4x4, speed = 3>} {}
+fabric.program @p attributes {target = #weft.target<4x4, speed = 3>} {}
 
 // -----
 
 // expected-error @below {{rectangle 0x2 is empty}}
-fabric.program @p attributes {target = #fabric.target<4x4>, r = #fabric.rect<0, 0, 0, 2>} {}
+fabric.program @p attributes {target = #weft.target<4x4>, r = #weft.rect<0, 0, 0, 2>} {}
 
 // -----
 
 // expected-error @below {{color 32 does not fit the 5-bit color field (0..31)}}
-fabric.program @p attributes {target = #fabric.target<4x4>, c = #fabric.color<32>} {}
+fabric.program @p attributes {target = #weft.target<4x4>, c = #fabric.color<32>} {}
 
 // -----
 
 // expected-error @below {{a replicated layout has exactly one part, got 3}}
-fabric.program @p attributes {target = #fabric.target<4x4>, l = #fabric.layout<replicated, 3>} {}
+fabric.program @p attributes {target = #weft.target<4x4>, l = #fabric.layout<replicated, 3>} {}
 
 // -----
 
 // expected-error @+1 {{stream elements must be f32 or f16, got 'i8'}}
-fabric.program @p attributes {target = #fabric.target<4x4>, t = !fabric.wavelets<i8, 4>} {}
+fabric.program @p attributes {target = #weft.target<4x4>, t = !fabric.wavelets<i8, 4>} {}
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{'fabric.kernel' op kernel rectangle [2, 6) x [0, 1) leaves the 4x4 fabric}}
-  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<2, 0, 4, 1> {
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<2, 0, 4, 1> {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
   }
@@ -45,13 +45,13 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
-  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<0, 0, 2, 2> {
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<0, 0, 2, 2> {
   ^bb0(%x: tensor<4xf32>):
     fabric.yield %x : tensor<4xf32>
   }
   // expected-error @below {{rectangle [1, 3) x [1, 2) of @b overlaps rectangle [0, 2) x [0, 2) of @a}}
-  fabric.kernel @b : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<1, 1, 2, 1> {
+  fabric.kernel @b : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<1, 1, 2, 1> {
   ^bb0(%x: tensor<4xf32>):
     fabric.yield %x : tensor<4xf32>
   }
@@ -59,9 +59,9 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{smear factor 5 exceeds the 4 PEs of its rectangle}}
-  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<0, 0, 2, 2> attributes {smear = 5 : i64} {
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<0, 0, 2, 2> attributes {smear = 5 : i64} {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
   }
@@ -69,7 +69,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{body argument 0 has type 'tensor<8xf32>' but input 0 is 'tensor<4xf32>'}}
   fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> {
   ^bb0(%a: tensor<8xf32>):
@@ -80,7 +80,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> {
   ^bb0(%a: tensor<4xf32>):
     // expected-error @below {{yields 0 values whose types do not match the kernel results}}
@@ -90,21 +90,21 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{rows [2, 6) leave the 4-row fabric}}
   fabric.io @x input west rows 2 to 6 : tensor<8xf32>
 }
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{row range [3, 3) is empty or negative}}
   fabric.io @x input west rows 3 to 3 : tensor<8xf32>
 }
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<8xf32>
   // expected-error @below {{destination @nowhere does not exist}}
   fabric.stream @s @x[0] -> @nowhere[0] : !fabric.wavelets<f32, 8>
@@ -112,7 +112,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<8xf32>
   fabric.io @y output east rows 0 to 1 : tensor<8xf32>
   // expected-error @below {{host input carries 'tensor<8xf32>' but the stream is '!fabric.wavelets<f32, 4>'}}
@@ -121,7 +121,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<8xf32>
   // expected-error @below {{source @y is a host output}}
   fabric.stream @s @y[0] -> @x[0] : !fabric.wavelets<f32, 8>
@@ -130,7 +130,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> {
   ^bb0(%a: tensor<4xf32>):
@@ -142,7 +142,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4, colors = 8>} {
+fabric.program @p attributes {target = #weft.target<4x4, colors = 8>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   // expected-error @below {{color 9 is not routable on this target (colors 0..7)}}
@@ -151,7 +151,7 @@ fabric.program @p attributes {target = #fabric.target<4x4, colors = 8>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -163,7 +163,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -175,7 +175,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -193,7 +193,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -205,7 +205,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4> {color = #fabric.color<1>}
@@ -216,7 +216,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   // expected-error @below {{routes @x, which is not a stream}}
   fabric.route @x {
@@ -225,7 +225,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   // expected-error @below {{marks @x, which is not a kernel}}
   fabric.checkpoint @x save
@@ -233,14 +233,14 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{layout of 8 parts for 4 elements}}
   fabric.redistribute @r : !fabric.wavelets<f32, 4> from #fabric.layout<row_chunks, 8> to #fabric.layout<col_chunks, 2>
 }
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.route @s {
     // expected-error @below {{unknown router port 'up'}}
     fabric.switch (0, 0) from [up] to [east]
@@ -249,7 +249,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{tile size 0 is below 1}}
   fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> attributes {tile = array<i64: 4, 0>} {
   ^bb0(%a: tensor<4xf32>):
@@ -259,21 +259,21 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{host tensor 'tensor<?x4xf32>' has a dynamic shape}}
   fabric.io @x input west rows 0 to 1 : tensor<?x4xf32>
 }
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{redistribution rectangle [3, 5) x [0, 1) leaves the 4x4 fabric}}
-  fabric.redistribute @r : !fabric.wavelets<f32, 4> at #fabric.rect<3, 0, 2, 1> from #fabric.layout<row_chunks, 1> to #fabric.layout<col_chunks, 2>
+  fabric.redistribute @r : !fabric.wavelets<f32, 4> at #weft.rect<3, 0, 2, 1> from #fabric.layout<row_chunks, 1> to #fabric.layout<col_chunks, 2>
 }
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -284,8 +284,8 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
-  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<0, 0, 2, 2> {
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<0, 0, 2, 2> {
   ^bb0(%v: tensor<1x4xf32>):
     fabric.yield %v : tensor<1x4xf32>
   }
@@ -304,21 +304,21 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // A redistribution may lie on a kernel's PEs (it uses their routers and
 // spare microthreads), but not on another redistribution's.
-fabric.program @p attributes {target = #fabric.target<4x4>} {
-  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Copy"> at #fabric.rect<0, 0, 2, 2> {
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<0, 0, 2, 2> {
   ^bb0(%v: tensor<1x4xf32>):
     fabric.yield %v : tensor<1x4xf32>
   }
-  fabric.redistribute @r1 : !fabric.wavelets<f32, 4> at #fabric.rect<0, 0, 2, 2>
+  fabric.redistribute @r1 : !fabric.wavelets<f32, 4> at #weft.rect<0, 0, 2, 2>
       from #fabric.layout<row_chunks, 2> to #fabric.layout<col_chunks, 2>
   // expected-error @below {{rectangle [1, 3) x [1, 3) of @r2 overlaps rectangle [0, 2) x [0, 2) of @r1}}
-  fabric.redistribute @r2 : !fabric.wavelets<f32, 4> at #fabric.rect<1, 1, 2, 2>
+  fabric.redistribute @r2 : !fabric.wavelets<f32, 4> at #weft.rect<1, 1, 2, 2>
       from #fabric.layout<row_chunks, 2> to #fabric.layout<col_chunks, 2>
 }
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -332,7 +332,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @p attributes {target = #fabric.target<4x4>} {
+fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @s @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
@@ -346,7 +346,7 @@ fabric.program @p attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @scheme_streams attributes {target = #fabric.target<4x4>} {
+fabric.program @scheme_streams attributes {target = #weft.target<4x4>} {
   // expected-error @below {{takes 1 inputs but its scheme (join add) consumes 2}}
   fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.join<op = add> {
   ^bb0(%a: tensor<4xf32>):
@@ -356,7 +356,7 @@ fabric.program @scheme_streams attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @dense_weights attributes {target = #fabric.target<4x4>} {
+fabric.program @dense_weights attributes {target = #weft.target<4x4>} {
   // expected-error @below {{weights must be tensor<4x2xf32>, not 'tensor<2x4xf32>'}}
   fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<2x4xf32>> {
   ^bb0(%a: tensor<1x4xf32>):
@@ -367,7 +367,7 @@ fabric.program @dense_weights attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @expr_order attributes {target = #fabric.target<4x4>} {
+fabric.program @expr_order attributes {target = #weft.target<4x4>} {
   // expected-error @below {{expression node 1 (mul) reads a node that is not before it}}
   fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.expression<nodes = [#fabric.node<kind = mul, a = 0, b = 1>]> {
   ^bb0(%a: tensor<4xf32>):

@@ -6,15 +6,15 @@
 // checkpoint markers.
 
 // CHECK-LABEL: fabric.program @mlp
-// CHECK-SAME: target = #fabric.target<8x4, mem = 49152, colors = 24, rq = 2, cq = 8>
-fabric.program @mlp attributes {target = #fabric.target<8x4>} {
+// CHECK-SAME: target = #weft.target<8x4, mem = 49152, colors = 24, rq = 2, cq = 8>
+fabric.program @mlp attributes {target = #weft.target<8x4>} {
   // CHECK: fabric.io @x input west rows 0 to 4 : tensor<1x64xf32>
   fabric.io @x input west rows 0 to 4 : tensor<1x64xf32>
   // CHECK: fabric.io @y output east rows 0 to 1 : tensor<1x10xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x10xf32>
 
   // CHECK: fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme {{.*}} at <0, 0, 4, 4> attributes {smear = 2 : i64, tile = array<i64: 16>}
-  fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme #fabric.dense<fan_in = 64, neurons = 32, weights = dense<1.0> : tensor<64x32xf32>> at #fabric.rect<0, 0, 4, 4>
+  fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme #fabric.dense<fan_in = 64, neurons = 32, weights = dense<1.0> : tensor<64x32xf32>> at #weft.rect<0, 0, 4, 4>
       attributes {smear = 2 : i64, tile = array<i64: 16>} {
   ^bb0(%in: tensor<1x64xf32>):
     // CHECK: linalg.matmul
@@ -36,7 +36,7 @@ fabric.program @mlp attributes {target = #fabric.target<8x4>} {
   }
 
   // CHECK: fabric.redistribute @r1 : !fabric.wavelets<f32, 32> at <4, 0, 1, 4> from <row_chunks, 4> to <col_chunks, 2>
-  fabric.redistribute @r1 : !fabric.wavelets<f32, 32> at #fabric.rect<4, 0, 1, 4>
+  fabric.redistribute @r1 : !fabric.wavelets<f32, 32> at #weft.rect<4, 0, 1, 4>
       from #fabric.layout<row_chunks, 4> to #fabric.layout<col_chunks, 2>
 
   // CHECK: fabric.stream @s0 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 64> {color = #fabric.color<1>}

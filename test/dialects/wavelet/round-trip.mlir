@@ -1,5 +1,6 @@
 // RUN: weft-opt %s --verify-roundtrip | FileCheck %s
 // RUN: weft-opt %s --mlir-print-op-generic | weft-opt | FileCheck %s
+// RUN: weft-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
 
 // A row of four PEs that receive a 64-element vector from the west edge,
 // scale it by a per-PE weight vector, and pass partial sums east, ending in
@@ -7,13 +8,13 @@
 
 // CHECK: #[[MAP:.+]] = affine_map<(d0, d1) -> (d0 * 64)>
 // CHECK-LABEL: wavelet.program @row
-wavelet.program @row attributes {target = #fabric.target<5x1>} {
+wavelet.program @row attributes {target = #weft.target<5x1>} {
   // CHECK: wavelet.io @x input west rows 0 to 1 color 1 "dense32" : tensor<64xf32>
   wavelet.io @x input west rows 0 to 1 color 1 "dense32" : tensor<64xf32>
   wavelet.io @y output east rows 0 to 1 color 2 "dense32" : tensor<64xf32>
 
   // CHECK: wavelet.pe_group @mac at <0, 0, 4, 1> {
-  wavelet.pe_group @mac at #fabric.rect<0, 0, 4, 1> {
+  wavelet.pe_group @mac at #weft.rect<0, 0, 4, 1> {
     // CHECK-NEXT: wavelet.param gpr 5 = #[[MAP]]
     wavelet.param gpr 5 = affine_map<(x, y) -> (x * 64)>
     // CHECK-NEXT: wavelet.route color 1 from [west] to [east, ramp]
@@ -47,6 +48,7 @@ wavelet.program @row attributes {target = #fabric.target<5x1>} {
       // CHECK: wavelet.label "loop"
       wavelet.label "loop"
       // CHECK-NEXT: wavelet.inst fmac dsr 1, s1dsr 1
+      // GENERIC: "wavelet.inst"() <{args = [#wavelet.operand<dsr, 1>, #wavelet.operand<s1dsr, 1>], opcode = #wavelet<opcode fmac>}>
       wavelet.inst fmac dsr 1, s1dsr 1
       // CHECK-NEXT: wavelet.inst fmax dsr 1, imm zero
       wavelet.inst fmax dsr 1, imm zero

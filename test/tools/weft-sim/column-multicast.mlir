@@ -14,7 +14,7 @@
 // Y0: 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26
 // Y3: EXACT 16 elements
 
-wavelet.program @column attributes {target = #fabric.target<1x4>} {
+wavelet.program @column attributes {target = #weft.target<1x4>} {
   wavelet.io @x input west rows 0 to 1 color 1 "dense32" : tensor<16xf32>
   wavelet.io @y0 output east rows 0 to 1 color 2 "dense32" : tensor<16xf32>
   wavelet.io @y1 output east rows 1 to 2 color 2 "dense32" : tensor<16xf32>
@@ -35,7 +35,7 @@ wavelet.program @column attributes {target = #fabric.target<1x4>} {
       wavelet.inst fadd dsr 0, s1dsr 0 term
     }
   }
-  wavelet.pe_group @middle at #fabric.rect<0, 1, 1, 2> {
+  wavelet.pe_group @middle at #weft.rect<0, 1, 1, 2> {
     wavelet.route color 1 from [north] to [ramp, south]
     wavelet.route color 2 from [ramp] to [east]
     wavelet.segment @k at 2048 per_pe = dense<[[[2.0]], [[3.0]]]> : tensor<2x1x1xf32>

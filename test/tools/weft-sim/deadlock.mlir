@@ -15,7 +15,7 @@
 // CHECK-NEXT: PE (1, 0): task 32 at slot 322 executing mov32 at element 8 of 16, waiting: fabric input empty (color 1)
 // LIMIT: weft-sim: error: the run reached the cycle limit of 5 cycles
 
-wavelet.program @stuck attributes {target = #fabric.target<2x1>} {
+wavelet.program @stuck attributes {target = #weft.target<2x1>} {
   wavelet.io @x input west rows 0 to 1 color 1 "dense32" : tensor<8xf32>
   wavelet.io @y output east rows 0 to 1 color 2 "dense32" : tensor<16xf32>
   wavelet.pe @relay at (0, 0) {

@@ -25,7 +25,7 @@
 // STATS: "picks": 2,
 // STATS: "picks": 2,
 
-wavelet.program @chain attributes {target = #fabric.target<4x1>} {
+wavelet.program @chain attributes {target = #weft.target<4x1>} {
   wavelet.io @sum output east rows 0 to 1 color 1 "dense32" : tensor<8xf32>
 
   wavelet.pe @first at (0, 0) {

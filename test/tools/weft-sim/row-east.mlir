@@ -36,10 +36,10 @@
 // STATS: "router_queue_high": 1
 // SAMPLES: weft-sim: done in 102 cycles
 
-wavelet.program @row attributes {target = #fabric.target<6x1>} {
+wavelet.program @row attributes {target = #weft.target<6x1>} {
   wavelet.io @x input west rows 0 to 1 color 1 "dense32" : tensor<32xf32>
   wavelet.io @y output east rows 0 to 1 color 1 "dense32" : tensor<32xf32>
-  wavelet.pe_group @relay at #fabric.rect<0, 0, 6, 1> {
+  wavelet.pe_group @relay at #weft.rect<0, 0, 6, 1> {
     wavelet.route color 1 from [west] to [east]
   }
 }

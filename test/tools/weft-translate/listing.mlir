@@ -4,9 +4,9 @@
 // Every instruction is encoded with the machine model and decoded back; the
 // words below pin the documented bit layouts (docs/architecture.md).
 
-wavelet.program @enc attributes {target = #fabric.target<2x2>} {
+wavelet.program @enc attributes {target = #weft.target<2x2>} {
   // CHECK-LABEL: pe g
-  wavelet.pe_group @g at #fabric.rect<0, 0, 2, 1> {
+  wavelet.pe_group @g at #weft.rect<0, 0, 2, 1> {
     wavelet.dsd @acc at 1024 mem1d {length = 8, base = 2048}
     // CHECK: task t local 33
     wavelet.task @t local 33 {

@@ -10,8 +10,8 @@
 // as two PEs; a 1x1 pe_group stays a group and a pe stays a pe.
 
 // CHECK-LABEL: wavelet.program @twins
-// CHECK-SAME: target = #fabric.target<3x1, mem = 4096, colors = 4, rq = 2, cq = 8>
-wavelet.program @twins attributes {target = #fabric.target<3x1, mem = 4096, colors = 4>} {
+// CHECK-SAME: target = #weft.target<3x1, mem = 4096, colors = 4, rq = 2, cq = 8>
+wavelet.program @twins attributes {target = #weft.target<3x1, mem = 4096, colors = 4>} {
   // CHECK: wavelet.io @i input west rows 0 to 1 color 0 "sparse16" : tensor<3x5xi16>
   wavelet.io @i input west rows 0 to 1 color 0 "sparse16" : tensor<3x5xi16>
   // CHECK: wavelet.io @o output east rows 0 to 1 color 3 "dense32" : tensor<2xi32>
@@ -32,7 +32,7 @@ wavelet.program @twins attributes {target = #fabric.target<3x1, mem = 4096, colo
   // CHECK-NEXT: wavelet.route color 0 from [west] to [east, ramp]
   // CHECK-NEXT: wavelet.segment @k at 700 = dense_resource<k_1> : tensor<2xi32>
   // CHECK-NEXT: wavelet.task @t data 0 {
-  wavelet.pe_group @b at #fabric.rect<1, 0, 1, 1> {
+  wavelet.pe_group @b at #weft.rect<1, 0, 1, 1> {
     wavelet.route color 0 from [west] to [east, ramp]
     wavelet.segment @k at 700 = dense<[65537, -1]> : tensor<2xi32>
     wavelet.task @t data 0 {

@@ -19,14 +19,14 @@
 // CHECK-DAG: #[[MAP5:.+]] = affine_map<(d0, d1) -> (d0 * 64 - d1 + 3)>
 // CHECK-LABEL: wavelet.program @mixed
 // CHECK-SAME: layers = ["conv", "fc"]
-wavelet.program @mixed attributes {target = #fabric.target<6x2, mem = 16384, colors = 8>, layers = ["conv", "fc"]} {
+wavelet.program @mixed attributes {target = #weft.target<6x2, mem = 16384, colors = 8>, layers = ["conv", "fc"]} {
   // CHECK: wavelet.io @x input west rows 0 to 2 color 1 "dense32" : tensor<2x64xf32>
   wavelet.io @x input west rows 0 to 2 color 1 "dense32" : tensor<2x64xf32>
   // CHECK: wavelet.io @y output east rows 1 to 2 color 2 "dense16x2" : tensor<7xf16>
   wavelet.io @y output east rows 1 to 2 color 2 "dense16x2" : tensor<7xf16>
 
   // CHECK: wavelet.pe_group @row at <0, 0, 4, 2> attributes {layer = "conv"} {
-  wavelet.pe_group @row at #fabric.rect<0, 0, 4, 2> attributes {layer = "conv"} {
+  wavelet.pe_group @row at #weft.rect<0, 0, 4, 2> attributes {layer = "conv"} {
     // CHECK-NEXT: wavelet.param gpr 4 = #[[MAP4]]
     // CHECK-NEXT: wavelet.param gpr 5 = #[[MAP5]]
     wavelet.param gpr 5 = affine_map<(x, y) -> (x * 64 - y + 3)>
@@ -107,7 +107,7 @@ wavelet.program @mixed attributes {target = #fabric.target<6x2, mem = 16384, col
     wavelet.route color 2 from [west] to [east]
   }
   // CHECK: wavelet.pe_group @lone at <4, 0, 1, 1> {
-  wavelet.pe_group @lone at #fabric.rect<4, 0, 1, 1> {
+  wavelet.pe_group @lone at #weft.rect<4, 0, 1, 1> {
     wavelet.route color 3 from [south] to [ramp]
   }
 }
