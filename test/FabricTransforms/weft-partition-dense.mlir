@@ -142,7 +142,7 @@ module {
 // CHECK: fabric.kernel @fc2 : {{.*}} at <[[#SX]], 0, [[#RX]], [[#RX]]>
 // CHECK: fabric.kernel @res : {{.*}} scheme #fabric.join<op = add, buffered = 1, fifo = {{[1-9][0-9]*}}> at <[[#SX+RX]], 0, 1, [[#RX]]>
 #map = affine_map<(d0, d1) -> (d0, d1)>
-fabric.program @main_graph attributes {target = #fabric.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+fabric.program @main_graph attributes {target = #weft.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
   fabric.io @x  input  west rows 0 to 1 : tensor<1x2xf32>
   fabric.io @y  output  east rows 0 to 1 : tensor<1x2xf32>
   fabric.io @h  output  east rows 0 to 1 : tensor<1x2xf32>

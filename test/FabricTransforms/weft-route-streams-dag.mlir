@@ -27,7 +27,7 @@
 // CHECK-NEXT: fabric.switch (5, 1) from [west] to [east]
 // CHECK-NEXT: }
 #map = affine_map<(d0, d1) -> (d0, d1)>
-fabric.program @main_graph attributes {target = #fabric.target<6x4, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+fabric.program @main_graph attributes {target = #weft.target<6x4, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
   fabric.io @x  input  west rows 0 to 2 : tensor<1x2xf32>
   fabric.io @y  output  east rows 0 to 2 : tensor<1x2xf32>
   fabric.io @h  output  east rows 0 to 2 : tensor<1x2xf32>

@@ -41,7 +41,7 @@ def ConvertToFabric : Pass<"weft-convert-to-fabric", "mlir::ModuleOp"> {
     func.func @main_graph(%x: tensor<4x64xf32> {onnx.name = "x"})
         -> (tensor<4x32xf32> {onnx.name = "y"}) { ... }
     // becomes
-    fabric.program @main_graph {target = #fabric.target<16x16>, weft.batch = 4 : i64} {
+    fabric.program @main_graph {target = #weft.target<16x16>, weft.batch = 4 : i64} {
       fabric.io @x input west rows 0 to 1 : tensor<1x64xf32>
       fabric.io @y output east rows 0 to 1 : tensor<1x32xf32>
       fabric.kernel @fc : (tensor<1x64xf32>) -> tensor<1x32xf32> { ... }

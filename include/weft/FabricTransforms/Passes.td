@@ -35,7 +35,7 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     Example:
     ```mlir
     fabric.kernel @fc : (tensor<1x784xf32>) -> tensor<1x256xf32>
-        at #fabric.rect<0, 0, 4, 16> attributes {smear = 4 : i64,
+        at #weft.rect<0, 0, 4, 16> attributes {smear = 4 : i64,
         weft.precision = "fp32", weft.predicted_cycles = 1234 : i64} {...}
     ```
   }];

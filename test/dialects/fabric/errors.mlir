@@ -377,7 +377,7 @@ fabric.program @expr_order attributes {target = #weft.target<4x4>} {
 
 // -----
 
-fabric.program @dst_twice attributes {target = #fabric.target<4x4>} {
+fabric.program @dst_twice attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   // expected-error @below {{names destination @y[0] twice}}
@@ -386,7 +386,7 @@ fabric.program @dst_twice attributes {target = #fabric.target<4x4>} {
 
 // -----
 
-fabric.program @join_fifo attributes {target = #fabric.target<4x4>} {
+fabric.program @join_fifo attributes {target = #weft.target<4x4>} {
   // expected-error @below {{a join that buffers an input has a FIFO of at least one sample, and only then; got buffered = 1, fifo = 0}}
   fabric.kernel @k : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> scheme #fabric.join<op = add, buffered = 1> {
   ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):

@@ -78,7 +78,7 @@ fabric.program @mlp attributes {target = #weft.target<8x4>} {
 // CHECK-LABEL: fabric.program @dag
 // CHECK: fabric.kernel @res : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.join<op = add, buffered = 1, fifo = 2>
 // CHECK: fabric.stream @x_fork @x[0] -> @neg[0], @res[1] : !fabric.wavelets<f32, 4>
-fabric.program @dag attributes {target = #fabric.target<4x4>} {
+fabric.program @dag attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   fabric.kernel @neg : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Neg"> {

@@ -26,10 +26,10 @@
 // RUN: not weft-sim %t/many.wfb --input x=%t/x.npy 2>&1 | FileCheck %s --check-prefix=MANY
 // MANY: error: {{.*}}many.wfb: the program places code on 400000000 PEs, whose state needs {{[0-9]+}} GiB; this machine has {{[0-9]+}} GiB
 
-wavelet.program @corner attributes {target = #fabric.target<65535x65535>} {
+wavelet.program @corner attributes {target = #weft.target<65535x65535>} {
   wavelet.io @x input east rows 65534 to 65535 color 1 "dense32" : tensor<32xf32>
   wavelet.io @y output east rows 65534 to 65535 color 1 "dense32" : tensor<32xf32>
-  wavelet.pe_group @bounce at #fabric.rect<65534, 65534, 1, 1> {
+  wavelet.pe_group @bounce at #weft.rect<65534, 65534, 1, 1> {
     wavelet.route color 1 from [east] to [east]
   }
 }
