@@ -130,7 +130,7 @@ seededInputs(const binary::Program &p, uint64_t samples) {
       continue;
     std::vector<uint8_t> &b = inputs[io.name];
     b.assign(io.numBytes() * samples, 0x3f);
-    if (io.dtype == target::ElemType::F32)
+    if (io.dtype == machine::ElemType::F32)
       for (size_t i = 0; i + 4 <= b.size(); i += 4) {
         uint32_t v = (rng() & 0x807fffffu) | (uint32_t(125 + rng() % 3) << 23);
         for (unsigned k = 0; k < 4; ++k)

@@ -8,7 +8,7 @@
 #define WEFT_DIALECTS_COMMON_WEFTATTRS_H
 
 #include "common/WeftDialect.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/Target.h"
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -34,7 +34,7 @@ std::string dirSetString(unsigned set);
 
 /// The target of the nearest enclosing op that carries a `target` attribute
 /// (fabric.program or wavelet.program), if any.
-std::optional<weft::target::Target> getEnclosingTarget(mlir::Operation *op);
+std::optional<weft::machine::Target> getEnclosingTarget(mlir::Operation *op);
 
 } // namespace weft::common
 

@@ -50,7 +50,7 @@ def Weft_PortDirAttr : EnumAttr<Weft_Dialect, Weft_PortDir, "port">;
 def Weft_TargetAttr : Weft_Attr<"Target", "target"> {
   let summary = "The fabric a program is compiled for";
   let description = [{
-    The parameters of `weft::target::TargetConfig`: the grid, memory per PE in
+    The parameters of `weft::machine::TargetConfig`: the grid, memory per PE in
     bytes, routable colors and the router and CE queue depths. Omitted keys
     take the defaults of docs/architecture.md.
 
@@ -66,10 +66,10 @@ def Weft_TargetAttr : Weft_Attr<"Target", "target"> {
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The machine model this attribute describes (verified to exist).
-    ::weft::target::Target getModel() const;
+    ::weft::machine::Target getModel() const;
     /// Builds the attribute from a machine configuration.
     static TargetAttr get(::mlir::MLIRContext *ctx,
-                          const ::weft::target::TargetConfig &config);
+                          const ::weft::machine::TargetConfig &config);
   }];
 }
 
@@ -99,7 +99,7 @@ def Weft_RectAttr : Weft_Attr<"Rect", "rect"> {
              o.getY() < getY() + getHeight();
     }
     /// Whether the rectangle lies inside the grid of `t`.
-    bool fits(const ::weft::target::Target &t) const {
+    bool fits(const ::weft::machine::Target &t) const {
       return t.contains(getX(), getY()) &&
              t.contains(getX() + getWidth() - 1, getY() + getHeight() - 1);
     }

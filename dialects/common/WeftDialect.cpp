@@ -31,10 +31,10 @@ void WeftDialect::initialize() {
 // TargetAttr
 //===----------------------------------------------------------------------===//
 
-static weft::target::TargetConfig toConfig(unsigned w, unsigned h, unsigned mem,
+static weft::machine::TargetConfig toConfig(unsigned w, unsigned h, unsigned mem,
                                            unsigned colors, unsigned rq,
                                            unsigned cq) {
-  weft::target::TargetConfig c;
+  weft::machine::TargetConfig c;
   c.width = w;
   c.height = h;
   c.memoryBytes = mem;
@@ -50,7 +50,7 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  unsigned routerQueueDepth,
                                  unsigned ceQueueDepth) {
   std::string err;
-  if (!weft::target::Target::create(toConfig(width, height, memoryBytes,
+  if (!weft::machine::Target::create(toConfig(width, height, memoryBytes,
                                              routableColors, routerQueueDepth,
                                              ceQueueDepth),
                                     &err))
@@ -58,15 +58,15 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-weft::target::Target TargetAttr::getModel() const {
+weft::machine::Target TargetAttr::getModel() const {
   // The attribute was verified on creation, so the model exists.
-  return *weft::target::Target::create(
+  return *weft::machine::Target::create(
       toConfig(getWidth(), getHeight(), getMemoryBytes(), getRoutableColors(),
                getRouterQueueDepth(), getCeQueueDepth()));
 }
 
 TargetAttr TargetAttr::get(MLIRContext *ctx,
-                           const weft::target::TargetConfig &c) {
+                           const weft::machine::TargetConfig &c) {
   return get(ctx, c.width, c.height, c.memoryBytes, c.routableColors,
              c.routerQueueDepth, c.ceQueueDepth);
 }
@@ -96,8 +96,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   if (parser.parseGreater())
     return {};
   std::string err;
-  std::optional<weft::target::Target> t =
-      weft::target::Target::parse(text, &err);
+  std::optional<weft::machine::Target> t =
+      weft::machine::Target::parse(text, &err);
   if (!t) {
     parser.emitError(loc, "invalid target: ") << err;
     return {};
@@ -141,13 +141,13 @@ std::string weft::common::rectString(RectAttr r) {
 std::string weft::common::dirSetString(unsigned set) {
   std::string s = "[";
   bool first = true;
-  for (unsigned d = 0; d < weft::target::kNumDirs; ++d) {
+  for (unsigned d = 0; d < weft::machine::kNumDirs; ++d) {
     if (!(set & (1u << d)))
       continue;
     if (!first)
       s += ", ";
     first = false;
-    s += weft::target::dirName(weft::target::Dir(d));
+    s += weft::machine::dirName(weft::machine::Dir(d));
   }
   return s + "]";
 }
@@ -163,7 +163,7 @@ ParseResult weft::common::parseDirSet(OpAsmParser &parser, IntegerAttr &set) {
     SMLoc loc = parser.getCurrentLocation();
     if (parser.parseKeyword(&name))
       return failure();
-    std::optional<weft::target::Dir> d = weft::target::parseDir(name.str());
+    std::optional<weft::machine::Dir> d = weft::machine::parseDir(name.str());
     if (!d)
       return parser.emitError(loc, "unknown router port '")
              << name << "' (north, east, south, west, ramp)";
@@ -179,7 +179,7 @@ ParseResult weft::common::parseDirSet(OpAsmParser &parser, IntegerAttr &set) {
   return success();
 }
 
-std::optional<weft::target::Target>
+std::optional<weft::machine::Target>
 weft::common::getEnclosingTarget(Operation *op) {
   for (Operation *p = op; p; p = p->getParentOp())
     if (auto t = p->getAttrOfType<TargetAttr>("target"))

@@ -9,7 +9,7 @@
 
 #include "common/WeftAttrs.h"
 #include "fabric/FabricDialect.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/Target.h"
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -45,10 +45,10 @@ void FabricDialect::initialize() {
 
 LogicalResult ColorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 unsigned value) {
-  if (value >= weft::target::Arch::kFabricColors)
+  if (value >= weft::machine::Arch::kFabricColors)
     return emitError() << "color " << value
                        << " does not fit the 5-bit color field (0.."
-                       << weft::target::Arch::kFabricColors - 1 << ")";
+                       << weft::machine::Arch::kFabricColors - 1 << ")";
   return success();
 }
 

@@ -17,7 +17,7 @@ using namespace mlir;
 using namespace weft::fabric;
 // The shared vocabulary: target, rectangles, ports and the DirSet directive.
 using namespace weft::common;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 /// `@a[0], @b[1]`: a stream's destinations and their ports.
 static ParseResult parseDests(OpAsmParser &parser, ArrayAttr &dsts,

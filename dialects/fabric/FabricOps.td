@@ -43,7 +43,7 @@ def Fabric_ProgramOp : Fabric_Op<"program", [
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
-    ::weft::target::Target getModel() { return getTarget().getModel(); }
+    ::weft::machine::Target getModel() { return getTarget().getModel(); }
   }];
 }
 

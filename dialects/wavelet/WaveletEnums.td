@@ -84,9 +84,9 @@ def Wavelet_Opcode : I32EnumAttr<"Opcode", "a machine opcode", [
     I32EnumAttrCase<"UNBLOCK", 66, "unblock">,
     I32EnumAttrCase<"ACTIVATE", 67, "activate">,
     I32EnumAttrCase<"DEACTIVATE", 68, "deactivate">]> {
-  // The rows of WEFT_ISA_OPCODES in include/weft/Target/ISA.h, in its order
+  // The rows of WEFT_ISA_OPCODES in include/weft/Machine/ISA.h, in its order
   // and with its enumerator names, so a wavelet::Opcode converts to a
-  // weft::target::Opcode by value. WaveletOps.cpp checks at compile time that
+  // weft::machine::Opcode by value. WaveletOps.cpp checks at compile time that
   // every row has its case with the same value and that there are no others;
   // the unit tests check the mnemonics.
   let cppNamespace = "::weft::wavelet";
@@ -99,7 +99,7 @@ def Wavelet_OperandKind : I32EnumAttr<"OperandKind",
     I32EnumAttrCase<"s0dsr", 3>, I32EnumAttrCase<"s1dsr", 4>,
     I32EnumAttrCase<"gpr", 5>, I32EnumAttrCase<"imm", 6>,
     I32EnumAttrCase<"lit", 7>, I32EnumAttrCase<"all", 8>]> {
-  // dsr..imm have the values of weft::target::OperandKind; `lit` (a literal:
+  // dsr..imm have the values of weft::machine::OperandKind; `lit` (a literal:
   // the movi/movh immediate, a control instruction's color or task id) and
   // `all` (every color, for control instructions) are fields of the other
   // instruction forms.

@@ -18,7 +18,7 @@ using namespace mlir;
 using namespace weft::wavelet;
 // The shared vocabulary: target, rectangles, ports and the DirSet directive.
 using namespace weft::common;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 #include "wavelet/WaveletEnums.cpp.inc"
 

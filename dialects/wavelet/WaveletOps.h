@@ -9,8 +9,8 @@
 
 #include "common/WeftAttrs.h"
 #include "wavelet/WaveletDialect.h"
-#include "weft/Target/DSD.h"
-#include "weft/Target/ISA.h"
+#include "weft/Machine/DSD.h"
+#include "weft/Machine/ISA.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
@@ -31,11 +31,11 @@ namespace weft::wavelet {
 
 /// The machine model's opcode for `op` (the two enums agree by value; see
 /// WaveletOps.cpp).
-inline weft::target::Opcode toTarget(Opcode op) {
-  return weft::target::Opcode(unsigned(op));
+inline weft::machine::Opcode toTarget(Opcode op) {
+  return weft::machine::Opcode(unsigned(op));
 }
 /// The `#wavelet<opcode ...>` case of a machine model opcode.
-inline Opcode toOpcode(weft::target::Opcode op) { return Opcode(unsigned(op)); }
+inline Opcode toOpcode(weft::machine::Opcode op) { return Opcode(unsigned(op)); }
 
 } // namespace weft::wavelet
 

@@ -208,7 +208,7 @@ def Wavelet_DsdOp : Wavelet_Op<"dsd", [Symbol]> {
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The machine-model DSD, or a diagnostic naming the bad field.
-    ::mlir::FailureOr<::weft::target::Dsd> toDsd();
+    ::mlir::FailureOr<::weft::machine::Dsd> toDsd();
   }];
 }
 
@@ -265,7 +265,7 @@ def Wavelet_InstOp : Wavelet_Op<"inst", [HasParent<"TaskOp">]> {
   let summary = "One machine instruction (any opcode but DSR moves and jumps)";
   let description = [{
     `opcode` is a row of the machine model's opcode table (the enum
-    `#wavelet<opcode ...>`, its cases those of `include/weft/Target/ISA.h`);
+    `#wavelet<opcode ...>`, its cases those of `include/weft/Machine/ISA.h`);
     `args` are its operands, typed `#wavelet.operand<kind, value>`
     attributes, written without the attribute syntax:
 
@@ -301,13 +301,13 @@ def Wavelet_InstOp : Wavelet_Op<"inst", [HasParent<"TaskOp">]> {
                    CArg<"bool", "false">:$term)>,
     /// The op of a machine instruction of the vector, unary, compare or
     /// control family, or movi/movh.
-    OpBuilder<(ins "const ::weft::target::Instruction &":$instruction)>,
+    OpBuilder<(ins "const ::weft::machine::Instruction &":$instruction)>,
   ];
   let extraClassDeclaration = [{
     /// The operands (verified to be #wavelet.operand attributes).
     auto getOperandAttrs() { return getArgs().getAsRange<OperandAttr>(); }
     /// The machine instruction, or a diagnostic saying what cannot be encoded.
-    ::mlir::FailureOr<::weft::target::Instruction> toInstruction();
+    ::mlir::FailureOr<::weft::machine::Instruction> toInstruction();
   }];
 }
 

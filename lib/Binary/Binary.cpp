@@ -20,7 +20,7 @@
 #include <sstream>
 
 using namespace weft::binary;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 uint64_t IoStream::numElements() const {
   uint64_t n = 1;

@@ -18,7 +18,7 @@
 #include <sstream>
 
 using namespace weft::binary;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <tuple>
 
-using namespace weft::target;
+using namespace weft::machine;
 
 namespace weft::binary {
 

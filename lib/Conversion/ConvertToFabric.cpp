@@ -766,7 +766,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::string why;
-    std::optional<target::Target> t = target::Target::parse(grid, &why);
+    std::optional<machine::Target> t = machine::Target::parse(grid, &why);
     if (!t) {
       module.emitError() << "bad grid '" << grid << "': " << why;
       return signalPassFailure();
@@ -782,7 +782,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       return signalPassFailure();
   }
 
-  LogicalResult convert(func::FuncOp fn, const target::Target &t) {
+  LogicalResult convert(func::FuncOp fn, const machine::Target &t) {
     FailureOr<Network> net = matchGraph(fn);
     if (failed(net))
       return failure();

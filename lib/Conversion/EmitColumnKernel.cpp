@@ -17,8 +17,8 @@
 #include "WaveletBuilder.h"
 
 #include "weft/Kernels/ColumnSequences.h"
-#include "weft/Target/ISA.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/ISA.h"
+#include "weft/Machine/Target.h"
 
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
@@ -35,7 +35,7 @@
 
 using namespace mlir;
 using namespace weft::conversion::column;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 namespace fab = weft::fabric;
 namespace wv = weft::wavelet;
 

@@ -19,8 +19,8 @@
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
 
-#include "weft/Target/ISA.h"
-#include "weft/Target/Numerics.h"
+#include "weft/Machine/ISA.h"
+#include "weft/Machine/Numerics.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
@@ -28,7 +28,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 using namespace mlir;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 namespace fab = weft::fabric;
 namespace wv = weft::wavelet;
 

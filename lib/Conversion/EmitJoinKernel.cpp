@@ -32,14 +32,14 @@
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
 
-#include "weft/Target/ISA.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/ISA.h"
+#include "weft/Machine/Target.h"
 
 #include <algorithm>
 #include <vector>
 
 using namespace mlir;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 namespace fab = weft::fabric;
 namespace wv = weft::wavelet;
 

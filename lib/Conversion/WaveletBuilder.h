@@ -122,7 +122,7 @@ public:
   wavelet::OperandAttr gpr(int64_t n) {
     return operand(wavelet::OperandKind::gpr, n);
   }
-  wavelet::OperandAttr imm(target::SmallImm v) {
+  wavelet::OperandAttr imm(machine::SmallImm v) {
     return operand(wavelet::OperandKind::imm, int64_t(v));
   }
   wavelet::OperandAttr lit(int64_t v) {

@@ -52,12 +52,12 @@ static wc::NetworkShape shapeOf(const wc::Graph &g) {
 }
 
 /// "WxH" plus the options of `base` (memory, colors, queues).
-static std::optional<target::Target> withSize(const target::Target &base,
+static std::optional<machine::Target> withSize(const machine::Target &base,
                                               int64_t w, int64_t h) {
-  target::TargetConfig c = base.config();
+  machine::TargetConfig c = base.config();
   c.width = unsigned(w);
   c.height = unsigned(h);
-  return target::Target::create(c);
+  return machine::Target::create(c);
 }
 
 namespace {
@@ -82,21 +82,21 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
   }
 
   /// The target to partition for: the program's, or `grid`.
-  FailureOr<target::Target> chooseTarget(wf::ProgramOp program,
+  FailureOr<machine::Target> chooseTarget(wf::ProgramOp program,
                                          const wc::NetworkShape &net,
                                          wc::Precision p) {
-    target::Target t = program.getModel();
+    machine::Target t = program.getModel();
     if (grid.empty())
       return t;
     std::string why;
     if (grid != "auto") {
-      std::optional<target::Target> g = target::Target::parse(grid, &why);
+      std::optional<machine::Target> g = machine::Target::parse(grid, &why);
       if (!g)
         return program.emitError() << "bad grid '" << grid << "': " << why;
       return *g;
     }
-    std::optional<target::Target> largest =
-        target::Target::parse(maxGrid, &why);
+    std::optional<machine::Target> largest =
+        machine::Target::parse(maxGrid, &why);
     if (!largest)
       return program.emitError() << "bad max-grid '" << maxGrid << "': " << why;
     std::optional<wc::GridChoice> choice =
@@ -105,7 +105,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       return program.emitOpError()
              << "does not fit any fabric up to " << largest->width() << "x"
              << largest->height() << ": " << why;
-    std::optional<target::Target> chosen =
+    std::optional<machine::Target> chosen =
         withSize(*largest, choice->width, choice->height);
     if (!chosen)
       return program.emitOpError() << "grid auto chose an invalid fabric";
@@ -131,7 +131,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
   /// result is complete). Recorded in the join's scheme, with the cycles
   /// the chosen plan predicts.
   void decideJoins(wc::Graph &graph, const wc::ChainMapping &mapping,
-                   const target::Target &t) {
+                   const machine::Target &t) {
     // (The kernels' predicted cycles are set: the latencies read them.)
     std::vector<int64_t> latency = wc::streamLatencies(graph);
     for (auto [st, placed] : llvm::zip(graph.stages, mapping.kernels)) {
@@ -164,7 +164,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     if (graph->stages.empty())
       return success();
     wc::NetworkShape net = shapeOf(*graph);
-    FailureOr<target::Target> t = chooseTarget(program, net, p);
+    FailureOr<machine::Target> t = chooseTarget(program, net, p);
     if (failed(t))
       return failure();
     MLIRContext *ctx = program.getContext();

@@ -26,7 +26,7 @@
 #include "weft/Kernels/ChainPartition.h"
 
 #include "weft/Kernels/JoinKernel.h"
-#include "weft/Target/ISA.h"
+#include "weft/Machine/ISA.h"
 
 #include <algorithm>
 #include <cmath>
@@ -408,7 +408,7 @@ int64_t bestBottleneck(Bottleneck &g, const Shape &shape, int64_t H,
 }
 
 std::vector<LayerTable> tabulateChain(const std::vector<ChainLayer> &chain,
-                                      Precision p, const target::Target &t) {
+                                      Precision p, const machine::Target &t) {
   std::vector<LayerTable> tables;
   for (const ChainLayer &l : chain)
     tables.push_back(
@@ -430,7 +430,7 @@ std::string describe(const ChainLayer &l) {
 std::string whyNothingFits(const NetworkShape &net,
                            const std::vector<LayerTable> &tables,
                            const Shape &shape, Precision p,
-                           const target::Target &t) {
+                           const machine::Target &t) {
   int64_t H = t.height(), W = t.width();
   for (size_t l = 0; l < net.layers.size(); ++l) {
     const ChainLayer &layer = net.layers[l].layer;
@@ -473,7 +473,7 @@ std::string whyNothingFits(const NetworkShape &net,
 }
 
 std::vector<LayerTable> tabulateNetwork(const NetworkShape &net, Precision p,
-                                        const target::Target &t) {
+                                        const machine::Target &t) {
   std::vector<LayerTable> tables;
   for (const NetworkLayer &l : net.layers)
     tables.push_back(
@@ -526,7 +526,7 @@ NetworkShape NetworkShape::chain(const std::vector<ChainLayer> &chain) {
 
 std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,
                                              Precision precision,
-                                             const target::Target &target,
+                                             const machine::Target &target,
                                              std::string &why) {
   if (net.layers.empty()) {
     why = "the network has no kernels";
@@ -548,7 +548,7 @@ std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,
 
 std::optional<ChainMapping> partitionChain(const std::vector<ChainLayer> &chain,
                                            Precision precision,
-                                           const target::Target &target,
+                                           const machine::Target &target,
                                            std::string &why) {
   return partitionNetwork(NetworkShape::chain(chain), precision, target, why);
 }
@@ -576,7 +576,7 @@ std::vector<int64_t> candidateGridSizes(int64_t max) {
 
 std::optional<GridChoice> chooseGrid(const std::vector<ChainLayer> &chain,
                                      Precision precision,
-                                     const target::Target &largest,
+                                     const machine::Target &largest,
                                      double tolerance, std::string &why) {
   return chooseGrid(NetworkShape::chain(chain), precision, largest, tolerance,
                     why);
@@ -584,7 +584,7 @@ std::optional<GridChoice> chooseGrid(const std::vector<ChainLayer> &chain,
 
 std::optional<GridChoice> chooseGrid(const NetworkShape &net,
                                      Precision precision,
-                                     const target::Target &largest,
+                                     const machine::Target &largest,
                                      double tolerance, std::string &why) {
   if (net.layers.empty()) {
     why = "the network has no kernels";
@@ -595,7 +595,7 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
   std::vector<LayerTable> tables = tabulateNetwork(net, precision, largest);
   Shape shape(net);
   double macs = double(networkMacsPerSample(net));
-  double peak = target::peakMacsPerCycle(precision == Precision::Mixed);
+  double peak = machine::peakMacsPerCycle(precision == Precision::Mixed);
   std::vector<int64_t> widths = candidateGridSizes(largest.width());
   std::vector<int64_t> heights = candidateGridSizes(largest.height());
   int64_t maxW = largest.width();

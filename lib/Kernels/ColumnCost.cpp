@@ -13,12 +13,12 @@
 #include "weft/Kernels/ColumnKernel.h"
 
 #include "weft/Kernels/ColumnSequences.h"
-#include "weft/Target/ISA.h"
+#include "weft/Machine/ISA.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 namespace weft::conversion {
 

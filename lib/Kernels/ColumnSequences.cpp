@@ -13,13 +13,13 @@
 #include "weft/Kernels/ColumnSequences.h"
 
 #include "weft/Kernels/Expression.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/Target.h"
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 namespace weft::conversion::column {
 

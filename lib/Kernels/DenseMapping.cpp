@@ -6,11 +6,11 @@
 
 #include "weft/Kernels/DenseMapping.h"
 
-#include "weft/Target/ISA.h"
+#include "weft/Machine/ISA.h"
 
 #include <algorithm>
 
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 namespace weft::conversion {
 

@@ -18,7 +18,7 @@
 #include <cstring>
 #include <set>
 
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 namespace weft::conversion::column {
 

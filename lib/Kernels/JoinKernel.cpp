@@ -13,13 +13,13 @@
 
 #include "weft/Kernels/ColumnSequences.h"
 
-#include "weft/Target/ISA.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/ISA.h"
+#include "weft/Machine/Target.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 namespace weft::conversion {
 

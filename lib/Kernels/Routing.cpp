@@ -10,8 +10,8 @@
 
 namespace weft::conversion {
 
-using target::Dir;
-using target::dirBit;
+using machine::Dir;
+using machine::dirBit;
 
 void RoutePlan::add(int64_t x, int64_t y, DirSet in, DirSet out) {
   Switch &s = switches[{x, y}];

@@ -6,7 +6,7 @@
 
 #include "weft/Reference/Compare.h"
 
-#include "weft/Target/Numerics.h"
+#include "weft/Machine/Numerics.h"
 
 #include <cmath>
 #include <cstring>
@@ -40,7 +40,7 @@ static Element elementAt(DType dtype, const uint8_t *bytes, int64_t index) {
   case DType::F64:
     return {true, load<double>(bytes, index), 0};
   case DType::F16:
-    return {true, target::f16ToF32(load<uint16_t>(bytes, index)), 0};
+    return {true, machine::f16ToF32(load<uint16_t>(bytes, index)), 0};
   case DType::Bool:
     return {false, 0, load<uint8_t>(bytes, index) != 0};
   case DType::I8:

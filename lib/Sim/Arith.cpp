@@ -6,11 +6,11 @@
 
 #include "Arith.h"
 
-#include "weft/Target/Numerics.h"
+#include "weft/Machine/Numerics.h"
 
 #include <cmath>
 
-using namespace weft::target;
+using namespace weft::machine;
 
 namespace weft::sim::detail {
 

@@ -13,7 +13,7 @@
 #ifndef WEFT_LIB_SIM_ARITH_H
 #define WEFT_LIB_SIM_ARITH_H
 
-#include "weft/Target/ISA.h"
+#include "weft/Machine/ISA.h"
 
 #include <cstdint>
 
@@ -22,17 +22,17 @@ namespace weft::sim::detail {
 /// d' = op(d, a, b) for Vec opcodes; d' = op(d, a) for Un opcodes (b
 /// ignored); reductions return the new accumulator op(d, a). Values are raw
 /// bits of the opcode's element types, 16-bit ones in the low half.
-uint32_t compute(target::Opcode op, uint32_t d, uint32_t a, uint32_t b);
+uint32_t compute(machine::Opcode op, uint32_t d, uint32_t a, uint32_t b);
 
 /// The condition flag of a Cmp opcode for (g, s).
-bool compare(target::Opcode op, uint32_t g, uint32_t s);
+bool compare(machine::Opcode op, uint32_t g, uint32_t s);
 
 /// Bits of small immediate `k` (not the PRNG) in element type `t`; false
 /// when the entry does not exist in that type (0.5 as an integer).
-bool smallImmBits(unsigned k, target::ElemType t, uint32_t &bits);
+bool smallImmBits(unsigned k, machine::ElemType t, uint32_t &bits);
 
 /// Bits of a PRNG draw `r` in element type `t` (architecture §9.5).
-uint32_t prngBits(uint32_t r, target::ElemType t);
+uint32_t prngBits(uint32_t r, machine::ElemType t);
 
 /// Advances an xorshift32 state and returns it.
 inline uint32_t xorshift32(uint32_t &s) {

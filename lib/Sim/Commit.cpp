@@ -12,11 +12,11 @@
 
 #include "Step.h"
 
-#include "weft/Target/Wavelet.h"
+#include "weft/Machine/Wavelet.h"
 
 #include <sstream>
 
-using namespace weft::target;
+using namespace weft::machine;
 
 namespace weft::sim::detail {
 

@@ -11,13 +11,13 @@
 
 #include "Load.h"
 
-#include "weft/Target/Wavelet.h"
+#include "weft/Machine/Wavelet.h"
 
 #include <algorithm>
 
 #include <unistd.h>
 
-using namespace weft::target;
+using namespace weft::machine;
 
 namespace weft::sim::detail {
 

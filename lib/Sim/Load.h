@@ -27,7 +27,7 @@ namespace weft::sim::detail {
 /// Decodes each image's code once; PEs that overwrite their code fall back
 /// to decoding from memory.
 std::vector<DecodeCache> decodeImages(const binary::Program &prog,
-                                      const target::Target &target);
+                                      const machine::Target &target);
 
 /// Where a PE running an image keeps its queues: storage only for the
 /// queues a wavelet can enter.

@@ -24,9 +24,9 @@
 
 #include "weft/Binary/Binary.h"
 #include "weft/Sim/Simulator.h"
-#include "weft/Target/DSD.h"
-#include "weft/Target/ISA.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/DSD.h"
+#include "weft/Machine/ISA.h"
+#include "weft/Machine/Target.h"
 
 #include <array>
 #include <atomic>
@@ -37,14 +37,14 @@
 
 namespace weft::sim::detail {
 
-using target::Dir;
-using target::Dsd;
-using target::ElemType;
-using target::Instruction;
-using target::Opcode;
-using target::OpcodeInfo;
-using target::PayloadFormat;
-using target::Xdsd;
+using machine::Dir;
+using machine::Dsd;
+using machine::ElemType;
+using machine::Instruction;
+using machine::Opcode;
+using machine::OpcodeInfo;
+using machine::PayloadFormat;
+using machine::Xdsd;
 
 class Engine;
 struct Pe;

@@ -23,8 +23,8 @@
 #include "Step.h"
 
 #include "weft/Binary/Binary.h"
-#include "weft/Target/Numerics.h"
-#include "weft/Target/Wavelet.h"
+#include "weft/Machine/Numerics.h"
+#include "weft/Machine/Wavelet.h"
 
 #include <algorithm>
 #include <atomic>
@@ -39,7 +39,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-using namespace weft::target;
+using namespace weft::machine;
 using namespace weft::sim::detail;
 
 namespace weft::sim {

@@ -20,13 +20,13 @@
 
 #include "Arith.h"
 
-#include "weft/Target/Numerics.h"
-#include "weft/Target/Wavelet.h"
+#include "weft/Machine/Numerics.h"
+#include "weft/Machine/Wavelet.h"
 
 #include <cstring>
 #include <sstream>
 
-using namespace weft::target;
+using namespace weft::machine;
 
 namespace weft::sim::detail {
 
@@ -667,7 +667,7 @@ bool Ctx::startExec(Exec &ex, const Instruction &inst) {
   ex.readsDst = ex.reduction || op == Opcode::FMAC || op == Opcode::FMACH ||
                 op == Opcode::FMACHS || op == Opcode::SEL32 ||
                 op == Opcode::SEL16;
-  auto source = [&](Operand &o, const target::Operand &f) {
+  auto source = [&](Operand &o, const machine::Operand &f) {
     switch (f.kind) {
     case OperandKind::S0dsr:
       return resolveDsr(o, 0, f.value, oi.srcType);

@@ -13,7 +13,7 @@ namespace weft::sim::detail {
 
 /// The fabric-wide constants a PE step needs.
 struct FabricConfig {
-  const target::Target *target = nullptr;
+  const machine::Target *target = nullptr;
   unsigned colors = 0;   ///< routable colors
   unsigned rqDepth = 0;  ///< router input queue depth
   unsigned cqDepth = 0;  ///< CE queue depth

@@ -30,7 +30,7 @@
 using namespace mlir;
 using namespace weft;
 using namespace weft::wavelet;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 namespace wb = weft::binary;
 
 namespace {
@@ -436,16 +436,16 @@ LogicalResult PeLowering::run(wb::CodeImage &img, wb::Group &g) {
   return success();
 }
 
-FailureOr<target::ElemType> ioElemType(IoOp io) {
+FailureOr<machine::ElemType> ioElemType(IoOp io) {
   Type e = cast<RankedTensorType>(io.getType()).getElementType();
   if (e.isF32())
-    return target::ElemType::F32;
+    return machine::ElemType::F32;
   if (e.isF16())
-    return target::ElemType::F16;
+    return machine::ElemType::F16;
   if (e.isInteger(16))
-    return target::ElemType::I16;
+    return machine::ElemType::I16;
   if (e.isInteger(32))
-    return target::ElemType::I32;
+    return machine::ElemType::I32;
   return io.emitOpError() << "element type " << e
                           << " cannot be streamed (f32, f16, i16, i32)";
 }

@@ -30,7 +30,7 @@
 using namespace mlir;
 using namespace weft;
 using namespace weft::wavelet;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 namespace wb = weft::binary;
 
 namespace {

@@ -15,7 +15,7 @@
 #include <cstdio>
 
 using namespace weft::binary;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 int main(int argc, char **argv) {
   if (argc != 2) {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 using namespace weft::binary;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 namespace {
 

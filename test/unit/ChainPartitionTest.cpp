@@ -15,7 +15,7 @@
 #include "weft/Kernels/ChainPartition.h"
 #include "weft/Kernels/JoinKernel.h"
 
-#include "weft/Target/ISA.h"
+#include "weft/Machine/ISA.h"
 
 #include <gtest/gtest.h>
 
@@ -26,12 +26,12 @@ using namespace weft;
 using namespace weft::conversion;
 using Kind = ChainLayer::Kind;
 
-static target::Target grid(unsigned w, unsigned h, unsigned mem = 48 * 1024) {
-  target::TargetConfig c;
+static machine::Target grid(unsigned w, unsigned h, unsigned mem = 48 * 1024) {
+  machine::TargetConfig c;
   c.width = w;
   c.height = h;
   c.memoryBytes = mem;
-  return *target::Target::create(c);
+  return *machine::Target::create(c);
 }
 
 static int64_t cost(const ChainLayer &l, int64_t s, int64_t r, Precision p) {
@@ -51,7 +51,7 @@ static int64_t cost(const ChainLayer &l, int64_t s, int64_t r, Precision p) {
 /// Checks `m` is a valid layout of `chain` on `t` (the lowering's
 /// contract) with the cost model's cycles.
 static void expectValid(const std::vector<ChainLayer> &chain,
-                        const ChainMapping &m, const target::Target &t,
+                        const ChainMapping &m, const machine::Target &t,
                         Precision p) {
   ASSERT_EQ(m.kernels.size(), chain.size());
   int64_t x = 0, rowsIn = m.inputRows, bottleneck = 0, pes = 0, height = 0;
@@ -93,7 +93,7 @@ static void expectValid(const std::vector<ChainLayer> &chain,
 
 /// The best (bottleneck, PEs) over every layout, by enumeration.
 static std::pair<int64_t, int64_t>
-bruteForce(const std::vector<ChainLayer> &chain, const target::Target &t,
+bruteForce(const std::vector<ChainLayer> &chain, const machine::Target &t,
            Precision p) {
   int64_t H = t.height(), W = t.width();
   std::pair<int64_t, int64_t> best = {INT64_MAX, INT64_MAX};
@@ -136,7 +136,7 @@ TEST(ChainPartition, OneLayerAgreesWithChooseDenseMapping) {
   for (auto [K, M] : std::vector<std::pair<int64_t, int64_t>>{
            {784, 256}, {1000, 10}, {37, 129}, {64, 32}, {5, 3}}) {
     SCOPED_TRACE(std::to_string(K) + " -> " + std::to_string(M));
-    target::Target t = grid(16, 16);
+    machine::Target t = grid(16, 16);
     std::string why;
     auto single = chooseDenseMapping(K, M, Precision::FP32, t, why);
     ASSERT_TRUE(single.has_value()) << why;
@@ -155,7 +155,7 @@ TEST(ChainPartition, Mlp784On16x16) {
                                    ChainLayer::dense(128, 10, true),
                                    ChainLayer::column(ColumnOp::Softmax, 10)};
   for (Precision p : {Precision::FP32, Precision::Mixed}) {
-    target::Target t = grid(16, 16);
+    machine::Target t = grid(16, 16);
     std::string why;
     auto m = partitionChain(chain, p, t, why);
     ASSERT_TRUE(m) << why;
@@ -186,7 +186,7 @@ TEST(ChainPartition, OptimalAgainstBruteForce) {
              {20, 3, 48 * 1024}}) {
       SCOPED_TRACE("chain " + std::to_string(i) + " on " + std::to_string(w) +
                    "x" + std::to_string(h) + " mem " + std::to_string(mem));
-      target::Target t = grid(w, h, mem);
+      machine::Target t = grid(w, h, mem);
       std::string why;
       auto m = partitionChain(chains[i], Precision::FP32, t, why);
       auto best = bruteForce(chains[i], t, Precision::FP32);
@@ -251,7 +251,7 @@ TEST(ChainPartition, ChooseGridFollowsItsRule) {
   auto choice =
       chooseGrid(chain, Precision::FP32, grid(32, 32), tolerance, why);
   ASSERT_TRUE(choice) << why;
-  target::Target chosen =
+  machine::Target chosen =
       grid(unsigned(choice->width), unsigned(choice->height));
   expectValid(chain, choice->mapping, chosen, Precision::FP32);
   double macs = double(chainMacsPerSample(chain));
@@ -299,7 +299,7 @@ static int64_t networkCost(const ChainLayer &l, int64_t s, int64_t r,
 /// The best (bottleneck, PEs) over every layout of `net`, by enumeration of
 /// every stream's rows.
 static std::pair<int64_t, int64_t> bruteForce(const NetworkShape &net,
-                                              const target::Target &t,
+                                              const machine::Target &t,
                                               Precision p) {
   int64_t H = t.height(), W = t.width();
   std::pair<int64_t, int64_t> best = {INT64_MAX, INT64_MAX};
@@ -396,7 +396,7 @@ TEST(NetworkPartition, ResidualOptimalAgainstBruteForce) {
              {8, 8}, {16, 6}, {30, 4}, {12, 12}}) {
       SCOPED_TRACE("network " + std::to_string(i) + " on " +
                    std::to_string(w) + "x" + std::to_string(h));
-      target::Target t = grid(w, h);
+      machine::Target t = grid(w, h);
       std::string why;
       auto m = partitionNetwork(nets[i], Precision::FP32, t, why);
       auto best = bruteForce(nets[i], t, Precision::FP32);

@@ -11,7 +11,7 @@
 #include <random>
 
 using namespace weft::conversion;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 namespace {
 

@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Target/ISA.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/ISA.h"
+#include "weft/Machine/Target.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-using namespace weft::target;
+using namespace weft::machine;
 
 /// Every operand an operand slot could be asked to hold.
 static std::vector<Operand> allOperands() {

@@ -34,7 +34,7 @@
 
 using namespace weft::conversion;
 namespace wv = weft::wavelet;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
-#include "weft/Target/Numerics.h"
+#include "weft/Machine/Numerics.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -267,7 +267,7 @@ func.func @main_graph(%h: tensor<3xf16> {onnx.name = "h"},
     EXPECT_DOUBLE_EQ(ed[i], std::erf(std::exp(valuesOf<double>(d)[i])));
   std::vector<uint16_t> eh = valuesOf<uint16_t>((*outputs)[0]);
   for (int i = 0; i < 3; ++i) // f16 keeps about three decimal digits.
-    EXPECT_NEAR(target::f16ToF32(eh[i]), ed[i], 1e-3) << "at " << i;
+    EXPECT_NEAR(machine::f16ToF32(eh[i]), ed[i], 1e-3) << "at " << i;
 }
 
 TEST_F(ReferenceTest, ReportsUnsupportedSignatures) {

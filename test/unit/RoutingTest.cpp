@@ -19,8 +19,8 @@
 #include <tuple>
 
 using namespace weft::conversion;
-using weft::target::Dir;
-using weft::target::dirBit;
+using weft::machine::Dir;
+using weft::machine::dirBit;
 
 namespace {
 
@@ -63,7 +63,7 @@ Walk follow(const RoutePlan &plan, PE start, Dir entry) {
         w.offEdge.insert(pe);
         continue;
       }
-      todo.push_back({next, weft::target::opposite(d)});
+      todo.push_back({next, weft::machine::opposite(d)});
     }
   }
   return w;

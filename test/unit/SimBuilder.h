@@ -14,8 +14,8 @@
 #define WEFT_TEST_UNIT_SIMBUILDER_H
 
 #include "weft/Binary/Binary.h"
-#include "weft/Target/DSD.h"
-#include "weft/Target/ISA.h"
+#include "weft/Machine/DSD.h"
+#include "weft/Machine/ISA.h"
 
 #include <cstring>
 #include <map>
@@ -23,7 +23,7 @@
 
 namespace weft::test {
 
-using namespace weft::target;
+using namespace weft::machine;
 
 inline Operand dsr(unsigned n) { return {OperandKind::Dsr, uint8_t(n)}; }
 inline Operand ddsr(unsigned n) { return {OperandKind::Ddsr, uint8_t(n)}; }

@@ -56,14 +56,14 @@ inputsFor(const binary::Program &p, uint64_t samples, unsigned seed) {
     if (io.output)
       continue;
     std::vector<uint8_t> &b = in[io.name];
-    bool wide = io.dtype == target::ElemType::F32 ||
-                io.dtype == target::ElemType::I32;
+    bool wide = io.dtype == machine::ElemType::F32 ||
+                io.dtype == machine::ElemType::I32;
     uint64_t n = io.numElements() * samples;
     for (uint64_t i = 0; i < n; ++i) {
       uint32_t v;
-      if (io.dtype == target::ElemType::F32)
+      if (io.dtype == machine::ElemType::F32)
         v = (rng() & 0x807fffffu) | (uint32_t(125 + rng() % 3) << 23);
-      else if (io.dtype == target::ElemType::F16)
+      else if (io.dtype == machine::ElemType::F16)
         v = (rng() & 0x83ffu) | (uint32_t(13 + rng() % 3) << 10);
       else
         v = rng() | 1;

@@ -265,7 +265,7 @@ TEST(Sim, Samples) {
 //===----------------------------------------------------------------------===//
 
 #include "Arith.h"
-#include "weft/Target/Numerics.h"
+#include "weft/Machine/Numerics.h"
 
 namespace {
 using namespace weft::sim::detail;

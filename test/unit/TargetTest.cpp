@@ -4,17 +4,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Target/DSD.h"
-#include "weft/Target/Numerics.h"
-#include "weft/Target/Target.h"
-#include "weft/Target/Wavelet.h"
+#include "weft/Machine/DSD.h"
+#include "weft/Machine/Numerics.h"
+#include "weft/Machine/Target.h"
+#include "weft/Machine/Wavelet.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-using namespace weft::target;
+using namespace weft::machine;
 
 TEST(Target, DefaultsAreValid) {
   std::string err;

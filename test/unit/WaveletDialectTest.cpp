@@ -17,7 +17,7 @@
 
 #include <gtest/gtest.h>
 
-namespace wt = weft::target;
+namespace wt = weft::machine;
 namespace wv = weft::wavelet;
 
 namespace {

@@ -63,15 +63,15 @@ bool parseUInt(const std::string &s, uint64_t &v) {
   return true;
 }
 
-std::optional<tensorio::DType> toDType(target::ElemType t) {
+std::optional<tensorio::DType> toDType(machine::ElemType t) {
   switch (t) {
-  case target::ElemType::F32:
+  case machine::ElemType::F32:
     return tensorio::DType::F32;
-  case target::ElemType::F16:
+  case machine::ElemType::F16:
     return tensorio::DType::F16;
-  case target::ElemType::I16:
+  case machine::ElemType::I16:
     return tensorio::DType::I16;
-  case target::ElemType::I32:
+  case machine::ElemType::I32:
     return tensorio::DType::I32;
   default:
     return std::nullopt;
@@ -232,7 +232,7 @@ std::optional<int> bindInputs(const Args &args, sim::Simulator &simulator) {
       return die(path + ": " + err);
     std::optional<tensorio::DType> want = toDType(io->dtype);
     if (!want || t->dtype != *want)
-      return die("input '" + name + "' is " + target::elemTypeName(io->dtype) +
+      return die("input '" + name + "' is " + machine::elemTypeName(io->dtype) +
                  " but " + path + " holds " + tensorio::dtypeName(t->dtype));
     if (!holdsSamples(t->shape, io->shape, samples))
       return die("input '" + name + "' has shape " + shapeStr(io->shape) +

@@ -28,7 +28,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
-namespace wt = weft::target;
+namespace wt = weft::machine;
 
 /// Prints the encoding of every task of one PE or PE group.
 static LogicalResult printListing(Operation *pe, Block &body,

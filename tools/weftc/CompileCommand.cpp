@@ -117,7 +117,7 @@ static LogicalResult bindConstant(func::FuncOp fn, StringRef spec,
 /// Reads the figures `weftc run` reports off the partitioned program.
 static void readFabricFigures(ModuleOp module, CompiledModel &out) {
   for (auto program : module.getOps<wf::ProgramOp>()) {
-    weft::target::Target t = program.getModel();
+    weft::machine::Target t = program.getModel();
     out.programName = program.getSymName().str();
     out.gridWidth = t.width();
     out.gridHeight = t.height();

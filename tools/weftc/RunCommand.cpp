@@ -22,7 +22,7 @@
 #include "weft/Binary/File.h"
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
-#include "weft/Target/ISA.h"
+#include "weft/Machine/ISA.h"
 #include "weft/Pipeline/Pipeline.h"
 
 #include "mlir/IR/AsmState.h"
@@ -543,7 +543,7 @@ static double medianInterval(const std::vector<int64_t> &done) {
 void RunSession::printFigures(const SimFigures &figures) const {
   const std::vector<int64_t> &done = figures.done;
   int64_t macsPerSample = compiled.macsPerSample;
-  unsigned peak = target::peakMacsPerCycle(compiled.mixed);
+  unsigned peak = machine::peakMacsPerCycle(compiled.mixed);
   // Latency of one sample (architecture §5.4): from the first injection
   // to the arrival of the first sample's last output wavelet.
   int64_t latency = figures.latency;

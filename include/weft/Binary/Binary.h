@@ -22,9 +22,9 @@
 #ifndef WEFT_BINARY_BINARY_H
 #define WEFT_BINARY_BINARY_H
 
-#include "weft/Target/ISA.h"
-#include "weft/Target/Target.h"
-#include "weft/Target/Wavelet.h"
+#include "weft/Machine/ISA.h"
+#include "weft/Machine/Target.h"
+#include "weft/Machine/Wavelet.h"
 
 #include <cstdint>
 #include <optional>
@@ -37,8 +37,8 @@ namespace weft::binary {
 /// `inputs` leave through every port of `outputs`.
 struct Route {
   uint8_t color = 0;
-  target::DirSet inputs = 0;
-  target::DirSet outputs = 0;
+  machine::DirSet inputs = 0;
+  machine::DirSet outputs = 0;
   bool operator==(const Route &o) const {
     return color == o.color && inputs == o.inputs && outputs == o.outputs;
   }
@@ -160,12 +160,12 @@ struct Group {
 struct IoStream {
   std::string name;
   bool output = false;
-  target::Dir edge = target::Dir::West;
+  machine::Dir edge = machine::Dir::West;
   uint32_t firstRow = 0, endRow = 1;
   uint8_t color = 0;
-  target::PayloadFormat format = target::PayloadFormat::Dense32;
+  machine::PayloadFormat format = machine::PayloadFormat::Dense32;
   /// F32, F16, I16 or I32.
-  target::ElemType dtype = target::ElemType::F32;
+  machine::ElemType dtype = machine::ElemType::F32;
   std::vector<int64_t> shape;
 
   uint64_t numElements() const;
@@ -180,7 +180,7 @@ struct IoStream {
 
 /// A whole binary.
 struct Program {
-  target::TargetConfig target;
+  machine::TargetConfig target;
   /// The wavelet.program symbol name (disassembly detail).
   std::string name;
   std::vector<CodeImage> images;

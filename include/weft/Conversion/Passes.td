@@ -53,7 +53,7 @@ def ConvertToFabric : Pass<"weft-convert-to-fabric", "mlir::ModuleOp"> {
     ```
   }];
   let options = [Option<"grid", "grid", "std::string", "\"16x16\"",
-                        "The target fabric (weft::target::Target::parse "
+                        "The target fabric (weft::machine::Target::parse "
                         "text: WxH[,mem=..,colors=..,rq=..,cq=..])">];
   let dependentDialects = ["weft::fabric::FabricDialect",
                            "mlir::arith::ArithDialect",

@@ -22,7 +22,7 @@
 
 #include "weft/Kernels/ColumnKernel.h"
 #include "weft/Kernels/DenseMapping.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/Target.h"
 
 #include <cstdint>
 #include <optional>
@@ -124,7 +124,7 @@ struct NetworkShape {
 /// cycles for the slowest kernel, then the fewest PEs, as partitionChain.
 std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,
                                              Precision precision,
-                                             const target::Target &target,
+                                             const machine::Target &target,
                                              std::string &why);
 
 /// Model MACs per sample of the network's dense kernels.
@@ -137,7 +137,7 @@ int64_t networkMacsPerSample(const NetworkShape &net);
 /// what the chain needs (columns, PEs of memory) when nothing fits.
 std::optional<ChainMapping> partitionChain(const std::vector<ChainLayer> &chain,
                                            Precision precision,
-                                           const target::Target &target,
+                                           const machine::Target &target,
                                            std::string &why);
 
 /// Multiply-accumulates per sample the model asks for (dense kernels that
@@ -170,11 +170,11 @@ std::vector<int64_t> candidateGridSizes(int64_t max);
 /// partitionChain sentence for `largest` when the chain fits no grid.
 std::optional<GridChoice> chooseGrid(const std::vector<ChainLayer> &chain,
                                      Precision precision,
-                                     const target::Target &largest,
+                                     const machine::Target &largest,
                                      double tolerance, std::string &why);
 std::optional<GridChoice> chooseGrid(const NetworkShape &net,
                                      Precision precision,
-                                     const target::Target &largest,
+                                     const machine::Target &largest,
                                      double tolerance, std::string &why);
 
 } // namespace weft::conversion

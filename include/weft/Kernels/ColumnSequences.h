@@ -23,7 +23,7 @@
 #define WEFT_KERNELS_COLUMNSEQUENCES_H
 
 #include "weft/Kernels/ColumnKernel.h"
-#include "weft/Target/ISA.h"
+#include "weft/Machine/ISA.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -95,7 +95,7 @@ struct Opnd {
 
 /// One vector instruction over the chunk: dst = op(src0[, src1]).
 struct Step {
-  target::Opcode op;
+  machine::Opcode op;
   int32_t dst, src0; // Recs
   std::optional<Opnd> src1;
 };
@@ -138,11 +138,11 @@ std::vector<float> registerConstants(const ColumnKernel &k);
 /// Constant i of registerConstants: a GPR pair or a memory constant.
 Opnd constant(int64_t i);
 
-inline constexpr Opnd kZero{Opnd::Imm, int32_t(target::SmallImm::Zero)},
-    kOne{Opnd::Imm, int32_t(target::SmallImm::One)},
-    kMinusOne{Opnd::Imm, int32_t(target::SmallImm::MinusOne)},
-    kHalf{Opnd::Imm, int32_t(target::SmallImm::Half)},
-    kTwo{Opnd::Imm, int32_t(target::SmallImm::Two)};
+inline constexpr Opnd kZero{Opnd::Imm, int32_t(machine::SmallImm::Zero)},
+    kOne{Opnd::Imm, int32_t(machine::SmallImm::One)},
+    kMinusOne{Opnd::Imm, int32_t(machine::SmallImm::MinusOne)},
+    kHalf{Opnd::Imm, int32_t(machine::SmallImm::Half)},
+    kTwo{Opnd::Imm, int32_t(machine::SmallImm::Two)};
 inline Opnd vec(int32_t id) { return {Opnd::Vec, id}; }
 
 /// The steps of a kernel that is not classic (isClassic) nor an axis

@@ -16,7 +16,7 @@
 #define WEFT_KERNELS_DENSEMAPPING_H
 
 #include "weft/Kernels/Chunks.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/Target.h"
 
 #include <cstdint>
 #include <optional>
@@ -57,7 +57,7 @@ int64_t memoryPerPE(int64_t K, int64_t M, const DenseMapping &m);
 /// memory).
 std::optional<DenseMapping> chooseDenseMapping(int64_t K, int64_t M,
                                                Precision p,
-                                               const target::Target &target,
+                                               const machine::Target &target,
                                                std::string &why);
 
 } // namespace weft::conversion

@@ -23,7 +23,7 @@
 #define WEFT_KERNELS_JOINKERNEL_H
 
 #include "weft/Kernels/Chunks.h"
-#include "weft/Target/ISA.h"
+#include "weft/Machine/ISA.h"
 
 #include <vector>
 
@@ -98,7 +98,7 @@ constexpr int32_t kDsrFifo = 0, kDsrCopy = 1, kDsrLast = 2, kDsrFirst = 3;
 /// One vector instruction of the kernel, run on microthread `utid`, which
 /// its task launches; its completion activates `next`.
 struct Step {
-  target::Opcode op;
+  machine::Opcode op;
   int utid = 0;
   int64_t task = 0, next = 0;
   bool push = false, pop = false; // the FIFO as destination / source

@@ -20,7 +20,7 @@
 #define WEFT_KERNELS_ROUTING_H
 
 #include "weft/Kernels/DenseMapping.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/Target.h"
 
 #include <cstdint>
 #include <map>
@@ -30,8 +30,8 @@
 
 namespace weft::conversion {
 
-/// Router ports as a mask over weft::target::Dir.
-using target::DirSet;
+/// Router ports as a mask over weft::machine::Dir.
+using machine::DirSet;
 
 /// One PE's setting for a route: wavelets entering through any port of `in`
 /// leave through every port of `out`.

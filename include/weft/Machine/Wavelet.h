@@ -19,14 +19,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_TARGET_WAVELET_H
-#define WEFT_TARGET_WAVELET_H
+#ifndef WEFT_MACHINE_WAVELET_H
+#define WEFT_MACHINE_WAVELET_H
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-namespace weft::target {
+namespace weft::machine {
 
 /// How a wavelet's 32-bit payload is read.
 enum class PayloadFormat : uint8_t { Dense32 = 0, Dense16x2 = 1, Sparse16 = 2 };
@@ -81,6 +81,6 @@ struct Wavelet {
   std::string str() const;
 };
 
-} // namespace weft::target
+} // namespace weft::machine
 
-#endif // WEFT_TARGET_WAVELET_H
+#endif // WEFT_MACHINE_WAVELET_H

@@ -20,15 +20,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_TARGET_ISA_H
-#define WEFT_TARGET_ISA_H
+#ifndef WEFT_MACHINE_ISA_H
+#define WEFT_MACHINE_ISA_H
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace weft::target {
+namespace weft::machine {
 
 enum class Family : uint8_t { Imm, Vec, Un, Cmp, Ctl };
 const char *familyName(Family f);
@@ -244,6 +244,6 @@ struct Instruction {
   static Instruction jump(Opcode op, uint16_t target);
 };
 
-} // namespace weft::target
+} // namespace weft::machine
 
-#endif // WEFT_TARGET_ISA_H
+#endif // WEFT_MACHINE_ISA_H

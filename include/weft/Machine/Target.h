@@ -13,14 +13,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_TARGET_TARGET_H
-#define WEFT_TARGET_TARGET_H
+#ifndef WEFT_MACHINE_TARGET_H
+#define WEFT_MACHINE_TARGET_H
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-namespace weft::target {
+namespace weft::machine {
 
 /// Router ports. The first four are links to neighbours (or to a host port on
 /// the west and east edges); `Ramp` is the link to this PE's compute element
@@ -144,6 +144,6 @@ private:
   TargetConfig cfg;
 };
 
-} // namespace weft::target
+} // namespace weft::machine
 
-#endif // WEFT_TARGET_TARGET_H
+#endif // WEFT_MACHINE_TARGET_H

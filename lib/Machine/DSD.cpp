@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Target/DSD.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/DSD.h"
+#include "weft/Machine/Target.h"
 
 #include <sstream>
 
-using namespace weft::target;
+using namespace weft::machine;
 
-const char *weft::target::dsdKindName(DsdKind k) {
+const char *weft::machine::dsdKindName(DsdKind k) {
   switch (k) {
   case DsdKind::FabricIn:
     return "fabin";

@@ -12,13 +12,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_TARGET_NUMERICS_H
-#define WEFT_TARGET_NUMERICS_H
+#ifndef WEFT_MACHINE_NUMERICS_H
+#define WEFT_MACHINE_NUMERICS_H
 
 #include <cstdint>
 #include <cstring>
 
-namespace weft::target {
+namespace weft::machine {
 
 /// The canonical quiet NaNs the machine produces.
 constexpr uint32_t kCanonicalNaN32 = 0x7fc00000u;
@@ -42,6 +42,6 @@ float f16ToF32(uint16_t h);
 /// fp32 -> int16: round to nearest even, saturating; NaN becomes 0.
 int16_t f32ToI16(float f);
 
-} // namespace weft::target
+} // namespace weft::machine
 
-#endif // WEFT_TARGET_NUMERICS_H
+#endif // WEFT_MACHINE_NUMERICS_H

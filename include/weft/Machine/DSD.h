@@ -11,16 +11,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_TARGET_DSD_H
-#define WEFT_TARGET_DSD_H
+#ifndef WEFT_MACHINE_DSD_H
+#define WEFT_MACHINE_DSD_H
 
-#include "weft/Target/Wavelet.h"
+#include "weft/Machine/Wavelet.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-namespace weft::target {
+namespace weft::machine {
 
 class Target;
 
@@ -109,6 +109,6 @@ struct Xdsd {
   bool operator==(const Xdsd &o) const;
 };
 
-} // namespace weft::target
+} // namespace weft::machine
 
-#endif // WEFT_TARGET_DSD_H
+#endif // WEFT_MACHINE_DSD_H

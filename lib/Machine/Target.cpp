@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Target/Target.h"
+#include "weft/Machine/Target.h"
 
 #include <cstdlib>
 #include <sstream>
 
-using namespace weft::target;
+using namespace weft::machine;
 
-const char *weft::target::dirName(Dir d) {
+const char *weft::machine::dirName(Dir d) {
   switch (d) {
   case Dir::North:
     return "north";
@@ -27,7 +27,7 @@ const char *weft::target::dirName(Dir d) {
   return "?";
 }
 
-Dir weft::target::opposite(Dir d) {
+Dir weft::machine::opposite(Dir d) {
   switch (d) {
   case Dir::North:
     return Dir::South;
@@ -43,7 +43,7 @@ Dir weft::target::opposite(Dir d) {
   return d;
 }
 
-std::optional<Dir> weft::target::parseDir(const std::string &name) {
+std::optional<Dir> weft::machine::parseDir(const std::string &name) {
   for (unsigned i = 0; i < kNumDirs; ++i)
     if (name == dirName(Dir(i)))
       return Dir(i);

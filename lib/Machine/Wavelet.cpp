@@ -4,13 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Target/Wavelet.h"
+#include "weft/Machine/Wavelet.h"
 
 #include <cstdio>
 
-using namespace weft::target;
+using namespace weft::machine;
 
-const char *weft::target::payloadFormatName(PayloadFormat f) {
+const char *weft::machine::payloadFormatName(PayloadFormat f) {
   switch (f) {
   case PayloadFormat::Dense32:
     return "dense32";
@@ -22,7 +22,7 @@ const char *weft::target::payloadFormatName(PayloadFormat f) {
   return "?";
 }
 
-unsigned weft::target::elementsPerWavelet(PayloadFormat f) {
+unsigned weft::machine::elementsPerWavelet(PayloadFormat f) {
   return f == PayloadFormat::Dense16x2 ? 2 : 1;
 }
 

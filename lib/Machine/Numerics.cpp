@@ -4,13 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Target/Numerics.h"
+#include "weft/Machine/Numerics.h"
 
 #include <cmath>
 
-using namespace weft::target;
+using namespace weft::machine;
 
-uint16_t weft::target::f32ToF16(float f) {
+uint16_t weft::machine::f32ToF16(float f) {
   uint32_t x = f32ToBits(f);
   uint16_t sign = uint16_t((x >> 16) & 0x8000u);
   uint32_t exp = (x >> 23) & 0xffu;
@@ -40,7 +40,7 @@ uint16_t weft::target::f32ToF16(float f) {
   return uint16_t(sign | half);
 }
 
-float weft::target::f16ToF32(uint16_t h) {
+float weft::machine::f16ToF32(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t man = h & 0x3ffu;
@@ -61,7 +61,7 @@ float weft::target::f16ToF32(uint16_t h) {
   return bitsToF32(sign | ((exp - 15 + 127) << 23) | (man << 13));
 }
 
-int16_t weft::target::f32ToI16(float f) {
+int16_t weft::machine::f32ToI16(float f) {
   if (std::isnan(f))
     return 0;
   if (f >= 32767.0f)

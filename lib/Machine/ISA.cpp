@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Target/ISA.h"
-#include "weft/Target/Target.h"
+#include "weft/Machine/ISA.h"
+#include "weft/Machine/Target.h"
 
 #include <sstream>
 
-using namespace weft::target;
+using namespace weft::machine;
 
-const char *weft::target::familyName(Family f) {
+const char *weft::machine::familyName(Family f) {
   switch (f) {
   case Family::Imm:
     return "imm";
@@ -27,7 +27,7 @@ const char *weft::target::familyName(Family f) {
   return "?";
 }
 
-unsigned weft::target::elemWords(ElemType t) {
+unsigned weft::machine::elemWords(ElemType t) {
   switch (t) {
   case ElemType::None:
     return 0;
@@ -41,7 +41,7 @@ unsigned weft::target::elemWords(ElemType t) {
   return 0;
 }
 
-const char *weft::target::elemTypeName(ElemType t) {
+const char *weft::machine::elemTypeName(ElemType t) {
   switch (t) {
   case ElemType::None:
     return "none";
@@ -57,7 +57,7 @@ const char *weft::target::elemTypeName(ElemType t) {
   return "?";
 }
 
-const std::vector<OpcodeInfo> &weft::target::opcodeTable() {
+const std::vector<OpcodeInfo> &weft::machine::opcodeTable() {
   static const std::vector<OpcodeInfo> table = {
 #define WEFT_X(E, MN, FAM, CODE, DT, ST, SIMD, START, CPG, FLOPS, MACS)        \
   OpcodeInfo{Opcode::E,       MN,    Family::FAM, CODE,  ElemType::DT,         \
@@ -69,20 +69,20 @@ const std::vector<OpcodeInfo> &weft::target::opcodeTable() {
   return table;
 }
 
-const OpcodeInfo &weft::target::info(Opcode op) {
+const OpcodeInfo &weft::machine::info(Opcode op) {
   return opcodeTable()[unsigned(op)];
 }
 
-unsigned weft::target::numOpcodes() { return unsigned(opcodeTable().size()); }
+unsigned weft::machine::numOpcodes() { return unsigned(opcodeTable().size()); }
 
-std::optional<Opcode> weft::target::parseMnemonic(const std::string &m) {
+std::optional<Opcode> weft::machine::parseMnemonic(const std::string &m) {
   for (const OpcodeInfo &i : opcodeTable())
     if (m == i.mnemonic)
       return i.opcode;
   return std::nullopt;
 }
 
-uint64_t weft::target::instructionCycles(Opcode op, uint64_t n, bool vector) {
+uint64_t weft::machine::instructionCycles(Opcode op, uint64_t n, bool vector) {
   const OpcodeInfo &i = info(op);
   if (!vector)
     return i.cyclesPerGroup;
@@ -90,11 +90,11 @@ uint64_t weft::target::instructionCycles(Opcode op, uint64_t n, bool vector) {
   return i.startup + groups * i.cyclesPerGroup;
 }
 
-unsigned weft::target::peakMacsPerCycle(bool mixedPrecision) {
+unsigned weft::machine::peakMacsPerCycle(bool mixedPrecision) {
   return info(mixedPrecision ? Opcode::FMACHS : Opcode::FMAC).simd;
 }
 
-const char *weft::target::operandKindName(OperandKind k) {
+const char *weft::machine::operandKindName(OperandKind k) {
   switch (k) {
   case OperandKind::None:
     return "none";
@@ -114,14 +114,14 @@ const char *weft::target::operandKindName(OperandKind k) {
   return "?";
 }
 
-std::optional<OperandKind> weft::target::parseOperandKind(const std::string &s) {
+std::optional<OperandKind> weft::machine::parseOperandKind(const std::string &s) {
   for (unsigned k = 0; k <= unsigned(OperandKind::Imm); ++k)
     if (s == operandKindName(OperandKind(k)))
       return OperandKind(k);
   return std::nullopt;
 }
 
-const char *weft::target::smallImmName(unsigned i) {
+const char *weft::machine::smallImmName(unsigned i) {
   static const char *names[] = {"0", "1", "-1", "2", "0.5", "prng"};
   return i < kNumSmallImms ? names[i] : "?";
 }
