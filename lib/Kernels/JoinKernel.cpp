@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The join kernel's plan (its copy and compute steps), cost model and
-// memory bound; lib/Conversion/EmitJoinKernel.cpp emits it.
+// memory bound; lib/Conversion/FabricToWavelet/EmitJoinKernel.cpp emits it.
 //
 //===----------------------------------------------------------------------===//
 

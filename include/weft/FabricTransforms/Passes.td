@@ -96,7 +96,7 @@ def AllocateColors : Pass<"weft-allocate-colors", "mlir::ModuleOp"> {
   let description = [{
     Two routes that share a PE need different colors (a router has one
     route per color). DSATUR over the routes' PEs (`allocateColors`,
-    lib/Conversion/ColorAllocation.cpp; deterministic) within the target's
+    lib/Kernels/ColorAllocation.cpp; deterministic) within the target's
     routable colors minus `reserved`; a color already set on a route, or on
     the stream of a route without one, is kept. Sets `color` on every route
     and on the stream it routes. When the colors do not suffice, the error

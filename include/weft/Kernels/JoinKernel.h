@@ -77,7 +77,7 @@ int64_t joinFifoSamplesFor(const JoinKernel &k, int64_t latencyDifference,
 
 namespace join {
 // The plan both the cost model and the emitter
-// (lib/Conversion/EmitJoinKernel.cpp) follow.
+// (lib/Conversion/FabricToWavelet/EmitJoinKernel.cpp) follow.
 
 
 
