@@ -530,18 +530,11 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
                           << " elements exceeds the 32767-element vector "
                              "length";
   // The enclosing wavelet.program's target bounds colors, rows and memory.
-  auto program = dyn_cast_or_null<wv::ProgramOp>(
-      b.getInsertionBlock() ? b.getInsertionBlock()->getParentOp() : nullptr);
-  if (!program)
-    return emitError(loc) << "column kernel " << name
-                          << " must be emitted inside a wavelet.program";
-  wt::Target target = program.getTargetAttr().getModel();
-  if (k.x >= int64_t(target.width()) ||
-      lay.y0 + lay.rows > int64_t(target.height()))
-    return emitError(loc) << "column kernel " << name << " at column " << k.x
-                          << ", rows " << lay.y0 << ".." << lay.y0 + lay.rows
-                          << " does not fit the " << target.width() << "x"
-                          << target.height() << " fabric";
+  FailureOr<wt::Target> fits =
+      columnTarget(b, loc, "column kernel " + name, k.x, lay.y0, lay.rows);
+  if (failed(fits))
+    return failure();
+  wt::Target target = *fits;
   int64_t wantParams = columnTakesTensor(k.op) ? lay.n : columnParamCount(k.op);
   if (k.op == ColumnOp::Expression) {
     std::string why;

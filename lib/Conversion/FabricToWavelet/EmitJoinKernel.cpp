@@ -191,18 +191,11 @@ LogicalResult emitJoinKernel(OpBuilder &b, Location loc, const JoinKernel &k,
            << (k.buffered ? "b" : "a")
            << "); without one whole chunk the fork feeding both inputs "
               "can deadlock";
-  auto program = dyn_cast_or_null<wv::ProgramOp>(
-      b.getInsertionBlock() ? b.getInsertionBlock()->getParentOp() : nullptr);
-  if (!program)
-    return emitError(loc) << "join kernel " << name
-                          << " must be emitted inside a wavelet.program";
-  wt::Target target = program.getTargetAttr().getModel();
-  if (k.x >= int64_t(target.width()) ||
-      lay.y0 + lay.rows > int64_t(target.height()))
-    return emitError(loc) << "join kernel " << name << " at column " << k.x
-                          << ", rows " << lay.y0 << ".." << lay.y0 + lay.rows
-                          << " does not fit the " << target.width() << "x"
-                          << target.height() << " fabric";
+  FailureOr<wt::Target> fits =
+      columnTarget(b, loc, "join kernel " + name, k.x, lay.y0, lay.rows);
+  if (failed(fits))
+    return failure();
+  wt::Target target = *fits;
   if (k.fifoSamples * L > wt::Arch::kMaxVectorLength)
     return emitError(loc) << "join kernel " << name << ": a FIFO of "
                           << k.fifoSamples << " chunks of " << L

@@ -166,6 +166,27 @@ protected:
   mlir::Location loc;
 };
 
+/// The machine of the wavelet.program at `b`'s insertion point, checked to
+/// hold a kernel on column x, rows [y0, y0 + rows); otherwise an error at
+/// `loc` naming `what` (`column kernel @k`, `join kernel @j`).
+inline mlir::FailureOr<machine::Target>
+columnTarget(mlir::OpBuilder &b, mlir::Location loc, const llvm::Twine &what,
+             int64_t x, int64_t y0, int64_t rows) {
+  mlir::Block *block = b.getInsertionBlock();
+  auto program = llvm::dyn_cast_or_null<wavelet::ProgramOp>(
+      block ? block->getParentOp() : nullptr);
+  if (!program)
+    return mlir::emitError(loc) << what
+                                << " must be emitted inside a wavelet.program";
+  machine::Target target = program.getTargetAttr().getModel();
+  if (x >= int64_t(target.width()) || y0 + rows > int64_t(target.height()))
+    return mlir::emitError(loc)
+           << what << " at column " << x << ", rows " << y0 << ".."
+           << y0 + rows << " does not fit the " << target.width() << "x"
+           << target.height() << " fabric";
+  return target;
+}
+
 } // namespace weft::conversion
 
 #endif // WEFT_LIB_CONVERSION_WAVELETBUILDER_H
