@@ -206,7 +206,10 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
     if (g.streamOf(io) < 0)
       return io.emitOpError("feeds no stream");
 
-  // Topological order: kernels whose inputs are ready, in body order.
+  // Topological order: kernels whose inputs are ready; first one that
+  // reads the last placed kernel's result (a branch is laid out in one
+  // piece, so the streams inside it are not relayed past other branches),
+  // otherwise the first in body order. A chain has one order.
   std::vector<bool> done(kernels.size(), false);
   auto ready = [&](size_t k) {
     for (int64_t st : inputsOf[k]) {
@@ -219,6 +222,13 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
   std::vector<int64_t> order;
   while (order.size() < kernels.size()) {
     size_t next = kernels.size();
+    int64_t last = order.empty() ? -1 : outputOf[size_t(order.back())];
+    auto readsLast = [&](size_t k) {
+      return last >= 0 && llvm::is_contained(inputsOf[k], last);
+    };
+    for (size_t k = 0; k < kernels.size() && next == kernels.size(); ++k)
+      if (!done[k] && ready(k) && readsLast(k))
+        next = k;
     for (size_t k = 0; k < kernels.size() && next == kernels.size(); ++k)
       if (!done[k] && ready(k))
         next = k;

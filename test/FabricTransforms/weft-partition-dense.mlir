@@ -179,3 +179,39 @@ fabric.program @main_graph attributes {target = #weft.target<16x16, mem = 49152,
   fabric.stream @fc2_to_res @fc2[0] -> @res[0] : !fabric.wavelets<f32, 2>
   fabric.stream @res_to_y @res[0] -> @y[0] : !fabric.wavelets<f32, 2>
 }
+
+// -----
+
+// Two branches from x, written interleaved (a1, b1, a2): each branch is laid
+// out in one piece (a1 then a2, which reads a1's result; then b1), so a1's
+// result is not relayed past b1. The join comes last.
+// CHECK-LABEL: fabric.program @branches
+// CHECK: fabric.kernel @a1 : {{.*}} at <0, 0, 1,
+// CHECK: fabric.kernel @b1 : {{.*}} at <2, 0, 1,
+// CHECK: fabric.kernel @a2 : {{.*}} at <1, 0, 1,
+// CHECK: fabric.kernel @j : {{.*}} at <3, 0, 1,
+fabric.program @branches attributes {target = #weft.target<8x4>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x8xf32>
+  fabric.kernel @a1 : (tensor<1x8xf32>) -> tensor<1x8xf32> scheme #fabric.elementwise<op = "Relu"> {
+  ^bb0(%v: tensor<1x8xf32>):
+    fabric.yield %v : tensor<1x8xf32>
+  }
+  fabric.kernel @b1 : (tensor<1x8xf32>) -> tensor<1x8xf32> scheme #fabric.elementwise<op = "Neg"> {
+  ^bb0(%v: tensor<1x8xf32>):
+    fabric.yield %v : tensor<1x8xf32>
+  }
+  fabric.kernel @a2 : (tensor<1x8xf32>) -> tensor<1x8xf32> scheme #fabric.elementwise<op = "Abs"> {
+  ^bb0(%v: tensor<1x8xf32>):
+    fabric.yield %v : tensor<1x8xf32>
+  }
+  fabric.kernel @j : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> scheme #fabric.join<op = add> {
+  ^bb0(%a: tensor<1x8xf32>, %b: tensor<1x8xf32>):
+    fabric.yield %a : tensor<1x8xf32>
+  }
+  fabric.stream @x_fork @x[0] -> @a1[0], @b1[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @a1_to_a2 @a1[0] -> @a2[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @a2_to_j @a2[0] -> @j[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @b1_to_j @b1[0] -> @j[1] : !fabric.wavelets<f32, 8>
+  fabric.stream @j_to_y @j[0] -> @y[0] : !fabric.wavelets<f32, 8>
+}
