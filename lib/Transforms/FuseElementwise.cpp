@@ -120,6 +120,10 @@ struct FuseElementwise : weft::impl::FuseElementwiseBase<FuseElementwise> {
     RewritePatternSet dedup(ctx);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(dedup);
     FrozenRewritePatternSet frozen(std::move(dedup));
+    // A generic that reads one tensor twice (x + x) reads it once: an
+    // elementwise function of one value, not a join of two streams.
+    if (failed(applyPatternsGreedily(getOperation(), frozen)))
+      return signalPassFailure();
     IRRewriter rewriter(ctx);
     // One fusion at a time, each removing a generic, until no join has a
     // producer to absorb. The dedup patterns make a fused op read x once

@@ -71,3 +71,44 @@ func.func @two_inputs(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xf3
   } -> tensor<4xf32>
   return %1 : tensor<4xf32>
 }
+
+// -----
+
+// x + x reads one tensor twice: it reads it once (an elementwise function
+// of x, not a join of two streams).
+// CHECK-LABEL: func.func @twice
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<2x6xf32>)
+// CHECK: arith.addf %[[IN:.+]], %[[IN]] : f32
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @twice(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  %e = tensor.empty() : tensor<2x6xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x, %x : tensor<2x6xf32>, tensor<2x6xf32>) outs(%e : tensor<2x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+
+// -----
+
+// A join of two different tensors stays: the fabric maps it as a join
+// kernel of two streams.
+// CHECK-LABEL: func.func @join
+// CHECK: %[[S:.+]] = linalg.generic {{.*}} ins(%arg1 : tensor<2x6xf32>)
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[S]] : tensor<2x6xf32>, tensor<2x6xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @join(%u: tensor<2x6xf32>, %g: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  %e = tensor.empty() : tensor<2x6xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<2x6xf32>) outs(%e : tensor<2x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<2x6xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%u, %s : tensor<2x6xf32>, tensor<2x6xf32>) outs(%e : tensor<2x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
