@@ -55,6 +55,9 @@ void weft::populateFabricPreparePipeline(OpPassManager &pm) {
   // Expressions that read x more than once become one generic (after the
   // folds, which see the importer's one-op generics).
   fn.addPass(createFuseElementwise());
+  // What combines several different tensors in several ops (a variadic Max
+  // of three inputs) becomes joins and column kernels, op by op.
+  fn.addPass(createSplitJoins());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
 }

@@ -244,4 +244,22 @@ def SplitConcatProducts
                               "Products of concats split">];
 }
 
+def SplitJoins : Pass<"weft-split-joins", "mlir::func::FuncOp"> {
+  let summary = "Split an elementwise body of several tensors op by op";
+  let description = [{
+    An elementwise linalg.generic that combines two or more different
+    tensors in a body of several ops (a variadic Max, Sum or Mean of three
+    inputs: max(max(a, b), c), (a + b + c) / 3) becomes one generic per op of
+    its body, each reading one or two tensors: the fabric maps an op of two
+    streams as a join kernel and an op of one stream and constants as a
+    column kernel. Run after --weft-fuse-elementwise, which fuses what is a
+    function of one tensor; generics of one tensor, and of two tensors in
+    one op, are left alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [Statistic<"numSplit", "num-split",
+                              "Generics split op by op">];
+}
+
 #endif // WEFT_TRANSFORMS_PASSES
