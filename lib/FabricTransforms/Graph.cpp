@@ -339,8 +339,8 @@ FailureOr<Graph> analyzeGraph(fab::ProgramOp program, bool placed,
         return c.kernel.emitOpError("receives ")
                << s.n << " elements in " << c.inRows << " row chunks, but "
                << from << " has them in " << rows
-               << " rows; a redistribution between different row chunkings "
-                  "is not implemented (the partitioner lines them up)";
+               << " rows; weft has no redistribution between different row "
+                  "chunkings (the partitioner lines them up)";
     }
     for (fab::IoOp io : s.outputs) {
       auto type = cast<RankedTensorType>(io.getType());

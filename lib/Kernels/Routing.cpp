@@ -122,6 +122,11 @@ RoutePlan columnReduce(int64_t x, int64_t y0, int64_t rows, int channel) {
   return p;
 }
 
+void addRoute(RouteTable &table, const RoutePlan &plan, int64_t color) {
+  for (const auto &[pe, sw] : plan.get())
+    table[pe][color] = sw;
+}
+
 bool sameSwitches(const RouteTable &table, int64_t x, int64_t ya,
                   int64_t yb) {
   auto a = table.find({x, ya}), b = table.find({x, yb});

@@ -35,7 +35,7 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
 // -----
 
 // The first layer sends 2 row chunks, the second wants 3 column chunks: a
-// general redistribution is not implemented (the partitioner lines the
+// general redistribution is missing (the partitioner lines the
 // layouts up).
 fabric.program @p attributes {target = #weft.target<6x3>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x6xf32>
@@ -50,7 +50,7 @@ fabric.program @p attributes {target = #weft.target<6x3>} {
     %mm = linalg.matmul ins(%x, %w : tensor<1x6xf32>, tensor<6x6xf32>) outs(%acc : tensor<1x6xf32>) -> tensor<1x6xf32>
     fabric.yield %mm : tensor<1x6xf32>
   }
-  // expected-error @below {{receives 6 elements in 3 row chunks, but @fc1 has them in 2 rows; a redistribution between different row chunkings is not implemented}}
+  // expected-error @below {{receives 6 elements in 3 row chunks, but @fc1 has them in 2 rows; weft has no redistribution between different row chunkings}}
   fabric.kernel @fc2 : (tensor<1x6xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 6, neurons = 4, weights = dense<0.5> : tensor<6x4xf32>> at #weft.rect<2, 0, 3, 2>
       attributes {smear = 3 : i64} {
   ^bb0(%x: tensor<1x6xf32>):

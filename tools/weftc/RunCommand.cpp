@@ -12,8 +12,8 @@
 // (the one next to this executable) on that file alone, and reads the
 // outputs back. Batch rows are samples: an [N, K] input is streamed as N
 // samples. Prints the predicted and simulated cycles per sample, the latency
-// and the utilization (../shared/metrics.md); `--check` runs the host
-// reference on the same inputs and fails on a mismatch.
+// and the utilization (docs/performance.md, "Definitions"); `--check` runs
+// the host reference on the same inputs and fails on a mismatch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -538,7 +538,7 @@ static double medianInterval(const std::vector<int64_t> &done) {
                : 0.5 * double(gaps[n / 2 - 1] + gaps[n / 2]);
 }
 
-/// The figures of ../shared/metrics.md: latency, cycles per sample,
+/// The figures of docs/performance.md ("Definitions"): latency, cycles per sample,
 /// utilization and executed MACs.
 void RunSession::printFigures(const SimFigures &figures) const {
   const std::vector<int64_t> &done = figures.done;

@@ -61,6 +61,9 @@ private:
 using RouteTable =
     std::map<std::pair<int64_t, int64_t>, std::map<int64_t, Switch>>;
 
+/// Adds `plan`'s switches to `table` on `color`.
+void addRoute(RouteTable &table, const RoutePlan &plan, int64_t color);
+
 /// Whether PEs (x, ya) and (x, yb) have the same router settings in
 /// `table`: the emitters share one program between PEs of equal roles only
 /// where this holds too (a stream relayed past a kernel changes the

@@ -626,16 +626,12 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
   // kernels directly), the column's own routes from the same schemes.
   RouteTable own;
   if (!routes) {
-    auto add = [&](const RoutePlan &plan, int64_t color) {
-      for (const auto &[pe, sw] : plan.get())
-        own[pe][color] = sw;
-    };
-    add(columnInputs(k.x, lay.y0, lay.rows), k.inColor);
-    add(columnResults(k.x, lay.y0, lay.rows), k.outColor);
+    addRoute(own, columnInputs(k.x, lay.y0, lay.rows), k.inColor);
+    addRoute(own, columnResults(k.x, lay.y0, lay.rows), k.outColor);
     if (reduce)
       for (int j = 0; j < 3; ++j)
         if (k.internal[j] >= 0)
-          add(columnReduce(k.x, lay.y0, lay.rows, j), k.internal[j]);
+          addRoute(own, columnReduce(k.x, lay.y0, lay.rows, j), k.internal[j]);
     routes = &own;
   }
   Emitter e(b, loc, k, name, layer, *routes);

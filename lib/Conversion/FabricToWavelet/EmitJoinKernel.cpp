@@ -231,13 +231,9 @@ LogicalResult emitJoinKernel(OpBuilder &b, Location loc, const JoinKernel &k,
   // kernels directly), the column's own routes.
   RouteTable own;
   if (!routes) {
-    auto add = [&](const RoutePlan &plan, int64_t color) {
-      for (const auto &[pe, sw] : plan.get())
-        own[pe][color] = sw;
-    };
-    add(columnInputs(k.x, lay.y0, lay.rows), k.colorA);
-    add(columnInputs(k.x, lay.y0, lay.rows), k.colorB);
-    add(columnResults(k.x, lay.y0, lay.rows), k.outColor);
+    addRoute(own, columnInputs(k.x, lay.y0, lay.rows), k.colorA);
+    addRoute(own, columnInputs(k.x, lay.y0, lay.rows), k.colorB);
+    addRoute(own, columnResults(k.x, lay.y0, lay.rows), k.outColor);
     routes = &own;
   }
   Emitter e(b, loc, k, name, layer, *routes);

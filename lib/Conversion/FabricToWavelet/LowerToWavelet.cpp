@@ -235,8 +235,8 @@ struct LowerFabricToWaveletPass
           return t.emitOpError("is not the diagonal turn of @")
                  << name << " (from " << rowChunks << " to " << colChunks
                  << " at the " << s.m.smear << "x" << s.m.smear
-                 << " square where its columns start); other "
-                    "redistributions are not implemented";
+                 << " square where its columns start); the diagonal turn is "
+                    "the only redistribution weft lowers";
         DenseColors dc;
         dc.in = streamColor(s.inputs[0]);
         dc.column = colorOfStream(s.turnStream);
