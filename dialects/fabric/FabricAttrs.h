@@ -9,6 +9,7 @@
 
 #include "common/WeftAttrs.h"
 #include "fabric/FabricDialect.h"
+#include "weft/Kernels/ConvMapping.h"
 #include "weft/Machine/Target.h"
 
 #include "mlir/IR/Attributes.h"

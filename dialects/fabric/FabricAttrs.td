@@ -89,6 +89,40 @@ def Fabric_DenseSchemeAttr : Fabric_SchemeAttr<"DenseScheme", "dense"> {
                         OptionalParameter<"::mlir::ElementsAttr">:$bias);
 }
 
+def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
+  let summary = "A 2-D convolution: y = relu?(conv(x, W) + b)";
+  let description = [{
+    One sample of `in_channels` x `in_height` x `in_width` convolved with
+    `weights` (out_channels x in_channels x kh x kw, ONNX's OIHW) under
+    `kernel` = [kh, kw], `strides`, `dilations` (each [h, w]) and `pads`
+    ([top, left, bottom, right]); `bias` the out_channels values of b if the
+    layer has one. A 1-D convolution is one of height 1. Laid out like a
+    dense layer, channels smeared over columns, feature-map rows streamed
+    (docs/execution-model.md, "Convolution").
+
+    Example:
+    ```mlir
+    #fabric.conv<in_channels = 3, out_channels = 8, in_height = 16,
+                 in_width = 16, kernel = [3, 3], strides = [1, 1],
+                 dilations = [1, 1], pads = [1, 1, 1, 1], relu = true,
+                 weights = dense_resource<c1> : tensor<8x3x3x3xf32>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$in_channels, "int64_t":$out_channels,
+                        "int64_t":$in_height, "int64_t":$in_width,
+                        "::mlir::DenseI64ArrayAttr":$kernel,
+                        "::mlir::DenseI64ArrayAttr":$strides,
+                        "::mlir::DenseI64ArrayAttr":$dilations,
+                        "::mlir::DenseI64ArrayAttr":$pads,
+                        DefaultValuedParameter<"bool", "false">:$relu,
+                        "::mlir::ElementsAttr":$weights,
+                        OptionalParameter<"::mlir::ElementsAttr">:$bias);
+  let extraClassDeclaration = [{
+    /// The geometry as the kernel library sees it.
+    ::weft::conversion::ConvShape getShape() const;
+  }];
+}
+
 def Fabric_ElementwiseSchemeAttr
     : Fabric_SchemeAttr<"ElementwiseScheme", "elementwise"> {
   let summary = "A function applied to every element of the sample";

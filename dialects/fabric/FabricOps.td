@@ -52,7 +52,10 @@ def Fabric_IoOp : Fabric_Op<"io", [Symbol, HasParent<"ProgramOp">]> {
   let description = [{
     The host injects (`input`) or collects (`output`) the tensor's elements
     through the ports of rows [first_row, end_row) of the given edge, in
-    row-major element order, the first chunk on the first row.
+    row-major element order, the first chunk on the first row. With
+    `pixels`, the tensor is a feature map (channels x `pixels`) streamed
+    pixel-major: row r carries its chunk of the channels, pixel by pixel
+    (docs/execution-model.md, "Feature-map streams"); the host permutes.
 
     Example:
     ```mlir
@@ -61,7 +64,8 @@ def Fabric_IoOp : Fabric_Op<"io", [Symbol, HasParent<"ProgramOp">]> {
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Weft_PortDirAttr:$direction,
                        Weft_EdgeAttr:$edge, I64Attr:$first_row,
-                       I64Attr:$end_row, TypeAttrOf<AnyRankedTensor>:$type);
+                       I64Attr:$end_row, TypeAttrOf<AnyRankedTensor>:$type,
+                       OptionalAttr<I64Attr>:$pixels);
   let assemblyFormat = [{
     $sym_name $direction $edge `rows` $first_row `to` $end_row `:` $type
     attr-dict
@@ -162,7 +166,10 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
     `dsts[i]`. A stream with several destinations is a fork: the producer
     sends every wavelet once, on one color, and the routers multicast it to
     every destination. The payload type says how many elements of which type
-    flow per sample. `color` is set by color allocation.
+    flow per sample. `color` is set by color allocation. `pixels` marks a
+    feature-map stream: a channels x `pixels` tensor whose row chunks carry
+    whole channels, pixel-major (docs/execution-model.md, "Feature-map
+    streams").
 
     Example:
     ```mlir
@@ -175,7 +182,8 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
                        FlatSymbolRefAttr:$src, I64Attr:$src_port,
                        SymbolRefArrayAttr:$dsts, DenseI64ArrayAttr:$dst_ports,
                        TypeAttrOf<Fabric_WaveletsType>:$payload,
-                       OptionalAttr<Fabric_ColorAttr>:$color);
+                       OptionalAttr<Fabric_ColorAttr>:$color,
+                       OptionalAttr<I64Attr>:$pixels);
   let assemblyFormat = [{
     $sym_name $src `[` $src_port `]` `->` custom<Dests>($dsts, $dst_ports)
     `:` $payload attr-dict

@@ -59,6 +59,80 @@ std::string DenseSchemeAttr::getSummary() const {
 }
 
 //===----------------------------------------------------------------------===//
+// ConvSchemeAttr
+//===----------------------------------------------------------------------===//
+
+/// The kernel library's view of a convolution's parameters.
+static weft::conversion::ConvShape
+convShape(int64_t cin, int64_t cout, int64_t hin, int64_t win,
+          ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads, bool relu,
+          bool bias) {
+  weft::conversion::ConvShape s;
+  s.cin = cin;
+  s.cout = cout;
+  s.hin = hin;
+  s.win = win;
+  if (kernel.size() == 2)
+    s.kh = kernel[0], s.kw = kernel[1];
+  if (strides.size() == 2)
+    s.sh = strides[0], s.sw = strides[1];
+  if (dilations.size() == 2)
+    s.dh = dilations[0], s.dw = dilations[1];
+  if (pads.size() == 4)
+    s.pt = pads[0], s.pl = pads[1], s.pb = pads[2], s.pr = pads[3];
+  s.relu = relu;
+  s.bias = bias;
+  return s;
+}
+
+LogicalResult
+ConvSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t cin, int64_t cout, int64_t hin, int64_t win,
+                       DenseI64ArrayAttr kernel, DenseI64ArrayAttr strides,
+                       DenseI64ArrayAttr dilations, DenseI64ArrayAttr pads,
+                       bool relu, ElementsAttr weights, ElementsAttr bias) {
+  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2)
+    return emitError() << "kernel, strides and dilations must have 2 values "
+                          "(height, width)";
+  if (pads.size() != 4)
+    return emitError() << "pads must have 4 values (top, left, bottom, right)";
+  weft::conversion::ConvShape s =
+      convShape(cin, cout, hin, win, kernel.asArrayRef(), strides.asArrayRef(),
+                dilations.asArrayRef(), pads.asArrayRef(), relu, bool(bias));
+  std::string why = s.check();
+  if (!why.empty())
+    return emitError() << "not a convolution: " << why;
+  if (!isF32Of(weights, {cout, cin, s.kh, s.kw}))
+    return emitError() << "weights must be tensor<" << cout << "x" << cin
+                       << "x" << s.kh << "x" << s.kw << "xf32>, not "
+                       << weights.getType();
+  if (bias && !isF32Of(bias, {cout}))
+    return emitError() << "bias must be tensor<" << cout << "xf32>, not "
+                       << bias.getType();
+  return success();
+}
+
+weft::conversion::ConvShape ConvSchemeAttr::getShape() const {
+  return convShape(getInChannels(), getOutChannels(), getInHeight(),
+                   getInWidth(), getKernel().asArrayRef(),
+                   getStrides().asArrayRef(), getDilations().asArrayRef(),
+                   getPads().asArrayRef(), getRelu(), bool(getBias()));
+}
+
+int64_t ConvSchemeAttr::getNumStreams() const { return 1; }
+int64_t ConvSchemeAttr::getExecutedMacs() const {
+  return getShape().executedMacs();
+}
+int64_t ConvSchemeAttr::getModelMacs() const { return getShape().modelMacs(); }
+std::string ConvSchemeAttr::getSummary() const {
+  weft::conversion::ConvShape s = getShape();
+  return llvm::formatv("conv {0}x{1}x{2} -> {3}x{4}x{5}, {6}x{7}", s.cin,
+                       s.hin, s.win, s.cout, s.hout(), s.wout(), s.kh, s.kw)
+      .str();
+}
+
+//===----------------------------------------------------------------------===//
 // ElementwiseSchemeAttr
 //===----------------------------------------------------------------------===//
 

@@ -805,7 +805,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       auto op = wf::IoOp::create(
           b, loc, b.getStringAttr(uniqueName(symbols, name)),
           common::PortDirAttr::get(ctx, dir), common::EdgeAttr::get(ctx, edge),
-          b.getI64IntegerAttr(0), b.getI64IntegerAttr(1), TypeAttr::get(type));
+          b.getI64IntegerAttr(0), b.getI64IntegerAttr(1), TypeAttr::get(type),
+          /*pixels=*/nullptr);
       symbols.insert(op);
       return op;
     };
@@ -944,7 +945,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           FlatSymbolRefAttr::get(ctx, s), b.getI64IntegerAttr(0),
           b.getArrayAttr(refs), b.getDenseI64ArrayAttr(ports),
           TypeAttr::get(wf::WaveletsType::get(ctx, f32, elements[src])),
-          /*color=*/nullptr);
+          /*color=*/nullptr, /*pixels=*/nullptr);
       symbols.insert(op);
     }
     fn.erase();

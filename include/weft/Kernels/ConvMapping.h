@@ -1,0 +1,120 @@
+//===- ConvMapping.h - A convolution's layout, program and cost -*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// Plain C++ (no MLIR). A 2-D convolution y = act(conv(x, W) + b) of one
+// sample (1-D convolutions are 2-D ones of height 1) laid out on the fabric
+// like a dense layer (docs/execution-model.md, "Convolution"): S columns of
+// input-channel chunks by R rows of output-channel chunks. Feature maps
+// stream row by row, pixel-major within a row chunk; every PE keeps a line
+// buffer of the input rows its window needs and computes one output row at
+// a time with one 4-D multiply-accumulate per kernel row. The schedule of
+// that program (which rows are received, which output rows computed from
+// which line-buffer slots) is computed here once; the emitter writes it and
+// the cost model counts it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_KERNELS_CONVMAPPING_H
+#define WEFT_KERNELS_CONVMAPPING_H
+
+#include "weft/Kernels/DenseMapping.h"
+#include "weft/Machine/Target.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft::conversion {
+
+/// The geometry of a convolution of one sample: `cin` x `hin` x `win`
+/// input, `cout` output channels, a `kh` x `kw` window with strides,
+/// dilations and pads (top, left, bottom, right), groups = 1.
+struct ConvShape {
+  int64_t cin = 1, hin = 1, win = 1, cout = 1, kh = 1, kw = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  bool relu = false, bias = false;
+
+  int64_t hout() const { return (hin + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t wout() const { return (win + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
+  int64_t inElements() const { return cin * hin * win; }
+  int64_t outElements() const { return cout * hout() * wout(); }
+  /// Input row of output row `oh`'s window row `i` (may lie in the pads).
+  int64_t inputRow(int64_t oh, int64_t i) const {
+    return oh * sh + i * dh - pt;
+  }
+  /// Multiply-accumulates per sample the model asks for (taps on pads
+  /// excluded), and those the fabric executes (whole window rows inside
+  /// the input, pad columns included).
+  int64_t modelMacs() const;
+  int64_t executedMacs() const;
+  /// An empty string when the shape is valid, else a sentence.
+  std::string check() const;
+};
+
+/// The program every compute PE of a convolution runs per sample, in
+/// order: receive an input row into a line-buffer slot, or compute an
+/// output row from the window rows inside the input (kernel row i read from
+/// slot `slots[k]` for i = `rows[k]`).
+struct ConvStep {
+  bool receive = false;
+  int64_t row = 0;  ///< input row (receive) or output row (compute)
+  int64_t slot = 0; ///< receive: the slot written
+  std::vector<int64_t> taps, slots; ///< compute: kernel rows and their slots
+};
+
+struct ConvSchedule {
+  /// Line-buffer rows: (kh - 1) * dh + 1 (a row is overwritten only when
+  /// no later output row needs it).
+  int64_t ringRows = 1;
+  /// Padded row width in pixels: pl + win + whatever the last window
+  /// reaches past the input (zeros, never written).
+  int64_t paddedWidth = 1;
+  std::vector<ConvStep> steps;
+  /// Samples the program unrolls (2 when hout is odd: the last column's
+  /// two output buffers alternate by output row).
+  int64_t unroll = 1;
+};
+
+ConvSchedule convSchedule(const ConvShape &s);
+
+/// Input and output channels per PE under `m` (S = m.smear must divide
+/// cin, R = m.rows cout).
+inline int64_t convLk(const ConvShape &s, const DenseMapping &m) {
+  return s.cin / m.smear;
+}
+inline int64_t convLm(const ConvShape &s, const DenseMapping &m) {
+  return s.cout / m.rows;
+}
+
+/// Why `m` cannot run `s` on a PE of `target` (chunks that do not divide
+/// the channels, a 4-D descriptor dimension or stride out of range, the
+/// program or memory too large), or an empty string.
+std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
+                               const machine::Target &target);
+
+/// Instructions of the straight-line per-sample program of the PE of
+/// column `c` (the largest, the diagonal's).
+int64_t convProgramInstructions(const ConvShape &s, const DenseMapping &m);
+
+/// The cost model: steady-state cycles per sample (docs/execution-model.md,
+/// "Convolution").
+int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m);
+
+/// Bytes of PE memory the most loaded PE needs.
+int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m);
+
+/// The PE memory map of a convolution's compute PE, in words.
+struct ConvMemoryMap {
+  int64_t code = 0, records = 0, weights = 0, ring = 0, acc = 0, bias = 0,
+          outBuf = 0, end = 0;
+  int64_t numRecords = 0;
+};
+ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m);
+
+} // namespace weft::conversion
+
+#endif // WEFT_KERNELS_CONVMAPPING_H

@@ -1,0 +1,213 @@
+//===- ConvMapping.cpp - A convolution's program, cost and memory ---------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Kernels/ConvMapping.h"
+
+#include "weft/Machine/DSD.h"
+#include "weft/Machine/ISA.h"
+
+#include <algorithm>
+
+namespace wt = weft::machine;
+
+namespace weft::conversion {
+
+std::string ConvShape::check() const {
+  if (cin < 1 || hin < 1 || win < 1 || cout < 1 || kh < 1 || kw < 1)
+    return "sizes must be at least 1";
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1)
+    return "strides and dilations must be at least 1";
+  if (pt < 0 || pl < 0 || pb < 0 || pr < 0)
+    return "pads must not be negative";
+  if (pt >= (kh - 1) * dh + 1 || pb >= (kh - 1) * dh + 1 ||
+      pl >= (kw - 1) * dw + 1 || pr >= (kw - 1) * dw + 1)
+    return "a pad as large as the window makes output rows or columns of "
+           "pads alone";
+  if (hout() < 1 || wout() < 1)
+    return "the window is larger than the padded input";
+  return "";
+}
+
+int64_t ConvShape::modelMacs() const {
+  int64_t taps = 0;
+  for (int64_t oh = 0; oh < hout(); ++oh)
+    for (int64_t i = 0; i < kh; ++i) {
+      int64_t h = inputRow(oh, i);
+      if (h < 0 || h >= hin)
+        continue;
+      for (int64_t ow = 0; ow < wout(); ++ow)
+        for (int64_t j = 0; j < kw; ++j) {
+          int64_t w = ow * sw + j * dw - pl;
+          taps += w >= 0 && w < win;
+        }
+    }
+  return taps * cin * cout;
+}
+
+int64_t ConvShape::executedMacs() const {
+  int64_t rows = 0;
+  for (int64_t oh = 0; oh < hout(); ++oh)
+    for (int64_t i = 0; i < kh; ++i) {
+      int64_t h = inputRow(oh, i);
+      rows += h >= 0 && h < hin;
+    }
+  return rows * wout() * kw * cin * cout;
+}
+
+ConvSchedule convSchedule(const ConvShape &s) {
+  ConvSchedule sch;
+  sch.ringRows = (s.kh - 1) * s.dh + 1;
+  sch.paddedWidth =
+      std::max(s.pl + s.win, (s.wout() - 1) * s.sw + (s.kw - 1) * s.dw + 1);
+  sch.unroll = s.hout() % 2 ? 2 : 1;
+  int64_t received = 0;
+  auto receive = [&](int64_t upTo) {
+    for (; received < upTo; ++received) {
+      ConvStep st;
+      st.receive = true;
+      st.row = received;
+      st.slot = received % sch.ringRows;
+      sch.steps.push_back(st);
+    }
+  };
+  for (int64_t oh = 0; oh < s.hout(); ++oh) {
+    receive(std::min(s.hin, s.inputRow(oh, s.kh - 1) + 1));
+    ConvStep st;
+    st.row = oh;
+    for (int64_t i = 0; i < s.kh; ++i) {
+      int64_t h = s.inputRow(oh, i);
+      if (h < 0 || h >= s.hin)
+        continue;
+      st.taps.push_back(i);
+      st.slots.push_back(h % sch.ringRows);
+    }
+    sch.steps.push_back(std::move(st));
+  }
+  receive(s.hin);
+  return sch;
+}
+
+/// Cycles of one vector instruction of n elements, from the cost table.
+static int64_t vec(wt::Opcode op, int64_t n) {
+  return int64_t(wt::instructionCycles(op, uint64_t(n), true));
+}
+
+namespace {
+/// What one PE of column c runs per sample: instructions and cycles.
+struct ColumnProgram {
+  int64_t instructions = 0, cycles = 0;
+};
+} // namespace
+
+static ColumnProgram columnProgram(const ConvShape &s, const DenseMapping &m,
+                                   int64_t c, bool diagonal) {
+  const ConvSchedule sch = convSchedule(s);
+  const int64_t lk = convLk(s, m), lm = convLm(s, m), wo = s.wout();
+  const int64_t rowLen = lm * wo;
+  const bool first = c == 0, last = c == m.smear - 1;
+  ColumnProgram p;
+  auto add = [&](int64_t instructions, int64_t cycles) {
+    p.instructions += instructions;
+    p.cycles += cycles;
+  };
+  for (const ConvStep &st : sch.steps) {
+    if (st.receive) {
+      // (The diagonal first launches the copy of the row into its
+      // column.) Load the slot's record, then move the row in.
+      if (diagonal)
+        add(1, 1);
+      add(2, 1 + vec(wt::Opcode::MOV32, s.win * lk));
+      continue;
+    }
+    for (size_t k = 0; k < st.taps.size(); ++k)
+      add(3, 2 + vec(wt::Opcode::FMAC, lm * wo * s.kw * lk));
+    // The output row's closeout: forward, add and forward, or (the last
+    // column) add, bias, activation to an output buffer, the send's launch;
+    // then clear the accumulator.
+    if (!last) {
+      add(1, vec(first ? wt::Opcode::MOV32 : wt::Opcode::FADD, rowLen));
+    } else {
+      if (!first)
+        add(1, vec(wt::Opcode::FADD, rowLen));
+      if (s.bias)
+        add(1, vec(wt::Opcode::FADD, rowLen));
+      add(2, vec(wt::Opcode::FMAX, rowLen) + 1);
+    }
+    add(1, vec(wt::Opcode::MOV32, rowLen));
+  }
+  add(1, 1); // the jump back
+  return p;
+}
+
+int64_t convProgramInstructions(const ConvShape &s, const DenseMapping &m) {
+  int64_t most = 0;
+  for (int64_t c = 0; c < m.smear; ++c)
+    most = std::max(most, columnProgram(s, m, c, c < m.rows).instructions);
+  return most * convSchedule(s).unroll;
+}
+
+int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m) {
+  int64_t most = 0;
+  for (int64_t c = 0; c < m.smear; ++c)
+    most = std::max(most, columnProgram(s, m, c, c < m.rows).cycles);
+  return most;
+}
+
+ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
+  const ConvSchedule sch = convSchedule(s);
+  const int64_t lk = convLk(s, m), lm = convLm(s, m), wo = s.wout();
+  ConvMemoryMap mm;
+  // Task table (640 words), then the code (two words a slot, the init task
+  // and some slack included), then the records: 4 words each.
+  mm.code = 640;
+  int64_t slots = convProgramInstructions(s, m) + 64;
+  mm.records = (mm.code + 2 * slots + 3) / 4 * 4;
+  // Records: one per line-buffer slot to receive into and to read the
+  // window from, one per kernel row of weights, the accumulator (4-D and
+  // 1-D), partial sums, bias, output buffers and sends, the copy, four
+  // XDSDs and four stride words.
+  mm.numRecords = 2 * sch.ringRows + s.kh + 24;
+  mm.weights = mm.records + 4 * mm.numRecords;
+  mm.ring = mm.weights + 2 * lk * lm * s.kh * s.kw;
+  mm.acc = mm.ring + 2 * sch.ringRows * sch.paddedWidth * lk;
+  mm.bias = mm.acc + 2 * lm * wo;
+  mm.outBuf = mm.bias + 2 * lm;
+  mm.end = mm.outBuf + 2 * 2 * lm * wo;
+  return mm;
+}
+
+int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m) {
+  return 2 * convMemoryMap(s, m).end;
+}
+
+std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
+                               const machine::Target &target) {
+  if (m.precision != Precision::FP32)
+    return "convolutions run in fp32 only";
+  if (s.cin % m.smear || s.cout % m.rows)
+    return "the chunks must divide the channels";
+  const int64_t lk = convLk(s, m), lm = convLm(s, m);
+  // The 4-D multiply-accumulate's dimensions (Lm, wout, kw, Lk) and
+  // strides (Lm, kh kw Lm, sw Lk, dw Lk) must fit the XDSD and the stride
+  // registers.
+  if (lm > 4095 || s.wout() > 255 || s.kw > 255 || lk > 255)
+    return "a 4-D descriptor dimension exceeds its field";
+  int64_t maxStride = (1 << 14) - 1;
+  if (s.kh * s.kw * lm > maxStride || s.sw * lk > maxStride ||
+      s.dw * lk > maxStride)
+    return "a 4-D descriptor stride exceeds the stride registers";
+  if (s.win * lk > 32767 || lm * s.wout() > 32767)
+    return "a row is longer than a vector";
+  ConvMemoryMap mm = convMemoryMap(s, m);
+  if (mm.weights > int64_t(target.descriptorWords()))
+    return "the per-sample program is too long for the descriptor reach";
+  if (2 * mm.end > int64_t(target.memoryBytes()))
+    return "the weights and line buffer need " + std::to_string(2 * mm.end) +
+           " bytes of PE memory";
+  return "";
+}
+
+} // namespace weft::conversion
