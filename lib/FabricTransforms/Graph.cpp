@@ -56,6 +56,12 @@ static LogicalResult placeKernel(Stage &st) {
       return kernel.emitOpError("")
              << m.rows << " rows leave a neuron chunk of " << layer->M
              << " neurons empty";
+    if (layer->conv &&
+        (layer->conv->cin % m.smear || layer->conv->cout % m.rows))
+      return kernel.emitOpError("is a convolution of ")
+             << layer->conv->cin << " input and " << layer->conv->cout
+             << " output channels; its " << m.smear << " columns and "
+             << m.rows << " rows must divide them";
     st.layer = *layer;
     st.x = m.x0;
     st.width = m.smear;

@@ -229,6 +229,28 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     return info;
   }
 
+  if (auto c = dyn_cast<fab::ConvSchemeAttr>(scheme)) {
+    ConvShape shape = c.getShape();
+    if (shape.inElements() != info.inN || shape.outElements() != info.outN)
+      return kernel.emitOpError()
+             << "is a " << c.getSummary() << " (" << shape.inElements()
+             << " -> " << shape.outElements() << " elements) but takes "
+             << info.inN << " and gives " << info.outN
+             << " elements per sample";
+    info.layer = ChainLayer::convolution(shape);
+    DenseLayer &l = info.dense;
+    l.K = shape.inElements();
+    l.M = shape.outElements();
+    l.relu = shape.relu;
+    l.conv = shape;
+    if (withData &&
+        (failed(readValues(kernel, c.getWeights(), "weights", l.weights)) ||
+         (c.getBias() &&
+          failed(readValues(kernel, c.getBias(), "bias", l.bias)))))
+      return failure();
+    return info;
+  }
+
   std::string why;
   ColumnOp op = ColumnOp::Copy;
   std::vector<float> params;

@@ -48,6 +48,13 @@ static wc::NetworkShape shapeOf(const wc::Graph &g) {
   net.numStreams = int64_t(g.streams.size());
   for (const wc::Stage &st : g.stages)
     net.layers.push_back({st.info.layer, st.inputs, st.output});
+  // A feature-map stream's rows carry whole channels.
+  for (const wc::GraphStream &s : g.streams) {
+    int64_t pixels = 0;
+    if (wf::StreamOp op = s.op; op && op.getPixels())
+      pixels = int64_t(*op.getPixels());
+    net.streamChannels.push_back(pixels ? s.n / pixels : 0);
+  }
   return net;
 }
 
@@ -189,7 +196,10 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       k.setRectAttr(
           common::RectAttr::get(ctx, placed.x0, 0, placed.width, placed.rows));
       k.setSmear(placed.width);
-      k.setPrecisionAttr(precisionAttr);
+      // (Convolutions run in fp32 whatever the network's precision.)
+      k.setPrecisionAttr(st.info.layer.kind == wc::ChainLayer::Kind::Conv
+                             ? wf::PrecisionAttr::get(ctx, wf::Precision::fp32)
+                             : precisionAttr);
       k.setPredictedCycles(placed.predictedCycles);
       LDBG() << "@" << k.getSymName() << ": " << st.info.layer.K << " -> "
              << st.info.layer.M << " on " << placed.width << " x "

@@ -95,6 +95,9 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
   if (l.kind == ChainLayer::Kind::Dense) {
     t.maxS = std::min(l.K, maxH);
     t.maxR = std::min(l.M, maxH);
+  } else if (l.kind == ChainLayer::Kind::Conv) {
+    t.maxS = std::min(l.conv.cin, maxH);
+    t.maxR = std::min(l.conv.cout, maxH);
   } else {
     // A column kernel has width 1; its rows are both "S" (what enters) and
     // R (what leaves), so the table keeps S = R only.
@@ -135,6 +138,17 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         t.memory[i] = mem;
         continue;
       }
+      if (l.kind == ChainLayer::Kind::Conv) {
+        DenseMapping m;
+        m.smear = s;
+        m.rows = r;
+        m.precision = Precision::FP32;
+        if (!convMappingProblem(l.conv, m, memoryBytes).empty())
+          continue;
+        t.cost[i] = predictConvCycles(l.conv, m);
+        t.memory[i] = convMemoryPerPE(l.conv, m);
+        continue;
+      }
       if (chunkSize(l.M, r, r - 1) == 0)
         continue; // the last neuron chunk would be empty
       DenseMapping m;
@@ -153,11 +167,13 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
 
 /// The choices of kernel l when `r` rows enter it: (width, rows leaving,
 /// footprint, cost) for every allowed R, in increasing R.
+/// `channels`: what the rows leaving must divide (0: anything).
 template <typename F>
-void forEachChoice(const LayerTable &t, int64_t r, int64_t H, F f) {
-  if (t.layer.kind != ChainLayer::Kind::Dense) {
+void forEachChoice(const LayerTable &t, int64_t r, int64_t H, int64_t channels,
+                   F f) {
+  if (!t.layer.smeared()) {
     int64_t c = t.at(r, r);
-    if (c >= 0 && r <= H)
+    if (c >= 0 && r <= H && (!channels || channels % r == 0))
       f(/*width=*/int64_t(1), /*out=*/r, /*footprint=*/r, c);
     return;
   }
@@ -165,7 +181,7 @@ void forEachChoice(const LayerTable &t, int64_t r, int64_t H, F f) {
     return;
   for (int64_t R = 1; R <= std::min(t.maxR, H); ++R) {
     int64_t c = t.at(r, R);
-    if (c >= 0)
+    if (c >= 0 && (!channels || channels % R == 0))
       f(/*width=*/r, /*out=*/R, /*footprint=*/std::max(r, R), c);
   }
 }
@@ -179,10 +195,15 @@ struct Shape {
   /// (live[L] is empty).
   std::vector<std::vector<int64_t>> live;
   int64_t numStreams = 0;
+  /// What the rows of each stream must divide (0: anything).
+  std::vector<int64_t> channels;
+  int64_t outChannels(size_t l) const { return channels[size_t(output[l])]; }
 
   explicit Shape(const NetworkShape &net) {
     size_t L = net.layers.size();
     numStreams = net.numStreams;
+    channels = net.streamChannels;
+    channels.resize(size_t(numStreams), 0);
     std::vector<int64_t> producer(size_t(numStreams), -1),
         lastUse(size_t(numStreams), -1);
     for (size_t l = 0; l < L; ++l) {
@@ -231,8 +252,17 @@ struct Shape {
     std::vector<int64_t> s(live[0].size(), 1);
     if (s.empty())
       return {s};
+    auto allowed = [&] {
+      for (size_t i = 0; i < s.size(); ++i) {
+        int64_t c = channels[size_t(live[0][i])];
+        if (c && c % s[i])
+          return false;
+      }
+      return true;
+    };
     while (true) {
-      all.push_back(s);
+      if (allowed())
+        all.push_back(s);
       size_t i = s.size();
       while (i-- > 0) {
         if (++s[i] <= H)
@@ -262,7 +292,7 @@ public:
     std::vector<int64_t> row(size_t(W + 1), l == tables.size() ? 0 : kInf);
     if (l < tables.size())
       if (int64_t r = shape.inputRows(l, state))
-        forEachChoice(tables[l], r, H,
+        forEachChoice(tables[l], r, H, shape.outChannels(l),
                       [&](int64_t width, int64_t out, int64_t, int64_t c) {
                         const std::vector<int64_t> &rest =
                             at(l + 1, shape.next(l, state, out));
@@ -295,7 +325,7 @@ int64_t minimumWidth(const std::vector<LayerTable> &tables, const Shape &shape,
       return it->second;
     int64_t best = kInf;
     if (int64_t r = shape.inputRows(l, state))
-      forEachChoice(tables[l], r, H,
+      forEachChoice(tables[l], r, H, shape.outChannels(l),
                     [&](int64_t width, int64_t out, int64_t, int64_t) {
                       int64_t rest = at(l + 1, shape.next(l, state, out));
                       if (rest < kInf)
@@ -332,7 +362,7 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
     if (l < L)
       if (int64_t r = shape.inputRows(l, state))
         forEachChoice(
-            tables[l], r, H,
+            tables[l], r, H, shape.outChannels(l),
             [&](int64_t width, int64_t out, int64_t, int64_t c) {
               if (c > T)
                 return;
@@ -365,7 +395,7 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
     int64_t r = shape.inputRows(l, state);
     bool found = false;
     forEachChoice(
-        tables[l], r, H,
+        tables[l], r, H, shape.outChannels(l),
         [&](int64_t width, int64_t out, int64_t footprint, int64_t c) {
           if (found || c > T || width > w)
             return;
@@ -422,6 +452,12 @@ std::string describe(const ChainLayer &l) {
            " elements";
   if (l.kind == ChainLayer::Kind::Join)
     return "join of two streams of " + std::to_string(l.K) + " elements";
+  if (l.kind == ChainLayer::Kind::Conv) {
+    const ConvShape &c = l.conv;
+    return "conv " + std::to_string(c.cin) + "x" + std::to_string(c.hin) +
+           "x" + std::to_string(c.win) + " -> " + std::to_string(c.cout) +
+           "x" + std::to_string(c.hout()) + "x" + std::to_string(c.wout());
+  }
   return "dense " + std::to_string(l.K) + " -> " + std::to_string(l.M);
 }
 
@@ -436,10 +472,17 @@ std::string whyNothingFits(const NetworkShape &net,
     const ChainLayer &layer = net.layers[l].layer;
     bool any = false;
     for (int64_t r = 1; r <= H && !any; ++r)
-      forEachChoice(tables[l], r, H,
+      forEachChoice(tables[l], r, H, shape.outChannels(l),
                     [&](int64_t, int64_t, int64_t, int64_t) { any = true; });
     if (any)
       continue;
+    if (layer.kind == ChainLayer::Kind::Conv) {
+      DenseMapping m;
+      std::string why = convMappingProblem(layer.conv, m, t.memoryBytes());
+      return "kernel " + std::to_string(l) + " (" + describe(layer) +
+             ") fits no rectangle of at most " + std::to_string(H) +
+             " rows" + (why.empty() ? "" : " (on one PE: " + why + ")");
+    }
     if (layer.kind == ChainLayer::Kind::Dense) {
       std::string why;
       (void)chooseDenseMapping(layer.K, layer.M, p, t, why);
@@ -459,6 +502,9 @@ std::string whyNothingFits(const NetworkShape &net,
   for (const NetworkLayer &l : net.layers)
     if (l.layer.kind == ChainLayer::Kind::Dense)
       weightBytes += l.layer.K * l.layer.M * bytesPerWeight;
+    else if (l.layer.kind == ChainLayer::Kind::Conv)
+      weightBytes += l.layer.conv.cin * l.layer.conv.cout * l.layer.conv.kh *
+                     l.layer.conv.kw * 4;
   int64_t usable = int64_t(t.memoryBytes()) - 2 * kDataBase;
   int64_t pes = (weightBytes + usable - 1) / std::max<int64_t>(1, usable);
   return "the network of " + std::to_string(net.layers.size()) +
@@ -558,6 +604,8 @@ int64_t networkMacsPerSample(const NetworkShape &net) {
   for (const NetworkLayer &l : net.layers)
     if (l.layer.kind == ChainLayer::Kind::Dense && !l.layer.synthetic)
       macs += l.layer.K * l.layer.M;
+    else if (l.layer.kind == ChainLayer::Kind::Conv)
+      macs += l.layer.conv.modelMacs();
   return macs;
 }
 

@@ -160,15 +160,13 @@ ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
   const ConvSchedule sch = convSchedule(s);
   const int64_t lk = convLk(s, m), lm = convLm(s, m), wo = s.wout();
   ConvMemoryMap mm;
-  // Task table (640 words), then the code (two words a slot, the init task
-  // and some slack included), then the records: 4 words each.
-  mm.code = 640;
-  int64_t slots = convProgramInstructions(s, m) + 64;
-  mm.records = (mm.code + 2 * slots + 3) / 4 * 4;
-  // Records: one per line-buffer slot to receive into and to read the
-  // window from, one per kernel row of weights, the accumulator (4-D and
-  // 1-D), partial sums, bias, output buffers and sends, the copy, four
-  // XDSDs and four stride words.
+  // The task table (640 words), then the records (4 words each): one per
+  // line-buffer slot to receive into and to read the window from, one per
+  // kernel row of weights, the accumulator (4-D and 1-D), partial sums,
+  // bias, output buffers and sends, the copy, four XDSDs and four stride
+  // words. Then the data, and the code (two words a slot, the init and
+  // some slack included) wherever the binary writer finds room.
+  mm.records = 640;
   mm.numRecords = 2 * sch.ringRows + s.kh + 24;
   mm.weights = mm.records + 4 * mm.numRecords;
   mm.ring = mm.weights + 2 * lk * lm * s.kh * s.kw;
@@ -176,15 +174,17 @@ ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
   mm.bias = mm.acc + 2 * lm * wo;
   mm.outBuf = mm.bias + 2 * lm;
   mm.end = mm.outBuf + 2 * 2 * lm * wo;
+  mm.code = 2 * (convProgramInstructions(s, m) + 64);
   return mm;
 }
 
 int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m) {
-  return 2 * convMemoryMap(s, m).end;
+  ConvMemoryMap mm = convMemoryMap(s, m);
+  return 2 * (mm.end + mm.code);
 }
 
 std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
-                               const machine::Target &target) {
+                               int64_t memoryBytes) {
   if (m.precision != Precision::FP32)
     return "convolutions run in fp32 only";
   if (s.cin % m.smear || s.cout % m.rows)
@@ -201,12 +201,10 @@ std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
     return "a 4-D descriptor stride exceeds the stride registers";
   if (s.win * lk > 32767 || lm * s.wout() > 32767)
     return "a row is longer than a vector";
-  ConvMemoryMap mm = convMemoryMap(s, m);
-  if (mm.weights > int64_t(target.descriptorWords()))
-    return "the per-sample program is too long for the descriptor reach";
-  if (2 * mm.end > int64_t(target.memoryBytes()))
-    return "the weights and line buffer need " + std::to_string(2 * mm.end) +
-           " bytes of PE memory";
+  int64_t bytes = convMemoryPerPE(s, m);
+  if (bytes > memoryBytes)
+    return "the weights, line buffer and program need " +
+           std::to_string(bytes) + " bytes of PE memory";
   return "";
 }
 

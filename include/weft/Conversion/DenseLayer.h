@@ -15,6 +15,7 @@
 #ifndef WEFT_CONVERSION_DENSELAYER_H
 #define WEFT_CONVERSION_DENSELAYER_H
 
+#include "weft/Kernels/ConvMapping.h"
 #include "weft/Kernels/DenseMapping.h"
 #include "weft/Kernels/Routing.h"
 
@@ -24,6 +25,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,13 @@ struct DenseLayer {
   /// W in row-major K x M (W[k * M + m]); bias M values or empty.
   std::vector<float> weights, bias;
   bool relu = false;
+  /// A convolution laid out like a dense layer (K and M its input and
+  /// output elements; `weights` in ONNX's OIHW order, `bias` cout values).
+  std::optional<ConvShape> conv;
+  /// Dense layers fed by a feature-map stream: the pixels of its channels
+  /// (the input arrives pixel-major per row chunk, so the weight rows are
+  /// taken in that order); 0 for a row-major input.
+  int64_t inputPixels = 0;
   /// The layer's input (x) and final result (y) values.
   mlir::Value input, result;
   /// The ops of the layer, producer first (matmul, bias, activation...).
@@ -51,6 +60,16 @@ struct DenseLayer {
 mlir::FailureOr<DenseLayer> matchDenseLayer(mlir::Value result,
                                             std::string &why);
 
+/// Recognises the convolution whose result is `result`: an optional ReLU
+/// over a linalg.conv_2d_nchw_fchw or conv_1d_ncw_fcw with constant
+/// weights, whose accumulator is zeros or a constant bias per output
+/// channel, reading its input through an optional zero tensor.pad of the
+/// spatial dimensions. The DenseLayer has `conv` set, K and M its input and
+/// output elements per sample, `batch` the input's first dimension. Fails
+/// with a sentence in `why` otherwise.
+mlir::FailureOr<DenseLayer> matchConvLayer(mlir::Value result,
+                                           std::string &why);
+
 /// The colors of one dense layer (docs/execution-model.md, "Colors"),
 /// chosen by the color allocator.
 struct DenseColors {
@@ -64,6 +83,13 @@ struct DenseColors {
 /// insertion point (inside a wavelet.program), named after `name`, with
 /// the router settings `routes` gives every PE (a routed program's
 /// fabric.route ops).
+/// The same for a convolution (`layer.conv` set): the line-buffer program
+/// of docs/execution-model.md, "Convolution".
+void emitConvLayer(mlir::OpBuilder &b, mlir::Location loc,
+                   const DenseLayer &layer, const DenseMapping &m,
+                   const DenseColors &colors, llvm::StringRef name,
+                   const RouteTable &routes);
+
 void emitDenseLayer(mlir::OpBuilder &b, mlir::Location loc,
                     const DenseLayer &layer, const DenseMapping &m,
                     const DenseColors &colors, llvm::StringRef name,

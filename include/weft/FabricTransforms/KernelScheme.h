@@ -58,7 +58,9 @@ struct KernelInfo {
   /// Joins: the op, and (once partitioned) the input buffered and the
   /// FIFO's depth (placement and colors unset).
   JoinKernel join;
-  bool isDense() const { return layer.kind == ChainLayer::Kind::Dense; }
+  /// Laid out as a dense layer: a dense layer or a convolution (S columns
+  /// of input chunks by R rows of output chunks).
+  bool isDense() const { return layer.smeared(); }
   /// Elements per sample into and out of the kernel.
   int64_t inN = 0, outN = 0;
   /// The precision partitioning chose (fp32 before it).

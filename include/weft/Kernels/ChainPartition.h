@@ -21,6 +21,7 @@
 #define WEFT_KERNELS_CHAINPARTITION_H
 
 #include "weft/Kernels/ColumnKernel.h"
+#include "weft/Kernels/ConvMapping.h"
 #include "weft/Kernels/DenseMapping.h"
 #include "weft/Machine/Target.h"
 
@@ -33,8 +34,13 @@ namespace weft::conversion {
 
 /// One kernel of the chain, as the partitioner sees it.
 struct ChainLayer {
-  enum class Kind { Dense, Column, Join };
+  enum class Kind { Dense, Column, Join, Conv };
   Kind kind = Kind::Dense;
+  /// Dense layers and convolutions are smeared: S columns of input chunks
+  /// by R rows of output chunks (docs/execution-model.md).
+  bool smeared() const { return kind == Kind::Dense || kind == Kind::Conv; }
+  /// Conv: its geometry (K and M are its input and output elements).
+  ConvShape conv;
   /// Dense: fan-in and neurons. Column: K == M == the vector's length.
   int64_t K = 0, M = 0;
   bool bias = false;            ///< dense: adds a bias
@@ -45,6 +51,15 @@ struct ChainLayer {
   std::vector<float> params;    ///< column: its constants (the cost may
                                 ///< depend on them, e.g. Clip's bounds)
 
+  static ChainLayer convolution(const ConvShape &shape) {
+    ChainLayer l;
+    l.kind = Kind::Conv;
+    l.conv = shape;
+    l.K = shape.inElements();
+    l.M = shape.outElements();
+    l.bias = shape.bias;
+    return l;
+  }
   static ChainLayer dense(int64_t K, int64_t M, bool bias) {
     ChainLayer l;
     l.K = K;
@@ -113,6 +128,9 @@ struct NetworkLayer {
 struct NetworkShape {
   std::vector<NetworkLayer> layers;
   int64_t numStreams = 0;
+  /// Feature-map streams: the channels the rows of stream i must divide
+  /// (every row chunk holds whole channels); 0 or missing: any rows.
+  std::vector<int64_t> streamChannels;
   /// The chain host -> 0 -> 1 -> ... -> host (stream l enters kernel l).
   static NetworkShape chain(const std::vector<ChainLayer> &chain);
 };

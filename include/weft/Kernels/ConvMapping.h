@@ -90,11 +90,11 @@ inline int64_t convLm(const ConvShape &s, const DenseMapping &m) {
   return s.cout / m.rows;
 }
 
-/// Why `m` cannot run `s` on a PE of `target` (chunks that do not divide
-/// the channels, a 4-D descriptor dimension or stride out of range, the
-/// program or memory too large), or an empty string.
+/// Why `m` cannot run `s` on PEs of `memoryBytes` (chunks that do not
+/// divide the channels, a 4-D descriptor dimension or stride out of range,
+/// the program or memory too large), or an empty string.
 std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
-                               const machine::Target &target);
+                               int64_t memoryBytes);
 
 /// Instructions of the straight-line per-sample program of the PE of
 /// column `c` (the largest, the diagonal's).
@@ -107,10 +107,11 @@ int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m);
 /// Bytes of PE memory the most loaded PE needs.
 int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m);
 
-/// The PE memory map of a convolution's compute PE, in words.
+/// The PE memory map of a convolution's compute PE: word addresses of the
+/// records and data, the end of the data, and the words of code.
 struct ConvMemoryMap {
-  int64_t code = 0, records = 0, weights = 0, ring = 0, acc = 0, bias = 0,
-          outBuf = 0, end = 0;
+  int64_t records = 0, weights = 0, ring = 0, acc = 0, bias = 0, outBuf = 0,
+          end = 0, code = 0;
   int64_t numRecords = 0;
 };
 ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m);

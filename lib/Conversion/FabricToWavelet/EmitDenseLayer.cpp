@@ -14,6 +14,7 @@
 
 #include "weft/Conversion/DenseLayer.h"
 
+#include "SmearedLayout.h"
 #include "WaveletBuilder.h"
 
 #include "fabric/FabricOps.h"
@@ -65,24 +66,7 @@ enum Dsd : int64_t {
   kDsdSend1,
 };
 
-/// The role of a PE in the scheme; PEs with equal roles share code.
-struct Role {
-  int64_t column = 0;                // c
-  bool compute = false;              // holds weights (row < rows)
-  bool diagonal = false;             // turns input chunk c into column c
-  bool relayIn = false;              // passes a row's input chunk east
-  bool hasColumn = false;            // on column c's multicast
-  wt::Dir columnIn = wt::Dir::Ramp;  // where the multicast comes from
-  bool north = false, south = false; // the multicast continues north/south
-  int64_t lm = 0;                    // neurons of its row chunk
-  bool empty() const { return !compute && !diagonal && !relayIn && !hasColumn; }
-  bool operator==(const Role &o) const {
-    return column == o.column && compute == o.compute &&
-           diagonal == o.diagonal && relayIn == o.relayIn &&
-           hasColumn == o.hasColumn && columnIn == o.columnIn &&
-           north == o.north && south == o.south && lm == o.lm;
-  }
-};
+using Role = SmearedRole;
 
 /// Geometry of one group of PEs of column c, rows [r0, r1): chunk sizes and
 /// word addresses.
@@ -131,22 +115,7 @@ private:
 };
 
 Role Emitter::roleOf(int64_t c, int64_t r) const {
-  Role role;
-  role.column = c;
-  role.compute = r < m.rows;
-  role.diagonal = r == c;
-  role.relayIn = c < r && r < m.smear;
-  // Column c's multicast starts at the diagonal PE (c, c) and reaches rows
-  // 0 .. rows-1; between a diagonal below the rectangle and its last row it
-  // only passes north.
-  role.hasColumn = r <= c || r < m.rows;
-  role.columnIn = r == c  ? wt::Dir::Ramp
-                  : r < c ? wt::Dir::South
-                          : wt::Dir::North;
-  role.north = r > 0 && r <= c;
-  role.south = r >= c && r + 1 < m.rows;
-  role.lm = role.compute ? chunkSize(layer.M, m.rows, r) : 0;
-  return role;
+  return smearedRole(m, layer.M, c, r);
 }
 
 ElementsAttr Emitter::blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
@@ -298,11 +267,21 @@ void Emitter::emitSegments(const Group &grp) {
   {
     std::vector<char> bytes;
     bytes.reserve(size_t(h * lk * lm * (mixed ? 2 : 4)));
+    // Input element t of the chunk is x[kb + t], or (a feature-map input,
+    // pixel-major per chunk of whole channels) pixel t / Lc of channel
+    // c Lc + t % Lc.
+    auto inputIndex = [&](int64_t t) {
+      if (!layer.inputPixels)
+        return kb + t;
+      int64_t P = layer.inputPixels, lc = lk / P;
+      return (grp.c * lc + t % lc) * P + t / lc;
+    };
     for (int64_t r = r0; r < r1; ++r) {
       int64_t mb = chunkBegin(layer.M, m.rows, r);
       for (int64_t t = 0; t < lk; ++t)
         for (int64_t n = 0; n < lm; ++n)
-          put(bytes, layer.weights[size_t((kb + t) * layer.M + mb + n)]);
+          put(bytes,
+              layer.weights[size_t(inputIndex(t) * layer.M + mb + n)]);
     }
     segment("weights", grp.wBase, "w", lk * lm,
             mixed ? Type(b.getF16Type()) : Type(b.getF32Type()), bytes);
@@ -439,18 +418,10 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
 }
 
 void Emitter::emitGroups() {
-  int64_t height = std::max(m.smear, m.rows);
-  for (int64_t c = 0; c < m.smear; ++c) {
-    int64_t r0 = 0;
-    for (int64_t r = 1; r <= height; ++r) {
-      if (r < height && roleOf(c, r) == roleOf(c, r0) &&
-          sameSwitches(routes, m.x0 + c, m.y0 + r, m.y0 + r0))
-        continue;
-      if (!roleOf(c, r0).empty())
-        emitGroup(c, r0, r, roleOf(c, r0));
-      r0 = r;
-    }
-  }
+  forEachSmearedGroup(m, layer.M, routes,
+                      [&](int64_t c, int64_t r0, int64_t r1, const Role &role) {
+                        emitGroup(c, r0, r1, role);
+                      });
 }
 
 } // namespace

@@ -244,7 +244,16 @@ struct LowerFabricToWaveletPass
         // (-1 for a parity no hop uses: a layer of one or two columns.)
         dc.psum[0] = channelColor(name, "psum_even");
         dc.psum[1] = channelColor(name, "psum_odd");
-        emitDenseLayer(b, s.kernel.getLoc(), s.layer, s.m, dc, name, table);
+        if (s.layer.conv) {
+          emitConvLayer(b, s.kernel.getLoc(), s.layer, s.m, dc, name, table);
+        } else {
+          // A feature-map input arrives pixel-major per row chunk.
+          DenseLayer layer = s.layer;
+          if (fab::StreamOp in = graph->streams[size_t(s.inputs[0])].op;
+              in && in.getPixels())
+            layer.inputPixels = int64_t(*in.getPixels());
+          emitDenseLayer(b, s.kernel.getLoc(), layer, s.m, dc, name, table);
+        }
       } else if (s.join) {
         JoinKernel k = s.info.join;
         if (k.buffered < 0)

@@ -40,6 +40,13 @@ struct DsdFields {
   static DsdFields mem1d(int64_t length, int64_t base) {
     return memory(wavelet::DsdKind::mem1d, length, base);
   }
+  /// A 4-D memory vector at `base` whose dimensions are in XDSR `xdsr`.
+  static DsdFields mem4d(int64_t base, int64_t xdsr) {
+    DsdFields f{wavelet::DsdKind::mem4d};
+    f.base = base;
+    f.xdsr = xdsr;
+    return f;
+  }
   static DsdFields fifo(int64_t length, int64_t base) {
     return memory(wavelet::DsdKind::fifo, length, base);
   }

@@ -85,6 +85,7 @@ static std::string onnxName(DictionaryAttr attrs, StringRef fallback) {
 static bool isFabricOp(Operation *op) {
   return isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp,
              linalg::BroadcastOp, linalg::MatmulOp, linalg::GenericOp,
+             linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp, tensor::PadOp,
              tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp,
              func::ReturnOp>(op);
 }
@@ -147,6 +148,79 @@ static Value buildLayerBody(OpBuilder &b, Location loc, Value x,
       .getResult(0);
 }
 
+/// Builds the body of a convolution kernel on one sample: the zero pad,
+/// linalg.conv_2d_nchw_fchw (or conv_1d_ncw_fcw for a 3-D input) into the
+/// bias broadcast (or zeros), and the ReLU, from the scheme's constants.
+static Value buildConvBody(OpBuilder &b, Location loc, Value x,
+                           RankedTensorType outType,
+                           const conversion::ConvShape &s,
+                           ElementsAttr weights, ElementsAttr biasAttr) {
+  Type f32 = b.getF32Type();
+  auto inType = cast<RankedTensorType>(x.getType());
+  bool is1d = inType.getRank() == 3;
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  if (s.pt || s.pl || s.pb || s.pr) {
+    SmallVector<int64_t> low(size_t(inType.getRank()), 0), high = low;
+    SmallVector<int64_t> shape(inType.getShape());
+    if (is1d) {
+      low[2] = s.pl, high[2] = s.pr;
+    } else {
+      low[2] = s.pt, low[3] = s.pl, high[2] = s.pb, high[3] = s.pr;
+    }
+    for (size_t i = 0; i < shape.size(); ++i)
+      shape[i] += low[i] + high[i];
+    SmallVector<OpFoldResult> lo, hi;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      lo.push_back(b.getIndexAttr(low[i]));
+      hi.push_back(b.getIndexAttr(high[i]));
+    }
+    x = tensor::PadOp::create(b, loc, RankedTensorType::get(shape, f32), x, lo,
+                              hi, zero);
+  }
+  Value w = arith::ConstantOp::create(b, loc, weights);
+  if (is1d)
+    w = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({s.cout, s.cin, s.kw}, f32), w,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  Value init = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
+  if (biasAttr) {
+    Value bias = arith::ConstantOp::create(b, loc, biasAttr);
+    SmallVector<int64_t> dims = {0};
+    for (int64_t d = 2; d < outType.getRank(); ++d)
+      dims.push_back(d);
+    init = linalg::BroadcastOp::create(b, loc, bias, init, dims).getResult()[0];
+  } else {
+    init = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{init})
+               .getResult(0);
+  }
+  Value y;
+  if (is1d)
+    y = linalg::Conv1DNcwFcwOp::create(
+            b, loc, TypeRange{outType}, ValueRange{x, w}, ValueRange{init},
+            b.getI64TensorAttr({s.sw}), b.getI64TensorAttr({s.dw}))
+            .getResult(0);
+  else
+    y = linalg::Conv2DNchwFchwOp::create(
+            b, loc, TypeRange{outType}, ValueRange{x, w}, ValueRange{init},
+            b.getI64TensorAttr({s.sh, s.sw}), b.getI64TensorAttr({s.dh, s.dw}))
+            .getResult(0);
+  if (!s.relu)
+    return y;
+  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
+  unsigned rank = unsigned(outType.getRank());
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{outType}, ValueRange{y}, ValueRange{empty},
+             ArrayRef<AffineMap>{id, id}, iters,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value z = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+               Value r = arith::MaximumFOp::create(nb, l, args[0], z);
+               linalg::YieldOp::create(nb, l, r);
+             })
+      .getResult(0);
+}
+
 /// Whether the body of `g` is exactly one arithmetic op on its block
 /// arguments (and constants) whose result it yields: `x + b` or
 /// `max(x, 0)`, never `alpha * x + b`. A second check behind
@@ -181,7 +255,7 @@ static bool isStaticF32(Type type) {
 
 /// One layer of the network, in the imported graph.
 struct Layer {
-  enum Kind { Dense, Column, Join };
+  enum Kind { Dense, Column, Join, Conv };
   Kind kind = Dense;
   conversion::DenseLayer denseLayer;
   wf::JoinKind join = wf::JoinKind::add;
@@ -528,6 +602,34 @@ public:
 private:
   LogicalResult match(Value v, Layer &layer) {
     Operation *def = v.getDefiningOp();
+    std::string convWhy;
+    FailureOr<conversion::DenseLayer> conv =
+        conversion::matchConvLayer(v, convWhy);
+    if (succeeded(conv)) {
+      Operation *convOp = nullptr;
+      for (Operation *op : conv->ops)
+        if (isa<linalg::LinalgOp>(op) && !isa<linalg::GenericOp>(op) &&
+            !isa<linalg::FillOp>(op))
+          convOp = op;
+      if (conv->batch != net.batch)
+        return convOp->emitError()
+               << describeOp(convOp) << ": its input has a batch of "
+               << conv->batch << ", but the graph streams " << net.batch
+               << " samples";
+      layer.kind = Layer::Conv;
+      layer.inputs = {conv->input};
+      layer.result = v;
+      layer.ops = conv->ops;
+      layer.namer = convOp;
+      layer.denseLayer = std::move(*conv);
+      return success();
+    }
+    if (isa_and_nonnull<linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp,
+                        linalg::Conv2DNgchwGfchwOp, linalg::Conv2DNgchwFgchwOp,
+                        linalg::DepthwiseConv2DNchwChwOp>(def))
+      return def->emitError() << describeOp(def)
+                              << ": not a convolution the fabric supports: "
+                              << convWhy;
     std::string denseWhy;
     FailureOr<conversion::DenseLayer> dense =
         conversion::matchDenseLayer(v, denseWhy);
@@ -760,6 +862,73 @@ static FailureOr<Network> matchGraph(func::FuncOp fn) {
 
 namespace {
 
+/// The pixels of every node whose output is a feature-map stream: a
+/// convolution's output and input; an elementwise kernel or join of one
+/// (and, for a join, its other input too, back to a host input). Errors on
+/// the layers that cannot take a feature map yet.
+static LogicalResult
+featureMaps(const Network &net, ArrayRef<wf::KernelOp> kernels,
+            const llvm::DenseMap<Value, Operation *> &producer,
+            llvm::DenseMap<Operation *, int64_t> &pixels) {
+  auto set = [&](Operation *node, int64_t p, Operation *why) -> LogicalResult {
+    int64_t &have = pixels[node];
+    if (have && have != p)
+      return why->emitError()
+             << describeOp(why) << ": reads a feature map of " << have
+             << " pixels as one of " << p;
+    have = p;
+    return success();
+  };
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (auto [layer, kernel] : llvm::zip(net.layers, kernels)) {
+      size_t before = pixels.size();
+      int64_t old = pixels.lookup(kernel);
+      if (layer.kind == Layer::Conv) {
+        const conversion::ConvShape &c = *layer.denseLayer.conv;
+        if (failed(set(kernel, c.hout() * c.wout(), layer.namer)) ||
+            failed(set(producer.lookup(layer.inputs[0]), c.hin * c.win,
+                       layer.namer)))
+          return failure();
+      } else if (layer.kind == Layer::Join ||
+                 (layer.kind == Layer::Column &&
+                  !conversion::columnTakesTensor(layer.op) &&
+                  layer.op != conversion::ColumnOp::Softmax &&
+                  layer.op != conversion::ColumnOp::LogSoftmax &&
+                  !conversion::isAxisSoftmax(layer.op))) {
+        int64_t p = 0;
+        for (Value in : layer.inputs)
+          p = std::max(p, pixels.lookup(producer.lookup(in)));
+        if (p) {
+          if (failed(set(kernel, p, layer.namer)))
+            return failure();
+          for (Value in : layer.inputs)
+            if (failed(set(producer.lookup(in), p, layer.namer)))
+              return failure();
+        }
+      } else if (layer.kind == Layer::Column) {
+        for (Value in : layer.inputs)
+          if (pixels.lookup(producer.lookup(in)))
+            return layer.namer->emitError()
+                   << describeOp(layer.namer)
+                   << ": reads a feature map (a convolution's output), "
+                      "which a softmax or an op with a constant tensor "
+                      "cannot take on the fabric yet";
+      }
+      changed |= pixels.size() != before || pixels.lookup(kernel) != old;
+    }
+  }
+  // A dense layer cannot send a feature map yet.
+  for (auto [layer, kernel] : llvm::zip(net.layers, kernels))
+    if (layer.kind == Layer::Dense && pixels.lookup(kernel))
+      return layer.namer->emitError()
+             << describeOp(layer.namer)
+             << ": its output feeds a convolution, which takes a feature "
+                "map; a dense layer sends its outputs in row-major order";
+  return success();
+}
+
 struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
   using Base::Base;
 
@@ -851,6 +1020,10 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       if (layer.kind == Layer::Dense) {
         kin = {RankedTensorType::get({1, layer.denseLayer.K}, f32)};
         kout = RankedTensorType::get({1, layer.denseLayer.M}, f32);
+      } else if (layer.kind == Layer::Conv) {
+        kin = {perSample(cast<RankedTensorType>(layer.inputs[0].getType()),
+                         batch)};
+        kout = perSample(cast<RankedTensorType>(layer.result.getType()), batch);
       } else {
         kin = llvm::to_vector(layer.body->getArgumentTypes());
         kout = cast<RankedTensorType>(layer.bodyResult.getType());
@@ -866,6 +1039,20 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           bias = f32Constant(ctx, {d.M}, d.bias, kernelName + "_bias");
         scheme = conversion::denseScheme(ctx, d.K, d.M, d.relu,
                                          layer.synthetic, weights, bias);
+      } else if (layer.kind == Layer::Conv) {
+        const conversion::DenseLayer &d = layer.denseLayer;
+        const conversion::ConvShape &c = *d.conv;
+        weights = f32Constant(ctx, {c.cout, c.cin, c.kh, c.kw}, d.weights,
+                              kernelName + "_weights");
+        if (!d.bias.empty())
+          bias = f32Constant(ctx, {c.cout}, d.bias, kernelName + "_bias");
+        scheme = cast<fabric::KernelSchemeAttrInterface>(wf::ConvSchemeAttr::get(
+            ctx, c.cin, c.cout, c.hin, c.win,
+            b.getDenseI64ArrayAttr({c.kh, c.kw}),
+            b.getDenseI64ArrayAttr({c.sh, c.sw}),
+            b.getDenseI64ArrayAttr({c.dh, c.dw}),
+            b.getDenseI64ArrayAttr({c.pt, c.pl, c.pb, c.pr}), c.relu, weights,
+            bias));
       } else if (layer.kind == Layer::Join) {
         scheme = cast<fabric::KernelSchemeAttrInterface>(
             wf::JoinSchemeAttr::get(ctx, layer.join, -1, 0));
@@ -891,6 +1078,11 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});
           Value y = buildLayerBody(b, kernelLoc, kb->getArgument(0),
                                    layer.denseLayer, weights, bias);
+          wf::YieldOp::create(b, kernelLoc, ValueRange{y});
+        } else if (layer.kind == Layer::Conv) {
+          Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});
+          Value y = buildConvBody(b, kernelLoc, kb->getArgument(0), kout,
+                                  *layer.denseLayer.conv, weights, bias);
           wf::YieldOp::create(b, kernelLoc, ValueRange{y});
         } else {
           Block *kb = layer.body.release();
@@ -923,6 +1115,20 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
         readers[producer.lookup(in)].push_back({kernel, int64_t(port)});
     for (auto [i, out] : llvm::enumerate(outs))
       readers[kernels[size_t(net->outputs[i])]].push_back({out, 0});
+    // Feature-map streams (docs/execution-model.md, "Feature-map
+    // streams"): what a convolution sends or receives, and what flows
+    // through elementwise kernels and joins of them.
+    llvm::DenseMap<Operation *, int64_t> pixels;
+    if (failed(featureMaps(*net, kernels, producer, pixels)))
+      return failure();
+    for (wf::IoOp in : llvm::map_range(sources, [](Operation *op) {
+           return cast<wf::IoOp>(op);
+         }))
+      if (int64_t p = pixels.lookup(in))
+        in.setPixelsAttr(b.getI64IntegerAttr(p));
+    for (auto [i, out] : llvm::enumerate(outs))
+      if (int64_t p = pixels.lookup(kernels[size_t(net->outputs[i])]))
+        out.setPixelsAttr(b.getI64IntegerAttr(p));
     for (auto &[src, dsts] : readers) {
       if (dsts.empty())
         continue; // (a graph input no layer reads is refused above)
@@ -945,7 +1151,9 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           FlatSymbolRefAttr::get(ctx, s), b.getI64IntegerAttr(0),
           b.getArrayAttr(refs), b.getDenseI64ArrayAttr(ports),
           TypeAttr::get(wf::WaveletsType::get(ctx, f32, elements[src])),
-          /*color=*/nullptr, /*pixels=*/nullptr);
+          /*color=*/nullptr,
+          pixels.lookup(src) ? b.getI64IntegerAttr(pixels.lookup(src))
+                             : IntegerAttr());
       symbols.insert(op);
     }
     fn.erase();

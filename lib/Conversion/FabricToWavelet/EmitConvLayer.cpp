@@ -1,0 +1,335 @@
+//===- EmitConvLayer.cpp - Convolutions to per-PE wavelet programs -------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// Emits the per-PE programs of docs/execution-model.md ("Convolution") for
+// one placed convolution: the layout of a dense layer (input-channel chunks
+// on columns, output-channel chunks on rows, the diagonal turning each input
+// chunk into its column), and on every compute PE one main task that runs
+// the schedule of lib/Kernels/ConvMapping per sample: receive an input row
+// into its line-buffer slot; for an output row, one 4-D multiply-accumulate
+// per kernel row over (output channels, output columns, window columns,
+// input channels), then the row's partial sums east, the last column adding
+// bias and activation and sending the row on a microthread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/DenseLayer.h"
+
+#include "SmearedLayout.h"
+#include "WaveletBuilder.h"
+
+#include "wavelet/WaveletOps.h"
+
+#include "weft/Machine/ISA.h"
+#include "weft/Machine/Numerics.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+using namespace mlir;
+namespace wt = weft::machine;
+namespace wv = weft::wavelet;
+
+namespace weft::conversion {
+namespace {
+
+constexpr int64_t kMainTask = 32;
+
+// DSR numbers (each a DDSR / S0DSR / S1DSR triple, `dsr n` naming the
+// first two).
+enum : int32_t {
+  kDsrMac = 0,    // d = 4-D accumulator, s0 = a kernel row's weights, s1 = window
+  kDsrRecv = 1,   // d = a line-buffer slot, s0 = the column's input
+  kDsrReduce = 2, // partial sums: forward, add and forward, or add
+  kDsrBias = 3,   // acc += bias (broadcast over the row's pixels)
+  kDsrOut0 = 4,   // the activation into output buffer 0 / 1
+  kDsrSend0 = 6,  // the send of output buffer 0 / 1 (microthread 3)
+  kDsrClear = 8,  // acc = 0
+  kDsrCopy = 9,   // the diagonal: column <- input chunk
+};
+// XDSRs and stride registers of the 4-D vectors.
+enum : int64_t { kXAcc = 0, kXW = 1, kXWin = 2, kXBias = 3 };
+enum : int64_t { kStrideLm = 0, kStrideCi = 1, kStrideOw = 2, kStrideJ = 3 };
+// XDSD stride selects: a stride register, or the constants 1 and 0.
+constexpr int64_t kSelOne = 6, kSelZero = 7;
+
+class Emitter : WaveletBuilder {
+public:
+  Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,
+          const DenseMapping &m, const DenseColors &colors, StringRef name,
+          const RouteTable &routes)
+      : WaveletBuilder(b, loc), layer(layer), s(*layer.conv), m(m),
+        colors(colors), name(name), routes(routes), sch(convSchedule(s)),
+        mm(convMemoryMap(s, m)), lk(convLk(s, m)), lm(convLm(s, m)) {}
+
+  void emitGroups() {
+    forEachSmearedGroup(
+        m, layer.M, routes,
+        [&](int64_t c, int64_t r0, int64_t r1, const SmearedRole &role) {
+          emitGroup(c, r0, r1, role);
+        });
+  }
+
+private:
+  void emitGroup(int64_t c, int64_t r0, int64_t r1, const SmearedRole &role);
+  void emitSegments(int64_t c, int64_t r0, int64_t r1);
+  void emitRecords(int64_t c, bool diagonal);
+  void emitProgram(int64_t c, bool diagonal);
+  /// A copy-only PE below the rectangle: turns its chunk north, forever.
+  void emitTurnOnly();
+
+  int64_t rec(int64_t i) const { return mm.records + 4 * i; }
+  ElementsAttr blob(StringRef what, ArrayRef<int64_t> shape, Type elem,
+                    ArrayRef<char> bytes) {
+    auto type = RankedTensorType::get(shape, elem);
+    std::string key = (name + "_" + what + "_" + Twine(blobs++)).str();
+    return DenseResourceElementsAttr::get(
+        type, key, HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes));
+  }
+
+  const DenseLayer &layer;
+  const ConvShape &s;
+  const DenseMapping &m;
+  DenseColors colors;
+  StringRef name;
+  const RouteTable &routes;
+  const ConvSchedule sch;
+  const ConvMemoryMap mm;
+  const int64_t lk, lm;
+  unsigned blobs = 0;
+};
+
+static void putF32(std::vector<char> &bytes, float v) {
+  uint32_t bits = wt::f32ToBits(v);
+  for (int i = 0; i < 4; ++i)
+    bytes.push_back(char((bits >> (8 * i)) & 0xff));
+}
+
+void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
+                        const SmearedRole &role) {
+  int64_t px = m.x0 + c, py = m.y0 + r0, h = r1 - r0;
+  std::string sym = (name + "_c" + Twine(c) + "_r" + Twine(r0) +
+                     (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
+                        .str();
+  Block *body = peOrGroup(sym, px, py, 1, h, name);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(body);
+  routesAt(routes, px, py);
+  if (!role.compute && !role.diagonal)
+    return; // a router-only PE
+  if (!role.compute) {
+    emitTurnOnly();
+    return;
+  }
+  emitSegments(c, r0, r1);
+  emitRecords(c, role.diagonal);
+  emitProgram(c, role.diagonal);
+}
+
+void Emitter::emitTurnOnly() {
+  const int64_t len = s.win * lk;
+  dsdAt("copy_in", rec(0), DsdFields::fabin(len, colors.in));
+  dsdAt("copy_out", rec(1), DsdFields::fabout(len, colors.column));
+  wv::TaskOp t = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&t.getBody().front());
+  dsrLoad(wv::RegFile::s0dsr, kDsrCopy, "copy_in");
+  dsrLoad(wv::RegFile::ddsr, kDsrCopy, "copy_out");
+  label("row");
+  inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
+  jump("row");
+}
+
+void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1) {
+  const int64_t h = r1 - r0, kh = s.kh, kw = s.kw;
+  // Weights W[ci][i][j][n] of the PE's input and output channels.
+  std::vector<char> bytes;
+  bytes.reserve(size_t(h * lk * kh * kw * lm * 4));
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t ci = 0; ci < lk; ++ci)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j)
+          for (int64_t n = 0; n < lm; ++n) {
+            int64_t o = r * lm + n, in = c * lk + ci;
+            putF32(bytes, layer.weights[size_t(((o * s.cin + in) * kh + i) *
+                                                   kw +
+                                               j)]);
+          }
+  wv::SegmentOp::create(b, loc, "weights", mm.weights, /*per_pe=*/true,
+                        blob("w", {h, 1, lk * kh * kw * lm}, b.getF32Type(),
+                             bytes));
+  if (c == m.smear - 1 && !layer.bias.empty()) {
+    std::vector<char> bias;
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t n = 0; n < lm; ++n)
+        putF32(bias, layer.bias[size_t(r * lm + n)]);
+    wv::SegmentOp::create(b, loc, "bias_data", mm.bias, /*per_pe=*/true,
+                          blob("b", {h, 1, lm}, b.getF32Type(), bias));
+  }
+}
+
+void Emitter::emitRecords(int64_t c, bool diagonal) {
+  const bool first = c == 0, last = c == m.smear - 1;
+  const int64_t wo = s.wout(), row = wo * lm, rowWords = 2 * sch.paddedWidth * lk;
+  const int64_t pin = colors.psum[c % 2],
+                pout = last ? colors.out : colors.psum[(c + 1) % 2];
+  int64_t next = 0;
+  // Line-buffer slots: where a row is received (its interior; the pad
+  // columns stay zero) and where the window reads it.
+  for (int64_t k = 0; k < sch.ringRows; ++k) {
+    int64_t base = mm.ring + k * rowWords;
+    dsdAt(("recv" + Twine(k)).str(), rec(next++),
+          DsdFields::mem1d(s.win * lk, base + 2 * s.pl * lk));
+    dsdAt(("win" + Twine(k)).str(), rec(next++),
+          DsdFields::mem4d(base, kXWin));
+  }
+  for (int64_t i = 0; i < s.kh; ++i)
+    dsdAt(("w" + Twine(i)).str(), rec(next++),
+          DsdFields::mem4d(mm.weights + 2 * i * s.kw * lm, kXW));
+  dsdAt("acc4", rec(next++), DsdFields::mem4d(mm.acc, kXAcc));
+  dsdAt("acc", rec(next++), DsdFields::mem1d(row, mm.acc));
+  dsdAt("in", rec(next++), DsdFields::fabin(s.win * lk, colors.column));
+  if (!first)
+    dsdAt("psum_in", rec(next++), DsdFields::fabin(row, pin));
+  if (!last)
+    dsdAt("psum_out", rec(next++), DsdFields::fabout(row, pout));
+  if (last) {
+    if (!layer.bias.empty())
+      dsdAt("bias", rec(next++), DsdFields::mem4d(mm.bias, kXBias));
+    for (int k = 0; k < 2; ++k) {
+      dsdAt(("out_buf" + Twine(k)).str(), rec(next++),
+            DsdFields::mem1d(row, mm.outBuf + 2 * row * k));
+      dsdAt(("send" + Twine(k)).str(), rec(next++),
+            DsdFields::fabout(row, pout).withUtid(3));
+    }
+  }
+  if (diagonal) {
+    dsdAt("copy_in", rec(next++), DsdFields::fabin(s.win * lk, colors.in));
+    dsdAt("copy_out", rec(next++),
+          DsdFields::fabout(s.win * lk, colors.column).withUtid(0));
+  }
+  // The 4-D vectors' dimensions: (output channels, output columns, window
+  // columns, input channels), the same lengths for all three operands of
+  // the multiply-accumulate.
+  SmallVector<int64_t> lens = {lm, wo, s.kw, lk};
+  wv::XdsdOp::create(b, loc, "x_acc", uint64_t(rec(next++)), lens,
+                     ArrayRef<int64_t>{kSelOne, kStrideLm, kSelZero, kSelZero});
+  wv::XdsdOp::create(b, loc, "x_w", uint64_t(rec(next++)), lens,
+                     ArrayRef<int64_t>{kSelOne, kSelZero, kStrideLm, kStrideCi});
+  wv::XdsdOp::create(b, loc, "x_win", uint64_t(rec(next++)), lens,
+                     ArrayRef<int64_t>{kSelZero, kStrideOw, kStrideJ, kSelOne});
+  wv::XdsdOp::create(b, loc, "x_bias", uint64_t(rec(next++)),
+                     ArrayRef<int64_t>{lm, wo, 1, 1},
+                     ArrayRef<int64_t>{kSelOne, kSelZero, kSelZero, kSelZero});
+  // The stride registers' values, one word each.
+  const int64_t strides[4] = {lm, s.kh * s.kw * lm, s.sw * lk, s.dw * lk};
+  for (int k = 0; k < 4; ++k) {
+    auto type = RankedTensorType::get({1}, b.getIntegerType(16));
+    wv::SegmentOp::create(
+        b, loc, ("stride" + Twine(k)).str(), rec(next++), /*per_pe=*/false,
+        DenseElementsAttr::get(type, ArrayRef<int16_t>{int16_t(strides[k])}));
+  }
+  assert(next <= mm.numRecords && "the memory map's records overflow");
+}
+
+void Emitter::emitProgram(int64_t c, bool diagonal) {
+  using RF = wv::RegFile;
+  const bool first = c == 0, last = c == m.smear - 1;
+  const bool bias = last && !layer.bias.empty();
+  wv::TaskOp t = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&t.getBody().front());
+  for (int k = 0; k < 4; ++k)
+    dsrLoad(RF::stride, k, ("stride" + Twine(k)).str());
+  dsrLoad(RF::xdsr, kXAcc, "x_acc");
+  dsrLoad(RF::xdsr, kXW, "x_w");
+  dsrLoad(RF::xdsr, kXWin, "x_win");
+  if (bias)
+    dsrLoad(RF::xdsr, kXBias, "x_bias");
+  dsrLoad(RF::ddsr, kDsrMac, "acc4");
+  dsrLoad(RF::s0dsr, kDsrRecv, "in");
+  if (!last) {
+    dsrLoad(RF::ddsr, kDsrReduce, "psum_out");
+    dsrLoad(RF::s0dsr, kDsrReduce, "acc");
+    if (!first)
+      dsrLoad(RF::s1dsr, kDsrReduce, "psum_in");
+  } else {
+    if (!first) {
+      dsrLoad(RF::ddsr, kDsrReduce, "acc");
+      dsrLoad(RF::s0dsr, kDsrReduce, "acc");
+      dsrLoad(RF::s1dsr, kDsrReduce, "psum_in");
+    }
+    if (bias) {
+      dsrLoad(RF::ddsr, kDsrBias, "acc");
+      dsrLoad(RF::s0dsr, kDsrBias, "acc");
+      dsrLoad(RF::s1dsr, kDsrBias, "bias");
+    }
+    for (int k = 0; k < 2; ++k) {
+      std::string buf = ("out_buf" + Twine(k)).str();
+      dsrLoad(RF::ddsr, kDsrOut0 + k, buf);
+      dsrLoad(RF::s0dsr, kDsrOut0 + k, "acc");
+      dsrLoad(RF::ddsr, kDsrSend0 + k, ("send" + Twine(k)).str());
+      dsrLoad(RF::s0dsr, kDsrSend0 + k, buf);
+    }
+  }
+  dsrLoad(RF::ddsr, kDsrClear, "acc");
+  if (diagonal) {
+    dsrLoad(RF::ddsr, kDsrCopy, "copy_out");
+    dsrLoad(RF::s0dsr, kDsrCopy, "copy_in");
+  }
+
+  label("sample");
+  int64_t outRows = 0;
+  for (int64_t u = 0; u < sch.unroll; ++u)
+    for (const ConvStep &st : sch.steps) {
+      if (st.receive) {
+        // (The diagonal first launches the copy of the row into its
+        // column, on microthread 0.)
+        if (diagonal)
+          inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
+        dsrLoad(RF::ddsr, kDsrRecv, ("recv" + Twine(st.slot)).str());
+        inst(Opcode::MOV32, {ddsr(kDsrRecv), s0(kDsrRecv)});
+        continue;
+      }
+      for (size_t k = 0; k < st.taps.size(); ++k) {
+        dsrLoad(RF::s0dsr, kDsrMac, ("w" + Twine(st.taps[k])).str());
+        dsrLoad(RF::s1dsr, kDsrMac, ("win" + Twine(st.slots[k])).str());
+        inst(Opcode::FMAC, {dsr(kDsrMac), s1(kDsrMac)});
+      }
+      if (!last) {
+        if (first)
+          inst(Opcode::MOV32, {ddsr(kDsrReduce), s0(kDsrReduce)});
+        else
+          inst(Opcode::FADD, {dsr(kDsrReduce), s1(kDsrReduce)});
+      } else {
+        if (!first)
+          inst(Opcode::FADD, {dsr(kDsrReduce), s1(kDsrReduce)});
+        if (bias)
+          inst(Opcode::FADD, {dsr(kDsrBias), s1(kDsrBias)});
+        int32_t k = int32_t(outRows % 2);
+        if (s.relu)
+          inst(Opcode::FMAX, {dsr(kDsrOut0 + k), imm(wt::SmallImm::Zero)});
+        else
+          inst(Opcode::MOV32, {ddsr(kDsrOut0 + k), s0(kDsrOut0 + k)});
+        // Launches the send on microthread 3 (it waits for the previous
+        // one, so the buffer written next has been sent).
+        inst(Opcode::MOV32, {ddsr(kDsrSend0 + k), s0(kDsrSend0 + k)});
+      }
+      inst(Opcode::MOV32, {ddsr(kDsrClear), imm(wt::SmallImm::Zero)});
+      ++outRows;
+    }
+  jump("sample");
+}
+
+} // namespace
+
+void emitConvLayer(OpBuilder &b, Location loc, const DenseLayer &layer,
+                   const DenseMapping &m, const DenseColors &colors,
+                   StringRef name, const RouteTable &routes) {
+  Emitter(b, loc, layer, m, colors, name, routes).emitGroups();
+}
+
+} // namespace weft::conversion

@@ -1,0 +1,91 @@
+//===- SmearedLayout.h - Roles of a smeared layer's PEs (internal) -*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The PEs of a layer laid out like a dense layer (a dense layer or a
+// convolution): S columns of input chunks by R rows of output chunks, input
+// chunk c turning into column c at the diagonal PE (c, c). What each PE
+// does there, and the runs of PEs of one column with equal roles and
+// routes, which the emitters write as one wavelet.pe_group.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_LIB_CONVERSION_SMEAREDLAYOUT_H
+#define WEFT_LIB_CONVERSION_SMEAREDLAYOUT_H
+
+#include "weft/Kernels/Chunks.h"
+#include "weft/Kernels/DenseMapping.h"
+#include "weft/Kernels/Routing.h"
+#include "weft/Machine/Target.h"
+
+#include <algorithm>
+
+namespace weft::conversion {
+
+/// The role of a PE in the layout; PEs with equal roles share code.
+struct SmearedRole {
+  int64_t column = 0;                     // c
+  bool compute = false;                   // holds weights (row < rows)
+  bool diagonal = false;                  // turns input chunk c into column c
+  bool relayIn = false;                   // passes a row's input chunk east
+  bool hasColumn = false;                 // on column c's multicast
+  machine::Dir columnIn = machine::Dir::Ramp; // where the multicast comes from
+  bool north = false, south = false;      // the multicast continues north/south
+  int64_t lm = 0;                         // outputs of its row chunk
+  bool empty() const {
+    return !compute && !diagonal && !relayIn && !hasColumn;
+  }
+  bool operator==(const SmearedRole &o) const {
+    return column == o.column && compute == o.compute &&
+           diagonal == o.diagonal && relayIn == o.relayIn &&
+           hasColumn == o.hasColumn && columnIn == o.columnIn &&
+           north == o.north && south == o.south && lm == o.lm;
+  }
+};
+
+/// The role of PE (c, r) of a layer of M outputs under `m`.
+inline SmearedRole smearedRole(const DenseMapping &m, int64_t M, int64_t c,
+                               int64_t r) {
+  SmearedRole role;
+  role.column = c;
+  role.compute = r < m.rows;
+  role.diagonal = r == c;
+  role.relayIn = c < r && r < m.smear;
+  // Column c's multicast starts at the diagonal PE (c, c) and reaches rows
+  // 0 .. rows-1; between a diagonal below the rectangle and its last row it
+  // only passes north.
+  role.hasColumn = r <= c || r < m.rows;
+  role.columnIn = r == c   ? machine::Dir::Ramp
+                  : r < c ? machine::Dir::South
+                          : machine::Dir::North;
+  role.north = r > 0 && r <= c;
+  role.south = r >= c && r + 1 < m.rows;
+  role.lm = role.compute ? chunkSize(M, m.rows, r) : 0;
+  return role;
+}
+
+/// Calls emit(c, r0, r1, role) for every run [r0, r1) of PEs of one column
+/// with the same role and router settings, skipping PEs with nothing to do.
+template <typename F>
+void forEachSmearedGroup(const DenseMapping &m, int64_t M,
+                         const RouteTable &routes, F emit) {
+  int64_t height = std::max(m.smear, m.rows);
+  for (int64_t c = 0; c < m.smear; ++c) {
+    int64_t r0 = 0;
+    for (int64_t r = 1; r <= height; ++r) {
+      if (r < height && smearedRole(m, M, c, r) == smearedRole(m, M, c, r0) &&
+          sameSwitches(routes, m.x0 + c, m.y0 + r, m.y0 + r0))
+        continue;
+      SmearedRole role = smearedRole(m, M, c, r0);
+      if (!role.empty())
+        emit(c, r0, r, role);
+      r0 = r;
+    }
+  }
+}
+
+} // namespace weft::conversion
+
+#endif // WEFT_LIB_CONVERSION_SMEAREDLAYOUT_H

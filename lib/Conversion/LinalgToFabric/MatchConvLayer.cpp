@@ -1,0 +1,208 @@
+//===- MatchConvLayer.cpp - Recognising convolution layers ----------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// A convolution layer in the importer's form: an optional ReLU over a
+// linalg.conv_2d_nchw_fchw (or conv_1d_ncw_fcw) with constant weights,
+// whose accumulator is zeros or the bias broadcast over the batch and the
+// pixels, reading the input or a zero tensor.pad of its spatial dimensions
+// (the ONNX Conv's pads).
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/DenseLayer.h"
+
+#include "weft/Transforms/ConstantData.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+namespace weft::conversion {
+
+static FailureOr<SmallVector<float>> constantOf(Value v, std::string &why) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  auto attr = cst ? dyn_cast<ElementsAttr>(cst.getValue()) : ElementsAttr();
+  if (!attr) {
+    why = "its weights are not a constant tensor";
+    return failure();
+  }
+  return readF32(attr, why);
+}
+
+static bool isZero(Value v) {
+  auto c = v.getDefiningOp<arith::ConstantOp>();
+  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+  return f && f.getValue().isZero() && !f.getValue().isNegative();
+}
+
+/// Whether `g` is max(x, 0) of its one input.
+static bool isRelu(linalg::GenericOp g) {
+  if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1)
+    return false;
+  for (utils::IteratorType t : g.getIteratorTypesArray())
+    if (t != utils::IteratorType::parallel)
+      return false;
+  Block &b = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(b.getTerminator());
+  auto max = yield.getOperand(0).getDefiningOp<arith::MaximumFOp>();
+  if (!max || max->getBlock() != &b)
+    return false;
+  Value x = b.getArgument(0);
+  return (max.getLhs() == x && isZero(max.getRhs())) ||
+         (max.getRhs() == x && isZero(max.getLhs()));
+}
+
+static SmallVector<int64_t> ints(DenseIntElementsAttr a, size_t n) {
+  SmallVector<int64_t> v;
+  if (a)
+    for (APInt x : a.getValues<APInt>())
+      v.push_back(x.getSExtValue());
+  if (v.size() != n)
+    v.assign(n, 1);
+  return v;
+}
+
+FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
+  DenseLayer layer;
+  layer.result = result;
+  ConvShape s;
+  Value v = result;
+  SmallVector<Operation *> ops;
+  if (auto g = v.getDefiningOp<linalg::GenericOp>(); g && isRelu(g)) {
+    s.relu = true;
+    ops.push_back(g);
+    v = g.getDpsInputs()[0];
+  }
+  Operation *conv = v.getDefiningOp();
+  bool is1d = isa_and_nonnull<linalg::Conv1DNcwFcwOp>(conv);
+  if (!isa_and_nonnull<linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp>(
+          conv)) {
+    if (isa_and_nonnull<linalg::Conv2DNgchwGfchwOp, linalg::Conv2DNgchwFgchwOp,
+                        linalg::DepthwiseConv2DNchwChwOp>(conv))
+      why = "grouped and depthwise convolutions are not supported on the "
+            "fabric yet";
+    else
+      why = "not a convolution";
+    return failure();
+  }
+  auto named = cast<linalg::LinalgOp>(conv);
+  ops.insert(ops.begin(), conv);
+  Value in = named.getDpsInputs()[0], filter = named.getDpsInputs()[1],
+        init = named.getDpsInits()[0];
+  auto inType = cast<RankedTensorType>(in.getType());
+  auto fType = cast<RankedTensorType>(filter.getType());
+  auto outType = cast<RankedTensorType>(init.getType());
+  if (!inType.hasStaticShape() || !fType.hasStaticShape() ||
+      !outType.hasStaticShape() || !inType.getElementType().isF32()) {
+    why = "its tensors are not static f32";
+    return failure();
+  }
+  // Strides and dilations.
+  SmallVector<int64_t> strides, dilations;
+  if (is1d) {
+    auto c = cast<linalg::Conv1DNcwFcwOp>(conv);
+    strides = ints(c.getStrides(), 1);
+    dilations = ints(c.getDilations(), 1);
+  } else {
+    auto c = cast<linalg::Conv2DNchwFchwOp>(conv);
+    strides = ints(c.getStrides(), 2);
+    dilations = ints(c.getDilations(), 2);
+  }
+  // Pads: a zero tensor.pad of the spatial dimensions only.
+  if (auto pad = in.getDefiningOp<tensor::PadOp>()) {
+    Value padValue = pad.getConstantPaddingValue();
+    SmallVector<int64_t> low(pad.getStaticLow()), high(pad.getStaticHigh());
+    bool ok = padValue && isZero(padValue) &&
+              llvm::none_of(low, ShapedType::isDynamic) &&
+              llvm::none_of(high, ShapedType::isDynamic) && low[0] == 0 &&
+              high[0] == 0 && low[1] == 0 && high[1] == 0;
+    if (!ok) {
+      why = "its input pad is not a static zero pad of the spatial "
+            "dimensions";
+      return failure();
+    }
+    if (is1d) {
+      s.pl = low[2];
+      s.pr = high[2];
+    } else {
+      s.pt = low[2];
+      s.pl = low[3];
+      s.pb = high[2];
+      s.pr = high[3];
+    }
+    ops.insert(ops.begin(), pad);
+    in = pad.getSource();
+    inType = cast<RankedTensorType>(in.getType());
+  }
+  ArrayRef<int64_t> x = inType.getShape(), f = fType.getShape();
+  s.cin = x[1];
+  s.hin = is1d ? 1 : x[2];
+  s.win = x.back();
+  s.cout = f[0];
+  s.kh = is1d ? 1 : f[2];
+  s.kw = f.back();
+  if (f[1] != s.cin) {
+    why = "its filter's input channels differ from its input's";
+    return failure();
+  }
+  s.sh = is1d ? 1 : strides[0];
+  s.sw = strides.back();
+  s.dh = is1d ? 1 : dilations[0];
+  s.dw = dilations.back();
+  std::string bad = s.check();
+  if (!bad.empty()) {
+    why = "not a convolution the fabric runs: " + bad;
+    return failure();
+  }
+  ArrayRef<int64_t> y = outType.getShape();
+  if (y[1] != s.cout || (!is1d && y[2] != s.hout()) || y.back() != s.wout()) {
+    why = "its result shape does not follow from its input and window";
+    return failure();
+  }
+  // Weights (OIHW; a 1-D filter is OIW = OI1W).
+  FailureOr<SmallVector<float>> w = constantOf(filter, why);
+  if (failed(w))
+    return failure();
+  layer.weights.assign(w->begin(), w->end());
+  // The accumulator: zeros, or the bias broadcast.
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    if (!isZero(fill.getInputs()[0])) {
+      why = "its accumulator is filled with a value other than 0";
+      return failure();
+    }
+    ops.push_back(fill);
+  } else {
+    std::string ignored;
+    FailureOr<SmallVector<float>> b = constantOf(init, ignored);
+    if (failed(b)) {
+      why = "its accumulator is neither zeros nor a constant bias";
+      return failure();
+    }
+    int64_t n = y[0], pixels = int64_t(b->size()) / (n * s.cout);
+    layer.bias.assign(size_t(s.cout), 0.0f);
+    for (int64_t o = 0; o < s.cout; ++o)
+      layer.bias[size_t(o)] = (*b)[size_t(o * pixels)];
+    for (int64_t i = 0; i < int64_t(b->size()); ++i)
+      if ((*b)[size_t(i)] != layer.bias[size_t((i / pixels) % s.cout)]) {
+        why = "its accumulator is not one bias per output channel";
+        return failure();
+      }
+    s.bias = true;
+  }
+  layer.batch = x[0];
+  layer.K = s.inElements();
+  layer.M = s.outElements();
+  layer.relu = s.relu;
+  layer.conv = s;
+  layer.input = in;
+  layer.ops = std::move(ops);
+  return layer;
+}
+
+} // namespace weft::conversion
