@@ -262,6 +262,21 @@ LogicalResult IoOp::verify() {
   auto type = cast<RankedTensorType>(getType());
   if (!type.hasStaticShape())
     return emitOpError() << "host tensor " << type << " has a dynamic shape";
+  if (getFmap()) {
+    if (type.getRank() < 2)
+      return emitOpError() << "feature map " << type
+                           << " needs shape [1, C, spatial...] (rank >= 2)";
+    if (type.getDimSize(0) != 1)
+      return emitOpError() << "feature map " << type
+                           << " has dimension 0 of size " << type.getDimSize(0)
+                           << "; the dimensions before the channels "
+                              "(dimension 1) must be 1";
+    int64_t rows = int64_t(getEndRow()) - int64_t(getFirstRow());
+    if (type.getDimSize(1) % rows != 0)
+      return emitOpError() << "feature map " << type << " has "
+                           << type.getDimSize(1) << " channels on " << rows
+                           << " rows; the rows must divide the channels";
+  }
   std::optional<wt::Target> t = getEnclosingTarget(*this);
   if (!t)
     return success();

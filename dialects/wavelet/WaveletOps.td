@@ -98,19 +98,28 @@ def Wavelet_IoOp : Wavelet_Op<"io", [Symbol, HasParent<"ProgramOp">]> {
     the port of row first_row + i on the given edge as wavelets of `color`
     in payload `format` (dense32, dense16x2 or sparse16).
 
+    With `fmap` the tensor is a feature map [1, C, spatial...] with P pixels
+    (the product of the dims after dim 1) streamed pixel-major: on
+    R = end_row - first_row rows (R must divide C, Lc = C / R), row
+    first_row + r carries channels [r*Lc, (r+1)*Lc) pixel by pixel, element
+    (c, p) at position p*Lc + (c - r*Lc) of its chunk. The host permutes
+    (docs/architecture.md §5.2).
+
     Example:
     ```mlir
-    wavelet.io @x input west rows 0 to 4 color 1 dense32 : tensor<1x784xf32>
+    wavelet.io @x input west rows 0 to 4 color 1 "dense32" : tensor<1x784xf32>
+    wavelet.io @f input west rows 0 to 2 color 2 "dense32" fmap : tensor<1x8x5x5xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        Weft_PortDirAttr:$direction, Weft_EdgeAttr:$edge,
                        I64Attr:$first_row, I64Attr:$end_row,
                        I64Attr:$color, StrAttr:$format,
-                       TypeAttrOf<AnyRankedTensor>:$type);
+                       TypeAttrOf<AnyRankedTensor>:$type,
+                       UnitAttr:$fmap);
   let assemblyFormat = [{
     $sym_name $direction $edge `rows` $first_row `to` $end_row `color` $color
-    $format `:` $type attr-dict
+    $format (`fmap` $fmap^)? `:` $type attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -43,6 +43,32 @@ uint64_t IoStream::numBytes() const {
   return n * size;
 }
 
+uint64_t IoStream::elementAt(uint64_t pos) const {
+  if (order != IoOrder::FeatureMap || shape.size() < 2)
+    return pos;
+  // permuted[r*Lc*P + p*Lc + cc] = original[(r*Lc + cc)*P + p].
+  uint64_t c = uint64_t(shape[1]);
+  uint64_t rows = endRow - firstRow;
+  if (c == 0 || rows == 0)
+    return pos;
+  uint64_t pixels = numElements() / c;
+  uint64_t lc = c / rows;
+  uint64_t chunk = lc * pixels;
+  if (chunk == 0)
+    return pos;
+  uint64_t r = pos / chunk, q = pos % chunk;
+  uint64_t p = q / lc, cc = q % lc;
+  return (r * lc + cc) * pixels + p;
+}
+
+std::vector<uint64_t> IoStream::streamOrder() const {
+  uint64_t n = numElements();
+  std::vector<uint64_t> out(size_t(n), 0);
+  for (uint64_t i = 0; i < n; ++i)
+    out[size_t(i)] = elementAt(i);
+  return out;
+}
+
 bool Program::operator==(const Program &o) const {
   const wt::TargetConfig &a = target, &b = o.target;
   return a.width == b.width && a.height == b.height &&
@@ -360,6 +386,31 @@ static std::string verifyIo(const wt::Target &t, const IoStream &s,
       return os.str();
     }
     n = d == 0 ? 0 : n * uint64_t(d);
+  }
+  if (unsigned(s.order) >= kNumIoOrders) {
+    os << where << " has element order " << unsigned(s.order)
+       << ", which does not exist (0 row-major, 1 feature map)";
+    return os.str();
+  }
+  if (s.order == IoOrder::FeatureMap) {
+    uint64_t rows = s.endRow - s.firstRow;
+    if (s.shape.size() < 2) {
+      os << where << " is a feature map of rank " << s.shape.size()
+         << "; a feature map has shape [1, C, spatial...] (rank >= 2)";
+      return os.str();
+    }
+    if (s.shape[0] != 1) {
+      os << where << " is a feature map with dimension 0 of size "
+         << s.shape[0]
+         << "; the dimensions before the channels (dimension 1) must be 1";
+      return os.str();
+    }
+    if (uint64_t(s.shape[1]) % rows != 0) {
+      os << where << " is a feature map of " << s.shape[1]
+         << " channels on " << rows
+         << " rows; the rows must divide the channels";
+      return os.str();
+    }
   }
   return "";
 }

@@ -173,7 +173,7 @@ void writeIo(Writer &w, StringTable &st, const IoStream &s) {
   w.u8(s.color);
   w.u8(uint8_t(s.format));
   w.u8(uint8_t(s.dtype));
-  w.u8(0);
+  w.u8(uint8_t(s.order));
   w.u8(0);
   w.u8(0);
   w.u32(s.firstRow);
@@ -471,7 +471,15 @@ bool readIo(Reader &r, Strings &st, IoStream &s) {
     return false;
   }
   s.dtype = wt::ElemType(dtype);
-  r.zero("I/O stream padding");
+  at = r.offset();
+  uint8_t order = r.u8("I/O stream element order");
+  if (r.ok() && order >= kNumIoOrders) {
+    r.fail("I/O stream element order " + std::to_string(order) +
+           " does not exist (0 row-major, 1 feature map) (byte " +
+           std::to_string(at) + ")");
+    return false;
+  }
+  s.order = IoOrder(order);
   r.zero("I/O stream padding");
   r.zero("I/O stream padding");
   s.firstRow = r.u32("I/O stream first row");

@@ -523,8 +523,9 @@ void Engine::packInput(StreamState &s, const std::vector<uint8_t> &bytes) {
                        ? 4
                        : 2;
   uint64_t n = io.numElements();
+  // i is a stream position; the host permutes feature maps (§5.2).
   auto elem = [&](uint64_t sample, uint64_t i) {
-    const uint8_t *p = bytes.data() + (sample * n + i) * esize;
+    const uint8_t *p = bytes.data() + (sample * n + io.elementAt(i)) * esize;
     uint32_t v = 0;
     for (unsigned b = 0; b < esize; ++b)
       v |= uint32_t(p[b]) << (8 * b);
@@ -696,8 +697,9 @@ std::vector<uint8_t> Engine::output(const std::string &name) const {
         (io.dtype == ElemType::F32 || io.dtype == ElemType::I32) ? 4 : 2;
     uint64_t n = io.numElements();
     std::vector<uint8_t> bytes(n * esize * opts.samples, 0);
+    // i is a stream position; feature maps return in row-major order.
     auto put = [&](uint64_t smp, uint64_t i, uint32_t v) {
-      uint8_t *p = bytes.data() + (smp * n + i) * esize;
+      uint8_t *p = bytes.data() + (smp * n + io.elementAt(i)) * esize;
       for (unsigned b = 0; b < esize; ++b)
         p[b] = uint8_t(v >> (8 * b));
     };

@@ -489,6 +489,7 @@ weft::translate::lowerToBinary(wavelet::ProgramOp program) {
       s.dtype = *dt;
       auto shape = cast<RankedTensorType>(io.getType()).getShape();
       s.shape.assign(shape.begin(), shape.end());
+      s.order = io.getFmap() ? wb::IoOrder::FeatureMap : wb::IoOrder::RowMajor;
       p.io.push_back(std::move(s));
       continue;
     }

@@ -435,7 +435,8 @@ OwningOpRef<ModuleOp> Raiser::run() {
                  s.output ? common::PortDir::output : common::PortDir::input,
                  common::Edge(unsigned(s.edge)), s.firstRow, s.endRow, s.color,
                  wt::payloadFormatName(s.format),
-                 RankedTensorType::get(s.shape, elem));
+                 RankedTensorType::get(s.shape, elem),
+                 /*fmap=*/s.order == wb::IoOrder::FeatureMap);
   }
   for (const wb::Group &g : p.groups) {
     Operation *pe;

@@ -70,9 +70,23 @@ int main(int argc, char **argv) {
   o.dtype = wt::ElemType::I16;
   p.io = {s, o};
 
+  // Feature-map streams (order byte 1): a [1, C, H, W] input on both rows
+  // and a [1, C] output.
+  Program f = p;
+  IoStream fi = s;
+  fi.name = "f";
+  fi.order = IoOrder::FeatureMap;
+  fi.shape = {1, 4, 3, 3};
+  IoStream fo = o;
+  fo.name = "g";
+  fo.order = IoOrder::FeatureMap;
+  fo.shape = {1, 6};
+  f.io = {fi, fo};
+
   std::string err;
   if (!writeFile(dir + "/empty.wfb", empty, &err) ||
-      !writeFile(dir + "/sample.wfb", p, &err)) {
+      !writeFile(dir + "/sample.wfb", p, &err) ||
+      !writeFile(dir + "/fmap.wfb", f, &err)) {
     std::fprintf(stderr, "wfb-fuzz-seeds: %s\n", err.c_str());
     return 1;
   }

@@ -9,6 +9,7 @@
 // message, never a crash, a sanitizer report or a huge allocation (the ctest
 // run sets -malloc_limit_mb). Accepted programs must round-trip:
 // read(write(p)) == mergeIdenticalImages(p) and writing is deterministic.
+// The stream order of every small accepted I/O stream is a permutation.
 //
 // So that mutations reach the structural checks instead of stopping at the
 // checksum, inputs are resealed first: the total-size field and the
@@ -56,5 +57,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mergeIdenticalImages(merged);
   check(*q == merged, "read(write(p)) differs from p");
   check(write(*q) == bytes, "writer is not deterministic");
+  for (const IoStream &s : p->io) {
+    if (s.numElements() > 4096)
+      continue;
+    std::vector<uint64_t> order = s.streamOrder();
+    std::vector<bool> seen(order.size(), false);
+    for (uint64_t i : order) {
+      check(i < order.size() && !seen[i], "stream order is no permutation");
+      seen[i] = true;
+    }
+  }
   return 0;
 }

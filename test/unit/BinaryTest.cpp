@@ -120,6 +120,84 @@ TEST(BinaryTest, IoStreamSizes) {
   EXPECT_EQ(s.numBytes(), 0u);
 }
 
+TEST(BinaryTest, FeatureMapStreamOrder) {
+  // [1, C = 4, 2 x 3] on 2 rows: Lc = 2, P = 6; chunk r holds channels
+  // 2r, 2r + 1 pixel by pixel.
+  IoStream s;
+  s.firstRow = 1;
+  s.endRow = 3;
+  s.shape = {1, 4, 2, 3};
+  for (uint64_t i = 0; i < 24; ++i)
+    EXPECT_EQ(s.elementAt(i), i) << "row-major is the identity";
+  s.order = IoOrder::FeatureMap;
+  std::vector<uint64_t> order = s.streamOrder();
+  std::vector<uint64_t> want = {0,  6,  1,  7,  2,  8,  3,  9,
+                                4,  10, 5,  11, 12, 18, 13, 19,
+                                14, 20, 15, 21, 16, 22, 17, 23};
+  EXPECT_EQ(order, want);
+  // permuted[r*Lc*P + p*Lc + cc] = original[(r*Lc + cc)*P + p].
+  for (uint64_t r = 0; r < 2; ++r)
+    for (uint64_t p = 0; p < 6; ++p)
+      for (uint64_t cc = 0; cc < 2; ++cc)
+        EXPECT_EQ(s.elementAt(r * 12 + p * 2 + cc), (r * 2 + cc) * 6 + p);
+  // [1, C] has one pixel: every chunk is its channels in order.
+  s.shape = {1, 6};
+  s.endRow = 4;
+  for (uint64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(s.elementAt(i), i);
+  // One row: a plain transpose [C, P] -> [P, C].
+  s.shape = {1, 3, 2};
+  s.firstRow = 0;
+  s.endRow = 1;
+  EXPECT_EQ(s.streamOrder(), (std::vector<uint64_t>{0, 2, 4, 1, 3, 5}));
+}
+
+TEST(BinaryTest, FeatureMapOrderRoundTripsInByte9) {
+  Program p = sample();
+  p.io[0].shape = {1, 4, 16};
+  std::vector<uint8_t> plain = write(p);
+  p.io[0].order = IoOrder::FeatureMap;
+  ASSERT_EQ(verify(p), "");
+  std::vector<uint8_t> fmap = write(p);
+  std::string err;
+  std::optional<Program> q = read(fmap.data(), fmap.size(), &err);
+  ASSERT_TRUE(q) << err;
+  EXPECT_EQ(q->io[0].order, IoOrder::FeatureMap);
+  EXPECT_EQ(q->io[1].order, IoOrder::RowMajor);
+  EXPECT_EQ(*q, p);
+  Program rowMajor = p;
+  rowMajor.io[0].order = IoOrder::RowMajor;
+  EXPECT_FALSE(*q == rowMajor);
+  // Same layout and version: exactly the order byte (and the checksum)
+  // differ.
+  ASSERT_EQ(plain.size(), fmap.size());
+  std::vector<size_t> diff;
+  for (size_t i = 0; i + 8 < plain.size(); ++i)
+    if (plain[i] != fmap[i])
+      diff.push_back(i);
+  ASSERT_EQ(diff.size(), 1u);
+  size_t at = diff[0];
+  EXPECT_EQ(plain[at], 0);
+  EXPECT_EQ(fmap[at], 1);
+  // An order that does not exist, and the remaining pad bytes.
+  std::vector<uint8_t> b = fmap;
+  b[at] = 2;
+  reseal(b);
+  EXPECT_FALSE(read(b.data(), b.size(), &err));
+  EXPECT_NE(err.find("I/O stream element order 2 does not exist"),
+            std::string::npos)
+      << err;
+  for (size_t pad : {at + 1, at + 2}) {
+    b = fmap;
+    b[pad] = 1;
+    reseal(b);
+    EXPECT_FALSE(read(b.data(), b.size(), &err));
+    EXPECT_NE(err.find("I/O stream padding is reserved and must be 0"),
+              std::string::npos)
+        << err;
+  }
+}
+
 TEST(BinaryTest, RoundTripAndDedup) {
   Program p = sample();
   std::string err;
@@ -430,6 +508,27 @@ TEST(BinaryVerifyTest, Io) {
   p = sample();
   p.io[0].edge = wt::Dir::North;
   expectInvalid(p, "is on edge 0");
+  p = sample();
+  p.io[0].order = IoOrder(7);
+  expectInvalid(p, "I/O stream 0 (@x) has element order 7");
+}
+
+TEST(BinaryVerifyTest, FeatureMapIo) {
+  Program p = sample();
+  p.io[0].order = IoOrder::FeatureMap;
+  p.io[0].shape = {1, 4, 3, 3};
+  EXPECT_EQ(verify(p), "");
+  p.io[0].shape = {1, 2};
+  EXPECT_EQ(verify(p), "");
+  p.io[0].shape = {8};
+  expectInvalid(p, "I/O stream 0 (@x) is a feature map of rank 1; a feature "
+                   "map has shape [1, C, spatial...]");
+  p.io[0].shape = {2, 4, 3};
+  expectInvalid(p, "I/O stream 0 (@x) is a feature map with dimension 0 of "
+                   "size 2; the dimensions before the channels");
+  p.io[0].shape = {1, 5, 3};
+  expectInvalid(p, "I/O stream 0 (@x) is a feature map of 5 channels on 2 "
+                   "rows; the rows must divide the channels");
 }
 
 TEST(BinaryVerifyTest, Symbols) {

@@ -258,6 +258,103 @@ TEST(Sim, Samples) {
   EXPECT_EQ(bytesF32(r.outputs["y"]), x);
 }
 
+/// Feature-map host streams (architecture §5.2): rows 0..rows-1 of a
+/// `w`-wide fabric pass color 1 east, so each row's chunk goes from the west
+/// input straight to the east output. `x` is a feature-map input; `y` is a
+/// feature-map output when `fmapOut`, else a row-major one, which then
+/// holds the elements in stream order.
+binary::Program fmapPass(unsigned w, unsigned rows, std::vector<int64_t> shape,
+                         bool fmapOut, ElemType t = ElemType::F32,
+                         PayloadFormat f = PayloadFormat::Dense32) {
+  binary::Program p = makeProgram(w, rows);
+  ImageBuilder b;
+  b.route(1, {Dir::West}, {Dir::East});
+  p.images.push_back(b.build());
+  p.groups.push_back(group("rows", 0, 0, 0, w, rows));
+  binary::IoStream x = stream("x", false, Dir::West, 0, rows, 1, shape, t, f);
+  x.order = binary::IoOrder::FeatureMap;
+  binary::IoStream y = stream("y", true, Dir::East, 0, rows, 1, shape, t, f);
+  if (fmapOut)
+    y.order = binary::IoOrder::FeatureMap;
+  p.io = {x, y};
+  EXPECT_EQ(binary::verify(p), "");
+  return p;
+}
+
+TEST(Sim, FeatureMapStreamRoundTrips) {
+  // [1, C = 4, 2 x 3] on two rows: out in row-major order again.
+  for (uint64_t samples : {1u, 2u}) {
+    std::vector<float> in = iota(unsigned(24 * samples), 1.0f);
+    RunResult r = runAll(fmapPass(3, 2, {1, 4, 2, 3}, true),
+                         {{"x", f32Bytes(in)}}, samples);
+    ASSERT_EQ(r.status, Status::Done) << r.message;
+    EXPECT_EQ(bytesF32(r.outputs["y"]), in);
+  }
+  // [1, C] (one pixel) and a single row.
+  RunResult r = runAll(fmapPass(1, 3, {1, 6}, true), {{"x", f32Bytes(iota(6))}});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  EXPECT_EQ(bytesF32(r.outputs["y"]), iota(6));
+  r = runAll(fmapPass(2, 1, {1, 3, 5}, true), {{"x", f32Bytes(iota(15))}});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  EXPECT_EQ(bytesF32(r.outputs["y"]), iota(15));
+}
+
+TEST(Sim, FeatureMapInputArrivesPixelMajor) {
+  // Forwarded to a row-major output, the wavelets show the stream order:
+  // row r carries channels 2r, 2r + 1 pixel by pixel (Lc = 2, P = 6), so
+  // position r*12 + p*2 + cc holds x[(2r + cc)*6 + p].
+  binary::Program p = fmapPass(2, 2, {1, 4, 2, 3}, false);
+  std::vector<float> x = iota(24), want(24);
+  for (unsigned r = 0; r < 2; ++r)
+    for (unsigned px = 0; px < 6; ++px)
+      for (unsigned cc = 0; cc < 2; ++cc)
+        want[r * 12 + px * 2 + cc] = x[(2 * r + cc) * 6 + px];
+  RunResult res = runAll(p, {{"x", f32Bytes(x)}});
+  ASSERT_EQ(res.status, Status::Done) << res.message;
+  EXPECT_EQ(bytesF32(res.outputs["y"]), want);
+  EXPECT_EQ(want[1], 6.0f); // channel 1 of pixel 0 follows channel 0's
+  EXPECT_EQ(want[12], 12.0f);
+  // Per sample: the second sample is permuted the same way on its own.
+  std::vector<float> two = iota(48), want2(48);
+  for (unsigned s = 0; s < 2; ++s)
+    for (unsigned i = 0; i < 24; ++i)
+      want2[s * 24 + i] = two[s * 24 + p.io[0].elementAt(i)];
+  res = runAll(p, {{"x", f32Bytes(two)}}, /*samples=*/2);
+  ASSERT_EQ(res.status, Status::Done) << res.message;
+  EXPECT_EQ(bytesF32(res.outputs["y"]), want2);
+}
+
+TEST(Sim, FeatureMapStreamPacksHalvesAfterPermuting) {
+  // i16 in dense16x2: [1, 2, 3] on two rows gives chunks of one channel,
+  // three pixels, packed two to a wavelet (the last high half padded).
+  std::vector<uint8_t> in;
+  for (uint16_t v : {11, 12, 13, 21, 22, 23}) {
+    in.push_back(uint8_t(v));
+    in.push_back(uint8_t(v >> 8));
+  }
+  RunResult r = runAll(fmapPass(1, 2, {1, 2, 3}, true, ElemType::I16,
+                                PayloadFormat::Dense16x2),
+                       {{"x", in}});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  EXPECT_EQ(r.outputs["y"], in);
+  // [1, 4, 3] on two rows: chunk 0 is channels 0, 1 pixel by pixel.
+  std::vector<uint8_t> in2;
+  for (uint16_t v = 0; v < 12; ++v) {
+    in2.push_back(uint8_t(v));
+    in2.push_back(0);
+  }
+  r = runAll(fmapPass(1, 2, {1, 4, 3}, false, ElemType::I16,
+                      PayloadFormat::Sparse16),
+             {{"x", in2}});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  std::vector<uint8_t> want;
+  for (uint16_t v : {0, 3, 1, 4, 2, 5, 6, 9, 7, 10, 8, 11}) {
+    want.push_back(uint8_t(v));
+    want.push_back(0);
+  }
+  EXPECT_EQ(r.outputs["y"], want);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//

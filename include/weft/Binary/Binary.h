@@ -154,9 +154,22 @@ struct Group {
   }
 };
 
-/// One host I/O stream (docs/architecture.md §5.2): the row-major elements
-/// of a model tensor cut into ceil(n / rows) chunks, chunk i on the port of
-/// row firstRow + i of `edge` (West or East), as wavelets of `color`.
+/// The order in which an I/O stream carries a tensor's elements before they
+/// are cut into row chunks (docs/architecture.md §5.2).
+enum class IoOrder : uint8_t {
+  /// Row-major element order.
+  RowMajor = 0,
+  /// Feature map: a tensor [1, C, spatial...] with P pixels (the product of
+  /// the dims after dim 1) on R rows (R divides C, Lc = C / R). Chunk r
+  /// holds channels [r*Lc, (r+1)*Lc) pixel by pixel: stream position
+  /// r*Lc*P + p*Lc + cc carries element (channel r*Lc + cc, pixel p).
+  FeatureMap = 1,
+};
+constexpr unsigned kNumIoOrders = 2;
+
+/// One host I/O stream (docs/architecture.md §5.2): the elements of a model
+/// tensor, in `order`, cut into ceil(n / rows) chunks, chunk i on the port
+/// of row firstRow + i of `edge` (West or East), as wavelets of `color`.
 struct IoStream {
   std::string name;
   bool output = false;
@@ -167,14 +180,24 @@ struct IoStream {
   /// F32, F16, I16 or I32.
   machine::ElemType dtype = machine::ElemType::F32;
   std::vector<int64_t> shape;
+  IoOrder order = IoOrder::RowMajor;
 
   uint64_t numElements() const;
   /// Bytes of one tensor: numElements * element size.
   uint64_t numBytes() const;
+  /// The row-major index of the element that the stream carries at position
+  /// `pos` (0 <= pos < numElements()) of one sample, before the positions
+  /// are cut into row chunks: `pos` itself for RowMajor, the feature-map
+  /// permutation of IoOrder::FeatureMap otherwise. The one place that
+  /// defines the stream order; the stream must pass verify().
+  uint64_t elementAt(uint64_t pos) const;
+  /// elementAt for every position: the stream order of one sample.
+  std::vector<uint64_t> streamOrder() const;
   bool operator==(const IoStream &o) const {
     return name == o.name && output == o.output && edge == o.edge &&
            firstRow == o.firstRow && endRow == o.endRow && color == o.color &&
-           format == o.format && dtype == o.dtype && shape == o.shape;
+           format == o.format && dtype == o.dtype && shape == o.shape &&
+           order == o.order;
   }
 };
 
@@ -197,8 +220,10 @@ struct Program {
 /// per-PE segment sizes match the group; routes name routable colors, only
 /// links that exist, and at most one route per color; params name GPRs;
 /// I/O streams have rows inside the grid, routable colors, an element type
-/// that fits the payload format, and static non-negative shapes. Returns an
-/// empty string when valid, else a sentence that names the offending item.
+/// that fits the payload format, static non-negative shapes, and (feature
+/// maps) rank >= 2, dims before dim 1 equal to 1 and channels divisible by
+/// the rows. Returns an empty string when valid, else a sentence that names
+/// the offending item.
 std::string verify(const Program &program);
 
 } // namespace weft::binary

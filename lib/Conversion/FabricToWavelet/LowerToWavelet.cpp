@@ -193,12 +193,39 @@ struct LowerFabricToWaveletPass
       wprog->setAttr(a.getName(), a.getValue());
     b.setInsertionPointToStart(&wprog.getBody().emplaceBlock());
 
-    auto io = [&](fab::IoOp op, bool output, int64_t end, int64_t color) {
+    // A fabric.io with `pixels` is a feature map: the host streams it
+    // pixel-major (wavelet.io ... fmap, docs/architecture.md §5.2).
+    auto io = [&](fab::IoOp op, bool output, int64_t end,
+                  int64_t color) -> LogicalResult {
+      bool fmap = false;
+      if (std::optional<int64_t> pixels = op.getPixels()) {
+        auto type = cast<RankedTensorType>(op.getType());
+        if (type.getRank() < 2)
+          return op.emitOpError()
+                 << "has pixels = " << *pixels << " but " << type
+                 << " is no feature map [1, C, spatial...]";
+        int64_t product = 1;
+        for (int64_t d : type.getShape().drop_front(2))
+          product *= d;
+        if (*pixels != product)
+          return op.emitOpError()
+                 << "has pixels = " << *pixels << " but " << type << " has "
+                 << product << " pixels (the product of the dims after the "
+                 << "channels)";
+        if (end <= 0 || type.getDimSize(1) % end != 0)
+          return op.emitOpError()
+                 << "is a feature map of " << type.getDimSize(1)
+                 << " channels streamed on " << end
+                 << " rows; the rows must divide the channels";
+        fmap = true;
+      }
       wv::IoOp::create(b, op.getLoc(), op.getSymName(),
                        output ? common::PortDir::output
                               : common::PortDir::input,
                        output ? common::Edge::east : common::Edge::west,
-                       /*first_row=*/0, end, color, "dense32", op.getType());
+                       /*first_row=*/0, end, color, "dense32", op.getType(),
+                       fmap);
+      return success();
     };
     // The rows a stream arrives in: its producer's, or (a host input) its
     // consumers'.
@@ -210,11 +237,13 @@ struct LowerFabricToWaveletPass
     };
     for (fab::IoOp in : graph->inputs) {
       int64_t st = graph->streamOf(in);
-      io(in, false, streamRows(st), streamColor(st));
+      if (failed(io(in, false, streamRows(st), streamColor(st))))
+        return failure();
     }
     for (fab::IoOp out : graph->outputs) {
       int64_t st = graph->streamOf(out);
-      io(out, true, streamRows(st), streamColor(st));
+      if (failed(io(out, true, streamRows(st), streamColor(st))))
+        return failure();
     }
 
     for (Stage &s : stages) {
