@@ -160,13 +160,14 @@ ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
   const ConvSchedule sch = convSchedule(s);
   const int64_t lk = convLk(s, m), lm = convLm(s, m), wo = s.wout();
   ConvMemoryMap mm;
-  // The task table (640 words), then the records (4 words each): one per
+  // The task table (640 words) and the code (two words a slot, the init
+  // and some slack included), then the records (4 words each): one per
   // line-buffer slot to receive into and to read the window from, one per
   // kernel row of weights, the accumulator (4-D and 1-D), partial sums,
   // bias, output buffers and sends, the copy, four XDSDs and four stride
-  // words. Then the data, and the code (two words a slot, the init and
-  // some slack included) wherever the binary writer finds room.
-  mm.records = 640;
+  // words. Then the data.
+  mm.code = 2 * (convProgramInstructions(s, m) + 64);
+  mm.records = (640 + mm.code + 3) / 4 * 4;
   mm.numRecords = 2 * sch.ringRows + s.kh + 24;
   mm.weights = mm.records + 4 * mm.numRecords;
   mm.ring = mm.weights + 2 * lk * lm * s.kh * s.kw;
@@ -174,13 +175,11 @@ ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
   mm.bias = mm.acc + 2 * lm * wo;
   mm.outBuf = mm.bias + 2 * lm;
   mm.end = mm.outBuf + 2 * 2 * lm * wo;
-  mm.code = 2 * (convProgramInstructions(s, m) + 64);
   return mm;
 }
 
 int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m) {
-  ConvMemoryMap mm = convMemoryMap(s, m);
-  return 2 * (mm.end + mm.code);
+  return 2 * convMemoryMap(s, m).end;
 }
 
 std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
@@ -201,6 +200,12 @@ std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
     return "a 4-D descriptor stride exceeds the stride registers";
   if (s.win * lk > 32767 || lm * s.wout() > 32767)
     return "a row is longer than a vector";
+  ConvMemoryMap mm = convMemoryMap(s, m);
+  if (mm.weights > std::min<int64_t>(8192, memoryBytes / 2))
+    return "the per-sample program (" +
+           std::to_string(convProgramInstructions(s, m)) +
+           " instructions) leaves its descriptors out of the reach of DSR "
+           "loads";
   int64_t bytes = convMemoryPerPE(s, m);
   if (bytes > memoryBytes)
     return "the weights, line buffer and program need " +

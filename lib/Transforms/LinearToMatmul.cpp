@@ -1006,6 +1006,13 @@ static Chains buildChains(Block &block, Sample s, int64_t maxEntries) {
   for (Operation &op : block) {
     if (op.getNumResults() != 1)
       continue;
+    // A convolution's zero pad is the convolution's own (the fabric reads
+    // the window around it), not a layer.
+    if (isa<tensor::PadOp>(op) &&
+        llvm::any_of(op.getUsers(), [](Operation *u) {
+          return isa<linalg::ConvolutionOpInterface>(u);
+        }))
+      continue;
     FailureOr<LinearOp> lin = matchLinear(&op, maxEntries, s);
     if (failed(lin) || isSoftmaxSum(*lin))
       continue;

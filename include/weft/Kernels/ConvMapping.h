@@ -107,8 +107,9 @@ int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m);
 /// Bytes of PE memory the most loaded PE needs.
 int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m);
 
-/// The PE memory map of a convolution's compute PE: word addresses of the
-/// records and data, the end of the data, and the words of code.
+/// The PE memory map of a convolution's compute PE: the words of code
+/// (after the task table), word addresses of the records and data, and the
+/// end of the data.
 struct ConvMemoryMap {
   int64_t records = 0, weights = 0, ring = 0, acc = 0, bias = 0, outBuf = 0,
           end = 0, code = 0;
