@@ -23,6 +23,8 @@ PACKAGES=(
   googletest libgtest-dev libbenchmark-dev
   # Measuring peak memory.
   time
+  # Distributed simulation (weft-sim under mpirun; optional in CMake).
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

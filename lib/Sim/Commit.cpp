@@ -27,6 +27,46 @@ std::string peError(const Pe &pe, uint64_t now, const std::string &what) {
   return os.str();
 }
 
+namespace {
+
+std::string wrongPortError(const Pe &pe, uint64_t now, unsigned port,
+                           unsigned color) {
+  return peError(pe, now,
+                 "a wavelet of color " + std::to_string(color) +
+                     " arrives on port " + dirName(Dir(port)) +
+                     ", which the route of that color does not list "
+                     "as an input");
+}
+
+std::string overflowError(const Pe &pe, uint64_t now, unsigned port,
+                          unsigned color) {
+  return peError(pe, now, "simulator invariant broken: queue (" +
+                              std::string(dirName(Dir(port))) + ", " +
+                              std::to_string(color) + ") overflows");
+}
+
+} // namespace
+
+std::string checkArrivals(const Pe &pe, const FabricConfig &cfg,
+                          uint64_t now) {
+  for (unsigned port = 0; port < 5; ++port) {
+    uint64_t l = pe.inLatch[port];
+    if (!l)
+      continue;
+    uint64_t w = l & ~kLatchFull;
+    unsigned color = unsigned(w >> Wavelet::kColorShift) & 31;
+    if (color >= cfg.colors || !(pe.route[color].inputs & (1u << port)))
+      return wrongPortError(pe, now, port, color);
+    unsigned q = cfg.rqIndex(port, color);
+    unsigned count = pe.rqCount[q];
+    for (unsigned i = 0; i < pe.numPopped; ++i)
+      count -= pe.popped[i] == q;
+    if (count >= cfg.rqDepth)
+      return overflowError(pe, now, port, color);
+  }
+  return "";
+}
+
 bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
               std::vector<uint32_t> &wake, std::string &error) {
   bool ok = true;
@@ -62,20 +102,14 @@ bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
     unsigned color = unsigned(w >> Wavelet::kColorShift) & 31;
     if (color >= cfg.colors || !(pe.route[color].inputs & (1u << port))) {
       if (ok)
-        error = peError(pe, now,
-                        "a wavelet of color " + std::to_string(color) +
-                            " arrives on port " + dirName(Dir(port)) +
-                            ", which the route of that color does not list "
-                            "as an input");
+        error = wrongPortError(pe, now, port, color);
       ok = false;
       continue;
     }
     unsigned q = cfg.rqIndex(port, color);
     if (pe.rqCount[q] >= rd) {
       if (ok)
-        error = peError(pe, now, "simulator invariant broken: queue (" +
-                                     std::string(dirName(Dir(port))) + ", " +
-                                     std::to_string(color) + ") overflows");
+        error = overflowError(pe, now, port, color);
       ok = false;
       continue;
     }

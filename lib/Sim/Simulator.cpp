@@ -17,10 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Load.h"
-#include "Machine.h"
-#include "Pool.h"
-#include "Step.h"
+#include "Engine.h"
 
 #include "weft/Binary/Binary.h"
 #include "weft/Machine/Numerics.h"
@@ -62,180 +59,7 @@ const char *statusName(Status s) {
 
 Simulator::~Simulator() = default;
 
-namespace {
-
-/// How many PEs ahead of the one it steps a sweep prefetches.
-constexpr size_t kPrefetchAhead = 8;
-/// ... and how many ahead it prefetches what those PEs point to.
-constexpr size_t kPrefetchData = 3;
-
-/// One host port's input side: the streams it serves, round robin.
-struct HostPort {
-  Pe *pe = nullptr;
-  unsigned dir = 0; ///< the PE's port: West or East
-  std::vector<unsigned> streams;
-  unsigned last = ~0u;
-};
-
-/// An I/O stream's per-row state.
-struct RowState {
-  std::vector<uint32_t> payloads; ///< inputs: wavelets to inject
-  uint64_t next = 0;              ///< inputs: next to inject
-  uint64_t expected = 0;          ///< outputs: wavelets per sample
-  uint64_t received = 0;
-  std::vector<uint32_t> got;      ///< outputs: payloads in arrival order
-  bool control = false;
-};
-
-struct StreamState {
-  const binary::IoStream *io = nullptr;
-  uint64_t chunk = 0; ///< elements per row (L)
-  bool bound = false;
-  std::vector<RowState> rows;
-};
-
-class Engine final : public Simulator {
-public:
-  Engine(binary::Program p, const Options &o, const Target &t)
-      : prog(std::move(p)), opts(o), target(t) {}
-  ~Engine() override {
-    if (memBase)
-      munmap(memBase, memBytes);
-    for (size_t i = 0; i < arenaCount; ++i)
-      arena[i].~Pe();
-    if (arena)
-      munmap(arena, arenaBytes);
-  }
-
-  bool load(std::string *error);
-
-  bool bindInput(const std::string &name, const std::vector<uint8_t> &bytes,
-                 std::string *error) override;
-  Status run(uint64_t cycles) override;
-  Status runCycles(uint64_t cycles);
-  Status status() const override { return st; }
-  const std::string &message() const override { return msg; }
-  uint64_t cycle() const override { return now; }
-  std::vector<uint8_t> output(const std::string &name) const override;
-  const binary::Program &program() const override { return prog; }
-  Stats stats() const override;
-  std::string statsJson() const override;
-  std::string traceJson() const override;
-
-private:
-  /// PEs by position.
-  struct PeGrid : std::unordered_map<uint64_t, Pe *> {
-    Pe *at(uint64_t x, uint64_t y) const {
-      auto it = find((y << 32) | x);
-      return it == end() ? nullptr : it->second;
-    }
-  };
-  // Loading (load() in the order it runs them).
-  bool loadProgram(std::string &why);
-  void configure();
-  bool reserveMemories(size_t count, std::string &why);
-  void allocateArena(size_t count);
-  bool placePes(size_t count, const std::vector<QueueLayout> &layouts,
-                PeGrid &grid, std::string &why);
-  bool initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
-              const QueueLayout &layout, size_t queueAt, std::string &why);
-  void linkNeighbours(const PeGrid &grid);
-  bool openStreams(const PeGrid &grid, std::string &why);
-  void initSchedule();
-  /// Sets `why` to `m` and returns false (a load error).
-  static bool loadError(std::string &why, const std::string &m) {
-    why = m;
-    return false;
-  }
-
-  // The cycle loop (cycleOnce() and its phases, in order).
-  bool cycleOnce();
-  bool decide(bool &anyProgress);
-  uint32_t firstStepError(std::string &err) const;
-  bool commit();
-  void collectTrace();
-  void scheduleNext();
-  void dropSleepers(std::vector<uint32_t> &next, uint64_t nextMark);
-  void fireTimers(std::vector<uint32_t> &next, uint64_t nextMark);
-  bool endCycle(bool anyProgress);
-  std::string leftoverWarning() const;
-  void injectHost(ThreadOut &out);
-  bool collectHost(ThreadOut &out);
-  std::string deadlockReport() const;
-  bool outputsComplete() const;
-  std::string cycleLimitMessage() const {
-    return "the run reached the cycle limit of " +
-           std::to_string(opts.maxCycles) +
-           " cycles before its outputs were complete";
-  }
-  void packInput(StreamState &s, const std::vector<uint8_t> &bytes);
-  void fail(const std::string &m) {
-    st = Status::Error;
-    msg = m;
-  }
-
-  binary::Program prog;
-  Options opts;
-  Target target;
-  FabricConfig cfg;
-  std::vector<DecodeCache> caches;
-  /// PEs live contiguously in `arena`, in group order, on huge pages where
-  /// the OS gives them (a sweep touches PEs all over the arena).
-  Pe *arena = nullptr;
-  size_t arenaBytes = 0, arenaCount = 0;
-  std::vector<Pe *> pes;
-  /// Router and CE queue entries of all PEs, PE after PE.
-  std::vector<uint64_t> queueStore;
-  /// The PEs' memories (see load()).
-  uint16_t *memBase = nullptr;
-  size_t memStride = 0, memBytes = 0;
-  std::vector<HostPort> hostPorts;
-  std::vector<StreamState> streams;
-  std::map<std::tuple<unsigned, unsigned, unsigned>, unsigned> outputByPort;
-  std::unique_ptr<Pool> pool;
-  std::vector<ThreadOut> outs;
-
-  // Fast-mode scheduling.
-  std::vector<uint32_t> current;
-  /// cycle + 1 at which a PE was last put in the commit / next set.
-  std::vector<uint64_t> commitStamp, nextStamp;
-  /// cycle + 1 at which a wavelet or a credit last reached a PE.
-  std::vector<uint64_t> eventStamp;
-  std::vector<uint32_t> commitSet, nextSet;
-  std::vector<std::string> commitErrors;
-  std::vector<uint32_t> commitErrorPe;
-  std::vector<std::vector<uint32_t>> wakes;
-  /// Sleeping PEs' wake-up cycles in a timing wheel: bucket `at % kWheel`
-  /// holds (at, token << 32 | PE index). Entries of PEs woken earlier stay
-  /// until their bucket comes round (the token tells them apart).
-  static constexpr uint64_t kWheel = 4096;
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> wheel;
-  uint64_t timerCount = 0;
-  void addTimer(uint64_t at, uint64_t tag) {
-    wheel[at % kWheel].emplace_back(at, tag);
-    ++timerCount;
-  }
-  uint64_t firstTimer() const;
-  uint64_t numSleeping = 0;
-  void catchUp(Pe &pe, uint64_t upTo);
-  void wake(Pe &pe, uint64_t at);
-  bool maySleep(const Pe &pe, bool touched) const;
-  uint64_t idleCyclesAhead(uint64_t limit) const;
-  uint64_t residentMemoryBytes() const;
-
-  uint64_t now = 0;
-  Status st = Status::Running;
-  std::string msg;
-  bool started = false;
-  uint64_t lastProgress = 0;
-  uint64_t firstInjection = UINT64_MAX, lastArrival = 0;
-  uint64_t hostIn = 0, hostOut = 0;
-  uint64_t peakActive = 0;
-  uint64_t peSteps = 0;
-  std::vector<uint64_t> sampleDone;
-  std::vector<TraceEvent> trace;
-  bool traceTruncated = false;
-};
+namespace detail {
 
 //===----------------------------------------------------------------------===//
 // Loading
@@ -261,12 +85,25 @@ bool Engine::loadProgram(std::string &why) {
     return loadError(why, "the program places code on " + std::to_string(count) +
                          " PEs; the simulator handles at most " +
                          std::to_string(UINT32_MAX / 2));
+  if (distributed() && !planBand(why))
+    return false;
+  // The PEs this process holds: those of its band and, in a distributed
+  // run, the ghosts just outside it (all of them otherwise).
+  std::vector<QueueLayout> layouts = planQueues(prog, cfg);
+  size_t local = 0, held = 0, queueWords = 0;
+  for (const binary::Group &g : prog.groups)
+    for (uint32_t gy = 0; gy < g.height; ++gy) {
+      uint64_t y = uint64_t(g.y) + gy;
+      if (y + 1 < bandBegin || y > bandEnd)
+        continue;
+      local += inBand(y) ? g.width : 0;
+      held += g.width;
+      queueWords += layouts[g.image].words * g.width;
+    }
+  count = held;
+  ghostBase = uint32_t(local);
   if (std::string e = checkStateFits(count); !e.empty())
     return loadError(why, e);
-  std::vector<QueueLayout> layouts = planQueues(prog, cfg);
-  size_t queueWords = 0;
-  for (const binary::Group &g : prog.groups)
-    queueWords += layouts[g.image].words * g.width * g.height;
   if (!reserveMemories(count, why))
     return false;
   allocateArena(count);
@@ -277,6 +114,8 @@ bool Engine::loadProgram(std::string &why) {
   if (!placePes(count, layouts, grid, why))
     return false;
   linkNeighbours(grid);
+  if (distributed())
+    linkGhosts();
   if (!openStreams(grid, why))
     return false;
   sampleDone.assign(opts.samples, 0);
@@ -352,19 +191,35 @@ void Engine::allocateArena(size_t count) {
 bool Engine::placePes(size_t count, const std::vector<QueueLayout> &layouts,
                       PeGrid &grid, std::string &why) {
   grid.reserve(count);
-  pes.reserve(count);
+  pes.reserve(ghostBase);
   size_t queueAt = 0;
+  uint32_t global = 0;
   for (const binary::Group &g : prog.groups) {
     const QueueLayout &layout = layouts[g.image];
-    for (uint32_t gy = 0; gy < g.height; ++gy)
-      for (uint32_t gx = 0; gx < g.width; ++gx) {
-        Pe &p = arena[pes.size()];
-        if (!initPe(p, g, gx, gy, layout, queueAt, why))
+    for (uint32_t gy = 0; gy < g.height; ++gy) {
+      uint64_t y = uint64_t(g.y) + gy;
+      if (y + 1 < bandBegin || y > bandEnd) {
+        global += g.width;
+        continue;
+      }
+      bool ghost = !inBand(y);
+      for (uint32_t gx = 0; gx < g.width; ++gx, ++global) {
+        size_t at = ghost ? ghostBase + ghosts.size() : pes.size();
+        Pe &p = arena[at];
+        p.index = uint32_t(at);
+        if (!initPe(p, g, gx, gy, layout, queueAt, ghost, why))
           return false;
         queueAt += layout.words;
         grid[(uint64_t(p.y) << 32) | p.x] = &p;
+        if (ghost) {
+          ghosts.push_back(&p);
+          continue;
+        }
         pes.push_back(&p);
+        if (distributed())
+          globalIndex.push_back(global);
       }
+    }
   }
   return true;
 }
@@ -372,10 +227,9 @@ bool Engine::placePes(size_t count, const std::vector<QueueLayout> &layouts,
 /// The PE at (gx, gy) of group `g`: its routes, queues, memory, registers
 /// and task state. Fails when a route leaves the fabric.
 bool Engine::initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
-                    const QueueLayout &layout, size_t queueAt,
+                    const QueueLayout &layout, size_t queueAt, bool ghost,
                     std::string &why) {
   const binary::CodeImage &img = prog.images[g.image];
-  p.index = uint32_t(pes.size());
   p.x = g.x + gx;
   p.y = g.y + gy;
   p.layer = g.layer;
@@ -395,6 +249,10 @@ bool Engine::initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
   p.rqData = queueStore.data() + queueAt;
   p.cqData = p.rqData + layout.rqWords;
   p.mem = memBase + memStride / 2 * p.index;
+  // A ghost stands in for a PE of another rank: only its router queue
+  // counts are read (the credit check of the PE beside it).
+  if (ghost)
+    return true;
   uint32_t used = 0;
   // Copy only non-zero runs: the reservation reads as zero, and a page
   // never written takes no memory.
@@ -463,10 +321,13 @@ bool Engine::openStreams(const PeGrid &grid, std::string &why) {
     unsigned x = io.edge == Dir::West ? 0 : w - 1;
     for (uint64_t r = 0; r < rows; ++r) {
       unsigned y = unsigned(io.firstRow + r);
-      Pe *pe = grid.at(x, y);
+      // A distributed run holds only its band's PEs; the others' ports
+      // are served by their ranks.
+      Pe *pe = inBand(y) ? grid.at(x, y) : nullptr;
+      bool programmed = pe || (!inBand(y) && isProgrammed(x, y));
       uint64_t begin = std::min(n, r * s.chunk);
       uint64_t len = std::min(n, begin + s.chunk) - begin;
-      if (len && !pe)
+      if (len && !programmed)
         return loadError(why, std::string(io.output ? "output" : "input") + " '" +
                              io.name + "' uses the " + dirName(io.edge) +
                              " host port of row " + std::to_string(y) +
@@ -484,7 +345,7 @@ bool Engine::openStreams(const PeGrid &grid, std::string &why) {
                                dirName(io.edge) + " port of row " +
                                std::to_string(y) + " with color " +
                                std::to_string(io.color));
-      } else if (len) {
+      } else if (len && pe) {
         auto key = std::make_pair(unsigned(io.edge), y);
         auto it = portIndex.find(key);
         if (it == portIndex.end()) {
@@ -639,47 +500,57 @@ bool Engine::collectHost(ThreadOut &out) {
         continue;
       pe.hostLatch[side] = 0;
       moved = true;
-      Wavelet wv = *Wavelet::decode(l & ~kLatchFull);
-      Dir edge = side == 0 ? Dir::West : Dir::East;
-      auto it = outputByPort.find(
-          std::make_tuple(unsigned(edge), pe.y, unsigned(wv.color)));
-      std::string where = std::string("the ") + dirName(edge) +
-                          " host port of row " + std::to_string(pe.y);
-      if (it == outputByPort.end()) {
-        fail("cycle " + std::to_string(now) + ": a wavelet of color " +
-             std::to_string(wv.color) + " reaches " + where +
-             ", where no output stream of that color leaves");
+      if (std::string e = hostArrival(pe, side, l, true); !e.empty()) {
+        fail(e);
         return moved;
       }
-      StreamState &s = streams[it->second];
-      RowState &row = s.rows[pe.y - s.io->firstRow];
-      if (row.received >= row.expected * opts.samples) {
-        fail("cycle " + std::to_string(now) + ": output '" + s.io->name +
-             "' receives more than its " +
-             std::to_string(row.expected * opts.samples) + " wavelets on " +
-             where);
-        return moved;
-      }
-      row.got.push_back(wv.payload);
-      ++row.received;
-      ++hostOut;
-      lastArrival = now + 1;
-      // The sample is done when every row of every output has it.
-      uint64_t smp = (row.received - 1) / std::max<uint64_t>(1, row.expected);
-      if (row.received % std::max<uint64_t>(1, row.expected) == 0 &&
-          smp < sampleDone.size())
-        sampleDone[smp] = std::max(sampleDone[smp], now + 1);
     }
   }
   out.hostOut.clear();
   return moved;
 }
 
+std::string Engine::hostArrival(Pe &pe, unsigned side, uint64_t latch,
+                                bool apply) {
+  Wavelet wv = *Wavelet::decode(latch & ~kLatchFull);
+  Dir edge = side == 0 ? Dir::West : Dir::East;
+  auto it = outputByPort.find(
+      std::make_tuple(unsigned(edge), pe.y, unsigned(wv.color)));
+  std::string where = std::string("the ") + dirName(edge) +
+                      " host port of row " + std::to_string(pe.y);
+  if (it == outputByPort.end())
+    return "cycle " + std::to_string(now) + ": a wavelet of color " +
+           std::to_string(wv.color) + " reaches " + where +
+           ", where no output stream of that color leaves";
+  StreamState &s = streams[it->second];
+  RowState &row = s.rows[pe.y - s.io->firstRow];
+  if (row.received >= row.expected * opts.samples)
+    return "cycle " + std::to_string(now) + ": output '" + s.io->name +
+           "' receives more than its " +
+           std::to_string(row.expected * opts.samples) + " wavelets on " +
+           where;
+  if (!apply)
+    return "";
+  row.got.push_back(wv.payload);
+  ++row.received;
+  ++hostOut;
+  lastArrival = now + 1;
+  // The sample is done when every row of every output has it.
+  uint64_t smp = (row.received - 1) / std::max<uint64_t>(1, row.expected);
+  if (row.received % std::max<uint64_t>(1, row.expected) == 0 &&
+      smp < sampleDone.size())
+    sampleDone[smp] = std::max(sampleDone[smp], now + 1);
+  return "";
+}
+
 /// Whether every output has all its wavelets and every input has been
 /// injected completely (a program that leaves input unread is stuck too).
 bool Engine::outputsComplete() const {
   for (const StreamState &s : streams)
-    for (const RowState &r : s.rows) {
+    for (size_t y = s.io->firstRow; y < s.io->endRow; ++y) {
+      if (!gathered && !inBand(y))
+        continue;
+      const RowState &r = s.rows[y - s.io->firstRow];
       if (s.io->output && r.received < r.expected * opts.samples)
         return false;
       if (!s.io->output && r.next < r.payloads.size())
@@ -746,6 +617,8 @@ bool Engine::cycleOnce() {
     for (size_t i = 0; i < pes.size(); ++i)
       current[i] = uint32_t(i);
   }
+  if (distributed())
+    return cycleBand();
   bool anyProgress = false;
   if (!decide(anyProgress) || !commit())
     return false;
@@ -759,7 +632,7 @@ bool Engine::cycleOnce() {
     o.progressed.clear();
     o.woken.clear();
   }
-  return endCycle(anyProgress);
+  return endCycle(anyProgress, !anyProgress && outputsComplete());
 }
 
 /// The first program error of the cycle's threads (by PE index) in `err`;
@@ -781,6 +654,39 @@ bool Engine::decide(bool &anyProgress) {
   ThreadOut &main = outs[0];
   injectHost(main);
   bool hostMoved = !main.woken.empty();
+  stepCurrent();
+  std::string err;
+  if (firstStepError(err) != UINT32_MAX) {
+    fail(err);
+    return false;
+  }
+  anyProgress = hostMoved || mergeThreadOuts();
+  anyProgress |= collectHost(main);
+  return st != Status::Error;
+}
+
+/// Whether any PE made progress in the threads' step; gathers the PEs that
+/// reached a host port into outs[0], sorted.
+bool Engine::mergeThreadOuts() {
+  ThreadOut &main = outs[0];
+  bool any = false;
+  for (ThreadOut &o : outs) {
+    any |= !o.progressed.empty();
+    if (&o != &main) {
+      main.hostOut.insert(main.hostOut.end(), o.hostOut.begin(),
+                          o.hostOut.end());
+      o.hostOut.clear();
+    }
+  }
+  std::sort(main.hostOut.begin(), main.hostOut.end());
+  main.hostOut.erase(std::unique(main.hostOut.begin(), main.hostOut.end()),
+                     main.hostOut.end());
+  return any;
+}
+
+/// Steps the PEs in `current`, over the pool's threads when there are
+/// enough of them.
+void Engine::stepCurrent() {
   unsigned T = pool->size();
   bool parallel = T > 1 && current.size() >= 64;
   peSteps += current.size();
@@ -806,25 +712,6 @@ bool Engine::decide(bool &anyProgress) {
     pool->run(stepRange);
   else
     stepRange(0);
-  std::string err;
-  if (firstStepError(err) != UINT32_MAX) {
-    fail(err);
-    return false;
-  }
-  anyProgress = hostMoved;
-  for (ThreadOut &o : outs) {
-    anyProgress |= !o.progressed.empty();
-    if (&o != &main) {
-      main.hostOut.insert(main.hostOut.end(), o.hostOut.begin(),
-                          o.hostOut.end());
-      o.hostOut.clear();
-    }
-  }
-  std::sort(main.hostOut.begin(), main.hostOut.end());
-  main.hostOut.erase(std::unique(main.hostOut.begin(), main.hostOut.end()),
-                     main.hostOut.end());
-  anyProgress |= collectHost(main);
-  return st != Status::Error;
 }
 
 /// The commit phase: every stepped PE and every PE a latch was written
@@ -834,6 +721,8 @@ bool Engine::commit() {
   uint64_t mark = now + 1;
   commitSet.clear();
   auto addCommit = [&](uint32_t i) {
+    if (i >= ghostBase)
+      return; // a ghost: its arrivals go to its rank (swapEdges)
     if (commitStamp[i] != mark) {
       commitStamp[i] = mark;
       commitSet.push_back(i);
@@ -912,6 +801,8 @@ void Engine::scheduleNext() {
   std::vector<uint32_t> &next = nextSet;
   next.clear();
   auto addNext = [&](uint32_t i) {
+    if (i >= ghostBase)
+      return;
     if (nextStamp[i] != nextMark) {
       nextStamp[i] = nextMark;
       next.push_back(i);
@@ -921,15 +812,25 @@ void Engine::scheduleNext() {
     for (uint32_t i : o.progressed)
       addNext(i);
     for (uint32_t i : o.woken) {
+      if (i >= ghostBase)
+        continue;
       addNext(i);
       eventStamp[i] = nextMark;
     }
   }
   for (auto &w : wakes)
     for (uint32_t i : w) {
+      if (i >= ghostBase)
+        continue;
       addNext(i);
       eventStamp[i] = nextMark;
     }
+  // Credits from the other ranks (a distributed run).
+  for (uint32_t i : bandWakes) {
+    addNext(i);
+    eventStamp[i] = nextMark;
+  }
+  bandWakes.clear();
   dropSleepers(next, nextMark);
   fireTimers(next, nextMark);
   // The order of `current` never changes a result (see the file
@@ -998,18 +899,20 @@ void Engine::fireTimers(std::vector<uint32_t> &next, uint64_t nextMark) {
 
 /// Advances the clock; ends the run on a quiet cycle (§5.4: nothing will
 /// ever change again) or at the cycle limit. False when the run has ended.
-bool Engine::endCycle(bool anyProgress) {
+bool Engine::endCycle(bool anyProgress, bool complete) {
   if (anyProgress)
     lastProgress = now + 1;
   ++now;
   if (!anyProgress) {
-    if (outputsComplete()) {
+    // A distributed run writes its message when the ranks' states are
+    // gathered (gatherBand).
+    if (complete) {
       st = Status::Done;
       now = lastProgress;
-      msg = leftoverWarning();
+      msg = distributed() ? "" : leftoverWarning();
     } else {
       st = Status::Deadlock;
-      msg = deadlockReport();
+      msg = distributed() ? "" : deadlockReport();
       now = lastProgress;
     }
     return false;
@@ -1026,6 +929,15 @@ bool Engine::endCycle(bool anyProgress) {
 /// none are).
 std::string Engine::leftoverWarning() const {
   std::ostringstream os;
+  uint64_t left = leftoverCount();
+  if (left)
+    os << "warning: " << left
+       << " wavelet(s) are still queued at the end of the run";
+  return os.str();
+}
+
+/// Wavelets queued in this process's PEs.
+uint64_t Engine::leftoverCount() const {
   uint64_t left = 0;
   for (auto &pe : pes)
     for (uint8_t c : pe->rqCount)
@@ -1033,10 +945,7 @@ std::string Engine::leftoverWarning() const {
   for (auto &pe : pes)
     for (uint8_t c : pe->cqCount)
       left += c;
-  if (left)
-    os << "warning: " << left
-       << " wavelet(s) are still queued at the end of the run";
-  return os.str();
+  return left;
 }
 
 /// The earliest cycle in the timing wheel (UINT64_MAX if it is empty).
@@ -1129,6 +1038,9 @@ Status Engine::run(uint64_t cycles) {
   for (auto &pe : pes)
     if (pe->sleeping)
       catchUp(*pe, now);
+  // A distributed run brings the ranks' results to rank 0 when it ends.
+  if (distributed() && s != Status::Running && !gathered)
+    gatherBand();
   return s;
 }
 
@@ -1146,7 +1058,8 @@ Status Engine::runCycles(uint64_t cycles) {
       // Skip cycles in which every PE with work is asleep: each would only
       // advance the clock (the run is not quiet while a PE sleeps).
       uint64_t limit = std::min(cycles - c, opts.maxCycles - now);
-      if (uint64_t k = idleCyclesAhead(limit)) {
+      if (uint64_t k = distributed() ? idleCyclesAheadBand(limit)
+                                     : idleCyclesAhead(limit)) {
         now += k;
         lastProgress = now;
         c += k - 1;
@@ -1185,12 +1098,9 @@ std::string Engine::deadlockReport() const {
     }
   }
   unsigned listed = 0, more = 0;
-  for (const auto &pe : pes) {
-    std::string d = describeStuck(*pe, cfg);
-    if (d.empty())
-      continue;
+  for (const auto &[index, line] : gathered ? allStuck : stuckLines()) {
     if (listed++ < 64)
-      os << "\n  PE (" << pe->x << ", " << pe->y << "): " << d;
+      os << "\n  " << line;
     else
       ++more;
   }
@@ -1199,11 +1109,28 @@ std::string Engine::deadlockReport() const {
   return os.str();
 }
 
+/// The hang report's line of each PE that is doing or waiting for
+/// something, by (single-process) PE index.
+std::vector<std::pair<uint32_t, std::string>> Engine::stuckLines() const {
+  std::vector<std::pair<uint32_t, std::string>> lines;
+  for (const auto &pe : pes) {
+    std::string d = describeStuck(*pe, cfg);
+    if (d.empty())
+      continue;
+    lines.emplace_back(globalOf(pe->index), "PE (" + std::to_string(pe->x) +
+                                                ", " + std::to_string(pe->y) +
+                                                "): " + d);
+  }
+  return lines;
+}
+
 //===----------------------------------------------------------------------===//
 // Statistics and trace
 //===----------------------------------------------------------------------===//
 
 Stats Engine::stats() const {
+  if (gathered)
+    return gatheredStats;
   Stats s;
   s.cycles = now;
   s.hostWaveletsIn = hostIn;
@@ -1318,10 +1245,17 @@ std::string Engine::traceJson() const {
      << (traceTruncated ? "true" : "false") << "}, \"traceEvents\": [\n";
   bool first = true;
   // Track names: one process per PE, thread 0 = CE, 1 = router.
-  for (const auto &pe : pes) {
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> names;
+  if (gathered)
+    for (const PeRecord &r : allPes)
+      names.emplace_back(r.global, r.st.x, r.st.y);
+  else
+    for (const auto &pe : pes)
+      names.emplace_back(pe->index, pe->x, pe->y);
+  for (auto [index, x, y] : names) {
     os << (first ? "" : ",\n") << "{\"ph\": \"M\", \"name\": "
-       << "\"process_name\", \"pid\": " << pe->index
-       << ", \"args\": {\"name\": \"PE (" << pe->x << ", " << pe->y << ")\"}}";
+       << "\"process_name\", \"pid\": " << index
+       << ", \"args\": {\"name\": \"PE (" << x << ", " << y << ")\"}}";
     first = false;
   }
   static const char *kinds[] = {"data", "local", "control"};
@@ -1342,7 +1276,7 @@ std::string Engine::traceJson() const {
   return os.str();
 }
 
-} // namespace
+} // namespace detail
 
 std::unique_ptr<Simulator> Simulator::create(binary::Program &&program,
                                              const Options &options,

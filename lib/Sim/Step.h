@@ -49,6 +49,11 @@ void stepRouterOnly(Pe &pe, const FabricConfig &cfg, uint64_t now,
 bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
               std::vector<uint32_t> &wake, std::string &error);
 
+/// The error commitPe would report for the PE's latched arrivals, or empty
+/// (a distributed run checks before it commits).
+std::string checkArrivals(const Pe &pe, const FabricConfig &cfg,
+                          uint64_t now);
+
 /// A one-line description of what the PE is doing or waiting for, and its
 /// non-empty queues (for the hang report). Empty when the PE is idle.
 std::string describeStuck(const Pe &pe, const FabricConfig &cfg);

@@ -12,6 +12,11 @@
 // --progress prints the simulated cycle and the samples done to stderr
 // about every two seconds of a long run.
 //
+// Started by mpirun with several ranks (a build with MPI), it runs the
+// fabric distributed over them, a band of rows each (docs/simulator.md,
+// "Distributed simulation"); rank 0 writes the outputs, statistics and
+// trace, identical to those of a single process.
+//
 // Input and output files are .npy or ONNX TensorProto .pb. Exit status: 0 on
 // a complete run, 1 on bad usage or an unloadable binary, 2 on a deadlock,
 // 3 at the cycle limit, 4 on a program error.
@@ -21,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Binary/File.h"
+#include "weft/Sim/Exchange.h"
 #include "weft/Sim/Simulator.h"
 #include "weft/TensorIO/TensorIO.h"
 
@@ -32,6 +38,10 @@
 #include <map>
 #include <optional>
 #include <sys/stat.h>
+
+#ifdef WEFT_HAVE_MPI
+#include "weft/Sim/MpiExchange.h"
+#endif
 
 using namespace weft;
 
@@ -46,8 +56,13 @@ void usage(std::ostream &os) {
         "outputs are .npy or ONNX TensorProto (.pb) files.\n";
 }
 
+/// In a distributed run only rank 0 reports; the others exit with the
+/// same status (they reach the same errors in the same cycle).
+bool reporting = true;
+
 int die(const std::string &m, int code = 1) {
-  std::cerr << "weft-sim: error: " << m << "\n";
+  if (reporting)
+    std::cerr << "weft-sim: error: " << m << "\n";
   return code;
 }
 
@@ -254,9 +269,28 @@ std::optional<int> bindInputs(const Args &args, sim::Simulator &simulator) {
 /// Runs to the end; with --progress, in slices of cycles, reporting the
 /// cycle and the samples done about every two seconds.
 sim::Status runToEnd(sim::Simulator &simulator, bool progress,
-                     uint64_t samples) {
+                     uint64_t samples, bool distributed) {
   if (!progress)
     return simulator.run();
+  if (distributed) {
+    // The ranks advance in lockstep, so every rank stops after the same
+    // slices; only rank 0 prints the cycle (the samples done are known
+    // only when the ranks' states are gathered at the end).
+    sim::Status status;
+    auto start = std::chrono::steady_clock::now();
+    auto last = start;
+    while ((status = simulator.run(4096)) == sim::Status::Running) {
+      auto now = std::chrono::steady_clock::now();
+      if (!reporting ||
+          std::chrono::duration<double>(now - last).count() < 2.0)
+        continue;
+      last = now;
+      std::fprintf(stderr, "weft-sim: cycle %llu, %.0f s\n",
+                   (unsigned long long)simulator.cycle(),
+                   std::chrono::duration<double>(now - start).count());
+    }
+    return status;
+  }
   sim::Status status;
   auto start = std::chrono::steady_clock::now();
   auto last = start;
@@ -323,9 +357,21 @@ void printSummary(const sim::Simulator &simulator, const sim::Stats &st,
 } // namespace
 
 int main(int argc, char **argv) {
+  std::unique_ptr<sim::BandExchange> exchange;
+#ifdef WEFT_HAVE_MPI
+  if (sim::launchedWithSeveralRanks()) {
+    std::string e;
+    exchange = sim::createMpiExchange(&argc, &argv, &e);
+    if (!exchange)
+      return die(e);
+    reporting = exchange->rank() == 0;
+  }
+#endif
   Args args;
   if (std::optional<int> rc = parseArgs(argc, argv, args))
     return *rc;
+  args.opts.exchange = exchange.get();
+  bool distributed = exchange && exchange->size() > 1;
 
   std::string err;
   std::optional<binary::Program> prog =
@@ -339,11 +385,25 @@ int main(int argc, char **argv) {
     return *rc;
 
   auto start = std::chrono::steady_clock::now();
-  sim::Status status = runToEnd(*simulator, args.progress, args.opts.samples);
+  sim::Status status =
+      runToEnd(*simulator, args.progress, args.opts.samples, distributed);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
   sim::Stats st = simulator->stats();
+  if (!reporting) {
+    // Rank 0 writes the results; the others exit with the same status.
+    switch (status) {
+    case sim::Status::Done:
+      return 0;
+    case sim::Status::Deadlock:
+      return 2;
+    case sim::Status::CycleLimit:
+      return 3;
+    default:
+      return 4;
+    }
+  }
 
   if (!args.statsPath.empty() &&
       !writeText(args.statsPath, simulator->statsJson()))
@@ -368,5 +428,12 @@ int main(int argc, char **argv) {
       return *rc;
   if (!args.quiet)
     printSummary(*simulator, st, seconds);
+  if (distributed && !args.quiet)
+    std::fprintf(stdout,
+                 "weft-sim: %u ranks; rank 0 sent %llu bytes across its "
+                 "band edge (%.2f per cycle)\n",
+                 exchange->size(),
+                 (unsigned long long)exchange->edgeBytesSent,
+                 st.cycles ? double(exchange->edgeBytesSent) / st.cycles : 0.0);
   return 0;
 }

@@ -30,6 +30,8 @@
 
 namespace weft::sim {
 
+class BandExchange;
+
 enum class Mode {
   /// One thread, every PE every cycle: written to be obviously right.
   Reference,
@@ -51,6 +53,11 @@ struct Options {
   /// Samples streamed through the program: every input is bound with
   /// `samples` tensors back to back and every output yields as many.
   uint64_t samples = 1;
+  /// Distributed simulation (include/weft/Sim/Exchange.h): this process
+  /// simulates its rank's band of rows and exchanges the wavelets and
+  /// credits crossing the band's edges with the other ranks each cycle.
+  /// Null or one rank: the whole fabric here. Not owned.
+  BandExchange *exchange = nullptr;
 };
 
 enum class Status {

@@ -1,0 +1,283 @@
+//===- SimBandTest.cpp - Distributed runs against one process -------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// A distributed run (docs/simulator.md, "Distributed simulation") must give
+// the single-process run's status, message, cycles, outputs, statistics and
+// trace byte for byte. These tests run the ranks as threads of one process
+// over an in-process BandExchange, so they need no MPI; test/mpi runs
+// weft-sim under mpirun.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Binary/Binary.h"
+#include "weft/Binary/File.h"
+#include "weft/Sim/Exchange.h"
+#include "weft/Sim/Simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+using namespace weft;
+using sim::Mode;
+using sim::Status;
+
+namespace {
+
+/// The ranks' meeting point: a barrier and the slots they exchange through.
+struct Hub {
+  explicit Hub(unsigned n)
+      : n(n), north(n), south(n), values(n), parts(n) {}
+  void barrier() {
+    std::unique_lock<std::mutex> lock(m);
+    unsigned gen = generation;
+    if (++arrived == n) {
+      arrived = 0;
+      ++generation;
+      cv.notify_all();
+      return;
+    }
+    cv.wait(lock, [&] { return generation != gen; });
+  }
+  unsigned n;
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned arrived = 0, generation = 0;
+  std::vector<std::vector<uint64_t>> north, south, values;
+  std::vector<std::vector<uint8_t>> parts;
+};
+
+class ThreadExchange final : public sim::BandExchange {
+public:
+  ThreadExchange(Hub &hub, unsigned rank) : hub(hub), r(rank) {}
+  unsigned rank() const override { return r; }
+  unsigned size() const override { return hub.n; }
+  void swapEdges(const std::vector<uint64_t> &toNorth,
+                 const std::vector<uint64_t> &toSouth,
+                 std::vector<uint64_t> &fromNorth,
+                 std::vector<uint64_t> &fromSouth, size_t maxWords) override {
+    EXPECT_LE(toNorth.size(), maxWords);
+    EXPECT_LE(toSouth.size(), maxWords);
+    hub.north[r] = toNorth;
+    hub.south[r] = toSouth;
+    hub.barrier();
+    fromNorth = r > 0 ? hub.south[r - 1] : std::vector<uint64_t>();
+    fromSouth = r + 1 < hub.n ? hub.north[r + 1] : std::vector<uint64_t>();
+    hub.barrier();
+  }
+  void allMin(uint64_t *v, size_t count) override {
+    hub.values[r].assign(v, v + count);
+    hub.barrier();
+    for (unsigned k = 0; k < hub.n; ++k)
+      for (size_t i = 0; i < count; ++i)
+        v[i] = std::min(v[i], hub.values[k][i]);
+    hub.barrier();
+  }
+  std::vector<std::vector<uint8_t>>
+  gather(const std::vector<uint8_t> &mine) override {
+    hub.parts[r] = mine;
+    hub.barrier();
+    std::vector<std::vector<uint8_t>> all;
+    if (r == 0)
+      all = hub.parts;
+    hub.barrier();
+    return all;
+  }
+
+private:
+  Hub &hub;
+  unsigned r;
+};
+
+using Inputs = std::map<std::string, std::vector<uint8_t>>;
+
+struct Result {
+  bool loaded = false;
+  std::string loadError;
+  Status status = Status::Running;
+  std::string message, stats, trace;
+  uint64_t cycles = 0;
+  std::map<std::string, std::vector<uint8_t>> outputs;
+};
+
+bool operator==(const Result &a, const Result &b) {
+  return a.loaded == b.loaded && a.loadError == b.loadError &&
+         a.status == b.status && a.message == b.message &&
+         a.stats == b.stats && a.trace == b.trace && a.cycles == b.cycles &&
+         a.outputs == b.outputs;
+}
+
+void PrintTo(const Result &r, std::ostream *os) {
+  *os << "{status " << sim::statusName(r.status) << ", cycles " << r.cycles
+      << ", message '" << r.message << r.loadError << "'}";
+}
+
+/// One rank's run (the whole run without an exchange). `slice` > 0 runs in
+/// slices of that many cycles.
+Result runRank(const binary::Program &p, const Inputs &in, sim::Options o,
+               sim::BandExchange *ex, uint64_t slice = 0) {
+  Result r;
+  o.exchange = ex;
+  auto s = sim::Simulator::create(p, o, &r.loadError);
+  if (!s)
+    return r;
+  r.loaded = true;
+  std::string err;
+  for (auto &[name, bytes] : in)
+    EXPECT_TRUE(s->bindInput(name, bytes, &err)) << err;
+  if (slice)
+    while ((r.status = s->run(slice)) == Status::Running) {
+    }
+  else
+    r.status = s->run();
+  if (ex && ex->rank() != 0)
+    return r;
+  r.message = s->message();
+  r.cycles = s->cycle();
+  r.stats = s->statsJson();
+  r.trace = s->traceJson();
+  for (const binary::IoStream &io : p.io)
+    if (io.output)
+      r.outputs[io.name] = s->output(io.name);
+  return r;
+}
+
+/// Rank 0's result of a run over `ranks` threads.
+Result runBands(const binary::Program &p, const Inputs &in,
+                const sim::Options &o, unsigned ranks, uint64_t slice = 0) {
+  Hub hub(ranks);
+  std::vector<Result> results(ranks);
+  std::vector<std::thread> threads;
+  for (unsigned k = 0; k < ranks; ++k)
+    threads.emplace_back([&, k] {
+      ThreadExchange ex(hub, k);
+      results[k] = runRank(p, in, o, &ex, slice);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (unsigned k = 1; k < ranks; ++k) {
+    EXPECT_EQ(results[k].status, results[0].status) << "rank " << k;
+    EXPECT_EQ(results[k].loadError, results[0].loadError) << "rank " << k;
+  }
+  return results[0];
+}
+
+binary::Program load(const char *file) {
+  std::string err;
+  std::string path = std::string(WEFT_SIM_TEST_INPUTS) + "/" + file;
+  std::optional<binary::Program> p = binary::readFile(path, &err);
+  EXPECT_TRUE(p) << path << ": " << err;
+  return p ? *p : binary::Program();
+}
+
+Inputs inputsFor(const binary::Program &p, uint64_t samples, unsigned seed) {
+  std::mt19937 rng(seed);
+  Inputs in;
+  for (const binary::IoStream &io : p.io) {
+    if (io.output)
+      continue;
+    std::vector<uint8_t> &b = in[io.name];
+    bool wide = io.dtype == machine::ElemType::F32 ||
+                io.dtype == machine::ElemType::I32;
+    for (uint64_t i = 0; i < io.numElements() * samples; ++i) {
+      uint32_t v = io.dtype == machine::ElemType::F32
+                       ? (rng() & 0x807fffffu) | (uint32_t(125 + rng() % 3) << 23)
+                       : (rng() & 0x83ffu) | (uint32_t(13 + rng() % 3) << 10);
+      for (unsigned k = 0; k < (wide ? 4u : 2u); ++k)
+        b.push_back(uint8_t(v >> (8 * k)));
+    }
+  }
+  return in;
+}
+
+struct Network {
+  const char *file;
+  uint64_t samples;
+};
+
+void PrintTo(const Network &n, std::ostream *os) { *os << n.file; }
+
+class SimBand : public ::testing::TestWithParam<Network> {};
+
+TEST_P(SimBand, BandsMatchOneProcess) {
+  const Network &net = GetParam();
+  binary::Program p = load(net.file);
+  ASSERT_FALSE(p.groups.empty());
+  Inputs in = inputsFor(p, net.samples, 3);
+  for (Mode mode : {Mode::Fast, Mode::Reference}) {
+    sim::Options o;
+    o.mode = mode;
+    o.samples = net.samples;
+    o.trace = true;
+    Result one = runRank(p, in, o, nullptr);
+    ASSERT_EQ(one.status, Status::Done) << one.message;
+    for (unsigned ranks = 2; ranks <= 4; ++ranks) {
+      Result many = runBands(p, in, o, ranks);
+      if (ranks > p.target.height) {
+        EXPECT_FALSE(many.loaded);
+        EXPECT_NE(many.loadError.find("at least one row per rank"),
+                  std::string::npos)
+            << many.loadError;
+        continue;
+      }
+      EXPECT_EQ(one, many) << ranks << " ranks";
+      // Stopped half-way by the cycle limit, and run in slices.
+      sim::Options half = o;
+      half.maxCycles = one.cycles / 2 + ranks;
+      EXPECT_EQ(runRank(p, in, half, nullptr), runBands(p, in, half, ranks))
+          << ranks << " ranks, cycle limit";
+      EXPECT_EQ(one, runBands(p, in, o, ranks, 97))
+          << ranks << " ranks, slices";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Networks, SimBand,
+    ::testing::Values(Network{"mlp-64-48-32-10-relu-softmax-10x8.wfb", 3},
+                      Network{"mlp-64-48-32-10-mixed-auto.wfb", 2},
+                      Network{"mlp-40-24-12-silu-gelu-8x4.wfb", 2}));
+
+/// Broken routes (inputs or outputs changed at random in one image) make
+/// deadlocks, wrong-port errors and stray host-port wavelets, many of them
+/// across band edges: the ranks must fail exactly as one process does.
+TEST(SimBand, BrokenRoutesFailLikeOneProcess) {
+  binary::Program base = load("mlp-64-48-32-10-relu-softmax-10x8.wfb");
+  ASSERT_FALSE(base.images.empty());
+  Inputs in = inputsFor(base, 2, 5);
+  std::mt19937 rng(15);
+  std::map<Status, unsigned> seen;
+  for (unsigned iter = 0; iter < 40; ++iter) {
+    binary::Program p = base;
+    binary::CodeImage &img = p.images[rng() % p.images.size()];
+    if (img.routes.empty())
+      continue;
+    binary::Route &r = img.routes[rng() % img.routes.size()];
+    if (rng() % 2)
+      r.inputs ^= uint8_t(1u << (rng() % 5));
+    else
+      r.outputs ^= uint8_t(1u << (rng() % 5));
+    sim::Options o;
+    o.samples = 2;
+    o.mode = iter % 4 == 3 ? Mode::Reference : Mode::Fast;
+    o.maxCycles = 20000;
+    Result one = runRank(p, in, o, nullptr);
+    for (unsigned ranks : {2u, 3u})
+      EXPECT_EQ(one, runBands(p, in, o, ranks))
+          << "iteration " << iter << ", " << ranks << " ranks: "
+          << one.message;
+    seen[one.status] += one.loaded;
+  }
+  // The mutations produce failures of several kinds, not only loads that
+  // fail.
+  EXPECT_GT(seen[Status::Deadlock] + seen[Status::Error], 5u);
+}
+
+} // namespace
