@@ -96,8 +96,8 @@ func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x2xf32>
 
 // -----
 
-// An op the fabric path does not know at all is named first.
-// CHECK: error: {{.*}}node 'pad' (tensor.pad): 'tensor.pad' is not supported on the fabric yet; weft maps networks of dense layers (Gemm or MatMul, optional bias), elementwise activations and ops with scalar constants (Relu, Sigmoid, Tanh, Exp, Clip, LeakyRelu, ...), elementwise ops of two tensors (Add, Sub, Mul, Div, Max, Min), Softmax/LogSoftmax and reshapes of the sample
+// A pad that is no convolution's is refused, saying where pads are supported.
+// CHECK: error: {{.*}}node 'pad' (tensor.pad): a pad of the sample is supported on the fabric only as a convolution's zero padding (or as a 0/1 matrix, when small)
 func.func @main_graph(%x: tensor<1x2xf32> {onnx.name = "x"}) -> (tensor<1x4xf32> {onnx.name = "y"}) {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 1] high[0, 1] {

@@ -630,6 +630,11 @@ private:
       return def->emitError() << describeOp(def)
                               << ": not a convolution the fabric supports: "
                               << convWhy;
+    if (isa_and_nonnull<tensor::PadOp>(def))
+      return def->emitError()
+             << describeOp(def)
+             << ": a pad of the sample is supported on the fabric only as a "
+                "convolution's zero padding (or as a 0/1 matrix, when small)";
     std::string denseWhy;
     FailureOr<conversion::DenseLayer> dense =
         conversion::matchDenseLayer(v, denseWhy);

@@ -16,6 +16,8 @@
 #                                      the same for a graph of several inputs and
 #                                      outputs
 #   e2e.py macs STATS.json MIN         the simulator counted >= MIN MACs
+#   e2e.py close GOT.npy WANT.npy [--rtol R --atol A]
+#                                      GOT matches WANT (e.g. torch's outputs)
 #
 # ===-----------------------------------------------------------------------===#
 import json
@@ -137,6 +139,17 @@ def main():
         for name, path in outs.items():
             compare(np.load(path), want[name], rtol, atol)
         print("NUMPY MATCH %d outputs" % len(outs))
+    elif what == "close":
+        rtol, atol = 1e-3, 1e-3
+        rest = sys.argv[4:]
+        for i in range(0, len(rest), 2):
+            if rest[i] == "--rtol":
+                rtol = float(rest[i + 1])
+            elif rest[i] == "--atol":
+                atol = float(rest[i + 1])
+        got, want = np.load(sys.argv[2]), np.load(sys.argv[3])
+        compare(got, want.reshape(got.shape), rtol, atol)
+        print("CLOSE %s" % (got.shape,))
     elif what == "macs":
         s = json.load(open(sys.argv[2]))
         need = int(sys.argv[3])

@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+# ===- gen_conv.py - Convolutional networks for the e2e tests --------------===#
+#
+# Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+#
+# ===-----------------------------------------------------------------------===#
+#
+#   gen_conv.py KIND DIR
+#
+# Writes DIR/m.onnx (a torch model with seeded random weights, exported to
+# ONNX), two seeded inputs DIR/x1.npy and DIR/x2.npy, and what torch
+# computes for them, DIR/t1.npy and DIR/t2.npy, so that the fabric's outputs
+# are checked against torch as well as against weft's host reference.
+#
+#   two-convs   conv 3->8 3x3 pad 1, ReLU, conv 8->16 3x3 stride 2 pad 1,
+#               Flatten, Linear 10                                   (8x8)
+#   dilated     conv 4->8 3x3 stride 2 dilation 2 pad 2, no bias, ReLU (9x11)
+#   asym-pad    ZeroPad2d (left 1, right 0, top 2, bottom 1) then conv 3->4
+#               2x3 stride (1, 2), ReLU                               (7x9)
+#   conv1d      Conv1d 4->6 k3 pad 1, ReLU, Conv1d 6->4 k5 stride 2, Flatten,
+#               Linear 5                                              (L 16)
+#   pointwise   conv 8->16 1x1, ReLU, conv 16->8 1x1                  (5x5)
+#   basic-block a ResNet basic block: conv 8->8 3x3 + BN + ReLU, conv 8->8
+#               3x3 + BN, + x, ReLU                                   (6x6)
+# ===-----------------------------------------------------------------------===#
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Basic(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.b1 = nn.BatchNorm2d(c)
+        self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.b2 = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        y = torch.relu(self.b1(self.c1(x)))
+        return torch.relu(self.b2(self.c2(y)) + x)
+
+
+def model(kind):
+    if kind == "two-convs":
+        return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
+                             nn.Conv2d(8, 16, 3, stride=2, padding=1),
+                             nn.Flatten(), nn.Linear(16 * 4 * 4, 10)), (2, 3, 8, 8)
+    if kind == "dilated":
+        return nn.Sequential(nn.Conv2d(4, 8, 3, stride=2, dilation=2, padding=2,
+                                       bias=False), nn.ReLU()), (2, 4, 9, 11)
+    if kind == "asym-pad":
+        return nn.Sequential(nn.ZeroPad2d((1, 0, 2, 1)),
+                             nn.Conv2d(3, 4, (2, 3), stride=(1, 2)),
+                             nn.ReLU()), (2, 3, 7, 9)
+    if kind == "conv1d":
+        return nn.Sequential(nn.Conv1d(4, 6, 3, padding=1), nn.ReLU(),
+                             nn.Conv1d(6, 4, 5, stride=2), nn.Flatten(),
+                             nn.Linear(4 * 6, 5)), (3, 4, 16)
+    if kind == "pointwise":
+        return nn.Sequential(nn.Conv2d(8, 16, 1), nn.ReLU(),
+                             nn.Conv2d(16, 8, 1)), (2, 8, 5, 5)
+    if kind == "basic-block":
+        return Basic(8), (2, 8, 6, 6)
+    raise SystemExit("unknown model " + kind)
+
+
+def main():
+    kind, out = sys.argv[1], sys.argv[2]
+    torch.manual_seed(7)
+    m, shape = model(kind)
+    # Batch norms with non-trivial statistics, so folding them matters.
+    for mod in m.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.5, 0.5)
+            mod.running_var.uniform_(0.5, 2.0)
+            mod.weight.data.uniform_(0.5, 1.5)
+            mod.bias.data.uniform_(-0.2, 0.2)
+    m.eval()
+    torch.onnx.export(m, torch.zeros(shape), out + "/m.onnx", opset_version=13,
+                      input_names=["x"], output_names=["y"])
+    for i in (1, 2):
+        x = np.random.default_rng(i).standard_normal(shape).astype(np.float32)
+        np.save(f"{out}/x{i}.npy", x)
+        with torch.no_grad():
+            np.save(f"{out}/t{i}.npy", m(torch.from_numpy(x)).numpy())
+
+
+if __name__ == "__main__":
+    main()
