@@ -116,9 +116,13 @@ static ColumnProgram columnProgram(const ConvShape &s, const DenseMapping &m,
     if (st.receive) {
       // (The diagonal first launches the copy of the row into its
       // column.) Load the slot's record, then move the row in.
+      // Where the column's diagonal PE holds weights too, its copy and its
+      // own receive share its datapath: every element of the row takes two
+      // of its cycles, and the column receives at that pace.
       if (diagonal)
         add(1, 1);
-      add(2, 1 + vec(wt::Opcode::MOV32, s.win * lk));
+      add(2, 1 + vec(wt::Opcode::MOV32, s.win * lk) +
+                 (c < m.rows ? s.win * lk : 0));
       continue;
     }
     for (size_t k = 0; k < st.taps.size(); ++k)
