@@ -1,0 +1,150 @@
+//===- ConvMappingTest.cpp - The convolution's schedule and model ---------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel library's convolution (lib/Kernels/ConvMapping.cpp): the
+// output size and MAC counts against brute force, the line-buffer schedule
+// against a model of the ring (every tap reads the input row it needs,
+// nothing is overwritten while still needed, every row is received once,
+// no output row runs ahead of its sample), and the mapping checks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Kernels/ChainPartition.h"
+#include "weft/Kernels/ConvMapping.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace weft::conversion;
+
+namespace {
+
+ConvShape shape(int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t kh,
+                int64_t kw, int64_t s, int64_t d, int64_t pt, int64_t pl,
+                int64_t pb, int64_t pr) {
+  ConvShape c;
+  c.cin = cin, c.hin = h, c.win = w, c.cout = cout, c.kh = kh, c.kw = kw;
+  c.sh = c.sw = s;
+  c.dh = c.dw = d;
+  c.pt = pt, c.pl = pl, c.pb = pb, c.pr = pr;
+  return c;
+}
+
+std::vector<ConvShape> shapes() {
+  return {shape(3, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1),
+          shape(4, 9, 11, 8, 3, 3, 2, 2, 2, 2, 2, 2),
+          shape(3, 7, 9, 4, 2, 3, 1, 1, 2, 1, 1, 0),
+          shape(8, 5, 5, 16, 1, 1, 1, 1, 0, 0, 0, 0),
+          shape(2, 12, 12, 2, 1, 1, 3, 1, 0, 0, 0, 0),
+          shape(3, 16, 16, 8, 7, 7, 2, 1, 3, 3, 3, 3),
+          shape(1, 1, 16, 2, 1, 5, 2, 1, 0, 0, 0, 0)};
+}
+
+TEST(ConvMapping, SizesAndMacsMatchBruteForce) {
+  for (const ConvShape &s : shapes()) {
+    ASSERT_EQ(s.check(), "");
+    int64_t hout = 0, wout = 0, macs = 0;
+    for (int64_t oh = 0; oh * s.sh + (s.kh - 1) * s.dh < s.hin + s.pt + s.pb;
+         ++oh)
+      ++hout;
+    for (int64_t ow = 0; ow * s.sw + (s.kw - 1) * s.dw < s.win + s.pl + s.pr;
+         ++ow)
+      ++wout;
+    EXPECT_EQ(s.hout(), hout);
+    EXPECT_EQ(s.wout(), wout);
+    for (int64_t oh = 0; oh < hout; ++oh)
+      for (int64_t ow = 0; ow < wout; ++ow)
+        for (int64_t i = 0; i < s.kh; ++i)
+          for (int64_t j = 0; j < s.kw; ++j) {
+            int64_t h = oh * s.sh + i * s.dh - s.pt,
+                    w = ow * s.sw + j * s.dw - s.pl;
+            macs += h >= 0 && h < s.hin && w >= 0 && w < s.win;
+          }
+    EXPECT_EQ(s.modelMacs(), macs * s.cin * s.cout);
+    EXPECT_GE(s.executedMacs(), s.modelMacs());
+  }
+}
+
+TEST(ConvMapping, ScheduleReadsTheRowsItNeeds) {
+  for (const ConvShape &s : shapes()) {
+    ConvSchedule sch = convSchedule(s);
+    std::map<int64_t, int64_t> slotHolds; // slot -> input row
+    int64_t received = 0, computed = 0;
+    for (const ConvStep &st : sch.steps) {
+      if (st.receive) {
+        EXPECT_EQ(st.row, received++);
+        EXPECT_EQ(st.slot, st.row % sch.ringRows);
+        slotHolds[st.slot] = st.row;
+        continue;
+      }
+      EXPECT_EQ(st.row, computed++);
+      EXPECT_GE(received, 1) << "an output row ran ahead of the sample";
+      std::vector<int64_t> want;
+      for (int64_t i = 0; i < s.kh; ++i) {
+        int64_t h = s.inputRow(st.row, i);
+        if (h >= 0 && h < s.hin)
+          want.push_back(i);
+      }
+      ASSERT_EQ(st.taps, want);
+      for (size_t k = 0; k < st.taps.size(); ++k) {
+        int64_t h = s.inputRow(st.row, st.taps[k]);
+        ASSERT_TRUE(slotHolds.count(st.slots[k]));
+        EXPECT_EQ(slotHolds[st.slots[k]], h)
+            << "output row " << st.row << " reads a slot overwritten";
+      }
+    }
+    EXPECT_EQ(received, s.hin);
+    EXPECT_EQ(computed, s.hout());
+    EXPECT_EQ(sch.unroll, s.hout() % 2 ? 2 : 1);
+    EXPECT_GE(sch.paddedWidth, s.pl + s.win);
+  }
+}
+
+TEST(ConvMapping, MappingChecks) {
+  ConvShape s = shape(8, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1);
+  DenseMapping m;
+  m.smear = 3; // does not divide 8 channels
+  m.rows = 4;
+  EXPECT_NE(convMappingProblem(s, m, 48 * 1024), "");
+  m.smear = 4;
+  EXPECT_EQ(convMappingProblem(s, m, 48 * 1024), "");
+  m.precision = Precision::Mixed;
+  EXPECT_NE(convMappingProblem(s, m, 48 * 1024), "");
+  m.precision = Precision::FP32;
+  // Memory: far too small a PE (the program alone leaves the descriptors
+  // out of reach), and one just too small for the data.
+  EXPECT_NE(convMappingProblem(s, m, 1024), "");
+  int64_t need = convMemoryPerPE(s, m);
+  EXPECT_NE(convMappingProblem(s, m, need - 8).find("bytes of PE memory"),
+            std::string::npos);
+  EXPECT_EQ(convMappingProblem(s, m, need), "");
+  // More PEs never predict more cycles per sample here.
+  DenseMapping one;
+  EXPECT_LT(predictConvCycles(s, m), predictConvCycles(s, one));
+}
+
+TEST(ConvMapping, PartitionerKeepsFeatureMapChannelsWhole) {
+  // conv 6 -> 12 then conv 12 -> 4: the stream between them carries 12
+  // channels, so its rows must divide 12; the host input's rows divide 6.
+  ConvShape a = shape(6, 6, 6, 12, 3, 3, 1, 1, 1, 1, 1, 1);
+  ConvShape b = shape(12, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1);
+  NetworkShape net = NetworkShape::chain(
+      {ChainLayer::convolution(a), ChainLayer::convolution(b)});
+  net.streamChannels = {6, 12, 4};
+  std::string why;
+  auto t = weft::machine::Target::parse("16x16");
+  ASSERT_TRUE(t);
+  std::optional<ChainMapping> m =
+      partitionNetwork(net, Precision::FP32, *t, why);
+  ASSERT_TRUE(m) << why;
+  EXPECT_EQ(6 % m->streamRows[0], 0);
+  EXPECT_EQ(12 % m->streamRows[1], 0);
+  EXPECT_EQ(4 % m->streamRows[2], 0);
+  EXPECT_EQ(networkMacsPerSample(net), a.modelMacs() + b.modelMacs());
+}
+
+} // namespace
