@@ -101,6 +101,16 @@ def compare(got, want, rtol, atol):
                  % ((~ok).sum(), i, got[i], want[i]))
 
 
+def tolerances(rest, rtol, atol):
+    """--rtol R and --atol A in `rest`, else the defaults."""
+    for i in range(0, len(rest), 2):
+        if rest[i] == "--rtol":
+            rtol = float(rest[i + 1])
+        elif rest[i] == "--atol":
+            atol = float(rest[i + 1])
+    return rtol, atol
+
+
 def main():
     what = sys.argv[1]
     if what == "differ":
@@ -110,13 +120,7 @@ def main():
             sys.exit("e2e.py: the two outputs are identical")
         print("DIFFER by up to %.3g" % d)
     elif what == "numpy":
-        rtol, atol = 1e-3, 1e-4
-        rest = sys.argv[5:]
-        for i in range(0, len(rest), 2):
-            if rest[i] == "--rtol":
-                rtol = float(rest[i + 1])
-            elif rest[i] == "--atol":
-                atol = float(rest[i + 1])
+        rtol, atol = tolerances(sys.argv[5:], 1e-3, 1e-4)
         want = numpy_model(sys.argv[2], np.load(sys.argv[3]))
         got = np.load(sys.argv[4])
         compare(got, want, rtol, atol)
@@ -140,13 +144,7 @@ def main():
             compare(np.load(path), want[name], rtol, atol)
         print("NUMPY MATCH %d outputs" % len(outs))
     elif what == "close":
-        rtol, atol = 1e-3, 1e-3
-        rest = sys.argv[4:]
-        for i in range(0, len(rest), 2):
-            if rest[i] == "--rtol":
-                rtol = float(rest[i + 1])
-            elif rest[i] == "--atol":
-                atol = float(rest[i + 1])
+        rtol, atol = tolerances(sys.argv[4:], 1e-3, 1e-3)
         got, want = np.load(sys.argv[2]), np.load(sys.argv[3])
         compare(got, want.reshape(got.shape), rtol, atol)
         print("CLOSE %s" % (got.shape,))
