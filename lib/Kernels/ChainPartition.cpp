@@ -98,6 +98,9 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
   } else if (l.kind == ChainLayer::Kind::Conv) {
     t.maxS = std::min(l.conv.cin, maxH);
     t.maxR = std::min(l.conv.cout, maxH);
+  } else if (l.kind == ChainLayer::Kind::Pool) {
+    // Laid out as a column kernel of whole channels per row.
+    t.maxS = t.maxR = std::min(l.pool.c, maxH);
   } else {
     // A column kernel has width 1; its rows are both "S" (what enters) and
     // R (what leaves), so the table keeps S = R only.
@@ -136,6 +139,13 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         k.layout = RowChunks{l.K, r, 0};
         t.cost[i] = predictColumnKernelCycles(k);
         t.memory[i] = mem;
+        continue;
+      }
+      if (l.kind == ChainLayer::Kind::Pool) {
+        if (r != s || !poolMappingProblem(l.pool, r, memoryBytes).empty())
+          continue;
+        t.cost[i] = predictPoolCycles(l.pool, r);
+        t.memory[i] = poolMemoryPerPE(l.pool, r);
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv) {
@@ -458,6 +468,13 @@ std::string describe(const ChainLayer &l) {
            "x" + std::to_string(c.win) + " -> " + std::to_string(c.cout) +
            "x" + std::to_string(c.hout()) + "x" + std::to_string(c.wout());
   }
+  if (l.kind == ChainLayer::Kind::Pool) {
+    const PoolShape &p = l.pool;
+    return std::string(p.max ? "maxpool " : "avgpool ") +
+           std::to_string(p.c) + "x" + std::to_string(p.hin) + "x" +
+           std::to_string(p.win) + " -> " + std::to_string(p.c) + "x" +
+           std::to_string(p.hout()) + "x" + std::to_string(p.wout());
+  }
   return "dense " + std::to_string(l.K) + " -> " + std::to_string(l.M);
 }
 
@@ -482,6 +499,12 @@ std::string whyNothingFits(const NetworkShape &net,
       return "kernel " + std::to_string(l) + " (" + describe(layer) +
              ") fits no rectangle of at most " + std::to_string(H) +
              " rows" + (why.empty() ? "" : " (on one PE: " + why + ")");
+    }
+    if (layer.kind == ChainLayer::Kind::Pool) {
+      std::string why = poolMappingProblem(layer.pool, 1, t.memoryBytes());
+      return "kernel " + std::to_string(l) + " (" + describe(layer) +
+             ") fits no column of at most " + std::to_string(H) + " rows" +
+             (why.empty() ? "" : " (on one PE: " + why + ")");
     }
     if (layer.kind == ChainLayer::Kind::Dense) {
       std::string why;

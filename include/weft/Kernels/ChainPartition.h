@@ -23,6 +23,7 @@
 #include "weft/Kernels/ColumnKernel.h"
 #include "weft/Kernels/ConvMapping.h"
 #include "weft/Kernels/DenseMapping.h"
+#include "weft/Kernels/PoolMapping.h"
 #include "weft/Machine/Target.h"
 
 #include <cstdint>
@@ -34,13 +35,16 @@ namespace weft::conversion {
 
 /// One kernel of the chain, as the partitioner sees it.
 struct ChainLayer {
-  enum class Kind { Dense, Column, Join, Conv };
+  enum class Kind { Dense, Column, Join, Conv, Pool };
   Kind kind = Kind::Dense;
   /// Dense layers and convolutions are smeared: S columns of input chunks
   /// by R rows of output chunks (docs/execution-model.md).
   bool smeared() const { return kind == Kind::Dense || kind == Kind::Conv; }
   /// Conv: its geometry (K and M are its input and output elements).
   ConvShape conv;
+  /// Pool: its geometry (K and M its input and output elements; laid out
+  /// like a column kernel, rows in = rows out).
+  PoolShape pool;
   /// Dense: fan-in and neurons. Column: K == M == the vector's length.
   int64_t K = 0, M = 0;
   bool bias = false;            ///< dense: adds a bias
@@ -58,6 +62,14 @@ struct ChainLayer {
     l.K = shape.inElements();
     l.M = shape.outElements();
     l.bias = shape.bias;
+    return l;
+  }
+  static ChainLayer pooling(const PoolShape &shape) {
+    ChainLayer l;
+    l.kind = Kind::Pool;
+    l.pool = shape;
+    l.K = shape.inElements();
+    l.M = shape.outElements();
     return l;
   }
   static ChainLayer dense(int64_t K, int64_t M, bool bias) {

@@ -1,0 +1,163 @@
+//===- PoolMappingTest.cpp - The pooling schedule and cost model ----------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pooling geometry (ONNX's output sizes and ceil_mode pads, the average
+// divisors the importer computes), the line-buffer schedule, the cost model
+// against a hand count, and the partitioner's view of a pool.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Kernels/ChainPartition.h"
+#include "weft/Kernels/PoolMapping.h"
+#include "weft/Machine/Target.h"
+
+#include <gtest/gtest.h>
+
+using namespace weft::conversion;
+
+namespace {
+
+PoolShape pool(int64_t c, int64_t h, int64_t w, int64_t k, int64_t s,
+               int64_t pad = 0, bool max = true) {
+  PoolShape p;
+  p.max = max;
+  p.c = c;
+  p.hin = h;
+  p.win = w;
+  p.kh = p.kw = k;
+  p.sh = p.sw = s;
+  p.pt = p.pl = p.pb = p.pr = pad;
+  return p;
+}
+
+TEST(PoolShape, OutputSizesFollowOnnx) {
+  PoolShape p = pool(4, 9, 9, 3, 2, 1);
+  EXPECT_EQ(p.hout(), 5);
+  EXPECT_EQ(p.padBottom(), 1);
+  EXPECT_EQ(p.check(), "");
+  // torch's MaxPool2d(2) on 7x7 floors to 3; ceil_mode gives 4 and reads
+  // one column of pads past the input.
+  PoolShape q = pool(1, 7, 7, 2, 2);
+  EXPECT_EQ(q.hout(), 3);
+  q.ceil = true;
+  EXPECT_EQ(q.hout(), 4);
+  EXPECT_EQ(q.padBottom(), 1);
+  EXPECT_EQ(q.padRight(), 1);
+  // A window may not start in the end pads alone: 8 with k 3, s 2, pad 1
+  // in ceil mode is 5 windows, the last reading 2 rows past the input.
+  PoolShape r = pool(2, 8, 8, 3, 2, 1);
+  r.ceil = true;
+  EXPECT_EQ(r.hout(), 5);
+  EXPECT_EQ(r.padBottom(), 2);
+}
+
+TEST(PoolShape, AverageDivisorsMatchTheImporter) {
+  PoolShape p = pool(2, 8, 8, 3, 2, 1, /*max=*/false);
+  p.ceil = true;
+  // count_include_pad = 0: positions inside the input only.
+  EXPECT_EQ(p.rowCount(0), 2);
+  EXPECT_EQ(p.rowCount(1), 3);
+  EXPECT_EQ(p.rowCount(4), 1);
+  // count_include_pad = 1: the explicit pad counts, ceil's never does.
+  p.includePad = true;
+  EXPECT_EQ(p.rowCount(0), 3);
+  EXPECT_EQ(p.rowCount(4), 2);
+  std::vector<int64_t> index;
+  std::vector<int64_t> counts = poolRowCounts(p, &index);
+  EXPECT_EQ(counts, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(index, (std::vector<int64_t>{0, 0, 0, 0, 1}));
+}
+
+TEST(PoolSchedule, ReceivesEveryRowOnceAndSkipsPadRows) {
+  PoolShape p = pool(4, 9, 9, 3, 2, 1);
+  PoolSchedule sch = poolSchedule(p);
+  EXPECT_EQ(sch.ringRows, 3);
+  EXPECT_EQ(sch.paddedWidth, 11);
+  EXPECT_EQ(sch.wo, 5);
+  int64_t received = 0, computed = 0;
+  for (const PoolStep &st : sch.steps) {
+    if (st.receive) {
+      EXPECT_EQ(st.row, received++);
+      continue;
+    }
+    // Output row 0 reads input rows 0 and 1 (row -1 is pad), row 4 reads
+    // rows 7 and 8 (row 9 is pad).
+    EXPECT_EQ(st.row, computed);
+    EXPECT_EQ(st.slots.size(), computed == 0 || computed == 4 ? 2u : 3u);
+    EXPECT_TRUE(st.begin && st.end);
+    ++computed;
+  }
+  EXPECT_EQ(received, 9);
+  EXPECT_EQ(computed, 5);
+  EXPECT_EQ(sch.unroll, 2);
+}
+
+TEST(PoolSchedule, GlobalPoolAddsEveryRowAsItArrives) {
+  PoolShape p = pool(8, 4, 6, 1, 1);
+  p.kh = 4;
+  p.kw = 6;
+  ASSERT_TRUE(p.global());
+  EXPECT_EQ(p.hout(), 1);
+  EXPECT_EQ(p.wout(), 1);
+  PoolSchedule sch = poolSchedule(p);
+  EXPECT_EQ(sch.ringRows, 1);
+  EXPECT_EQ(sch.wo, 1);
+  EXPECT_EQ(sch.kw, 6);
+  ASSERT_EQ(sch.steps.size(), 8u);
+  EXPECT_TRUE(sch.steps[1].begin);
+  EXPECT_FALSE(sch.steps[1].end);
+  EXPECT_FALSE(sch.steps[7].begin);
+  EXPECT_TRUE(sch.steps[7].end);
+  EXPECT_EQ(sch.unroll, 2);
+}
+
+TEST(PoolCost, CountsTheProgram) {
+  // MaxPool 2 on 2 channels of 4x4, one row: per input row a record load
+  // and a move of 4 x 2 elements (1 + 1 + 8); per output row a reset of
+  // 2 x 2 (1 + 4), two window rows of a record load and an fmax of 8
+  // (1 + 1 + 8), the send's launch (1); the jump.
+  PoolShape p = pool(2, 4, 4, 2, 2);
+  int64_t expect = 4 * 10 + 2 * (5 + 2 * 10 + 1) + 1;
+  EXPECT_EQ(predictPoolCycles(p, 1), expect);
+  // Two rows halve the vectors.
+  EXPECT_EQ(predictPoolCycles(p, 2), 4 * 6 + 2 * (3 + 2 * 6 + 1) + 1);
+  // An average scales each output row (a record load, an fmul of 4).
+  p.max = false;
+  EXPECT_EQ(predictPoolCycles(p, 1), expect + 2 * (1 + 5));
+}
+
+TEST(PoolCost, MappingProblems) {
+  PoolShape p = pool(6, 28, 28, 2, 2);
+  EXPECT_EQ(poolMappingProblem(p, 4, 48 * 1024),
+            "the rows must divide the channels");
+  EXPECT_EQ(poolMappingProblem(p, 3, 48 * 1024), "");
+  EXPECT_GT(poolMemoryPerPE(p, 1), poolMemoryPerPE(p, 6));
+  // A row wider than a 4-D dimension.
+  PoolShape wide = pool(1, 1, 600, 1, 1);
+  wide.kw = 600;
+  EXPECT_NE(poolMappingProblem(wide, 1, 48 * 1024), "");
+}
+
+TEST(PoolPartition, LaidOutAsAColumnOfWholeChannels) {
+  PoolShape p = pool(6, 28, 28, 2, 2);
+  NetworkShape net =
+      NetworkShape::chain({ChainLayer::column(ColumnOp::Relu, 6 * 28 * 28),
+                           ChainLayer::pooling(p)});
+  net.streamChannels = {6, 6, 6};
+  std::optional<weft::machine::Target> t = weft::machine::Target::parse("8x8");
+  ASSERT_TRUE(t);
+  std::string why;
+  std::optional<ChainMapping> m =
+      partitionNetwork(net, Precision::FP32, *t, why);
+  ASSERT_TRUE(m) << why;
+  const ChainPlacement &k = m->kernels[1];
+  EXPECT_EQ(k.width, 1);
+  EXPECT_EQ(6 % k.rows, 0);
+  EXPECT_EQ(k.predictedCycles, predictPoolCycles(p, k.rows));
+  EXPECT_EQ(m->streamRows[2], k.rows);
+}
+
+} // namespace
