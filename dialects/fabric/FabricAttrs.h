@@ -10,6 +10,7 @@
 #include "common/WeftAttrs.h"
 #include "fabric/FabricDialect.h"
 #include "weft/Kernels/ConvMapping.h"
+#include "weft/Kernels/PoolMapping.h"
 #include "weft/Machine/Target.h"
 
 #include "mlir/IR/Attributes.h"

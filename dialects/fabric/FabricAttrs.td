@@ -123,6 +123,39 @@ def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
   }];
 }
 
+def Fabric_PoolSchemeAttr : Fabric_SchemeAttr<"PoolScheme", "pool"> {
+  let summary = "A 2-D max or average pooling";
+  let description = [{
+    One sample of `channels` x `in_height` x `in_width` pooled (`kind` max
+    or avg) under `kernel` = [kh, kw], `strides`, `dilations` (each [h, w]),
+    ONNX's `pads` ([top, left, bottom, right]) and `ceil_mode`; an average
+    divides by the window positions inside the input, or with
+    `count_include_pad` inside the explicitly padded input (never the
+    positions only ceil_mode reaches). A 1-D pool is one of height 1, a
+    global pool one whose kernel is the whole map. Laid out like a column
+    kernel, whole channels per row (docs/execution-model.md, "Pooling").
+
+    Example:
+    ```mlir
+    #fabric.pool<kind = max, channels = 8, in_height = 16, in_width = 16,
+                 kernel = [2, 2], strides = [2, 2], dilations = [1, 1],
+                 pads = [0, 0, 0, 0]>
+    ```
+  }];
+  let parameters = (ins "PoolKind":$kind, "int64_t":$channels,
+                        "int64_t":$in_height, "int64_t":$in_width,
+                        "::mlir::DenseI64ArrayAttr":$kernel,
+                        "::mlir::DenseI64ArrayAttr":$strides,
+                        "::mlir::DenseI64ArrayAttr":$dilations,
+                        "::mlir::DenseI64ArrayAttr":$pads,
+                        DefaultValuedParameter<"bool", "false">:$ceil_mode,
+                        DefaultValuedParameter<"bool", "false">:$count_include_pad);
+  let extraClassDeclaration = [{
+    /// The geometry as the kernel library sees it.
+    ::weft::conversion::PoolShape getShape() const;
+  }];
+}
+
 def Fabric_ElementwiseSchemeAttr
     : Fabric_SchemeAttr<"ElementwiseScheme", "elementwise"> {
   let summary = "A function applied to every element of the sample";

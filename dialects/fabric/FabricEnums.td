@@ -64,4 +64,11 @@ def Fabric_JoinKind : I32EnumAttr<"JoinKind",
   let genSpecializedAttr = 0;
 }
 
+def Fabric_PoolKind : I32EnumAttr<"PoolKind",
+    "what a pooling window computes", [
+    I32EnumAttrCase<"max", 0>, I32EnumAttrCase<"avg", 1>]> {
+  let cppNamespace = "::weft::fabric";
+  let genSpecializedAttr = 0;
+}
+
 #endif // WEFT_FABRIC_ENUMS_TD

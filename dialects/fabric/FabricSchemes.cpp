@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The kernel scheme attributes (#fabric.dense, #fabric.elementwise,
-// #fabric.softmax, #fabric.expression, #fabric.join): their verifiers and
-// their KernelSchemeAttrInterface methods.
+// The kernel scheme attributes (#fabric.dense, #fabric.conv, #fabric.pool,
+// #fabric.elementwise, #fabric.softmax, #fabric.expression, #fabric.join):
+// their verifiers and their KernelSchemeAttrInterface methods.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +129,74 @@ std::string ConvSchemeAttr::getSummary() const {
   weft::conversion::ConvShape s = getShape();
   return llvm::formatv("conv {0}x{1}x{2} -> {3}x{4}x{5}, {6}x{7}", s.cin,
                        s.hin, s.win, s.cout, s.hout(), s.wout(), s.kh, s.kw)
+      .str();
+}
+
+//===----------------------------------------------------------------------===//
+// PoolSchemeAttr
+//===----------------------------------------------------------------------===//
+
+/// The kernel library's view of a pooling's parameters.
+static weft::conversion::PoolShape
+poolShape(PoolKind kind, int64_t c, int64_t hin, int64_t win,
+          ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads, bool ceil,
+          bool includePad) {
+  weft::conversion::PoolShape s;
+  s.max = kind == PoolKind::max;
+  s.c = c;
+  s.hin = hin;
+  s.win = win;
+  if (kernel.size() == 2)
+    s.kh = kernel[0], s.kw = kernel[1];
+  if (strides.size() == 2)
+    s.sh = strides[0], s.sw = strides[1];
+  if (dilations.size() == 2)
+    s.dh = dilations[0], s.dw = dilations[1];
+  if (pads.size() == 4)
+    s.pt = pads[0], s.pl = pads[1], s.pb = pads[2], s.pr = pads[3];
+  s.ceil = ceil;
+  s.includePad = includePad;
+  return s;
+}
+
+LogicalResult
+PoolSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       PoolKind kind, int64_t c, int64_t hin, int64_t win,
+                       DenseI64ArrayAttr kernel, DenseI64ArrayAttr strides,
+                       DenseI64ArrayAttr dilations, DenseI64ArrayAttr pads,
+                       bool ceil, bool includePad) {
+  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2)
+    return emitError() << "kernel, strides and dilations must have 2 values "
+                          "(height, width)";
+  if (pads.size() != 4)
+    return emitError() << "pads must have 4 values (top, left, bottom, right)";
+  if (kind == PoolKind::max && includePad)
+    return emitError() << "count_include_pad is for average pools";
+  std::string why =
+      poolShape(kind, c, hin, win, kernel.asArrayRef(), strides.asArrayRef(),
+                dilations.asArrayRef(), pads.asArrayRef(), ceil, includePad)
+          .check();
+  if (!why.empty())
+    return emitError() << "not a pooling: " << why;
+  return success();
+}
+
+weft::conversion::PoolShape PoolSchemeAttr::getShape() const {
+  return poolShape(getKind(), getChannels(), getInHeight(), getInWidth(),
+                   getKernel().asArrayRef(), getStrides().asArrayRef(),
+                   getDilations().asArrayRef(), getPads().asArrayRef(),
+                   getCeilMode(), getCountIncludePad());
+}
+
+int64_t PoolSchemeAttr::getNumStreams() const { return 1; }
+int64_t PoolSchemeAttr::getExecutedMacs() const { return 0; }
+int64_t PoolSchemeAttr::getModelMacs() const { return 0; }
+std::string PoolSchemeAttr::getSummary() const {
+  weft::conversion::PoolShape s = getShape();
+  return llvm::formatv("{0}pool {1}x{2}x{3} -> {1}x{4}x{5}, {6}x{7}",
+                       s.max ? "max" : "avg", s.c, s.hin, s.win, s.hout(),
+                       s.wout(), s.kh, s.kw)
       .str();
 }
 

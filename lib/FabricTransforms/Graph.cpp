@@ -73,6 +73,28 @@ static LogicalResult placeKernel(Stage &st) {
     return success();
   }
   int64_t n = info->outN;
+  if (info->isPool()) {
+    // A column of whole channels per row (docs/execution-model.md,
+    // "Pooling").
+    const PoolShape &p = info->layer.pool;
+    int64_t rows = rect->getHeight();
+    if (rect->getWidth() != 1 || rect->getY() != 0)
+      return kernel.emitOpError("is a ")
+             << kernel.getScheme().getSummary()
+             << " and must occupy one column from row 0, not "
+             << rect->getWidth() << " columns from row " << rect->getY();
+    if (p.c % rows)
+      return kernel.emitOpError("is a pooling of ")
+             << p.c << " channels; its " << rows << " rows must divide them";
+    st.pool = true;
+    st.x = rect->getX();
+    st.width = 1;
+    st.height = rows;
+    st.inRows = st.outRows = rows;
+    st.inN = info->inN;
+    st.outN = info->outN;
+    return success();
+  }
   if (rect->getWidth() != 1 || rect->getY() != 0)
     return kernel.emitOpError("is a ")
            << kernel.getScheme().getSummary()
@@ -267,6 +289,7 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
     if (auto it = turnInto.find(st.kernel.getSymName()); it != turnInto.end())
       std::tie(st.turn, st.turnStream) = it->second;
     st.dense = st.info.isDense();
+    st.pool = st.info.isPool();
     if (auto j = dyn_cast<fab::JoinSchemeAttr>(st.kernel.getScheme())) {
       st.join = true;
       st.joinKind = j.getOp();

@@ -251,6 +251,18 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     return info;
   }
 
+  if (auto p = dyn_cast<fab::PoolSchemeAttr>(scheme)) {
+    PoolShape shape = p.getShape();
+    if (shape.inElements() != info.inN || shape.outElements() != info.outN)
+      return kernel.emitOpError()
+             << "is a " << p.getSummary() << " (" << shape.inElements()
+             << " -> " << shape.outElements() << " elements) but takes "
+             << info.inN << " and gives " << info.outN
+             << " elements per sample";
+    info.layer = ChainLayer::pooling(shape);
+    return info;
+  }
+
   std::string why;
   ColumnOp op = ColumnOp::Copy;
   std::vector<float> params;

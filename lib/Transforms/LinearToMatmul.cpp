@@ -995,6 +995,58 @@ struct Chains {
   SmallVector<SmallVector<size_t>> chains;
 };
 
+/// Whether `v` is a feature map: a graph input, or what a convolution or
+/// pooling produces, perhaps through elementwise ops of one input.
+static bool isFeatureMap(Value v) {
+  while (auto g = v.getDefiningOp<linalg::GenericOp>()) {
+    if (g.getNumDpsInputs() != 1 || g.getNumReductionLoops() != 0 ||
+        !llvm::all_of(g.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      return false;
+    v = g.getDpsInputs()[0];
+  }
+  if (isa<BlockArgument>(v))
+    return true;
+  Operation *def = v.getDefiningOp();
+  return def && isa<linalg::ConvolutionOpInterface>(def);
+}
+
+/// Whether `op` is GlobalAveragePool's sum in the importer's form (an addf
+/// reduction of every spatial dimension of a [N, C, spatial...] feature
+/// map, reshaped, then divided by a constant): the fabric pools it
+/// (docs/execution-model.md, "Pooling") rather than multiplying by a 0/1
+/// matrix.
+static bool isGlobalPoolSum(Operation &op) {
+  auto g = dyn_cast<linalg::GenericOp>(op);
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1)
+    return false;
+  auto in = dyn_cast<RankedTensorType>(g.getDpsInputs()[0].getType());
+  if (!in || (in.getRank() != 3 && in.getRank() != 4))
+    return false;
+  for (auto [i, t] : llvm::enumerate(g.getIteratorTypesArray()))
+    if ((t == utils::IteratorType::reduction) != (i >= 2))
+      return false;
+  Block &body = g.getRegion().front();
+  if (!isa_and_nonnull<arith::AddFOp>(
+          body.getTerminator()->getOperand(0).getDefiningOp()))
+    return false;
+  Value r = g->getResult(0);
+  while (r.hasOneUse() &&
+         isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+             *r.getUsers().begin()))
+    r = r.getUsers().begin()->getResult(0);
+  if (!r.hasOneUse())
+    return false;
+  auto div = dyn_cast<linalg::GenericOp>(*r.getUsers().begin());
+  if (!div || div.getNumDpsInputs() != 1)
+    return false;
+  Block &db = div.getRegion().front();
+  auto d = db.getTerminator()->getOperand(0).getDefiningOp<arith::DivFOp>();
+  return d && d.getLhs() == db.getArgument(0) &&
+         d.getRhs().getDefiningOp<arith::ConstantOp>() &&
+         isFeatureMap(g.getDpsInputs()[0]);
+}
+
 /// Matches the linear ops of `block` on samples `s` and groups them into
 /// chains: each op followed by the only user of its result, trimmed of
 /// ops whose input other ops read too, cut to `maxEntries` and kept when
@@ -1012,6 +1064,8 @@ static Chains buildChains(Block &block, Sample s, int64_t maxEntries) {
         llvm::any_of(op.getUsers(), [](Operation *u) {
           return isa<linalg::ConvolutionOpInterface>(u);
         }))
+      continue;
+    if (isGlobalPoolSum(op))
       continue;
     FailureOr<LinearOp> lin = matchLinear(&op, maxEntries, s);
     if (failed(lin) || isSoftmaxSum(*lin))

@@ -54,7 +54,7 @@ struct Stage {
   /// it, and the stream from it to the kernel.
   fabric::RedistributeOp turn;
   fabric::StreamOp turnStream;
-  bool dense = false, join = false;
+  bool dense = false, join = false, pool = false;
   DenseLayer layer;    // dense
   DenseMapping m;      // dense
   ColumnKernel column; // column kernels (colors unset)

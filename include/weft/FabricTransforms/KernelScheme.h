@@ -58,6 +58,8 @@ struct KernelInfo {
   /// Joins: the op, and (once partitioned) the input buffered and the
   /// FIFO's depth (placement and colors unset).
   JoinKernel join;
+  /// Pools: the geometry (also in `layer.pool`).
+  bool isPool() const { return layer.kind == ChainLayer::Kind::Pool; }
   /// Laid out as a dense layer: a dense layer or a convolution (S columns
   /// of input chunks by R rows of output chunks).
   bool isDense() const { return layer.smeared(); }

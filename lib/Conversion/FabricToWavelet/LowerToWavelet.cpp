@@ -21,6 +21,7 @@
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/Conversion/JoinKernel.h"
+#include "weft/Conversion/PoolKernel.h"
 
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
@@ -283,6 +284,15 @@ struct LowerFabricToWaveletPass
             layer.inputPixels = int64_t(*in.getPixels());
           emitDenseLayer(b, s.kernel.getLoc(), layer, s.m, dc, name, table);
         }
+      } else if (s.pool) {
+        PoolKernel k;
+        k.shape = s.info.layer.pool;
+        k.x = s.x;
+        k.rows = s.height;
+        k.inColor = streamColor(s.inputs[0]);
+        k.outColor = cout;
+        if (failed(emitPoolKernel(b, s.kernel.getLoc(), k, name, table)))
+          return failure();
       } else if (s.join) {
         JoinKernel k = s.info.join;
         if (k.buffered < 0)

@@ -29,6 +29,7 @@
 #include "fabric/FabricOps.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/PoolKernel.h"
 #include "weft/FabricTransforms/KernelScheme.h"
 #include "weft/Conversion/Passes.h"
 
@@ -41,6 +42,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/DebugLog.h"
+
+#include <limits>
 
 #define DEBUG_TYPE "weft-convert-to-fabric"
 
@@ -85,7 +88,9 @@ static std::string onnxName(DictionaryAttr attrs, StringRef fallback) {
 static bool isFabricOp(Operation *op) {
   return isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp,
              linalg::BroadcastOp, linalg::MatmulOp, linalg::GenericOp,
-             linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp, tensor::PadOp,
+             linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp,
+             linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp,
+             linalg::PoolingNcwMaxOp, linalg::PoolingNcwSumOp, tensor::PadOp,
              tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp,
              func::ReturnOp>(op);
 }
@@ -221,6 +226,109 @@ static Value buildConvBody(OpBuilder &b, Location loc, Value x,
       .getResult(0);
 }
 
+/// Builds the body of a pooling kernel on one sample in the importer's form:
+/// the -inf or 0 pad the windows read, linalg.pooling_nchw_max or _sum
+/// (pooling_ncw_* for a 3-D input) into a -inf or 0 fill, an average's
+/// division by its divisor per output pixel, reshaped to `outType`.
+static Value buildPoolBody(OpBuilder &b, Location loc, Value x,
+                           RankedTensorType outType,
+                           const conversion::PoolShape &s) {
+  Type f32 = b.getF32Type();
+  auto inType = cast<RankedTensorType>(x.getType());
+  bool is1d = inType.getRank() == 3;
+  Value init = arith::ConstantOp::create(
+      b, loc,
+      b.getF32FloatAttr(s.max ? -std::numeric_limits<float>::infinity() : 0));
+  int64_t pb = s.padBottom(), pr = s.padRight();
+  if (s.pt || s.pl || pb || pr) {
+    SmallVector<int64_t> low(size_t(inType.getRank()), 0), high = low;
+    SmallVector<int64_t> shape(inType.getShape());
+    if (is1d) {
+      low[2] = s.pl, high[2] = pr;
+    } else {
+      low[2] = s.pt, low[3] = s.pl, high[2] = pb, high[3] = pr;
+    }
+    SmallVector<OpFoldResult> lo, hi;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      shape[i] += low[i] + high[i];
+      lo.push_back(b.getIndexAttr(low[i]));
+      hi.push_back(b.getIndexAttr(high[i]));
+    }
+    x = tensor::PadOp::create(b, loc, RankedTensorType::get(shape, f32), x, lo,
+                              hi, init);
+  }
+  SmallVector<int64_t> pooled = {1, s.c};
+  if (!is1d)
+    pooled.push_back(s.hout());
+  pooled.push_back(s.wout());
+  auto pooledType = RankedTensorType::get(pooled, f32);
+  Value acc = tensor::EmptyOp::create(b, loc, pooled, f32);
+  acc = linalg::FillOp::create(b, loc, ValueRange{init}, ValueRange{acc})
+            .getResult(0);
+  Value window =
+      is1d ? tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{s.kw}, f32)
+           : tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{s.kh, s.kw},
+                                     f32);
+  Value y;
+  auto strides = is1d ? b.getI64TensorAttr({s.sw})
+                      : b.getI64TensorAttr({s.sh, s.sw});
+  auto dilations = is1d ? b.getI64TensorAttr({s.dw})
+                        : b.getI64TensorAttr({s.dh, s.dw});
+  SmallVector<Value> in = {x, window};
+  if (s.max && is1d)
+    y = linalg::PoolingNcwMaxOp::create(b, loc, TypeRange{pooledType}, in,
+                                        ValueRange{acc}, strides, dilations)
+            .getResult(0);
+  else if (s.max)
+    y = linalg::PoolingNchwMaxOp::create(b, loc, TypeRange{pooledType}, in,
+                                         ValueRange{acc}, strides, dilations)
+            .getResult(0);
+  else if (is1d)
+    y = linalg::PoolingNcwSumOp::create(b, loc, TypeRange{pooledType}, in,
+                                        ValueRange{acc}, strides, dilations)
+            .getResult(0);
+  else
+    y = linalg::PoolingNchwSumOp::create(b, loc, TypeRange{pooledType}, in,
+                                         ValueRange{acc}, strides, dilations)
+            .getResult(0);
+  if (!s.max) {
+    SmallVector<float> divisors;
+    for (int64_t oh = 0; oh < s.hout(); ++oh)
+      for (int64_t ow = 0; ow < s.wout(); ++ow)
+        divisors.push_back(float(s.rowCount(oh) * s.colCount(ow)));
+    SmallVector<int64_t> spatial(pooled.begin() + 2, pooled.end());
+    Value d = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get(spatial, f32),
+                               ArrayRef<float>(divisors)));
+    unsigned rank = unsigned(pooled.size());
+    AffineMap id = b.getMultiDimIdentityMap(rank);
+    SmallVector<AffineExpr> trailing;
+    for (unsigned i = 2; i < rank; ++i)
+      trailing.push_back(b.getAffineDimExpr(i));
+    AffineMap px = AffineMap::get(rank, 0, trailing, b.getContext());
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    Value empty = tensor::EmptyOp::create(b, loc, pooled, f32);
+    y = linalg::GenericOp::create(
+            b, loc, TypeRange{pooledType}, ValueRange{y, d}, ValueRange{empty},
+            ArrayRef<AffineMap>{id, px, id}, iters,
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value r = arith::DivFOp::create(nb, l, args[0], args[1]);
+              linalg::YieldOp::create(nb, l, r);
+            })
+            .getResult(0);
+  }
+  if (pooledType != outType)
+    y = tensor::ReshapeOp::create(
+        b, loc, outType, y,
+        arith::ConstantOp::create(
+            b, loc,
+            DenseIntElementsAttr::get(
+                RankedTensorType::get({outType.getRank()}, b.getI64Type()),
+                outType.getShape())));
+  return y;
+}
+
 /// Whether the body of `g` is exactly one arithmetic op on its block
 /// arguments (and constants) whose result it yields: `x + b` or
 /// `max(x, 0)`, never `alpha * x + b`. A second check behind
@@ -255,9 +363,10 @@ static bool isStaticF32(Type type) {
 
 /// One layer of the network, in the imported graph.
 struct Layer {
-  enum Kind { Dense, Column, Join, Conv };
+  enum Kind { Dense, Column, Join, Conv, Pool };
   Kind kind = Dense;
   conversion::DenseLayer denseLayer;
+  conversion::PoolLayer poolLayer;
   wf::JoinKind join = wf::JoinKind::add;
   conversion::ColumnOp op = conversion::ColumnOp::Relu;
   /// A column kernel's constants (columnParamCount(op) of them, the
@@ -602,6 +711,27 @@ public:
 private:
   LogicalResult match(Value v, Layer &layer) {
     Operation *def = v.getDefiningOp();
+    std::string poolWhy;
+    FailureOr<conversion::PoolLayer> pool =
+        conversion::matchPoolLayer(v, poolWhy);
+    if (succeeded(pool)) {
+      if (pool->batch != net.batch)
+        return pool->namer->emitError()
+               << describeOp(pool->namer) << ": its input has a batch of "
+               << pool->batch << ", but the graph streams " << net.batch
+               << " samples";
+      layer.kind = Layer::Pool;
+      layer.inputs = {pool->input};
+      layer.result = v;
+      layer.ops = pool->ops;
+      layer.namer = pool->namer;
+      layer.poolLayer = std::move(*pool);
+      return success();
+    }
+    if (!poolWhy.empty())
+      return def->emitError() << describeOp(def)
+                              << ": not a pooling the fabric supports: "
+                              << poolWhy;
     std::string convWhy;
     FailureOr<conversion::DenseLayer> conv =
         conversion::matchConvLayer(v, convWhy);
@@ -896,6 +1026,12 @@ featureMaps(const Network &net, ArrayRef<wf::KernelOp> kernels,
             failed(set(producer.lookup(layer.inputs[0]), c.hin * c.win,
                        layer.namer)))
           return failure();
+      } else if (layer.kind == Layer::Pool) {
+        const conversion::PoolShape &p = layer.poolLayer.shape;
+        if (failed(set(kernel, p.hout() * p.wout(), layer.namer)) ||
+            failed(set(producer.lookup(layer.inputs[0]), p.hin * p.win,
+                       layer.namer)))
+          return failure();
       } else if (layer.kind == Layer::Join ||
                  (layer.kind == Layer::Column &&
                   !conversion::columnTakesTensor(layer.op) &&
@@ -1025,7 +1161,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       if (layer.kind == Layer::Dense) {
         kin = {RankedTensorType::get({1, layer.denseLayer.K}, f32)};
         kout = RankedTensorType::get({1, layer.denseLayer.M}, f32);
-      } else if (layer.kind == Layer::Conv) {
+      } else if (layer.kind == Layer::Conv || layer.kind == Layer::Pool) {
         kin = {perSample(cast<RankedTensorType>(layer.inputs[0].getType()),
                          batch)};
         kout = perSample(cast<RankedTensorType>(layer.result.getType()), batch);
@@ -1058,6 +1194,15 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
             b.getDenseI64ArrayAttr({c.dh, c.dw}),
             b.getDenseI64ArrayAttr({c.pt, c.pl, c.pb, c.pr}), c.relu, weights,
             bias));
+      } else if (layer.kind == Layer::Pool) {
+        const conversion::PoolShape &p = layer.poolLayer.shape;
+        scheme = cast<fabric::KernelSchemeAttrInterface>(wf::PoolSchemeAttr::get(
+            ctx, p.max ? wf::PoolKind::max : wf::PoolKind::avg, p.c, p.hin,
+            p.win, b.getDenseI64ArrayAttr({p.kh, p.kw}),
+            b.getDenseI64ArrayAttr({p.sh, p.sw}),
+            b.getDenseI64ArrayAttr({p.dh, p.dw}),
+            b.getDenseI64ArrayAttr({p.pt, p.pl, p.pb, p.pr}), p.ceil,
+            p.includePad));
       } else if (layer.kind == Layer::Join) {
         scheme = cast<fabric::KernelSchemeAttrInterface>(
             wf::JoinSchemeAttr::get(ctx, layer.join, -1, 0));
@@ -1088,6 +1233,11 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});
           Value y = buildConvBody(b, kernelLoc, kb->getArgument(0), kout,
                                   *layer.denseLayer.conv, weights, bias);
+          wf::YieldOp::create(b, kernelLoc, ValueRange{y});
+        } else if (layer.kind == Layer::Pool) {
+          Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});
+          Value y = buildPoolBody(b, kernelLoc, kb->getArgument(0), kout,
+                                  layer.poolLayer.shape);
           wf::YieldOp::create(b, kernelLoc, ValueRange{y});
         } else {
           Block *kb = layer.body.release();
