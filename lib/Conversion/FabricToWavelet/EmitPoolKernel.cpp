@@ -103,7 +103,7 @@ void Emitter::emitData() {
         b, loc, "ring_init", mm.ring, /*per_pe=*/false,
         DenseElementsAttr::get(RankedTensorType::get({ring}, f32), ninf));
     wv::SegmentOp::create(
-        b, loc, "ninf", mm.ninf, /*per_pe=*/false,
+        b, loc, "ninf_data", mm.ninf, /*per_pe=*/false,
         DenseElementsAttr::get(RankedTensorType::get({1}, f32), ninf));
     return;
   }
@@ -114,7 +114,7 @@ void Emitter::emitData() {
     for (int64_t ow = 0; ow < sch.wo; ++ow)
       f.push_back(1.0f / float(rc * s.colCount(ow)));
   wv::SegmentOp::create(
-      b, loc, "factors", mm.factors, /*per_pe=*/false,
+      b, loc, "factor_data", mm.factors, /*per_pe=*/false,
       DenseElementsAttr::get(
           RankedTensorType::get({int64_t(f.size())}, f32), ArrayRef<float>(f)));
 }

@@ -5,8 +5,10 @@
 #
 # ===-----------------------------------------------------------------------===#
 #
-#   gen_pool.py model NAME OUT.onnx   the model NAME (below)
-#   gen_pool.py input NAME OUT.npy    a seeded N(0, 1) input for it (--seed S)
+#   gen_pool.py model NAME OUT.onnx   the model NAME (below; --batch B for
+#                                     B samples instead)
+#   gen_pool.py input NAME OUT.npy    a seeded N(0, 1) input for it (--seed S,
+#                                     --batch B)
 #   gen_pool.py torch NAME X.npy Y.npy
 #                                     Y matches torch.nn.functional on the
 #                                     same graph (independent of weft)
@@ -109,8 +111,12 @@ def nodes(name):
     raise SystemExit("unknown model " + name)
 
 
-def model(name, path):
-    xs, ys = SHAPES[name]
+def batched(shape, batch):
+    return [batch] + shape[1:] if batch else shape
+
+
+def model(name, path, batch=0):
+    xs, ys = (batched(s, batch) for s in SHAPES[name])
     inits = [numpy_helper.from_array(v, k) for k, v in params(name).items()]
     g = helper.make_graph(
         nodes(name), name.replace("-", "_"),
@@ -154,13 +160,16 @@ def reference(name, x):
 
 def main():
     cmd, name = sys.argv[1], sys.argv[2]
+    batch = 0
+    if "--batch" in sys.argv:
+        batch = int(sys.argv[sys.argv.index("--batch") + 1])
     if cmd == "model":
-        model(name, sys.argv[3])
+        model(name, sys.argv[3], batch)
     elif cmd == "input":
         seed = int(sys.argv[sys.argv.index("--seed") + 1])
         rng = np.random.default_rng(seed)
-        np.save(sys.argv[3],
-                rng.standard_normal(SHAPES[name][0]).astype(np.float32))
+        np.save(sys.argv[3], rng.standard_normal(
+            batched(SHAPES[name][0], batch)).astype(np.float32))
     elif cmd == "torch":
         x, y = np.load(sys.argv[3]), np.load(sys.argv[4])
         want = reference(name, x)
