@@ -155,9 +155,10 @@ void Emitter::emitRecords() {
                      ArrayRef<int64_t>{kSelOne, kStrideLc, kSelZero, kSelZero});
   wv::XdsdOp::create(b, loc, "x_win", uint64_t(rec(next++)), lens,
                      ArrayRef<int64_t>{kSelOne, kStrideOw, kStrideJ, kSelZero});
-  wv::XdsdOp::create(b, loc, "x_factor", uint64_t(rec(next++)),
-                     ArrayRef<int64_t>{lc, sch.wo, 1, 1},
-                     ArrayRef<int64_t>{kSelZero, kSelOne, kSelZero, kSelZero});
+  if (!s.max)
+    wv::XdsdOp::create(b, loc, "x_factor", uint64_t(rec(next++)),
+                       ArrayRef<int64_t>{lc, sch.wo, 1, 1},
+                       ArrayRef<int64_t>{kSelZero, kSelOne, kSelZero, kSelZero});
   // The stride registers' values, one word each.
   const int64_t strides[3] = {lc, s.sw * lc, s.dw * lc};
   for (int i = 0; i < 3; ++i) {
