@@ -280,3 +280,43 @@ func.func @log_softmax_sum(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   } -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+
+// -----
+
+// GlobalAveragePool of a feature map (the importer's sum over the pixels,
+// reshaped, divided by their count) is a pooling kernel's, not a 0/1
+// matrix (docs/execution-model.md, "Pooling"); so is a max pool's -inf pad.
+// CHECK-LABEL: func.func @global_average_pool
+// CHECK: tensor.pad
+// CHECK: linalg.pooling_nchw_max
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// CHECK-NOT: linalg.matmul
+// CHECK: return
+func.func @global_average_pool(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x1x1xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %four = arith.constant 4.0 : f32
+  %p = tensor.pad %x low[0, 0, 0, 0] high[0, 0, 0, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %ninf : f32
+  } : tensor<2x3x4x4xf32> to tensor<2x3x4x4xf32>
+  %e = tensor.empty() : tensor<2x3x2x2xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %w = tensor.empty() : tensor<2x2xf32>
+  %m = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p, %w : tensor<2x3x4x4xf32>, tensor<2x2xf32>) outs(%init : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %e2 = tensor.empty() : tensor<2x3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%m : tensor<2x3x2x2xf32>) outs(%z : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<2x3xf32>
+  %se = tensor.expand_shape %s [[0], [1, 2, 3]] output_shape [2, 3, 1, 1] : tensor<2x3xf32> into tensor<2x3x1x1xf32>
+  %e4 = tensor.empty() : tensor<2x3x1x1xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%se : tensor<2x3x1x1xf32>) outs(%e4 : tensor<2x3x1x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %q = arith.divf %in, %four : f32
+    linalg.yield %q : f32
+  } -> tensor<2x3x1x1xf32>
+  return %y : tensor<2x3x1x1xf32>
+}

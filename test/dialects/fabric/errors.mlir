@@ -393,3 +393,25 @@ fabric.program @join_fifo attributes {target = #weft.target<4x4>} {
     fabric.yield %a : tensor<4xf32>
   }
 }
+
+// -----
+
+fabric.program @pool_include_pad attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{count_include_pad is for average pools}}
+  fabric.kernel @k : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> scheme #fabric.pool<kind = max, channels = 1, in_height = 4, in_width = 4, kernel = [2, 2], strides = [2, 2], dilations = [1, 1], pads = [0, 0, 0, 0], count_include_pad = true> {
+  ^bb0(%a: tensor<1x1x4x4xf32>):
+    %e = tensor.empty() : tensor<1x1x2x2xf32>
+    fabric.yield %e : tensor<1x1x2x2xf32>
+  }
+}
+
+// -----
+
+fabric.program @pool_window attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{not a pooling: the window is larger than the padded input}}
+  fabric.kernel @k : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> scheme #fabric.pool<kind = avg, channels = 1, in_height = 4, in_width = 4, kernel = [5, 5], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0]> {
+  ^bb0(%a: tensor<1x1x4x4xf32>):
+    %e = tensor.empty() : tensor<1x1x2x2xf32>
+    fabric.yield %e : tensor<1x1x2x2xf32>
+  }
+}
