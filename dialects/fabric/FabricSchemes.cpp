@@ -59,6 +59,40 @@ std::string DenseSchemeAttr::getSummary() const {
 }
 
 //===----------------------------------------------------------------------===//
+// Windows: what #fabric.conv and #fabric.pool share
+//===----------------------------------------------------------------------===//
+
+/// Sets a ConvShape's or PoolShape's window fields from the attributes'
+/// arrays ([h, w] kernel, strides and dilations; [top, left, bottom,
+/// right] pads), leaving the defaults where an array has the wrong size
+/// (which verifyWindow refuses).
+template <typename Shape>
+static void setWindow(Shape &s, ArrayRef<int64_t> kernel,
+                      ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                      ArrayRef<int64_t> pads) {
+  if (kernel.size() == 2)
+    s.kh = kernel[0], s.kw = kernel[1];
+  if (strides.size() == 2)
+    s.sh = strides[0], s.sw = strides[1];
+  if (dilations.size() == 2)
+    s.dh = dilations[0], s.dw = dilations[1];
+  if (pads.size() == 4)
+    s.pt = pads[0], s.pl = pads[1], s.pb = pads[2], s.pr = pads[3];
+}
+
+static LogicalResult
+verifyWindow(function_ref<InFlightDiagnostic()> emitError,
+             DenseI64ArrayAttr kernel, DenseI64ArrayAttr strides,
+             DenseI64ArrayAttr dilations, DenseI64ArrayAttr pads) {
+  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2)
+    return emitError() << "kernel, strides and dilations must have 2 values "
+                          "(height, width)";
+  if (pads.size() != 4)
+    return emitError() << "pads must have 4 values (top, left, bottom, right)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ConvSchemeAttr
 //===----------------------------------------------------------------------===//
 
@@ -73,14 +107,7 @@ convShape(int64_t cin, int64_t cout, int64_t hin, int64_t win,
   s.cout = cout;
   s.hin = hin;
   s.win = win;
-  if (kernel.size() == 2)
-    s.kh = kernel[0], s.kw = kernel[1];
-  if (strides.size() == 2)
-    s.sh = strides[0], s.sw = strides[1];
-  if (dilations.size() == 2)
-    s.dh = dilations[0], s.dw = dilations[1];
-  if (pads.size() == 4)
-    s.pt = pads[0], s.pl = pads[1], s.pb = pads[2], s.pr = pads[3];
+  setWindow(s, kernel, strides, dilations, pads);
   s.relu = relu;
   s.bias = bias;
   return s;
@@ -92,11 +119,8 @@ ConvSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        DenseI64ArrayAttr kernel, DenseI64ArrayAttr strides,
                        DenseI64ArrayAttr dilations, DenseI64ArrayAttr pads,
                        bool relu, ElementsAttr weights, ElementsAttr bias) {
-  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2)
-    return emitError() << "kernel, strides and dilations must have 2 values "
-                          "(height, width)";
-  if (pads.size() != 4)
-    return emitError() << "pads must have 4 values (top, left, bottom, right)";
+  if (failed(verifyWindow(emitError, kernel, strides, dilations, pads)))
+    return failure();
   weft::conversion::ConvShape s =
       convShape(cin, cout, hin, win, kernel.asArrayRef(), strides.asArrayRef(),
                 dilations.asArrayRef(), pads.asArrayRef(), relu, bool(bias));
@@ -147,14 +171,7 @@ poolShape(PoolKind kind, int64_t c, int64_t hin, int64_t win,
   s.c = c;
   s.hin = hin;
   s.win = win;
-  if (kernel.size() == 2)
-    s.kh = kernel[0], s.kw = kernel[1];
-  if (strides.size() == 2)
-    s.sh = strides[0], s.sw = strides[1];
-  if (dilations.size() == 2)
-    s.dh = dilations[0], s.dw = dilations[1];
-  if (pads.size() == 4)
-    s.pt = pads[0], s.pl = pads[1], s.pb = pads[2], s.pr = pads[3];
+  setWindow(s, kernel, strides, dilations, pads);
   s.ceil = ceil;
   s.includePad = includePad;
   return s;
@@ -166,11 +183,8 @@ PoolSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        DenseI64ArrayAttr kernel, DenseI64ArrayAttr strides,
                        DenseI64ArrayAttr dilations, DenseI64ArrayAttr pads,
                        bool ceil, bool includePad) {
-  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2)
-    return emitError() << "kernel, strides and dilations must have 2 values "
-                          "(height, width)";
-  if (pads.size() != 4)
-    return emitError() << "pads must have 4 values (top, left, bottom, right)";
+  if (failed(verifyWindow(emitError, kernel, strides, dilations, pads)))
+    return failure();
   if (kind == PoolKind::max && includePad)
     return emitError() << "count_include_pad is for average pools";
   std::string why =

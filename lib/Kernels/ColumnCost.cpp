@@ -24,9 +24,6 @@ namespace weft::conversion {
 
 using namespace column;
 
-static int64_t cyc(wt::Opcode op, int64_t n) {
-  return int64_t(wt::instructionCycles(op, uint64_t(n), true));
-}
 static int64_t scalar(wt::Opcode op) {
   return int64_t(wt::instructionCycles(op, 1, false));
 }
@@ -43,13 +40,13 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
     AxisLoop lp = axisLoop(k, L);
     const bool log = k.op == ColumnOp::AxisLogSoftmax;
     const int64_t G = lp.group;
-    int64_t group = scalar(O::MOV32) + cyc(O::FMAXR, G) + cyc(O::FSUB, G) +
-                    cyc(O::FEXP, G) + scalar(O::MOV32) + cyc(O::FSUM, G) +
-                    (log ? scalar(O::FLOG) + cyc(O::FSUB, G)
-                         : scalar(O::FRCP) + cyc(O::FMUL, G));
+    int64_t group = scalar(O::MOV32) + wt::vectorCycles(O::FMAXR, G) + wt::vectorCycles(O::FSUB, G) +
+                    wt::vectorCycles(O::FEXP, G) + scalar(O::MOV32) + wt::vectorCycles(O::FSUM, G) +
+                    (log ? scalar(O::FLOG) + wt::vectorCycles(O::FSUB, G)
+                         : scalar(O::FRCP) + wt::vectorCycles(O::FMUL, G));
     int64_t next = scalar(O::ADD16) + scalar(O::CLTU16) + scalar(O::BRT);
-    int64_t t = cyc(O::MOV32, L) + scalar(O::MOVI) +
-                lp.groups * (group + next) + cyc(O::MOV32, L) + jump;
+    int64_t t = wt::vectorCycles(O::MOV32, L) + scalar(O::MOVI) +
+                lp.groups * (group + next) + wt::vectorCycles(O::MOV32, L) + jump;
     if (lp.stride > 1)
       t += scalar(O::MOV16) + lp.blocks * (2 * scalar(O::ADD16) +
                                            scalar(O::CLTU16) + scalar(O::BRT));
@@ -60,7 +57,7 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
     int64_t L = chunkSize(lay.n, lay.rows, 0), t = jump;
     std::vector<Step> steps = sequenceOf(k);
     for (const Step &s : steps)
-      t += cyc(s.op, L);
+      t += wt::vectorCycles(s.op, L);
     // DSR loads inside the loop (only when a sequence needs more than 12).
     for (const DsrPlan::Use &u : planDsrs(steps).uses)
       t += (u.loadPair ? scalar(O::LDD) + scalar(O::LDS0) : 0) +
@@ -72,13 +69,13 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
     int64_t L = chunkSize(lay.n, lay.rows, 0);
     switch (k.op) {
     case ColumnOp::Relu:
-      return cyc(O::FMAX, L) + jump;
+      return wt::vectorCycles(O::FMAX, L) + jump;
     case ColumnOp::Sigmoid:
-      return cyc(O::FNEG, L) + cyc(O::FEXP, L) + cyc(O::FADD, L) +
-             cyc(O::FRCP, L) + jump;
+      return wt::vectorCycles(O::FNEG, L) + wt::vectorCycles(O::FEXP, L) + wt::vectorCycles(O::FADD, L) +
+             wt::vectorCycles(O::FRCP, L) + jump;
     default:
-      return cyc(O::FMUL, L) + cyc(O::FEXP, L) + cyc(O::FADD, L) +
-             cyc(O::FRCP, L) + cyc(O::FADD, L) + cyc(O::FSUB, L) + jump;
+      return wt::vectorCycles(O::FMUL, L) + wt::vectorCycles(O::FEXP, L) + wt::vectorCycles(O::FADD, L) +
+             wt::vectorCycles(O::FRCP, L) + wt::vectorCycles(O::FADD, L) + wt::vectorCycles(O::FSUB, L) + jump;
     }
   }
   // Softmax: the rows wait for each other twice per sample, so the model
@@ -91,7 +88,7 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
   const bool log = k.op == ColumnOp::LogSoftmax;
   std::vector<int64_t> t(size_t(R), 0), sent(size_t(R), 0);
   const int64_t recvScalar = 1;                // fmax/fadd/mov32 gpr, fabin
-  const int64_t sendScalar = cyc(O::MOV32, 1); // mov32 fabout(1), gpr
+  const int64_t sendScalar = wt::vectorCycles(O::MOV32, 1); // mov32 fabout(1), gpr
   auto allReduce = [&]() {
     if (R == 1)
       return;
@@ -115,19 +112,19 @@ int64_t predictColumnKernelCycles(const ColumnKernel &k) {
   for (int s = 0; s < samples; ++s) {
     for (int64_t r = 0; r < R; ++r) {
       int64_t L = chunkSize(lay.n, R, r);
-      t[r] += cyc(O::MOV32, L) + scalar(O::MOV32) + cyc(O::FMAXR, L);
+      t[r] += wt::vectorCycles(O::MOV32, L) + scalar(O::MOV32) + wt::vectorCycles(O::FMAXR, L);
     }
     allReduce();
     for (int64_t r = 0; r < R; ++r) {
       int64_t L = chunkSize(lay.n, R, r);
-      t[r] += cyc(O::FSUB, L) + cyc(O::FEXP, L) + scalar(O::MOV32) +
-              cyc(O::FSUM, L);
+      t[r] += wt::vectorCycles(O::FSUB, L) + wt::vectorCycles(O::FEXP, L) + scalar(O::MOV32) +
+              wt::vectorCycles(O::FSUM, L);
     }
     allReduce();
     for (int64_t r = 0; r < R; ++r) {
       int64_t L = chunkSize(lay.n, R, r);
-      t[r] += (log ? scalar(O::FLOG) + cyc(O::FSUB, L)
-                   : scalar(O::FRCP) + cyc(O::FMUL, L)) +
+      t[r] += (log ? scalar(O::FLOG) + wt::vectorCycles(O::FSUB, L)
+                   : scalar(O::FRCP) + wt::vectorCycles(O::FMUL, L)) +
               jump;
     }
     ends.push_back(t[0]);

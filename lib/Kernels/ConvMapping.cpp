@@ -89,11 +89,6 @@ ConvSchedule convSchedule(const ConvShape &s) {
   return sch;
 }
 
-/// Cycles of one vector instruction of n elements, from the cost table.
-static int64_t vec(wt::Opcode op, int64_t n) {
-  return int64_t(wt::instructionCycles(op, uint64_t(n), true));
-}
-
 namespace {
 /// What one PE of column c runs per sample: instructions and cycles.
 struct ColumnProgram {
@@ -121,25 +116,25 @@ static ColumnProgram columnProgram(const ConvShape &s, const DenseMapping &m,
       // of its cycles, and the column receives at that pace.
       if (diagonal)
         add(1, 1);
-      add(2, 1 + vec(wt::Opcode::MOV32, s.win * lk) +
+      add(2, 1 + wt::vectorCycles(wt::Opcode::MOV32, s.win * lk) +
                  (c < m.rows ? s.win * lk : 0));
       continue;
     }
     for (size_t k = 0; k < st.taps.size(); ++k)
-      add(3, 2 + vec(wt::Opcode::FMAC, lm * wo * s.kw * lk));
+      add(3, 2 + wt::vectorCycles(wt::Opcode::FMAC, lm * wo * s.kw * lk));
     // The output row's closeout: forward, add and forward, or (the last
     // column) add, bias, activation to an output buffer, the send's launch;
     // then clear the accumulator.
     if (!last) {
-      add(1, vec(first ? wt::Opcode::MOV32 : wt::Opcode::FADD, rowLen));
+      add(1, wt::vectorCycles(first ? wt::Opcode::MOV32 : wt::Opcode::FADD, rowLen));
     } else {
       if (!first)
-        add(1, vec(wt::Opcode::FADD, rowLen));
+        add(1, wt::vectorCycles(wt::Opcode::FADD, rowLen));
       if (s.bias)
-        add(1, vec(wt::Opcode::FADD, rowLen));
-      add(2, vec(wt::Opcode::FMAX, rowLen) + 1);
+        add(1, wt::vectorCycles(wt::Opcode::FADD, rowLen));
+      add(2, wt::vectorCycles(wt::Opcode::FMAX, rowLen) + 1);
     }
-    add(1, vec(wt::Opcode::MOV32, rowLen));
+    add(1, wt::vectorCycles(wt::Opcode::MOV32, rowLen));
   }
   add(1, 1); // the jump back
   return p;

@@ -14,11 +14,6 @@ namespace wt = weft::machine;
 
 namespace weft::conversion {
 
-/// Cycles of one vector instruction of n elements, from the cost table.
-static int64_t vec(wt::Opcode op, int64_t n) {
-  return int64_t(wt::instructionCycles(op, uint64_t(n), true));
-}
-
 int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
                                bool bias) {
   int64_t lm = chunkSize(M, m.rows, 0);
@@ -26,13 +21,13 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
   // (the fp16 conversion of x,) the multiply-accumulate over the PE's
   // neurons, and the weight-index increment that ends the task.
   int64_t perElement = m.precision == Precision::Mixed
-                           ? 1 + 1 + vec(wt::Opcode::FMACHS, lm) + 1
-                           : 1 + vec(wt::Opcode::FMAC, lm) + 1;
+                           ? 1 + 1 + wt::vectorCycles(wt::Opcode::FMACHS, lm) + 1
+                           : 1 + wt::vectorCycles(wt::Opcode::FMAC, lm) + 1;
   // Per sample, the closeout's control task: pick, the entry's jump, the
   // index reset, then Lm-long vector instructions: forward (or add and
   // forward) and clear on the first and middle columns; partial-sum add,
   // bias add, activation to the output and clear on the last.
-  int64_t vecLm = vec(wt::Opcode::FADD, lm);
+  int64_t vecLm = wt::vectorCycles(wt::Opcode::FADD, lm);
   int64_t last = m.smear - 1;
   int64_t lastOps = (m.smear > 1) + bias + 2;
   // (+1: the launch of the output send on a microthread.)

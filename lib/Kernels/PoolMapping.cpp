@@ -142,11 +142,6 @@ std::vector<int64_t> poolRowCounts(const PoolShape &s,
   return counts;
 }
 
-/// Cycles of one vector instruction of n elements, from the cost table.
-static int64_t vec(wt::Opcode op, int64_t n) {
-  return int64_t(wt::instructionCycles(op, uint64_t(n), true));
-}
-
 namespace {
 struct Program {
   int64_t instructions = 0, cycles = 0;
@@ -166,16 +161,16 @@ static Program program(const PoolShape &s, int64_t rows) {
   for (const PoolStep &st : sch.steps) {
     if (st.receive) {
       // Load the slot's record, move the row in.
-      add(2, 1 + vec(wt::Opcode::MOV32, s.win * lc));
+      add(2, 1 + wt::vectorCycles(wt::Opcode::MOV32, s.win * lc));
       continue;
     }
     if (st.begin)
-      add(1, vec(wt::Opcode::MOV32, rowLen)); // the accumulator's reset
+      add(1, wt::vectorCycles(wt::Opcode::MOV32, rowLen)); // the accumulator's reset
     for (size_t k = 0; k < st.slots.size(); ++k)
-      add(2, 1 + vec(op, rowLen * sch.kw)); // the slot's record, the op
+      add(2, 1 + wt::vectorCycles(op, rowLen * sch.kw)); // the slot's record, the op
     if (st.end) {
       if (!s.max)
-        add(2, 1 + vec(wt::Opcode::FMUL, rowLen)); // the factors, the scale
+        add(2, 1 + wt::vectorCycles(wt::Opcode::FMUL, rowLen)); // the factors, the scale
       add(1, 1); // the send's launch
     }
   }

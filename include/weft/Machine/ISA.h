@@ -159,6 +159,10 @@ unsigned numOpcodes();
 /// destination, or a reduction (whose destination is scalar but whose source
 /// has n elements). Scalar forms cost `cyclesPerGroup`.
 uint64_t instructionCycles(Opcode op, uint64_t n, bool vector);
+/// The vector form's cycles over `n` elements (the cost models' unit).
+inline int64_t vectorCycles(Opcode op, int64_t n) {
+  return int64_t(instructionCycles(op, uint64_t(n), true));
+}
 /// The peak multiply-accumulates per PE per cycle for a precision: the SIMD
 /// width of the widest MAC opcode of that precision (FMAC: 1, FMACHS: 4).
 unsigned peakMacsPerCycle(bool mixedPrecision);

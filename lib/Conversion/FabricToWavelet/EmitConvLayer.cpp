@@ -112,14 +112,9 @@ static void putF32(std::vector<char> &bytes, float v) {
 
 void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
                         const SmearedRole &role) {
-  int64_t px = m.x0 + c, py = m.y0 + r0, h = r1 - r0;
-  std::string sym = (name + "_c" + Twine(c) + "_r" + Twine(r0) +
-                     (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
-                        .str();
-  Block *body = peOrGroup(sym, px, py, 1, h, name);
+  Block *body = columnGroup(name, c, m.x0 + c, m.y0, r0, r1, routes);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(body);
-  routesAt(routes, px, py);
+  b.setInsertionPointToEnd(body);
   if (!role.compute && !role.diagonal)
     return; // a router-only PE
   if (!role.compute) {

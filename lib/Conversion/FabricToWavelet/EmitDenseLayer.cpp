@@ -206,20 +206,14 @@ Group Emitter::groupOf(int64_t c, int64_t r0, int64_t r1,
 
 void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
   const Group grp = groupOf(c, r0, r1, role);
-  int64_t h = grp.h, lk = grp.lk, lm = grp.lm, wWords = grp.wWords;
-  int64_t px = m.x0 + c, py = m.y0 + r0;
+  int64_t lk = grp.lk, lm = grp.lm, wWords = grp.wWords;
 
-  // The group (or a single PE).
-  std::string name = (layerName + "_c" + Twine(c) + "_r" + Twine(r0) +
-                      (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
-                         .str();
-  Block *body = peOrGroup(name, px, py, 1, h, layerName);
+  // The group (or a single PE), with the router settings
+  // --weft-route-streams chose (PEs with equal roles have equal ones).
+  Block *body =
+      columnGroup(layerName, c, m.x0 + c, m.y0, r0, r1, routes);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(body);
-
-  // The router settings --weft-route-streams chose (PEs with equal roles
-  // have equal ones).
-  routesAt(routes, px, py);
+  b.setInsertionPointToEnd(body);
   if (!role.compute && !role.diagonal)
     return; // a router-only PE
   if (!role.compute) {

@@ -167,6 +167,24 @@ public:
         b, loc, gpr,
         mlir::AffineMap::get(2, 0, b.getAffineConstantExpr(value)));
   }
+  /// The group of rows [r0, r1) of one column of a smeared layer (a dense
+  /// layer or a convolution) whose column c is at fabric (x, y0 + r), named
+  /// `<layer>_c<c>_r<r0>[_<r1 - 1>]`, with the router settings `routes`
+  /// gives its first PE already in it; returns its body.
+  mlir::Block *columnGroup(llvm::StringRef layer, int64_t c, int64_t x,
+                           int64_t y0, int64_t r0, int64_t r1,
+                           const RouteTable &routes) {
+    int64_t h = r1 - r0;
+    std::string sym = (layer + "_c" + llvm::Twine(c) + "_r" +
+                       llvm::Twine(r0) +
+                       (h > 1 ? "_" + llvm::Twine(r1 - 1) : llvm::Twine()))
+                          .str();
+    mlir::Block *body = peOrGroup(sym, x, y0 + r0, 1, h, layer);
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    routesAt(routes, x, y0 + r0);
+    return body;
+  }
 
 protected:
   mlir::OpBuilder &b;
