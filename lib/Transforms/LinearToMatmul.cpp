@@ -996,19 +996,28 @@ struct Chains {
 };
 
 /// Whether `v` is a feature map: a graph input, or what a convolution or
-/// pooling produces, perhaps through elementwise ops of one input.
+/// pooling produces, perhaps through elementwise ops (a residual Add's
+/// operands included: one of them must be a feature map).
 static bool isFeatureMap(Value v) {
-  while (auto g = v.getDefiningOp<linalg::GenericOp>()) {
-    if (g.getNumDpsInputs() != 1 || g.getNumReductionLoops() != 0 ||
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value u = work.pop_back_val();
+    if (!seen.insert(u).second)
+      continue;
+    if (isa<BlockArgument>(u))
+      return true;
+    Operation *def = u.getDefiningOp();
+    if (def && isa<linalg::ConvolutionOpInterface>(def))
+      return true;
+    auto g = dyn_cast_or_null<linalg::GenericOp>(def);
+    if (!g || g.getNumReductionLoops() != 0 ||
         !llvm::all_of(g.getIndexingMapsArray(),
                       [](AffineMap m) { return m.isIdentity(); }))
-      return false;
-    v = g.getDpsInputs()[0];
+      continue;
+    llvm::append_range(work, g.getDpsInputs());
   }
-  if (isa<BlockArgument>(v))
-    return true;
-  Operation *def = v.getDefiningOp();
-  return def && isa<linalg::ConvolutionOpInterface>(def);
+  return false;
 }
 
 /// Whether `op` is GlobalAveragePool's sum in the importer's form (an addf
