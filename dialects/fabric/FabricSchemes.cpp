@@ -320,14 +320,20 @@ std::string ExpressionSchemeAttr::getSummary() const {
 
 LogicalResult
 JoinSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError, JoinKind,
-                       int64_t buffered, int64_t fifo) {
+                       int64_t buffered, int64_t fifo,
+                       int64_t fifoPixels) {
   if (buffered < -1 || buffered > 1)
     return emitError() << "a join buffers input 0 or 1 (or -1 before "
                           "partitioning), not "
                        << buffered;
-  if ((buffered == -1) != (fifo == 0) || fifo < 0)
+  if (fifo < 0 || fifoPixels < 0 || (fifo > 0 && fifoPixels > 0))
+    return emitError() << "a join's FIFO holds whole samples or pixels of a "
+                          "feature map, not both; got fifo = "
+                       << fifo << ", fifo_pixels = " << fifoPixels;
+  if ((buffered == -1) != (fifo + fifoPixels == 0))
     return emitError() << "a join that buffers an input has a FIFO of at "
-                          "least one sample, and only then; got buffered = "
+                          "least one sample or pixel, and only then; got "
+                          "buffered = "
                        << buffered << ", fifo = " << fifo;
   return success();
 }

@@ -10,6 +10,9 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
+#include <optional>
+
 using namespace mlir;
 namespace fab = weft::fabric;
 namespace common = weft::common;
@@ -293,6 +296,10 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
     if (auto j = dyn_cast<fab::JoinSchemeAttr>(st.kernel.getScheme())) {
       st.join = true;
       st.joinKind = j.getOp();
+      // A FIFO of pixels counts the feature map's pixels per channel.
+      if (fab::StreamOp in = g.streams[size_t(st.inputs[0])].op;
+          in && in.getPixels())
+        st.info.join.pixels = int64_t(*in.getPixels());
     }
     st.inN = st.info.inN;
     st.outN = st.info.outN;
@@ -311,6 +318,120 @@ std::vector<int64_t> streamLatencies(const Graph &g) {
         in + fab::KernelOp(st.kernel).getPredictedCycles().value_or(0);
   }
   return latency;
+}
+
+/// The feature maps' heights (0 for other streams): fixed by the windows,
+/// carried through the elementwise ops and joins.
+static std::vector<int64_t> mapHeights(const Graph &g) {
+  size_t n = g.streams.size();
+  auto isMap = [&](int64_t s) {
+    fab::StreamOp op = g.streams[size_t(s)].op;
+    return op && op.getPixels();
+  };
+  std::vector<int64_t> height(n, 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto set = [&](int64_t s, int64_t h) {
+      if (h > 0 && height[size_t(s)] == 0 && isMap(s)) {
+        height[size_t(s)] = h;
+        changed = true;
+      }
+    };
+    for (const Stage &st : g.stages) {
+      const ChainLayer &l = st.info.layer;
+      if (l.kind == ChainLayer::Kind::Conv) {
+        set(st.inputs[0], l.conv.hin);
+        set(st.output, l.conv.hout());
+      } else if (l.kind == ChainLayer::Kind::Pool) {
+        set(st.inputs[0], l.pool.hin);
+        set(st.output, l.pool.hout());
+      } else if (l.kind != ChainLayer::Kind::Dense) {
+        int64_t h = height[size_t(st.output)];
+        for (int64_t in : st.inputs)
+          h = std::max(h, height[size_t(in)]);
+        for (int64_t in : st.inputs)
+          set(in, h);
+        set(st.output, h);
+      }
+    }
+  }
+  return height;
+}
+
+std::vector<StreamRows> streamRowReadiness(const Graph &g, int64_t source) {
+  std::vector<int64_t> height = mapHeights(g);
+  std::vector<StreamRows> rows(g.streams.size());
+  if (source < 0 || height[size_t(source)] == 0)
+    return rows;
+  rows[size_t(source)].source = source;
+  for (int64_t h = 0; h < height[size_t(source)]; ++h)
+    rows[size_t(source)].ready.push_back(h + 1);
+  for (const Stage &st : g.stages) {
+    const ChainLayer &l = st.info.layer;
+    StreamRows &out = rows[size_t(st.output)];
+    const StreamRows &a = rows[size_t(st.inputs[0])];
+    if (int64_t(st.output) == source || a.ready.empty() ||
+        height[size_t(st.output)] == 0)
+      continue;
+    std::optional<ConvShape> window;
+    if (l.kind == ChainLayer::Kind::Conv)
+      window = l.conv;
+    else if (l.kind == ChainLayer::Kind::Pool)
+      window = l.pool.window();
+    if (window) {
+      if (int64_t(a.ready.size()) != window->hin)
+        continue;
+      out.source = source;
+      for (int64_t oh = 0; oh < window->hout(); ++oh) {
+        int64_t last = window->inputRow(oh, window->kh - 1);
+        last = std::clamp<int64_t>(last, 0, window->hin - 1);
+        out.ready.push_back(a.ready[size_t(last)]);
+      }
+      continue;
+    }
+    if (l.kind == ChainLayer::Kind::Dense)
+      continue;
+    out = a;
+    for (int64_t in : st.inputs) {
+      const StreamRows &b = rows[size_t(in)];
+      if (b.ready.size() != a.ready.size()) {
+        out = StreamRows();
+        break;
+      }
+      for (size_t h = 0; h < b.ready.size(); ++h)
+        out.ready[h] = std::max(out.ready[h], b.ready[h]);
+    }
+  }
+  return rows;
+}
+
+std::pair<StreamRows, StreamRows> joinRowReadiness(const Graph &g,
+                                                   const Stage &st) {
+  if (st.inputs.size() != 2)
+    return {};
+  // Every stream's ancestors (the streams it is computed from).
+  size_t n = g.streams.size();
+  std::vector<std::vector<bool>> ancestors(n, std::vector<bool>(n, false));
+  for (const Stage &s : g.stages)
+    for (int64_t in : s.inputs) {
+      std::vector<bool> &anc = ancestors[size_t(s.output)];
+      anc[size_t(in)] = true;
+      for (size_t i = 0; i < n; ++i)
+        if (ancestors[size_t(in)][i])
+          anc[i] = true;
+    }
+  // The fork: the common ancestor (or input) produced last.
+  int64_t a = st.inputs[0], b = st.inputs[1], fork = -1, forkAt = -2;
+  for (size_t i = 0; i < n; ++i) {
+    bool inA = int64_t(i) == a || ancestors[size_t(a)][i];
+    bool inB = int64_t(i) == b || ancestors[size_t(b)][i];
+    if (inA && inB && g.streams[i].producer > forkAt) {
+      fork = int64_t(i);
+      forkAt = g.streams[i].producer;
+    }
+  }
+  std::vector<StreamRows> rows = streamRowReadiness(g, fork);
+  return {rows[size_t(a)], rows[size_t(b)]};
 }
 
 FailureOr<Graph> analyzeGraph(fab::ProgramOp program, bool placed,

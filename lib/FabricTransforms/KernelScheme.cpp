@@ -327,6 +327,7 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     info.join = joinKernelOf(j.getOp());
     info.join.buffered = int(j.getBuffered());
     info.join.fifoSamples = j.getFifo();
+    info.join.fifoPixels = j.getFifoPixels();
     return info;
   } else {
     return kernel.emitOpError() << "has scheme " << scheme.getSummary()

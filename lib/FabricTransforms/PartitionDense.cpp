@@ -43,11 +43,47 @@ namespace wc = weft::conversion;
 
 /// What the partitioner sees of a program's graph: its kernels' layers
 /// and streams (numbered as the graph's).
+/// A join of two feature maps that run behind one source by rows: the
+/// input it buffers (the one that runs ahead, b when neither does) and the
+/// pixels its FIFO holds (at least one row); nullopt for joins of vectors,
+/// which buffer whole samples.
+struct MapJoin {
+  int buffered = 1;
+  int64_t fifoPixels = 0, pixels = 0;
+};
+static std::optional<MapJoin> mapJoinOf(const wc::Graph &g,
+                                        const wc::Stage &st) {
+  if (!st.join)
+    return std::nullopt;
+  auto [a, b] = wc::joinRowReadiness(g, st);
+  wf::StreamOp op = g.streams[size_t(st.inputs[0])].op;
+  if (a.ready.empty() || b.ready.empty() ||
+      a.ready.size() != b.ready.size() || !op || !op.getPixels())
+    return std::nullopt;
+  MapJoin j;
+  j.pixels = int64_t(*op.getPixels());
+  int64_t height = int64_t(a.ready.size()), width = j.pixels / height;
+  // The FIFO holds the input that runs ahead; when each runs ahead of the
+  // other at some row, one FIFO of rows is not enough: whole samples.
+  int64_t aheadA = wc::joinFifoRows(b.ready, a.ready),
+          aheadB = wc::joinFifoRows(a.ready, b.ready);
+  if (aheadA > 0 && aheadB > 0)
+    return std::nullopt;
+  j.buffered = aheadA > 0 ? 0 : 1;
+  j.fifoPixels = std::max<int64_t>({1, aheadA, aheadB}) * width;
+  return j;
+}
+
 static wc::NetworkShape shapeOf(const wc::Graph &g) {
   wc::NetworkShape net;
   net.numStreams = int64_t(g.streams.size());
-  for (const wc::Stage &st : g.stages)
+  for (const wc::Stage &st : g.stages) {
     net.layers.push_back({st.info.layer, st.inputs, st.output});
+    if (std::optional<MapJoin> j = mapJoinOf(g, st)) {
+      net.layers.back().layer.pixels = j->pixels;
+      net.layers.back().layer.fifoPixels = j->fifoPixels;
+    }
+  }
   // A feature-map stream's rows carry whole channels.
   for (const wc::GraphStream &s : g.streams) {
     int64_t pixels = 0;
@@ -131,8 +167,10 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     return *chosen;
   }
 
-  /// Every join buffers the input that arrives first, in a FIFO deep enough
-  /// for the samples the other branch holds in flight (the latency of a
+  /// Every join buffers the input that arrives first. A join of feature
+  /// maps that run behind one source by rows buffers the rows its short
+  /// branch runs ahead (mapJoinOf); any other join a FIFO deep enough for
+  /// the samples the other branch holds in flight (the latency of a
   /// stream: the sum of predicted cycles per sample along the slowest path
   /// from the host to it; each kernel needs a whole sample before its
   /// result is complete). Recorded in the join's scheme, with the cycles
@@ -149,17 +187,27 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
               lb = latency[size_t(st.inputs[1])];
       wc::JoinKernel k = wc::joinKernelOf(scheme.getOp());
       k.layout = wc::RowChunks{st.info.outN, placed.rows, 0};
-      k.buffered = la < lb ? 0 : 1;
-      k.fifoSamples = wc::joinFifoSamplesFor(
-          k, std::abs(la - lb), std::max<int64_t>(1, mapping.bottleneckCycles),
-          int64_t(t.memoryBytes()));
-      k.fifoSamples = std::max<int64_t>(1, k.fifoSamples);
+      if (std::optional<MapJoin> j = mapJoinOf(graph, st)) {
+        k.buffered = j->buffered;
+        k.fifoSamples = 0;
+        k.pixels = j->pixels;
+        k.fifoPixels = j->fifoPixels;
+      } else {
+        k.buffered = la < lb ? 0 : 1;
+        k.fifoSamples = wc::joinFifoSamplesFor(
+            k, std::abs(la - lb),
+            std::max<int64_t>(1, mapping.bottleneckCycles),
+            int64_t(t.memoryBytes()));
+        k.fifoSamples = std::max<int64_t>(1, k.fifoSamples);
+      }
       st.kernel.setSchemeAttr(wf::JoinSchemeAttr::get(
-          st.kernel.getContext(), scheme.getOp(), k.buffered, k.fifoSamples));
+          st.kernel.getContext(), scheme.getOp(), k.buffered, k.fifoSamples,
+          k.fifoPixels));
       st.kernel.setPredictedCycles(wc::predictJoinKernelCycles(k));
       LDBG() << "@" << st.kernel.getSymName() << ": buffers input "
              << k.buffered << " in a FIFO of " << k.fifoSamples
-             << " samples (latencies " << la << " and " << lb << ")";
+             << " samples / " << k.fifoPixels << " pixels (latencies " << la
+             << " and " << lb << ")";
     }
   }
 

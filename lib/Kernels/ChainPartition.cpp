@@ -71,21 +71,18 @@ int64_t columnMemory(ColumnOp op, int64_t L) {
   return 2 * (kDataBase + 2 * L * columnBuffers(op));
 }
 
-/// A join of two streams of n elements on `rows` rows, as the partitioner
-/// costs it: input b buffered in a FIFO of one sample (the smallest; the
-/// FIFO's depth is chosen after placement, within the memory left).
-JoinKernel joinOf(int64_t n, int64_t rows) {
+/// A join on `rows` rows, as the partitioner costs it: input b buffered
+/// in a FIFO of one sample (vectors; the smallest: the FIFO's depth is
+/// chosen after placement, within the memory left) or of the pixels a
+/// feature map's short branch runs ahead.
+JoinKernel joinOf(const ChainLayer &l, int64_t rows) {
   JoinKernel k;
-  k.layout = RowChunks{n, rows, 0};
+  k.layout = RowChunks{l.K, rows, 0};
   k.buffered = 1;
   k.fifoSamples = 1;
+  k.pixels = l.pixels;
+  k.fifoPixels = l.fifoPixels;
   return k;
-}
-int64_t joinCycles(int64_t n, int64_t rows) {
-  return predictJoinKernelCycles(joinOf(n, rows));
-}
-int64_t joinMemory(int64_t n, int64_t rows) {
-  return joinMemoryPerPE(joinOf(n, rows));
 }
 
 LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
@@ -118,10 +115,12 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         if (r != s)
           continue;
         int64_t L = chunkSize(l.K, r, 0);
-        int64_t mem = joinMemory(l.K, r);
-        if (L > kMaxVector || mem > memoryBytes)
+        JoinKernel k = joinOf(l, r);
+        int64_t mem = joinMemoryPerPE(k);
+        if (L > kMaxVector || mem > memoryBytes ||
+            joinFifoCapacity(k) > kMaxVector)
           continue;
-        t.cost[i] = joinCycles(l.K, r);
+        t.cost[i] = predictJoinKernelCycles(k);
         t.memory[i] = mem;
         continue;
       }

@@ -96,10 +96,41 @@ using namespace join;
 using column::kDataBase;
 using column::kDsdBase;
 
+int64_t joinFifoCapacity(const JoinKernel &k) {
+  const int64_t L = chunkLength(k);
+  if (k.fifoPixels > 0 && k.pixels > 0)
+    return k.fifoPixels * std::max<int64_t>(1, L / k.pixels);
+  return std::max<int64_t>(k.fifoSamples, 0) * L;
+}
+
+/// The most rows of `fast` ready (`strict`: strictly earlier) while `slow`
+/// waits for one of its rows, beyond that row.
+static int64_t rowsAhead(const std::vector<int64_t> &slow,
+                         const std::vector<int64_t> &fast, bool strict) {
+  int64_t rows = 0;
+  size_t produced = 0;
+  for (size_t h = 0; h < slow.size(); ++h) {
+    while (produced < fast.size() &&
+           (strict ? fast[produced] < slow[h] : fast[produced] <= slow[h]))
+      ++produced;
+    rows = std::max(rows, int64_t(produced) - int64_t(h));
+  }
+  return rows;
+}
+
+int64_t joinFifoRows(const std::vector<int64_t> &slow,
+                     const std::vector<int64_t> &fast) {
+  // Rows ready together with slow's are counted as ahead: a window's
+  // output row takes its compute time after its last input row.
+  if (rowsAhead(slow, fast, /*strict=*/true) == 0)
+    return 0;
+  return rowsAhead(slow, fast, /*strict=*/false) + 1;
+}
+
 int64_t joinMemoryPerPE(const JoinKernel &k) {
   const int64_t L = chunkLength(k);
-  int64_t words = kDataBase + 2 * L * std::max<int64_t>(k.fifoSamples, 0) +
-                  (isTwoStep(k) ? 2 * L : 0);
+  int64_t words =
+      kDataBase + 2 * joinFifoCapacity(k) + (isTwoStep(k) ? 2 * L : 0);
   return 2 * words;
 }
 
@@ -143,7 +174,7 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
   const JoinPlan plan = planOf(k);
   std::vector<Step> steps = plan.compute;
   steps.insert(steps.begin(), plan.copy);
-  const int64_t cap = std::max<int64_t>(k.fifoSamples, 1) * L;
+  const int64_t cap = std::max<int64_t>(joinFifoCapacity(k), 1);
 
   struct Micro {
     bool active = false, finished = false;
@@ -156,7 +187,8 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
   const Step *running = nullptr; // the task picked last cycle
   std::vector<int64_t> ends;
   // Enough samples for the FIFO to settle, then a window to average over.
-  const int64_t samples = 24 + 2 * std::min<int64_t>(k.fifoSamples, 64);
+  const int64_t samples =
+      24 + 2 * std::min<int64_t>((cap + L - 1) / L, 64);
   for (int64_t t = 0; int64_t(ends.size()) < samples && t < 100'000'000;
        ++t) {
     uint64_t set = 0, clear = 0;

@@ -83,6 +83,25 @@ struct Graph {
 /// layers").
 std::vector<int64_t> streamLatencies(const Graph &g);
 
+/// How far feature-map streams run behind the stream `source`, row by
+/// row: for row h of a stream computed from `source` alone, `ready[h]`
+/// rows of `source` must have arrived before it can be produced: a
+/// convolution's or pooling's output row needs the last input row its
+/// window reads, an elementwise op's or join's row the same rows of its
+/// inputs. `ready` is empty for the other streams (no feature map streamed
+/// by rows, a dense layer or another source upstream).
+struct StreamRows {
+  int64_t source = -1;
+  std::vector<int64_t> ready;
+};
+std::vector<StreamRows> streamRowReadiness(const Graph &g, int64_t source);
+
+/// A join's two inputs, each as it runs behind the fork they share (their
+/// common ancestor produced last); empty when they are no feature maps
+/// computed from it alone.
+std::pair<StreamRows, StreamRows> joinRowReadiness(const Graph &g,
+                                                   const Stage &st);
+
 /// The graph of `program`: its streams, and its kernels in topological
 /// order with their schemes (dense weights only with `withData`). Without
 /// `placed`, a kernel port no stream connects gets a stream of its own

@@ -51,6 +51,9 @@ struct ChainLayer {
   /// Dense: the matrix is weft's (a transpose or reduction as a 0/1
   /// matrix), so its MACs are executed but are none of the model's.
   bool synthetic = false;
+  /// Join of feature maps: a FIFO of `fifoPixels` pixels of the map's
+  /// `pixels` per channel (0: a FIFO of one whole sample).
+  int64_t pixels = 0, fifoPixels = 0;
   ColumnOp op = ColumnOp::Relu; ///< column: what it computes
   std::vector<float> params;    ///< column: its constants (the cost may
                                 ///< depend on them, e.g. Clip's bounds)

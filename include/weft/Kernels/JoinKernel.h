@@ -49,9 +49,29 @@ struct JoinKernel {
   int64_t colorA = 0, colorB = 0, outColor = 0;
   /// Which input goes through the FIFO: 0 = a, 1 = b.
   int buffered = 0;
-  /// The FIFO's depth in whole chunks (>= 1).
+  /// The FIFO's depth in whole chunks (>= 1), for vectors.
   int64_t fifoSamples = 1;
+  /// Feature maps: the FIFO holds `fifoPixels` pixels of the PE's channels
+  /// (when > 0, instead of whole chunks); `pixels` is the map's pixels per
+  /// channel, so a chunk of L elements has L / pixels channels.
+  int64_t fifoPixels = 0, pixels = 0;
 };
+
+/// The FIFO's capacity in elements on the PE of the longest chunk.
+int64_t joinFifoCapacity(const JoinKernel &k);
+
+/// The feature-map rows a join must buffer of its input `fast` so that the
+/// fork both inputs come from never waits on it while the other input
+/// `slow` is computed (docs/execution-model.md, "Join kernels"): `ready[h]`
+/// is, for row h of an input, how many rows of the fork's source must have
+/// arrived before that row can be produced (the line buffers of the
+/// convolutions and poolings between them). While the join waits for row h
+/// of `slow`, `fast` has produced every row whose readiness is at most
+/// slow's, and those from row h on sit in the FIFO; one row more covers the
+/// row in flight. 0 when `fast` never runs ahead (no row of it is ready
+/// strictly before the row of `slow` it meets).
+int64_t joinFifoRows(const std::vector<int64_t> &slow,
+                     const std::vector<int64_t> &fast);
 
 /// Steady-state cycles per sample with both inputs always at hand and the
 /// output always drained, from the ISA cost table (a replay of the PE's

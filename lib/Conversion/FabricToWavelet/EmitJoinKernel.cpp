@@ -100,9 +100,10 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
   const int64_t inColor = k.buffered ? k.colorB : k.colorA;
   const int64_t otherColor = k.buffered ? k.colorA : k.colorB;
 
-  // The FIFO of fifoSamples chunks, then (two-step ops) the scratch chunk.
-  const int64_t fifoWords = 2 * k.fifoSamples * L;
-  dsd("fifo", kRecFifo, DsdFields::fifo(k.fifoSamples * L, kDataBase));
+  // The FIFO (fifoSamples chunks, or fifoPixels pixels of a feature map),
+  // then (two-step ops) the scratch chunk.
+  const int64_t capacity = joinFifoCapacity(k), fifoWords = 2 * capacity;
+  dsd("fifo", kRecFifo, DsdFields::fifo(capacity, kDataBase));
   dsd("in", kRecIn,
       DsdFields::fabin(L, inColor)
           .withUtid(plan.copy.utid)
@@ -184,7 +185,13 @@ LogicalResult emitJoinKernel(OpBuilder &b, Location loc, const JoinKernel &k,
   if (k.buffered != 0 && k.buffered != 1)
     return emitError(loc) << "join kernel " << name << ": buffered input "
                           << k.buffered << " is neither 0 (a) nor 1 (b)";
-  if (k.fifoSamples < 1)
+  if (k.fifoPixels > 0 && (k.pixels < 1 || L % k.pixels))
+    return emitError(loc) << "join kernel " << name << ": a FIFO of "
+                          << k.fifoPixels << " pixels needs chunks of whole "
+                          << "channels of a feature map, but a chunk of " << L
+                          << " elements is no multiple of its " << k.pixels
+                          << " pixels";
+  if (k.fifoPixels < 1 && k.fifoSamples < 1)
     return emitError(loc)
            << "join kernel " << name << ": a FIFO of " << k.fifoSamples
            << " chunks cannot hold the buffered input ("
@@ -196,18 +203,24 @@ LogicalResult emitJoinKernel(OpBuilder &b, Location loc, const JoinKernel &k,
   if (failed(fits))
     return failure();
   wt::Target target = *fits;
-  if (k.fifoSamples * L > wt::Arch::kMaxVectorLength)
-    return emitError(loc) << "join kernel " << name << ": a FIFO of "
-                          << k.fifoSamples << " chunks of " << L
-                          << " elements exceeds the "
-                          << wt::Arch::kMaxVectorLength
+  // The FIFO as the messages name it.
+  std::string fifo =
+      k.fifoPixels > 0
+          ? (Twine(k.fifoPixels) + " pixels (" + Twine(joinFifoCapacity(k)) +
+             " elements)")
+                .str()
+          : (Twine(k.fifoSamples) + " chunks of " + Twine(L) + " elements")
+                .str();
+  if (joinFifoCapacity(k) > wt::Arch::kMaxVectorLength)
+    return emitError(loc) << "join kernel " << name << ": a FIFO of " << fifo
+                          << " exceeds the " << wt::Arch::kMaxVectorLength
                           << "-element capacity of a fifo DSD (at most "
-                          << maxJoinFifoSamples(k, INT64_MAX / 4) << ")";
+                          << wt::Arch::kMaxVectorLength / L
+                          << " whole chunks)";
   const int64_t bytes = joinMemoryPerPE(k), have = 2 * target.memoryWords();
   if (bytes > have)
-    return emitError(loc) << "join kernel " << name << ": a FIFO of "
-                          << k.fifoSamples << " chunks of " << L
-                          << " elements needs " << bytes
+    return emitError(loc) << "join kernel " << name << ": a FIFO of " << fifo
+                          << " needs " << bytes
                           << " bytes of PE memory, more than the " << have
                           << " available (at most "
                           << maxJoinFifoSamples(k, have) << " chunks fit)";

@@ -299,10 +299,36 @@ struct LowerFabricToWaveletPass
           return s.kernel.emitOpError("has no FIFO chosen: run "
                                       "--weft-partition-dense first");
         // The deadlock rule (docs/execution-model.md, "Networks of
-        // layers"): the buffered input is the one that arrives first.
+        // layers"): the buffered input is the one that arrives first; of
+        // feature maps, the one that runs ahead by rows, with a FIFO for
+        // the rows it does.
+        auto [rowsA, rowsB] = joinRowReadiness(*graph, s);
+        const StreamRows &mineRows = k.buffered ? rowsB : rowsA,
+                         &otherRows = k.buffered ? rowsA : rowsB;
+        if (k.fifoPixels > 0) {
+          int64_t height = int64_t(mineRows.ready.size());
+          int64_t ahead = joinFifoRows(mineRows.ready, otherRows.ready),
+                  need = joinFifoRows(otherRows.ready, mineRows.ready);
+          if (height == 0 || otherRows.ready.size() != mineRows.ready.size())
+            return s.kernel.emitOpError("holds a FIFO of ")
+                   << k.fifoPixels << " pixels, but its inputs are no "
+                   << "feature maps that run behind one source by rows";
+          if (ahead > 0)
+            return s.kernel.emitOpError("buffers input ")
+                   << k.buffered << ", but input " << 1 - k.buffered
+                   << " runs up to " << ahead - 1 << " rows ahead of it: "
+                   << "the fork feeding both branches would deadlock";
+          int64_t width = k.pixels / height;
+          if (k.fifoPixels < need * width)
+            return s.kernel.emitOpError("holds a FIFO of ")
+                   << k.fifoPixels << " pixels, but input " << k.buffered
+                   << " runs up to " << need - 1 << " rows of " << width
+                   << " pixels ahead (it needs " << need * width
+                   << "): the fork feeding both branches would deadlock";
+        }
         int64_t mine = latency[size_t(s.inputs[size_t(k.buffered)])],
                 other = latency[size_t(s.inputs[size_t(1 - k.buffered)])];
-        if (mine > other)
+        if (k.fifoPixels == 0 && mine > other)
           return s.kernel.emitOpError("buffers input ")
                  << k.buffered << ", whose branch arrives later (predicted "
                  << "latency " << mine << " cycles against " << other

@@ -1205,7 +1205,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
             p.includePad));
       } else if (layer.kind == Layer::Join) {
         scheme = cast<fabric::KernelSchemeAttrInterface>(
-            wf::JoinSchemeAttr::get(ctx, layer.join, -1, 0));
+            wf::JoinSchemeAttr::get(ctx, layer.join, -1, 0, 0));
       } else {
         std::string why;
         FailureOr<fabric::KernelSchemeAttrInterface> s =

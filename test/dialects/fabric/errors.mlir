@@ -387,7 +387,7 @@ fabric.program @dst_twice attributes {target = #weft.target<4x4>} {
 // -----
 
 fabric.program @join_fifo attributes {target = #weft.target<4x4>} {
-  // expected-error @below {{a join that buffers an input has a FIFO of at least one sample, and only then; got buffered = 1, fifo = 0}}
+  // expected-error @below {{a join that buffers an input has a FIFO of at least one sample or pixel, and only then; got buffered = 1, fifo = 0}}
   fabric.kernel @k : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> scheme #fabric.join<op = add, buffered = 1> {
   ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
@@ -413,5 +413,15 @@ fabric.program @pool_window attributes {target = #weft.target<4x4>} {
   ^bb0(%a: tensor<1x1x4x4xf32>):
     %e = tensor.empty() : tensor<1x1x2x2xf32>
     fabric.yield %e : tensor<1x1x2x2xf32>
+  }
+}
+
+// -----
+
+fabric.program @join_fifo_both attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{a join's FIFO holds whole samples or pixels of a feature map, not both; got fifo = 1, fifo_pixels = 4}}
+  fabric.kernel @k : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> scheme #fabric.join<op = add, buffered = 1, fifo = 1, fifo_pixels = 4> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
   }
 }

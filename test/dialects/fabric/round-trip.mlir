@@ -93,3 +93,15 @@ fabric.program @dag attributes {target = #weft.target<4x4>} {
   fabric.stream @neg_to_res @neg[0] -> @res[0] : !fabric.wavelets<f32, 4>
   fabric.stream @res_to_y @res[0] -> @y[0] : !fabric.wavelets<f32, 4>
 }
+
+// -----
+
+// A join of feature maps buffering pixels.
+// CHECK-LABEL: fabric.program @map_join
+// CHECK: scheme #fabric.join<op = add, buffered = 1, fifo_pixels = 24>
+fabric.program @map_join attributes {target = #weft.target<4x4>} {
+  fabric.kernel @res : (tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> scheme #fabric.join<op = add, buffered = 1, fifo_pixels = 24> {
+  ^bb0(%a: tensor<1x2x6x6xf32>, %b: tensor<1x2x6x6xf32>):
+    fabric.yield %a : tensor<1x2x6x6xf32>
+  }
+}
