@@ -85,8 +85,14 @@ JoinKernel joinOf(const ChainLayer &l, int64_t rows) {
   return k;
 }
 
+/// Join costs already replayed (the replay is the partitioner's most
+/// expensive cost model; a network's joins share few shapes): by (n, rows,
+/// pixels, FIFO pixels).
+using JoinCostCache =
+    std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, int64_t>;
+
 LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
-                    int64_t memoryBytes) {
+                    int64_t memoryBytes, JoinCostCache &joinCosts) {
   LayerTable t;
   t.layer = l;
   if (l.kind == ChainLayer::Kind::Dense) {
@@ -109,10 +115,17 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
   for (int64_t s = 1; s <= t.maxS; ++s) {
     if (chunkSize(l.K, s, s - 1) == 0)
       continue; // the last input chunk would be empty
+    // Convolutions and poolings take whole channels per chunk.
+    if ((l.kind == ChainLayer::Kind::Conv && l.conv.cin % s) ||
+        (l.kind == ChainLayer::Kind::Pool && l.pool.c % s))
+      continue;
     for (int64_t r = 1; r <= t.maxR; ++r) {
+      if (l.kind == ChainLayer::Kind::Conv && l.conv.cout % r)
+        continue;
       size_t i = size_t(s * (t.maxR + 1) + r);
       if (l.kind == ChainLayer::Kind::Join) {
-        if (r != s)
+        // A feature map's rows carry whole channels.
+        if (r != s || (l.pixels > 0 && (l.K / l.pixels) % r))
           continue;
         int64_t L = chunkSize(l.K, r, 0);
         JoinKernel k = joinOf(l, r);
@@ -120,7 +133,11 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         if (L > kMaxVector || mem > memoryBytes ||
             joinFifoCapacity(k) > kMaxVector)
           continue;
-        t.cost[i] = predictJoinKernelCycles(k);
+        auto key = std::make_tuple(l.K, r, l.pixels, l.fifoPixels);
+        auto [it, fresh] = joinCosts.try_emplace(key, 0);
+        if (fresh)
+          it->second = predictJoinKernelCycles(k);
+        t.cost[i] = it->second;
         t.memory[i] = mem;
         continue;
       }
@@ -449,9 +466,10 @@ int64_t bestBottleneck(Bottleneck &g, const Shape &shape, int64_t H,
 std::vector<LayerTable> tabulateChain(const std::vector<ChainLayer> &chain,
                                       Precision p, const machine::Target &t) {
   std::vector<LayerTable> tables;
+  JoinCostCache joinCosts;
   for (const ChainLayer &l : chain)
-    tables.push_back(
-        tabulate(l, p, int64_t(t.height()), int64_t(t.memoryBytes())));
+    tables.push_back(tabulate(l, p, int64_t(t.height()),
+                              int64_t(t.memoryBytes()), joinCosts));
   return tables;
 }
 
@@ -543,9 +561,10 @@ std::string whyNothingFits(const NetworkShape &net,
 std::vector<LayerTable> tabulateNetwork(const NetworkShape &net, Precision p,
                                         const machine::Target &t) {
   std::vector<LayerTable> tables;
+  JoinCostCache joinCosts;
   for (const NetworkLayer &l : net.layers)
-    tables.push_back(
-        tabulate(l.layer, p, int64_t(t.height()), int64_t(t.memoryBytes())));
+    tables.push_back(tabulate(l.layer, p, int64_t(t.height()),
+                              int64_t(t.memoryBytes()), joinCosts));
   return tables;
 }
 

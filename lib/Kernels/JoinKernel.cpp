@@ -181,6 +181,15 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
     int64_t startup = 0, busy = 0, done = 0;
     const Step *step = nullptr;
   };
+  // The steps by task id, and their timings.
+  const Step *byTask[64] = {};
+  std::vector<int64_t> startupOf, groupOf;
+  for (const Step &s : steps) {
+    if (!byTask[s.task & 63])
+      byTask[s.task & 63] = &s;
+    startupOf.push_back(wt::info(s.op).startup);
+    groupOf.push_back(wt::info(s.op).cyclesPerGroup);
+  }
   Micro micro[8];
   uint64_t active = (uint64_t(1) << kCopyTask) | (uint64_t(1) << kStep1Task);
   int64_t pickLast = kInitTask, fifo = 0, microLast = 7;
@@ -188,7 +197,7 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
   std::vector<int64_t> ends;
   // Enough samples for the FIFO to settle, then a window to average over.
   const int64_t samples =
-      24 + 2 * std::min<int64_t>((cap + L - 1) / L, 64);
+      8 + 2 * std::min<int64_t>((cap + L - 1) / L, 64);
   for (int64_t t = 0; int64_t(ends.size()) < samples && t < 100'000'000;
        ++t) {
     uint64_t set = 0, clear = 0;
@@ -203,9 +212,7 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
           continue;
         clear |= uint64_t(1) << id;
         pickLast = id;
-        for (const Step &s : steps)
-          if (s.task == id)
-            running = &s;
+        running = byTask[id];
         break;
       }
     } else {
@@ -214,7 +221,7 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
       m = Micro();
       m.active = true;
       m.step = running;
-      m.startup = wt::info(running->op).startup;
+      m.startup = startupOf[size_t(running - steps.data())];
       launched = running->utid;
       running = nullptr;
     }
@@ -245,7 +252,7 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
           continue;
         fifo += (m.step->push ? 1 : 0) - (m.step->pop ? 1 : 0);
         m.finished = ++m.done >= L;
-        m.busy = wt::info(m.step->op).cyclesPerGroup - 1;
+        m.busy = groupOf[size_t(m.step - steps.data())] - 1;
         if (m.finished && m.busy == 0)
           retire(m);
         microLast = u;
