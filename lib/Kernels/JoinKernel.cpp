@@ -103,6 +103,14 @@ int64_t joinFifoCapacity(const JoinKernel &k) {
   return std::max<int64_t>(k.fifoSamples, 0) * L;
 }
 
+/// Rows a feature-map FIFO holds beyond those the fast input runs ahead:
+/// the row in flight, and two more so that the fork keeps feeding the fast
+/// branch while the slow one computes a row and sends the one before (its
+/// last kernel's two output buffers). With one, the deadlock argument
+/// holds but ResNet-18's pipeline runs 27 % below its slowest kernel; with
+/// three, within 1 % (docs/execution-model.md).
+constexpr int64_t kJoinSlackRows = 3;
+
 /// The most rows of `fast` ready (`strict`: strictly earlier) while `slow`
 /// waits for one of its rows, beyond that row.
 static int64_t rowsAhead(const std::vector<int64_t> &slow,
@@ -124,7 +132,7 @@ int64_t joinFifoRows(const std::vector<int64_t> &slow,
   // output row takes its compute time after its last input row.
   if (rowsAhead(slow, fast, /*strict=*/true) == 0)
     return 0;
-  return rowsAhead(slow, fast, /*strict=*/false) + 1;
+  return rowsAhead(slow, fast, /*strict=*/false) + kJoinSlackRows;
 }
 
 int64_t joinMemoryPerPE(const JoinKernel &k) {

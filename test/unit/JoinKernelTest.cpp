@@ -431,10 +431,10 @@ TEST(JoinKernel, FeatureMapFifoInRows) {
   // the other (a) two 3x3 convolutions with pad 1 behind it, row h ready
   // once fork row h + 2 has arrived (the last rows together with the last
   // input row). While the join waits for a's row 0, b's rows 0..2 have
-  // arrived: 3 rows, plus the one in flight.
+  // arrived: 3 rows, plus the one in flight and two for the pace.
   std::vector<int64_t> fork = {1, 2, 3, 4, 5, 6};
   std::vector<int64_t> twoConvs = {3, 4, 5, 6, 6, 6};
-  EXPECT_EQ(joinFifoRows(twoConvs, fork), 4);
+  EXPECT_EQ(joinFifoRows(twoConvs, fork), 6);
   // The convolutions never run ahead of the fork: nothing to buffer.
   EXPECT_EQ(joinFifoRows(fork, twoConvs), 0);
   // Two branches that keep pace (two elementwise ops) still agree row by
@@ -445,7 +445,7 @@ TEST(JoinKernel, FeatureMapFifoInRows) {
   // a's row h needs fork row 2 (h + 1) + 1, clamped.
   std::vector<int64_t> down = {1, 3, 5, 7};
   std::vector<int64_t> main = {4, 6, 8, 8};
-  EXPECT_EQ(joinFifoRows(main, down), 3);
+  EXPECT_EQ(joinFifoRows(main, down), 5);
 
   // The FIFO of a feature-map join holds pixels of the PE's channels: 16
   // pixels of a 4-channel chunk of an 8 x 8 map (L = 256).

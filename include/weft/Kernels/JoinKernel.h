@@ -67,8 +67,8 @@ int64_t joinFifoCapacity(const JoinKernel &k);
 /// arrived before that row can be produced (the line buffers of the
 /// convolutions and poolings between them). While the join waits for row h
 /// of `slow`, `fast` has produced every row whose readiness is at most
-/// slow's, and those from row h on sit in the FIFO; one row more covers the
-/// row in flight. 0 when `fast` never runs ahead (no row of it is ready
+/// slow's, and those from row h on sit in the FIFO; three rows more cover
+/// the row in flight and keep the pipeline at its pace. 0 when `fast` never runs ahead (no row of it is ready
 /// strictly before the row of `slow` it meets).
 int64_t joinFifoRows(const std::vector<int64_t> &slow,
                      const std::vector<int64_t> &fast);

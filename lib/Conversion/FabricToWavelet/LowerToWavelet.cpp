@@ -316,13 +316,13 @@ struct LowerFabricToWaveletPass
           if (ahead > 0)
             return s.kernel.emitOpError("buffers input ")
                    << k.buffered << ", but input " << 1 - k.buffered
-                   << " runs up to " << ahead - 1 << " rows ahead of it: "
+                   << " runs up to " << ahead - 3 << " rows ahead of it: "
                    << "the fork feeding both branches would deadlock";
           int64_t width = k.pixels / height;
           if (k.fifoPixels < need * width)
             return s.kernel.emitOpError("holds a FIFO of ")
                    << k.fifoPixels << " pixels, but input " << k.buffered
-                   << " runs up to " << need - 1 << " rows of " << width
+                   << " runs up to " << need - 3 << " rows of " << width
                    << " pixels ahead (it needs " << need * width
                    << "): the fork feeding both branches would deadlock";
         }
