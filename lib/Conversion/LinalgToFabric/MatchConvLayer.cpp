@@ -8,7 +8,10 @@
 // linalg.conv_2d_nchw_fchw (or conv_1d_ncw_fcw) with constant weights,
 // whose accumulator is zeros or the bias broadcast over the batch and the
 // pixels, reading the input or a zero tensor.pad of its spatial dimensions
-// (the ONNX Conv's pads).
+// (the ONNX Conv's pads). Grouped convolutions (lib/Import/ImportNN.cpp):
+// a depthwise one as linalg.depthwise_conv_2d_nchw_chw, any other as
+// linalg.conv_2d_ngchw_gfchw between the reshapes of the input to
+// [N, G, C/G, H, W] and of the result back to [N, M, H, W].
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,14 +82,23 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
     ops.push_back(g);
     v = g.getDpsInputs()[0];
   }
+  // A grouped convolution's [N, G, M/G, H, W] result, reshaped back to
+  // [N, M, H, W].
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+      collapse && collapse.getSrc().getDefiningOp<linalg::Conv2DNgchwGfchwOp>()) {
+    ops.push_back(collapse);
+    v = collapse.getSrc();
+  }
   Operation *conv = v.getDefiningOp();
   bool is1d = isa_and_nonnull<linalg::Conv1DNcwFcwOp>(conv);
-  if (!isa_and_nonnull<linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp>(
-          conv)) {
-    if (isa_and_nonnull<linalg::Conv2DNgchwGfchwOp, linalg::Conv2DNgchwFgchwOp,
-                        linalg::DepthwiseConv2DNchwChwOp>(conv))
-      why = "grouped and depthwise convolutions are not supported on the "
-            "fabric yet";
+  bool depthwise = isa_and_nonnull<linalg::DepthwiseConv2DNchwChwOp>(conv);
+  bool grouped = isa_and_nonnull<linalg::Conv2DNgchwGfchwOp>(conv);
+  if (!isa_and_nonnull<linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp,
+                       linalg::DepthwiseConv2DNchwChwOp,
+                       linalg::Conv2DNgchwGfchwOp>(conv)) {
+    if (isa_and_nonnull<linalg::Conv2DNgchwFgchwOp>(conv))
+      why = "grouped convolutions with the filter's groups second "
+            "(conv_2d_ngchw_fgchw) are not supported on the fabric yet";
     else
       why = "not a convolution";
     return failure();
@@ -95,9 +107,27 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
   ops.insert(ops.begin(), conv);
   Value in = named.getDpsInputs()[0], filter = named.getDpsInputs()[1],
         init = named.getDpsInits()[0];
-  auto inType = cast<RankedTensorType>(in.getType());
   auto fType = cast<RankedTensorType>(filter.getType());
   auto outType = cast<RankedTensorType>(init.getType());
+  // A grouped convolution reads its (padded) input reshaped to
+  // [N, G, C/G, H, W] (an expand_shape keeps the row-major order, whatever
+  // dimension it groups a unit C/G with).
+  if (grouped) {
+    auto expand = in.getDefiningOp<tensor::ExpandShapeOp>();
+    auto from = expand ? cast<RankedTensorType>(expand.getSrc().getType())
+                       : RankedTensorType();
+    ArrayRef<int64_t> to = cast<RankedTensorType>(in.getType()).getShape();
+    if (!from || from.getRank() != 4 || !from.hasStaticShape() ||
+        from.getDimSize(0) != to[0] || from.getDimSize(1) != to[1] * to[2] ||
+        from.getDimSize(2) != to[3] || from.getDimSize(3) != to[4]) {
+      why = "its input is not a feature map [N, C, H, W] reshaped to "
+            "[N, G, C/G, H, W]";
+      return failure();
+    }
+    ops.insert(ops.begin(), expand);
+    in = expand.getSrc();
+  }
+  auto inType = cast<RankedTensorType>(in.getType());
   if (!inType.hasStaticShape() || !fType.hasStaticShape() ||
       !outType.hasStaticShape() || !inType.getElementType().isF32()) {
     why = "its tensors are not static f32";
@@ -109,6 +139,14 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
     auto c = cast<linalg::Conv1DNcwFcwOp>(conv);
     strides = ints(c.getStrides(), 1);
     dilations = ints(c.getDilations(), 1);
+  } else if (depthwise) {
+    auto c = cast<linalg::DepthwiseConv2DNchwChwOp>(conv);
+    strides = ints(c.getStrides(), 2);
+    dilations = ints(c.getDilations(), 2);
+  } else if (grouped) {
+    auto c = cast<linalg::Conv2DNgchwGfchwOp>(conv);
+    strides = ints(c.getStrides(), 2);
+    dilations = ints(c.getDilations(), 2);
   } else {
     auto c = cast<linalg::Conv2DNchwFchwOp>(conv);
     strides = ints(c.getStrides(), 2);
@@ -144,10 +182,22 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
   s.cin = x[1];
   s.hin = is1d ? 1 : x[2];
   s.win = x.back();
-  s.cout = f[0];
-  s.kh = is1d ? 1 : f[2];
   s.kw = f.back();
-  if (f[1] != s.cin) {
+  s.kh = is1d ? 1 : f[f.size() - 2];
+  int64_t filterIn = f[1];
+  if (depthwise) {
+    // Filter [C, kh, kw]: one output channel per input channel.
+    s.groups = s.cout = f[0];
+    filterIn = s.cin;
+  } else if (grouped) {
+    // Filter [G, M/G, C/G, kh, kw].
+    s.groups = f[0];
+    s.cout = f[0] * f[1];
+    filterIn = f[0] * f[2];
+  } else {
+    s.cout = f[0];
+  }
+  if (filterIn != s.cin) {
     why = "its filter's input channels differ from its input's";
     return failure();
   }
@@ -161,11 +211,15 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
     return failure();
   }
   ArrayRef<int64_t> y = outType.getShape();
-  if (y[1] != s.cout || (!is1d && y[2] != s.hout()) || y.back() != s.wout()) {
+  int64_t yChannels = grouped ? y[1] * y[2] : y[1];
+  if (yChannels != s.cout || (!is1d && y[y.size() - 2] != s.hout()) ||
+      y.back() != s.wout()) {
     why = "its result shape does not follow from its input and window";
     return failure();
   }
-  // Weights (OIHW; a 1-D filter is OIW = OI1W).
+  // Weights (OIHW with I = C/G; a 1-D filter is OIW = OI1W; a depthwise
+  // filter [C, kh, kw] and a grouped one [G, M/G, C/G, kh, kw] are OIHW in
+  // that order).
   FailureOr<SmallVector<float>> w = constantOf(filter, why);
   if (failed(w))
     return failure();
