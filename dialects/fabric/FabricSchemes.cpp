@@ -101,7 +101,7 @@ static weft::conversion::ConvShape
 convShape(int64_t cin, int64_t cout, int64_t hin, int64_t win,
           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
           ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads,
-          int64_t groups, bool relu, bool bias) {
+          int64_t groups, bool relu, FloatAttr reluMax, bool bias) {
   weft::conversion::ConvShape s;
   s.cin = cin;
   s.cout = cout;
@@ -110,6 +110,8 @@ convShape(int64_t cin, int64_t cout, int64_t hin, int64_t win,
   setWindow(s, kernel, strides, dilations, pads);
   s.groups = groups;
   s.relu = relu;
+  if (reluMax)
+    s.reluMax = float(reluMax.getValueAsDouble());
   s.bias = bias;
   return s;
 }
@@ -119,13 +121,16 @@ ConvSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t cin, int64_t cout, int64_t hin, int64_t win,
                        DenseI64ArrayAttr kernel, DenseI64ArrayAttr strides,
                        DenseI64ArrayAttr dilations, DenseI64ArrayAttr pads,
-                       int64_t groups, bool relu, ElementsAttr weights,
-                       ElementsAttr bias) {
+                       int64_t groups, bool relu, FloatAttr reluMax,
+                       ElementsAttr weights, ElementsAttr bias) {
   if (failed(verifyWindow(emitError, kernel, strides, dilations, pads)))
     return failure();
-  weft::conversion::ConvShape s = convShape(
-      cin, cout, hin, win, kernel.asArrayRef(), strides.asArrayRef(),
-      dilations.asArrayRef(), pads.asArrayRef(), groups, relu, bool(bias));
+  if (reluMax && !reluMax.getType().isF32())
+    return emitError() << "relu_max must be an f32, not " << reluMax;
+  weft::conversion::ConvShape s =
+      convShape(cin, cout, hin, win, kernel.asArrayRef(), strides.asArrayRef(),
+                dilations.asArrayRef(), pads.asArrayRef(), groups, relu,
+                reluMax, bool(bias));
   std::string why = s.check();
   if (!why.empty())
     return emitError() << "not a convolution: " << why;
@@ -146,7 +151,7 @@ weft::conversion::ConvShape ConvSchemeAttr::getShape() const {
                    getInWidth(), getKernel().asArrayRef(),
                    getStrides().asArrayRef(), getDilations().asArrayRef(),
                    getPads().asArrayRef(), getGroups(), getRelu(),
-                   bool(getBias()));
+                   getReluMax(), bool(getBias()));
 }
 
 int64_t ConvSchemeAttr::getNumStreams() const { return 1; }

@@ -22,6 +22,8 @@ std::string ConvShape::check() const {
     return "strides and dilations must be at least 1";
   if (pt < 0 || pl < 0 || pb < 0 || pr < 0)
     return "pads must not be negative";
+  if (reluMax && (!relu || !(*reluMax > 0)))
+    return "a clipped ReLU needs a positive upper bound";
   if (groups < 1 || cin % groups || cout % groups)
     return "the groups (" + std::to_string(groups) +
            ") must divide the input and output channels";
@@ -136,6 +138,8 @@ static ColumnProgram columnProgram(const ConvShape &s, const DenseMapping &m,
       if (s.bias)
         add(1, wt::vectorCycles(wt::Opcode::FADD, rowLen));
       add(2, wt::vectorCycles(wt::Opcode::FMAX, rowLen) + 1);
+      if (s.reluMax)
+        add(1, wt::vectorCycles(wt::Opcode::FMIN, rowLen));
     }
     add(1, wt::vectorCycles(wt::Opcode::MOV32, rowLen));
   }
@@ -175,7 +179,8 @@ ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
   mm.acc = mm.ring + 2 * sch.ringRows * sch.paddedWidth * lk;
   mm.bias = mm.acc + 2 * lm * wo;
   mm.outBuf = mm.bias + 2 * lm;
-  mm.end = mm.outBuf + 2 * 2 * lm * wo;
+  mm.clip = mm.outBuf + 2 * 2 * lm * wo;
+  mm.end = mm.clip + (s.reluMax ? 2 : 0);
   return mm;
 }
 

@@ -66,6 +66,8 @@ static Program program(const ConvShape &s, int64_t rows) {
       }
     if (s.relu)
       vec(wt::Opcode::FMAX, rowLen);
+    if (s.reluMax)
+      vec(wt::Opcode::FMIN, rowLen);
     add(1, 1, 0);
     if (launched)
       p.gaps.push_back(gap);
@@ -104,15 +106,17 @@ DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows) {
   // line-buffer slot one to receive into and one per input channel of a
   // group to read windows from, one per kernel row and input channel of a
   // group of weights, three per output buffer (4-D, 1-D, send), the input,
-  // the bias, four XDSDs and five stride words. Then the data.
+  // the bias, the clipped ReLU's bound, four XDSDs and five stride words.
+  // Then the data.
   mm.code = 2 * (depthwiseProgramInstructions(s, rows) + 64);
   mm.records = (640 + mm.code + 3) / 4 * 4;
-  mm.numRecords = sch.ringRows * (1 + s.groupIn()) + s.kh * s.groupIn() + 17;
+  mm.numRecords = sch.ringRows * (1 + s.groupIn()) + s.kh * s.groupIn() + 18;
   mm.weights = mm.records + 4 * mm.numRecords;
   mm.ring = mm.weights + 2 * lo * s.groupIn() * s.kh * s.kw;
   mm.bias = mm.ring + 2 * sch.ringRows * sch.paddedWidth * lc;
   mm.outBuf = mm.bias + 2 * lo;
-  mm.end = mm.outBuf + 2 * 2 * rowLen;
+  mm.clip = mm.outBuf + 2 * 2 * rowLen;
+  mm.end = mm.clip + (s.reluMax ? 2 : 0);
   return mm;
 }
 

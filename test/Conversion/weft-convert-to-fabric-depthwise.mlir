@@ -82,3 +82,41 @@ func.func @grouped(%x: tensor<1x4x3x3xf32> {onnx.name = "x"}) -> (tensor<1x6x3x3
   %d = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%g, %dw : tensor<1x6x3x3xf32>, tensor<6x1x1xf32>) outs(%init2 : tensor<1x6x3x3xf32>) -> tensor<1x6x3x3xf32> loc("d")
   return %d : tensor<1x6x3x3xf32>
 }
+
+// -----
+
+// ReLU6 (ONNX's Clip 0..6, the bounds as 0-d constant tensors) after a
+// depthwise convolution folds into it (relu_max); a Clip from 1 does not
+// (it stays a column kernel).
+// CHECK-LABEL: fabric.program @relu6
+// CHECK: fabric.kernel @dw6 : {{.*}} groups = 2, relu = true, relu_max = 6.000000e+00 : f32, weights
+// CHECK: arith.maximumf
+// CHECK-NEXT: arith.constant 6.000000e+00 : f32
+// CHECK-NEXT: arith.minimumf
+// CHECK: fabric.kernel @clip1 : {{.*}} scheme #fabric.elementwise<op = "Clip", params = [1.000000e+00, 6.000000e+00]>
+// CHECK: fabric.stream @dw6_to_clip1 @dw6[0] -> @clip1[0] : !fabric.wavelets<f32, 8> {pixels = 4 : i64}
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#sc = affine_map<(d0, d1, d2, d3) -> ()>
+func.func @relu6(%x: tensor<1x2x2x2xf32> {onnx.name = "x"}) -> (tensor<1x2x2x2xf32> {onnx.name = "y"}) {
+  %zero = arith.constant 0.0 : f32
+  %lo = arith.constant dense<0.0> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %hi = arith.constant dense<6.0> : tensor<f32>
+  %w = arith.constant dense<3.0> : tensor<2x1x1xf32>
+  %e = tensor.empty() : tensor<1x2x2x2xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %c = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x2x2xf32>, tensor<2x1x1xf32>) outs(%init : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> loc("dw6")
+  %r = linalg.generic {indexing_maps = [#id, #sc, #sc, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %lo, %hi : tensor<1x2x2x2xf32>, tensor<f32>, tensor<f32>) outs(%e : tensor<1x2x2x2xf32>) {
+  ^bb0(%in: f32, %a: f32, %b: f32, %out: f32):
+    %m = arith.maximumf %in, %a : f32
+    %n = arith.minimumf %m, %b : f32
+    linalg.yield %n : f32
+  } -> tensor<1x2x2x2xf32>
+  %y = linalg.generic {indexing_maps = [#id, #sc, #sc, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %one, %hi : tensor<1x2x2x2xf32>, tensor<f32>, tensor<f32>) outs(%e : tensor<1x2x2x2xf32>) {
+  ^bb0(%in: f32, %a: f32, %b: f32, %out: f32):
+    %m = arith.maximumf %in, %a : f32
+    %n = arith.minimumf %m, %b : f32
+    linalg.yield %n : f32
+  } -> tensor<1x2x2x2xf32> loc("clip1")
+  return %y : tensor<1x2x2x2xf32>
+}

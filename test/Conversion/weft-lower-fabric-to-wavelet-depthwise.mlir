@@ -98,3 +98,27 @@ fabric.program @grouped attributes {target = #weft.target<4x3, mem = 49152, colo
   fabric.stream @x_to_g @x[0] -> @g[0] : !fabric.wavelets<f32, 12> {pixels = 3 : i64}
   fabric.stream @g_to_y @g[0] -> @y[0] : !fabric.wavelets<f32, 6> {pixels = 3 : i64}
 }
+
+// -----
+
+// ReLU6 (relu_max): after the fmax against 0, an fmin of the row against a
+// stride-0 vector of one word holding the bound.
+// CHECK-LABEL: wavelet.program @relu6
+// CHECK: wavelet.segment @clip_data at [[C:[0-9]+]] = dense<6.000000e+00> : tensor<1xf32>
+// CHECK: wavelet.dsd @clip at {{[0-9]+}} mem1d {base = [[C]] : i64, length = 2 : i64, stride = 0 : i64}
+// CHECK: wavelet.dsr load s1dsr 9, @clip
+// CHECK: wavelet.label "sample"
+// CHECK: wavelet.inst fmax dsr 5, imm zero
+// CHECK-NEXT: wavelet.inst fmin dsr 9, s1dsr 9
+// CHECK-NEXT: wavelet.inst mov32 ddsr 7, s0dsr 7
+
+fabric.program @relu6 attributes {target = #weft.target<4x3, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x  input  west rows 0 to 1 : tensor<1x2x1x1xf32> {pixels = 1 : i64}
+  fabric.io @y  output  east rows 0 to 1 : tensor<1x2x1x1xf32> {pixels = 1 : i64}
+  fabric.kernel @dw : (tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32> scheme #fabric.conv<in_channels = 2, out_channels = 2, in_height = 1, in_width = 1, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], groups = 2, relu = true, relu_max = 6.0 : f32, weights = dense<1.0> : tensor<2x1x1x1xf32>> at <0, 0, 1, 1> attributes {precision = #fabric<precision fp32>} {
+  ^bb0(%arg0: tensor<1x2x1x1xf32>):
+    fabric.yield %arg0 : tensor<1x2x1x1xf32>
+  }
+  fabric.stream @x_to_dw @x[0] -> @dw[0] : !fabric.wavelets<f32, 2> {pixels = 1 : i64}
+  fabric.stream @dw_to_y @dw[0] -> @y[0] : !fabric.wavelets<f32, 2> {pixels = 1 : i64}
+}

@@ -97,6 +97,13 @@ TEST(DepthwiseCost, CountsTheProgram) {
   // A ReLU is one fmax of the row (whose startup shortens the stall).
   d.relu = true;
   EXPECT_EQ(predictDepthwiseCycles(d, 1), 351 + 4 * 9 + 1);
+  // ReLU6 adds an fmin of the row (and a word for its bound).
+  ConvShape r6 = d;
+  r6.reluMax = 6.0f;
+  EXPECT_EQ(predictDepthwiseCycles(r6, 1), 351 + 4 * 9 + 4 * 9);
+  DepthwiseMemoryMap mm6 = depthwiseMemoryMap(r6, 1);
+  EXPECT_EQ(mm6.end - mm6.clip, 2);
+  EXPECT_GT(depthwiseMemoryPerPE(r6, 1), depthwiseMemoryPerPE(d, 1) + 4);
   // A general grouped convolution: one fmac per input channel of a group.
   ConvShape g = d;
   g.relu = false;

@@ -24,6 +24,7 @@
 #include "weft/Machine/Target.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct ConvShape {
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   int64_t groups = 1;
   bool relu = false, bias = false;
+  /// With `relu`: the activation is min(max(x, 0), reluMax) (ReLU6, a
+  /// Clip with a lower bound of 0) when set.
+  std::optional<float> reluMax;
 
   /// A grouped convolution (groups > 1) runs as a column kernel of whole
   /// groups per row (weft/Kernels/DepthwiseMapping.h), not smeared.
@@ -125,7 +129,7 @@ int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m);
 /// end of the data.
 struct ConvMemoryMap {
   int64_t records = 0, weights = 0, ring = 0, acc = 0, bias = 0, outBuf = 0,
-          end = 0, code = 0;
+          clip = 0, end = 0, code = 0;
   int64_t numRecords = 0;
 };
 ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m);

@@ -15,7 +15,8 @@
 // output row at a time into one of two output buffers: the bias broadcast
 // (or zeros), then per kernel row inside the input and per input channel k
 // of a group one 4-D multiply-accumulate over (groups, channel multiplier,
-// output columns, window columns), then ReLU and the row's send.
+// output columns, window columns), then the ReLU (or ReLU6) and the row's
+// send.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,10 +64,11 @@ int64_t depthwiseProgramInstructions(const ConvShape &s, int64_t rows);
 int64_t predictDepthwiseCycles(const ConvShape &s, int64_t rows);
 
 /// The PE memory map (word addresses): code after the task table, the
-/// records, then weights, line buffer, bias and the two output buffers.
+/// records, then weights, line buffer, bias, the two output buffers and
+/// the clipped ReLU's bound.
 struct DepthwiseMemoryMap {
   int64_t code = 0, records = 0, weights = 0, ring = 0, bias = 0, outBuf = 0,
-          end = 0;
+          clip = 0, end = 0;
   int64_t numRecords = 0;
 };
 DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows);

@@ -14,7 +14,8 @@
 // output row, set one of two output buffers to the bias (or zeros), one
 // 4-D multiply-accumulate per kernel row inside the input and input channel
 // k of a group over (groups, multiplier, output columns, window columns),
-// the ReLU in place, and the row's send on microthread 3.
+// the ReLU (ReLU6: then an fmin against a stride-0 vector of its bound) in
+// place, and the row's send on microthread 3.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +49,7 @@ enum : int32_t {
   kDsrInit = 3, // buffer k = the bias (s0, 4-D) or 0
   kDsrRelu = 5, // buffer k = max(buffer k, 0)
   kDsrSend = 7, // the send of buffer k (microthread 3)
+  kDsrClip = 9, // ReLU6: buffer k = min(buffer k, the bound)
 };
 // XDSRs and stride registers of the 4-D vectors.
 enum : int64_t { kXAcc = 0, kXW = 1, kXWin = 2, kXBias = 3 };
@@ -136,6 +138,11 @@ void Emitter::emitData(int64_t r0, int64_t r1) {
             }
   wv::SegmentOp::create(b, loc, "weights", mm.weights, /*per_pe=*/true,
                         blob("w", {h, 1, lo * kg * s.kh * s.kw}, w));
+  if (s.reluMax)
+    wv::SegmentOp::create(
+        b, loc, "clip_data", mm.clip, /*per_pe=*/false,
+        DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()),
+                               *s.reluMax));
   if (k.bias.empty())
     return;
   std::vector<char> bias;
@@ -174,6 +181,8 @@ void Emitter::emitRecords() {
   dsdAt("in", rec(next++), DsdFields::fabin(s.win * lc, k.inColor));
   if (!k.bias.empty())
     dsdAt("bias", rec(next++), DsdFields::mem4d(mm.bias, kXBias));
+  if (s.reluMax)
+    dsdAt("clip", rec(next++), DsdFields::mem1d(rowLen, mm.clip).withStride(0));
   // The multiply-accumulate's dimensions: (groups, multiplier, output
   // columns, window columns), the same lengths for its three operands.
   // The buffer acc[ow][g Mg + m] repeats over the window columns, a
@@ -223,6 +232,11 @@ void Emitter::emitProgram() {
       dsrLoad(RF::ddsr, kDsrRelu + i, buf);
       dsrLoad(RF::s0dsr, kDsrRelu + i, buf);
     }
+    if (s.reluMax) {
+      dsrLoad(RF::ddsr, kDsrClip + i, buf);
+      dsrLoad(RF::s0dsr, kDsrClip + i, buf);
+      dsrLoad(RF::s1dsr, kDsrClip + i, "clip");
+    }
     dsrLoad(RF::ddsr, kDsrSend + i, ("send" + Twine(i)).str());
     dsrLoad(RF::s0dsr, kDsrSend + i, buf);
   }
@@ -250,6 +264,8 @@ void Emitter::emitProgram() {
         }
       if (s.relu)
         inst(Opcode::FMAX, {dsr(kDsrRelu + i), imm(wt::SmallImm::Zero)});
+      if (s.reluMax)
+        inst(Opcode::FMIN, {dsr(kDsrClip + i), s1(kDsrClip + i)});
       // Launches the send on microthread 3 (it waits for the previous one,
       // so the buffer set next has been sent).
       inst(Opcode::MOV32, {ddsr(kDsrSend + i), s0(kDsrSend + i)});

@@ -154,8 +154,9 @@ static Value buildLayerBody(OpBuilder &b, Location loc, Value x,
       .getResult(0);
 }
 
-/// max(y, 0), elementwise.
-static Value buildRelu(OpBuilder &b, Location loc, Value y) {
+/// max(y, 0), or min(max(y, 0), reluMax), elementwise.
+static Value buildRelu(OpBuilder &b, Location loc, Value y,
+                       std::optional<float> reluMax) {
   auto type = cast<RankedTensorType>(y.getType());
   Value empty =
       tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
@@ -168,6 +169,11 @@ static Value buildRelu(OpBuilder &b, Location loc, Value y) {
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value z = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
                Value r = arith::MaximumFOp::create(nb, l, args[0], z);
+               if (reluMax) {
+                 Value hi = arith::ConstantOp::create(
+                     nb, l, nb.getF32FloatAttr(*reluMax));
+                 r = arith::MinimumFOp::create(nb, l, r, hi);
+               }
                linalg::YieldOp::create(nb, l, r);
              })
       .getResult(0);
@@ -213,7 +219,7 @@ static Value buildGroupedConvBody(OpBuilder &b, Location loc, Value x,
                 .getResult(0);
   y = tensor::CollapseShapeOp::create(b, loc, outType, y,
                                       Re{{0}, {1, 2}, {3}, {4}});
-  return s.relu ? buildRelu(b, loc, y) : y;
+  return s.relu ? buildRelu(b, loc, y, s.reluMax) : y;
 }
 
 /// Builds the body of a convolution kernel on one sample: the zero pad,
@@ -274,7 +280,7 @@ static Value buildConvBody(OpBuilder &b, Location loc, Value x,
             b, loc, TypeRange{outType}, ValueRange{x, w}, ValueRange{init},
             b.getI64TensorAttr({s.sh, s.sw}), b.getI64TensorAttr({s.dh, s.dw}))
             .getResult(0);
-  return s.relu ? buildRelu(b, loc, y) : y;
+  return s.relu ? buildRelu(b, loc, y, s.reluMax) : y;
 }
 
 /// Builds the body of a pooling kernel on one sample in the importer's form:
@@ -1251,7 +1257,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
             b.getDenseI64ArrayAttr({c.sh, c.sw}),
             b.getDenseI64ArrayAttr({c.dh, c.dw}),
             b.getDenseI64ArrayAttr({c.pt, c.pl, c.pb, c.pr}), c.groups, c.relu,
-            weights, bias));
+            c.reluMax ? b.getF32FloatAttr(*c.reluMax) : FloatAttr(), weights,
+            bias));
       } else if (layer.kind == Layer::Pool) {
         const conversion::PoolShape &p = layer.poolLayer.shape;
         scheme = cast<fabric::KernelSchemeAttrInterface>(wf::PoolSchemeAttr::get(

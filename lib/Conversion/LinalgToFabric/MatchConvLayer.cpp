@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A convolution layer in the importer's form: an optional ReLU over a
+// A convolution layer in the importer's form: an optional ReLU (or ReLU6,
+// a Clip from 0) over a
 // linalg.conv_2d_nchw_fchw (or conv_1d_ncw_fcw) with constant weights,
 // whose accumulator is zeros or the bias broadcast over the batch and the
 // pixels, reading the input or a zero tensor.pad of its spatial dimensions
@@ -23,6 +24,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -61,6 +64,69 @@ static bool isRelu(linalg::GenericOp g) {
          (max.getRhs() == x && isZero(max.getLhs()));
 }
 
+/// The value of `v` in `g`'s body when it is a constant: an f32
+/// arith.constant, or the block argument of a splat f32 constant input (the
+/// importer passes Clip's bounds as 0-d tensors).
+static std::optional<float> scalarOf(linalg::GenericOp g, Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto f = dyn_cast<FloatAttr>(c.getValue()); f && f.getType().isF32())
+      return float(f.getValueAsDouble());
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &g.getRegion().front() ||
+      arg.getArgNumber() >= g.getNumDpsInputs())
+    return std::nullopt;
+  auto c = g.getDpsInputs()[arg.getArgNumber()].getDefiningOp<arith::ConstantOp>();
+  auto e = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  if (!e || !e.isSplat() || !e.getElementType().isF32())
+    return std::nullopt;
+  return e.getSplatValue<float>();
+}
+
+/// Whether `g` is min(max(x, 0), hi) (or max(min(x, hi), 0)) of its first
+/// input x with a constant hi > 0: ReLU6, ONNX's Clip from 0 in the
+/// importer's form. Sets `hi`.
+static bool isClippedRelu(linalg::GenericOp g, float &hi) {
+  if (g.getNumDpsInputs() < 1 || g.getNumDpsInits() != 1)
+    return false;
+  for (utils::IteratorType t : g.getIteratorTypesArray())
+    if (t != utils::IteratorType::parallel)
+      return false;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (!maps.front().isIdentity() || !maps.back().isIdentity())
+    return false;
+  Block &b = g.getRegion().front();
+  Value x = b.getArgument(0);
+  // `op` of x and a constant: that constant.
+  auto bound = [&](Operation *op, Value from) -> std::optional<float> {
+    if (!op || op->getBlock() != &b || op->getNumOperands() != 2)
+      return std::nullopt;
+    Value l = op->getOperand(0), r = op->getOperand(1);
+    if (l == from)
+      return scalarOf(g, r);
+    if (r == from)
+      return scalarOf(g, l);
+    return std::nullopt;
+  };
+  Operation *last = b.getTerminator()->getOperand(0).getDefiningOp();
+  std::optional<float> lo, top;
+  if (isa_and_nonnull<arith::MinimumFOp>(last)) {
+    for (Value v : last->getOperands())
+      if (auto max = v.getDefiningOp<arith::MaximumFOp>();
+          max && (lo = bound(max, x)) && (top = bound(last, v)))
+        break;
+  } else if (isa_and_nonnull<arith::MaximumFOp>(last)) {
+    for (Value v : last->getOperands())
+      if (auto min = v.getDefiningOp<arith::MinimumFOp>();
+          min && (top = bound(min, x)) && (lo = bound(last, v)))
+        break;
+  }
+  if (!lo || !top || *lo != 0.0f || std::signbit(*lo) || !(*top > 0.0f) ||
+      std::isinf(*top))
+    return false;
+  hi = *top;
+  return true;
+}
+
 static SmallVector<int64_t> ints(DenseIntElementsAttr a, size_t n) {
   SmallVector<int64_t> v;
   if (a)
@@ -77,8 +143,14 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
   ConvShape s;
   Value v = result;
   SmallVector<Operation *> ops;
+  float hi = 0;
   if (auto g = v.getDefiningOp<linalg::GenericOp>(); g && isRelu(g)) {
     s.relu = true;
+    ops.push_back(g);
+    v = g.getDpsInputs()[0];
+  } else if (g && isClippedRelu(g, hi)) {
+    s.relu = true;
+    s.reluMax = hi;
     ops.push_back(g);
     v = g.getDpsInputs()[0];
   }
