@@ -100,8 +100,8 @@ verifyWindow(function_ref<InFlightDiagnostic()> emitError,
 static weft::conversion::ConvShape
 convShape(int64_t cin, int64_t cout, int64_t hin, int64_t win,
           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads,
-          int64_t groups, bool relu, FloatAttr reluMax, bool bias) {
+          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads, int64_t groups,
+          bool relu, FloatAttr reluMax, bool bias) {
   weft::conversion::ConvShape s;
   s.cin = cin;
   s.cout = cout;
@@ -136,8 +136,7 @@ ConvSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "not a convolution: " << why;
   if (!isF32Of(weights, {cout, s.groupIn(), s.kh, s.kw}))
     return emitError() << "weights must be tensor<" << cout << "x"
-                       << s.groupIn() << "x" << s.kh << "x" << s.kw
-                       << "xf32>"
+                       << s.groupIn() << "x" << s.kh << "x" << s.kw << "xf32>"
                        << (groups > 1 ? " (in_channels / groups inputs)" : "")
                        << ", not " << weights.getType();
   if (bias && !isF32Of(bias, {cout}))
@@ -150,8 +149,8 @@ weft::conversion::ConvShape ConvSchemeAttr::getShape() const {
   return convShape(getInChannels(), getOutChannels(), getInHeight(),
                    getInWidth(), getKernel().asArrayRef(),
                    getStrides().asArrayRef(), getDilations().asArrayRef(),
-                   getPads().asArrayRef(), getGroups(), getRelu(),
-                   getReluMax(), bool(getBias()));
+                   getPads().asArrayRef(), getGroups(), getRelu(), getReluMax(),
+                   bool(getBias()));
 }
 
 int64_t ConvSchemeAttr::getNumStreams() const { return 1; }
@@ -162,9 +161,9 @@ int64_t ConvSchemeAttr::getModelMacs() const { return getShape().modelMacs(); }
 std::string ConvSchemeAttr::getSummary() const {
   weft::conversion::ConvShape s = getShape();
   std::string kind = s.depthwise() ? "depthwise conv"
-                     : s.grouped() ? llvm::formatv("{0}-group conv", s.groups)
-                                         .str()
-                                   : "conv";
+                     : s.grouped()
+                         ? llvm::formatv("{0}-group conv", s.groups).str()
+                         : "conv";
   return llvm::formatv("{0} {1}x{2}x{3} -> {4}x{5}x{6}, {7}x{8}", kind, s.cin,
                        s.hin, s.win, s.cout, s.hout(), s.wout(), s.kh, s.kw)
       .str();

@@ -107,8 +107,7 @@ static LogicalResult placeKernel(Stage &st) {
              << rect->getWidth() << " columns from row " << rect->getY();
     if (c.groups % rows)
       return kernel.emitOpError("is a convolution of ")
-             << c.groups << " groups; its " << rows
-             << " rows must divide them";
+             << c.groups << " groups; its " << rows << " rows must divide them";
     st.depthwise = true;
     st.layer = info->dense;
     st.x = rect->getX();

@@ -475,12 +475,11 @@ std::string describe(const ChainLayer &l) {
   if (l.kind == ChainLayer::Kind::Conv) {
     const ConvShape &c = l.conv;
     return std::string(c.depthwise() ? "depthwise " : "") +
-           (c.grouped() && !c.depthwise()
-                ? std::to_string(c.groups) + "-group "
-                : "") +
-           "conv " + std::to_string(c.cin) + "x" + std::to_string(c.hin) +
-           "x" + std::to_string(c.win) + " -> " + std::to_string(c.cout) +
-           "x" + std::to_string(c.hout()) + "x" + std::to_string(c.wout());
+           (c.grouped() && !c.depthwise() ? std::to_string(c.groups) + "-group "
+                                          : "") +
+           "conv " + std::to_string(c.cin) + "x" + std::to_string(c.hin) + "x" +
+           std::to_string(c.win) + " -> " + std::to_string(c.cout) + "x" +
+           std::to_string(c.hout()) + "x" + std::to_string(c.wout());
   }
   if (l.kind == ChainLayer::Kind::Pool) {
     const PoolShape &p = l.pool;
@@ -508,8 +507,7 @@ std::string whyNothingFits(const NetworkShape &net,
     if (any)
       continue;
     if (layer.kind == ChainLayer::Kind::Conv && layer.conv.grouped()) {
-      std::string why =
-          depthwiseMappingProblem(layer.conv, 1, t.memoryBytes());
+      std::string why = depthwiseMappingProblem(layer.conv, 1, t.memoryBytes());
       return "kernel " + std::to_string(l) + " (" + describe(layer) +
              ") fits no column of at most " + std::to_string(H) + " rows" +
              (why.empty() ? "" : " (on one PE: " + why + ")");

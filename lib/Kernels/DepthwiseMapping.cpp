@@ -129,8 +129,7 @@ std::string depthwiseMappingProblem(const ConvShape &s, int64_t rows,
   if (!s.grouped())
     return "not a grouped convolution";
   if (rows < 1 || s.groups % rows)
-    return "the rows must divide the groups (" + std::to_string(s.groups) +
-           ")";
+    return "the rows must divide the groups (" + std::to_string(s.groups) + ")";
   const int64_t lc = depthwiseLc(s, rows), lo = depthwiseLo(s, rows);
   const int64_t gl = depthwiseGroups(s, rows);
   // The multiply-accumulate's dimensions (groups, multiplier, output

@@ -1079,9 +1079,8 @@ static Chains buildChains(Block &block, Sample s, int64_t maxEntries) {
     };
     if (isa<tensor::PadOp>(op) &&
         llvm::any_of(op.getUsers(), [&](Operation *u) {
-          return isConv(u) ||
-                 (isa<tensor::ExpandShapeOp>(u) &&
-                  llvm::any_of(u->getUsers(), isConv));
+          return isConv(u) || (isa<tensor::ExpandShapeOp>(u) &&
+                               llvm::any_of(u->getUsers(), isConv));
         }))
       continue;
     if (isGlobalPoolSum(op))

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Kernels/ChainPartition.h"
 #include "weft/Kernels/DepthwiseMapping.h"
+#include "weft/Kernels/ChainPartition.h"
 #include "weft/Machine/Target.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-//===- DepthwiseKernel.h - Grouped convolutions to wavelet programs -*- C++ -*-//
+//===- DepthwiseKernel.h - Grouped convolutions to wavelet ops -*- C++ -*-===//
 //
 // Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
 //

@@ -1,4 +1,4 @@
-//===- DepthwiseMapping.h - A grouped convolution's layout and cost -*- C++ -*-//
+//===- DepthwiseMapping.h - A grouped convolution's cost -------*- C++ -*-===//
 //
 // Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
 //

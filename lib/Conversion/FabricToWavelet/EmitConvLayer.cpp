@@ -44,8 +44,8 @@ constexpr int64_t kMainTask = 32;
 // DSR numbers (each a DDSR / S0DSR / S1DSR triple, `dsr n` naming the
 // first two).
 enum : int32_t {
-  kDsrMac = 0,    // d = 4-D accumulator, s0 = a kernel row's weights, s1 = window
-  kDsrRecv = 1,   // d = a line-buffer slot, s0 = the column's input
+  kDsrMac = 0,  // d = 4-D accumulator, s0 = a kernel row's weights, s1 = window
+  kDsrRecv = 1, // d = a line-buffer slot, s0 = the column's input
   kDsrReduce = 2, // partial sums: forward, add and forward, or add
   kDsrBias = 3,   // acc += bias (broadcast over the row's pixels)
   kDsrOut0 = 4,   // the activation into output buffer 0 / 1

@@ -73,9 +73,9 @@ public:
 
   void emitGroup(int64_t r0, int64_t r1, const RouteTable &routes) {
     int64_t h = r1 - r0;
-    std::string sym = (name + "_r" + Twine(r0) +
-                       (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
-                          .str();
+    std::string sym =
+        (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
+            .str();
     Block *body = peOrGroup(sym, k.x, r0, 1, h, name);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(body);
@@ -133,8 +133,8 @@ void Emitter::emitData(int64_t r0, int64_t r1) {
           for (int64_t g = 0; g < gl; ++g)
             for (int64_t m = 0; m < mg; ++m) {
               int64_t o = (r * gl + g) * mg + m;
-              putF32(w, k.weights[size_t(((o * kg + c) * s.kh + i) * s.kw +
-                                         j)]);
+              putF32(w,
+                     k.weights[size_t(((o * kg + c) * s.kh + i) * s.kw + j)]);
             }
   wv::SegmentOp::create(b, loc, "weights", mm.weights, /*per_pe=*/true,
                         blob("w", {h, 1, lo * kg * s.kh * s.kw}, w));
@@ -173,8 +173,7 @@ void Emitter::emitRecords() {
   for (int64_t i = 0; i < 2; ++i) {
     int64_t buf = mm.outBuf + 2 * rowLen * i;
     dsdAt(("acc" + Twine(i)).str(), rec(next++), DsdFields::mem4d(buf, kXAcc));
-    dsdAt(("buf" + Twine(i)).str(), rec(next++),
-          DsdFields::mem1d(rowLen, buf));
+    dsdAt(("buf" + Twine(i)).str(), rec(next++), DsdFields::mem1d(rowLen, buf));
     dsdAt(("send" + Twine(i)).str(), rec(next++),
           DsdFields::fabout(rowLen, k.outColor).withUtid(3));
   }
@@ -189,12 +188,15 @@ void Emitter::emitRecords() {
   // weight block [j][g][m] over the output columns, a window x[w][g Kg + k]
   // over the multiplier.
   SmallVector<int64_t> lens = {gl, s.groupOut(), s.wout(), s.kw};
-  wv::XdsdOp::create(b, loc, "x_acc", uint64_t(rec(next++)), lens,
-                     ArrayRef<int64_t>{kStrideMg, kSelOne, kStrideLo, kSelZero});
-  wv::XdsdOp::create(b, loc, "x_w", uint64_t(rec(next++)), lens,
-                     ArrayRef<int64_t>{kStrideMg, kSelOne, kSelZero, kStrideLo});
-  wv::XdsdOp::create(b, loc, "x_win", uint64_t(rec(next++)), lens,
-                     ArrayRef<int64_t>{kStrideKg, kSelZero, kStrideOw, kStrideJ});
+  wv::XdsdOp::create(
+      b, loc, "x_acc", uint64_t(rec(next++)), lens,
+      ArrayRef<int64_t>{kStrideMg, kSelOne, kStrideLo, kSelZero});
+  wv::XdsdOp::create(
+      b, loc, "x_w", uint64_t(rec(next++)), lens,
+      ArrayRef<int64_t>{kStrideMg, kSelOne, kSelZero, kStrideLo});
+  wv::XdsdOp::create(
+      b, loc, "x_win", uint64_t(rec(next++)), lens,
+      ArrayRef<int64_t>{kStrideKg, kSelZero, kStrideOw, kStrideJ});
   // The bias broadcast over the output columns.
   wv::XdsdOp::create(b, loc, "x_bias", uint64_t(rec(next++)),
                      ArrayRef<int64_t>{lo, s.wout(), 1, 1},

@@ -17,12 +17,12 @@
 #include "weft/Conversion/Passes.h"
 
 #include "WaveletBuilder.h"
-#include "weft/FabricTransforms/Graph.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
-#include "weft/Conversion/JoinKernel.h"
 #include "weft/Conversion/DepthwiseKernel.h"
+#include "weft/Conversion/JoinKernel.h"
 #include "weft/Conversion/PoolKernel.h"
+#include "weft/FabricTransforms/Graph.h"
 
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"

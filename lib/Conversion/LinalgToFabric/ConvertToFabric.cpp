@@ -167,7 +167,8 @@ static Value buildRelu(OpBuilder &b, Location loc, Value y,
              b, loc, TypeRange{type}, ValueRange{y}, ValueRange{empty},
              ArrayRef<AffineMap>{id, id}, iters,
              [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value z = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+               Value z =
+                   arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
                Value r = arith::MaximumFOp::create(nb, l, args[0], z);
                if (reluMax) {
                  Value hi = arith::ConstantOp::create(
@@ -184,8 +185,8 @@ static Value buildRelu(OpBuilder &b, Location loc, Value y,
 /// [1, G, C/G, H, W], linalg.conv_2d_ngchw_gfchw with the weights as
 /// [G, M/G, C/G, kh, kw] into the bias broadcast (or zeros), the result
 /// reshaped back to `outType`, then the ReLU.
-static Value buildGroupedConvBody(OpBuilder &b, Location loc, Value x,
-                                  Value w, RankedTensorType outType,
+static Value buildGroupedConvBody(OpBuilder &b, Location loc, Value x, Value w,
+                                  RankedTensorType outType,
                                   const conversion::ConvShape &s,
                                   ElementsAttr biasAttr) {
   Type f32 = b.getF32Type();
@@ -212,11 +213,11 @@ static Value buildGroupedConvBody(OpBuilder &b, Location loc, Value x,
     init = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{init})
                .getResult(0);
   }
-  Value y = linalg::Conv2DNgchwGfchwOp::create(
-                b, loc, TypeRange{gType}, ValueRange{x, w}, ValueRange{init},
-                b.getI64TensorAttr({s.sh, s.sw}),
-                b.getI64TensorAttr({s.dh, s.dw}))
-                .getResult(0);
+  Value y =
+      linalg::Conv2DNgchwGfchwOp::create(
+          b, loc, TypeRange{gType}, ValueRange{x, w}, ValueRange{init},
+          b.getI64TensorAttr({s.sh, s.sw}), b.getI64TensorAttr({s.dh, s.dw}))
+          .getResult(0);
   y = tensor::CollapseShapeOp::create(b, loc, outType, y,
                                       Re{{0}, {1, 2}, {3}, {4}});
   return s.relu ? buildRelu(b, loc, y, s.reluMax) : y;
@@ -1247,18 +1248,19 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       } else if (layer.kind == Layer::Conv) {
         const conversion::DenseLayer &d = layer.denseLayer;
         const conversion::ConvShape &c = *d.conv;
-        weights = f32Constant(ctx, {c.cout, c.groupIn(), c.kh, c.kw},
-                              d.weights, kernelName + "_weights");
+        weights = f32Constant(ctx, {c.cout, c.groupIn(), c.kh, c.kw}, d.weights,
+                              kernelName + "_weights");
         if (!d.bias.empty())
           bias = f32Constant(ctx, {c.cout}, d.bias, kernelName + "_bias");
-        scheme = cast<fabric::KernelSchemeAttrInterface>(wf::ConvSchemeAttr::get(
-            ctx, c.cin, c.cout, c.hin, c.win,
-            b.getDenseI64ArrayAttr({c.kh, c.kw}),
-            b.getDenseI64ArrayAttr({c.sh, c.sw}),
-            b.getDenseI64ArrayAttr({c.dh, c.dw}),
-            b.getDenseI64ArrayAttr({c.pt, c.pl, c.pb, c.pr}), c.groups, c.relu,
-            c.reluMax ? b.getF32FloatAttr(*c.reluMax) : FloatAttr(), weights,
-            bias));
+        scheme =
+            cast<fabric::KernelSchemeAttrInterface>(wf::ConvSchemeAttr::get(
+                ctx, c.cin, c.cout, c.hin, c.win,
+                b.getDenseI64ArrayAttr({c.kh, c.kw}),
+                b.getDenseI64ArrayAttr({c.sh, c.sw}),
+                b.getDenseI64ArrayAttr({c.dh, c.dw}),
+                b.getDenseI64ArrayAttr({c.pt, c.pl, c.pb, c.pr}), c.groups,
+                c.relu, c.reluMax ? b.getF32FloatAttr(*c.reluMax) : FloatAttr(),
+                weights, bias));
       } else if (layer.kind == Layer::Pool) {
         const conversion::PoolShape &p = layer.poolLayer.shape;
         scheme = cast<fabric::KernelSchemeAttrInterface>(wf::PoolSchemeAttr::get(

@@ -75,7 +75,8 @@ static std::optional<float> scalarOf(linalg::GenericOp g, Value v) {
   if (!arg || arg.getOwner() != &g.getRegion().front() ||
       arg.getArgNumber() >= g.getNumDpsInputs())
     return std::nullopt;
-  auto c = g.getDpsInputs()[arg.getArgNumber()].getDefiningOp<arith::ConstantOp>();
+  auto c =
+      g.getDpsInputs()[arg.getArgNumber()].getDefiningOp<arith::ConstantOp>();
   auto e = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
   if (!e || !e.isSplat() || !e.getElementType().isF32())
     return std::nullopt;
@@ -157,7 +158,8 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
   // A grouped convolution's [N, G, M/G, H, W] result, reshaped back to
   // [N, M, H, W].
   if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
-      collapse && collapse.getSrc().getDefiningOp<linalg::Conv2DNgchwGfchwOp>()) {
+      collapse &&
+      collapse.getSrc().getDefiningOp<linalg::Conv2DNgchwGfchwOp>()) {
     ops.push_back(collapse);
     v = collapse.getSrc();
   }
@@ -259,8 +261,7 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
   int64_t filterIn = f[1];
   if (depthwise) {
     // Filter [C, kh, kw]: one output channel per input channel.
-    s.groups = s.cout = f[0];
-    filterIn = s.cin;
+    s.groups = s.cout = filterIn = f[0];
   } else if (grouped) {
     // Filter [G, M/G, C/G, kh, kw].
     s.groups = f[0];
