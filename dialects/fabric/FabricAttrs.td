@@ -93,12 +93,18 @@ def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
   let summary = "A 2-D convolution: y = relu?(conv(x, W) + b)";
   let description = [{
     One sample of `in_channels` x `in_height` x `in_width` convolved with
-    `weights` (out_channels x in_channels x kh x kw, ONNX's OIHW) under
-    `kernel` = [kh, kw], `strides`, `dilations` (each [h, w]) and `pads`
-    ([top, left, bottom, right]); `bias` the out_channels values of b if the
-    layer has one. A 1-D convolution is one of height 1. Laid out like a
+    `weights` (out_channels x in_channels / groups x kh x kw, ONNX's OIHW)
+    under `kernel` = [kh, kw], `strides`, `dilations` (each [h, w]) and
+    `pads` ([top, left, bottom, right]); `bias` the out_channels values of b
+    if the layer has one; `relu` applies max(y, 0), and with `relu_max`
+    (ReLU6: a Clip from 0) min(max(y, 0), relu_max). With `groups` > 1
+    (ONNX's `group`), output channel
+    o reads only the in_channels / groups input channels of its group
+    o / (out_channels / groups); a depthwise convolution has one group per
+    input channel. A 1-D convolution is one of height 1. Laid out like a
     dense layer, channels smeared over columns, feature-map rows streamed
-    (docs/execution-model.md, "Convolution").
+    (docs/execution-model.md, "Convolution"); a grouped one like a pooling,
+    whole groups per row ("Depthwise convolution").
 
     Example:
     ```mlir
@@ -106,6 +112,11 @@ def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
                  in_width = 16, kernel = [3, 3], strides = [1, 1],
                  dilations = [1, 1], pads = [1, 1, 1, 1], relu = true,
                  weights = dense_resource<c1> : tensor<8x3x3x3xf32>>
+    #fabric.conv<in_channels = 8, out_channels = 16, in_height = 16,
+                 in_width = 16, kernel = [3, 3], strides = [2, 2],
+                 dilations = [1, 1], pads = [1, 1, 1, 1], groups = 8,
+                 relu = true, relu_max = 6.0 : f32,
+                 weights = dense_resource<dw> : tensor<16x1x3x3xf32>>
     ```
   }];
   let parameters = (ins "int64_t":$in_channels, "int64_t":$out_channels,
@@ -114,7 +125,9 @@ def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
                         "::mlir::DenseI64ArrayAttr":$strides,
                         "::mlir::DenseI64ArrayAttr":$dilations,
                         "::mlir::DenseI64ArrayAttr":$pads,
+                        DefaultValuedParameter<"int64_t", "1">:$groups,
                         DefaultValuedParameter<"bool", "false">:$relu,
+                        OptionalParameter<"::mlir::FloatAttr">:$relu_max,
                         "::mlir::ElementsAttr":$weights,
                         OptionalParameter<"::mlir::ElementsAttr">:$bias);
   let extraClassDeclaration = [{

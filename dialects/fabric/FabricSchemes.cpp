@@ -100,15 +100,18 @@ verifyWindow(function_ref<InFlightDiagnostic()> emitError,
 static weft::conversion::ConvShape
 convShape(int64_t cin, int64_t cout, int64_t hin, int64_t win,
           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads, bool relu,
-          bool bias) {
+          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads, int64_t groups,
+          bool relu, FloatAttr reluMax, bool bias) {
   weft::conversion::ConvShape s;
   s.cin = cin;
   s.cout = cout;
   s.hin = hin;
   s.win = win;
   setWindow(s, kernel, strides, dilations, pads);
+  s.groups = groups;
   s.relu = relu;
+  if (reluMax)
+    s.reluMax = float(reluMax.getValueAsDouble());
   s.bias = bias;
   return s;
 }
@@ -118,19 +121,24 @@ ConvSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t cin, int64_t cout, int64_t hin, int64_t win,
                        DenseI64ArrayAttr kernel, DenseI64ArrayAttr strides,
                        DenseI64ArrayAttr dilations, DenseI64ArrayAttr pads,
-                       bool relu, ElementsAttr weights, ElementsAttr bias) {
+                       int64_t groups, bool relu, FloatAttr reluMax,
+                       ElementsAttr weights, ElementsAttr bias) {
   if (failed(verifyWindow(emitError, kernel, strides, dilations, pads)))
     return failure();
+  if (reluMax && !reluMax.getType().isF32())
+    return emitError() << "relu_max must be an f32, not " << reluMax;
   weft::conversion::ConvShape s =
       convShape(cin, cout, hin, win, kernel.asArrayRef(), strides.asArrayRef(),
-                dilations.asArrayRef(), pads.asArrayRef(), relu, bool(bias));
+                dilations.asArrayRef(), pads.asArrayRef(), groups, relu,
+                reluMax, bool(bias));
   std::string why = s.check();
   if (!why.empty())
     return emitError() << "not a convolution: " << why;
-  if (!isF32Of(weights, {cout, cin, s.kh, s.kw}))
-    return emitError() << "weights must be tensor<" << cout << "x" << cin
-                       << "x" << s.kh << "x" << s.kw << "xf32>, not "
-                       << weights.getType();
+  if (!isF32Of(weights, {cout, s.groupIn(), s.kh, s.kw}))
+    return emitError() << "weights must be tensor<" << cout << "x"
+                       << s.groupIn() << "x" << s.kh << "x" << s.kw << "xf32>"
+                       << (groups > 1 ? " (in_channels / groups inputs)" : "")
+                       << ", not " << weights.getType();
   if (bias && !isF32Of(bias, {cout}))
     return emitError() << "bias must be tensor<" << cout << "xf32>, not "
                        << bias.getType();
@@ -141,7 +149,8 @@ weft::conversion::ConvShape ConvSchemeAttr::getShape() const {
   return convShape(getInChannels(), getOutChannels(), getInHeight(),
                    getInWidth(), getKernel().asArrayRef(),
                    getStrides().asArrayRef(), getDilations().asArrayRef(),
-                   getPads().asArrayRef(), getRelu(), bool(getBias()));
+                   getPads().asArrayRef(), getGroups(), getRelu(), getReluMax(),
+                   bool(getBias()));
 }
 
 int64_t ConvSchemeAttr::getNumStreams() const { return 1; }
@@ -151,7 +160,11 @@ int64_t ConvSchemeAttr::getExecutedMacs() const {
 int64_t ConvSchemeAttr::getModelMacs() const { return getShape().modelMacs(); }
 std::string ConvSchemeAttr::getSummary() const {
   weft::conversion::ConvShape s = getShape();
-  return llvm::formatv("conv {0}x{1}x{2} -> {3}x{4}x{5}, {6}x{7}", s.cin,
+  std::string kind = s.depthwise() ? "depthwise conv"
+                     : s.grouped()
+                         ? llvm::formatv("{0}-group conv", s.groups).str()
+                         : "conv";
+  return llvm::formatv("{0} {1}x{2}x{3} -> {4}x{5}x{6}, {7}x{8}", kind, s.cin,
                        s.hin, s.win, s.cout, s.hout(), s.wout(), s.kh, s.kw)
       .str();
 }

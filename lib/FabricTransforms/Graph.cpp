@@ -98,6 +98,29 @@ static LogicalResult placeKernel(Stage &st) {
     st.outN = info->outN;
     return success();
   }
+  if (info->isDepthwise()) {
+    // A column of whole groups per row (docs/execution-model.md,
+    // "Depthwise convolution").
+    const ConvShape &c = info->layer.conv;
+    int64_t rows = rect->getHeight();
+    if (rect->getWidth() != 1 || rect->getY() != 0)
+      return kernel.emitOpError("is a ")
+             << kernel.getScheme().getSummary()
+             << " and must occupy one column from row 0, not "
+             << rect->getWidth() << " columns from row " << rect->getY();
+    if (c.groups % rows)
+      return kernel.emitOpError("is a convolution of ")
+             << c.groups << " groups; its " << rows << " rows must divide them";
+    st.depthwise = true;
+    st.layer = info->dense;
+    st.x = rect->getX();
+    st.width = 1;
+    st.height = rows;
+    st.inRows = st.outRows = rows;
+    st.inN = info->inN;
+    st.outN = info->outN;
+    return success();
+  }
   if (rect->getWidth() != 1 || rect->getY() != 0)
     return kernel.emitOpError("is a ")
            << kernel.getScheme().getSummary()
@@ -293,6 +316,7 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
       std::tie(st.turn, st.turnStream) = it->second;
     st.dense = st.info.isDense();
     st.pool = st.info.isPool();
+    st.depthwise = st.info.isDepthwise();
     if (auto j = dyn_cast<fab::JoinSchemeAttr>(st.kernel.getScheme())) {
       st.join = true;
       st.joinKind = j.getOp();

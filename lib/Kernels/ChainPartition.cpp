@@ -98,6 +98,9 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
   if (l.kind == ChainLayer::Kind::Dense) {
     t.maxS = std::min(l.K, maxH);
     t.maxR = std::min(l.M, maxH);
+  } else if (l.kind == ChainLayer::Kind::Conv && l.conv.grouped()) {
+    // Laid out as a column kernel of whole groups per row.
+    t.maxS = t.maxR = std::min(l.conv.groups, maxH);
   } else if (l.kind == ChainLayer::Kind::Conv) {
     t.maxS = std::min(l.conv.cin, maxH);
     t.maxR = std::min(l.conv.cout, maxH);
@@ -162,6 +165,13 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           continue;
         t.cost[i] = predictPoolCycles(l.pool, r);
         t.memory[i] = poolMemoryPerPE(l.pool, r);
+        continue;
+      }
+      if (l.kind == ChainLayer::Kind::Conv && l.conv.grouped()) {
+        if (r != s || !depthwiseMappingProblem(l.conv, r, memoryBytes).empty())
+          continue;
+        t.cost[i] = predictDepthwiseCycles(l.conv, r);
+        t.memory[i] = depthwiseMemoryPerPE(l.conv, r);
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv) {
@@ -481,9 +491,12 @@ std::string describe(const ChainLayer &l) {
     return "join of two streams of " + std::to_string(l.K) + " elements";
   if (l.kind == ChainLayer::Kind::Conv) {
     const ConvShape &c = l.conv;
-    return "conv " + std::to_string(c.cin) + "x" + std::to_string(c.hin) +
-           "x" + std::to_string(c.win) + " -> " + std::to_string(c.cout) +
-           "x" + std::to_string(c.hout()) + "x" + std::to_string(c.wout());
+    return std::string(c.depthwise() ? "depthwise " : "") +
+           (c.grouped() && !c.depthwise() ? std::to_string(c.groups) + "-group "
+                                          : "") +
+           "conv " + std::to_string(c.cin) + "x" + std::to_string(c.hin) + "x" +
+           std::to_string(c.win) + " -> " + std::to_string(c.cout) + "x" +
+           std::to_string(c.hout()) + "x" + std::to_string(c.wout());
   }
   if (l.kind == ChainLayer::Kind::Pool) {
     const PoolShape &p = l.pool;
@@ -510,6 +523,12 @@ std::string whyNothingFits(const NetworkShape &net,
                     [&](int64_t, int64_t, int64_t, int64_t) { any = true; });
     if (any)
       continue;
+    if (layer.kind == ChainLayer::Kind::Conv && layer.conv.grouped()) {
+      std::string why = depthwiseMappingProblem(layer.conv, 1, t.memoryBytes());
+      return "kernel " + std::to_string(l) + " (" + describe(layer) +
+             ") fits no column of at most " + std::to_string(H) + " rows" +
+             (why.empty() ? "" : " (on one PE: " + why + ")");
+    }
     if (layer.kind == ChainLayer::Kind::Conv) {
       DenseMapping m;
       std::string why = convMappingProblem(layer.conv, m, t.memoryBytes());
@@ -543,8 +562,8 @@ std::string whyNothingFits(const NetworkShape &net,
     if (l.layer.kind == ChainLayer::Kind::Dense)
       weightBytes += l.layer.K * l.layer.M * bytesPerWeight;
     else if (l.layer.kind == ChainLayer::Kind::Conv)
-      weightBytes += l.layer.conv.cin * l.layer.conv.cout * l.layer.conv.kh *
-                     l.layer.conv.kw * 4;
+      weightBytes += l.layer.conv.groupIn() * l.layer.conv.cout *
+                     l.layer.conv.kh * l.layer.conv.kw * 4;
   int64_t usable = int64_t(t.memoryBytes()) - 2 * kDataBase;
   int64_t pes = (weightBytes + usable - 1) / std::max<int64_t>(1, usable);
   return "the network of " + std::to_string(net.layers.size()) +

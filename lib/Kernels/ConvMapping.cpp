@@ -22,6 +22,11 @@ std::string ConvShape::check() const {
     return "strides and dilations must be at least 1";
   if (pt < 0 || pl < 0 || pb < 0 || pr < 0)
     return "pads must not be negative";
+  if (reluMax && (!relu || !(*reluMax > 0)))
+    return "a clipped ReLU needs a positive upper bound";
+  if (groups < 1 || cin % groups || cout % groups)
+    return "the groups (" + std::to_string(groups) +
+           ") must divide the input and output channels";
   if (hout() < 1 || wout() < 1)
     return "the window is larger than the padded input";
   return "";
@@ -40,7 +45,7 @@ int64_t ConvShape::modelMacs() const {
           taps += w >= 0 && w < win;
         }
     }
-  return taps * cin * cout;
+  return taps * groupIn() * cout;
 }
 
 int64_t ConvShape::executedMacs() const {
@@ -50,7 +55,7 @@ int64_t ConvShape::executedMacs() const {
       int64_t h = inputRow(oh, i);
       rows += h >= 0 && h < hin;
     }
-  return rows * wout() * kw * cin * cout;
+  return rows * wout() * kw * groupIn() * cout;
 }
 
 ConvSchedule convSchedule(const ConvShape &s) {
@@ -133,6 +138,8 @@ static ColumnProgram columnProgram(const ConvShape &s, const DenseMapping &m,
       if (s.bias)
         add(1, wt::vectorCycles(wt::Opcode::FADD, rowLen));
       add(2, wt::vectorCycles(wt::Opcode::FMAX, rowLen) + 1);
+      if (s.reluMax)
+        add(1, wt::vectorCycles(wt::Opcode::FMIN, rowLen));
     }
     add(1, wt::vectorCycles(wt::Opcode::MOV32, rowLen));
   }
@@ -172,7 +179,8 @@ ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
   mm.acc = mm.ring + 2 * sch.ringRows * sch.paddedWidth * lk;
   mm.bias = mm.acc + 2 * lm * wo;
   mm.outBuf = mm.bias + 2 * lm;
-  mm.end = mm.outBuf + 2 * 2 * lm * wo;
+  mm.clip = mm.outBuf + 2 * 2 * lm * wo;
+  mm.end = mm.clip + (s.reluMax ? 2 : 0);
   return mm;
 }
 
@@ -184,6 +192,9 @@ std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
                                int64_t memoryBytes) {
   if (m.precision != Precision::FP32)
     return "convolutions run in fp32 only";
+  if (s.grouped())
+    return "a grouped convolution is not smeared: it runs as a column of "
+           "whole groups per row (depthwiseMappingProblem)";
   if (s.cin % m.smear || s.cout % m.rows)
     return "the chunks must divide the channels";
   const int64_t lk = convLk(s, m), lm = convLm(s, m);

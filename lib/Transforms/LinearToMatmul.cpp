@@ -1010,6 +1010,10 @@ static bool isFeatureMap(Value v) {
     Operation *def = u.getDefiningOp();
     if (def && isa<linalg::ConvolutionOpInterface>(def))
       return true;
+    // A grouped convolution's result reshaped back to [N, M, H, W].
+    if (auto c = dyn_cast_or_null<tensor::CollapseShapeOp>(def);
+        c && c.getSrc().getDefiningOp<linalg::ConvolutionOpInterface>())
+      return true;
     auto g = dyn_cast_or_null<linalg::GenericOp>(def);
     if (!g || g.getNumReductionLoops() != 0 ||
         !llvm::all_of(g.getIndexingMapsArray(),
@@ -1068,10 +1072,15 @@ static Chains buildChains(Block &block, Sample s, int64_t maxEntries) {
     if (op.getNumResults() != 1)
       continue;
     // A convolution's zero pad is the convolution's own (the fabric reads
-    // the window around it), not a layer.
+    // the window around it), not a layer; so is a grouped convolution's,
+    // which it reads reshaped to [N, G, C/G, H, W].
+    auto isConv = [](Operation *u) {
+      return isa<linalg::ConvolutionOpInterface>(u);
+    };
     if (isa<tensor::PadOp>(op) &&
-        llvm::any_of(op.getUsers(), [](Operation *u) {
-          return isa<linalg::ConvolutionOpInterface>(u);
+        llvm::any_of(op.getUsers(), [&](Operation *u) {
+          return isConv(u) || (isa<tensor::ExpandShapeOp>(u) &&
+                               llvm::any_of(u->getUsers(), isConv));
         }))
       continue;
     if (isGlobalPoolSum(op))

@@ -127,6 +127,29 @@ TEST(ConvMapping, MappingChecks) {
   EXPECT_LT(predictConvCycles(s, m), predictConvCycles(s, one));
 }
 
+TEST(ConvMapping, ClippedReluCostsOneFminARowAndOneWord) {
+  ConvShape s = shape(8, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1);
+  s.relu = true;
+  DenseMapping m;
+  m.smear = 2;
+  m.rows = 4;
+  int64_t relu = predictConvCycles(s, m), mem = convMemoryPerPE(s, m);
+  s.reluMax = 6.0f;
+  EXPECT_EQ(s.check(), "");
+  // The last column's closeout: an fmin of the row (Lm x wout = 4 x 8).
+  EXPECT_EQ(predictConvCycles(s, m), relu + 8 * (1 + 4 * 8));
+  // The bound's word after the output buffers (and the longer code).
+  ConvMemoryMap mm = convMemoryMap(s, m);
+  EXPECT_EQ(mm.end - mm.clip, 2);
+  EXPECT_GT(convMemoryPerPE(s, m), mem + 4);
+  // A bound needs the ReLU and must be positive.
+  s.reluMax = 0.0f;
+  EXPECT_NE(s.check(), "");
+  s.reluMax = 6.0f;
+  s.relu = false;
+  EXPECT_NE(s.check(), "");
+}
+
 TEST(ConvMapping, PartitionerKeepsFeatureMapChannelsWhole) {
   // conv 6 -> 12 then conv 12 -> 4: the stream between them carries 12
   // channels, so its rows must divide 12; the host input's rows divide 6.

@@ -64,9 +64,12 @@ mlir::FailureOr<DenseLayer> matchDenseLayer(mlir::Value result,
 /// over a linalg.conv_2d_nchw_fchw or conv_1d_ncw_fcw with constant
 /// weights, whose accumulator is zeros or a constant bias per output
 /// channel, reading its input through an optional zero tensor.pad of the
-/// spatial dimensions. The DenseLayer has `conv` set, K and M its input and
-/// output elements per sample, `batch` the input's first dimension. Fails
-/// with a sentence in `why` otherwise.
+/// spatial dimensions; or a grouped one (`conv->groups` > 1, weights OIHW
+/// with I = cin / groups): linalg.depthwise_conv_2d_nchw_chw, or
+/// linalg.conv_2d_ngchw_gfchw on the input expanded to [N, G, C/G, H, W]
+/// with its result collapsed back to [N, M, H, W]. The DenseLayer has `conv`
+/// set, K and M its input and output elements per sample, `batch` the input's
+/// first dimension. Fails with a sentence in `why` otherwise.
 mlir::FailureOr<DenseLayer> matchConvLayer(mlir::Value result,
                                            std::string &why);
 

@@ -54,8 +54,8 @@ struct Stage {
   /// it, and the stream from it to the kernel.
   fabric::RedistributeOp turn;
   fabric::StreamOp turnStream;
-  bool dense = false, join = false, pool = false;
-  DenseLayer layer;    // dense
+  bool dense = false, join = false, pool = false, depthwise = false;
+  DenseLayer layer;    // dense and depthwise (a grouped convolution)
   DenseMapping m;      // dense
   ColumnKernel column; // column kernels (colors unset)
   fabric::JoinKind joinKind = fabric::JoinKind::add; // join

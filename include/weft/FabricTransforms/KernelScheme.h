@@ -60,6 +60,11 @@ struct KernelInfo {
   JoinKernel join;
   /// Pools: the geometry (also in `layer.pool`).
   bool isPool() const { return layer.kind == ChainLayer::Kind::Pool; }
+  /// Grouped (depthwise) convolutions: laid out like a pooling, whole
+  /// groups per row (the geometry in `layer.conv`, the weights in `dense`).
+  bool isDepthwise() const {
+    return layer.kind == ChainLayer::Kind::Conv && layer.conv.grouped();
+  }
   /// Laid out as a dense layer: a dense layer or a convolution (S columns
   /// of input chunks by R rows of output chunks).
   bool isDense() const { return layer.smeared(); }

@@ -23,6 +23,7 @@
 #include "weft/Kernels/ColumnKernel.h"
 #include "weft/Kernels/ConvMapping.h"
 #include "weft/Kernels/DenseMapping.h"
+#include "weft/Kernels/DepthwiseMapping.h"
 #include "weft/Kernels/PoolMapping.h"
 #include "weft/Machine/Target.h"
 
@@ -38,8 +39,11 @@ struct ChainLayer {
   enum class Kind { Dense, Column, Join, Conv, Pool };
   Kind kind = Kind::Dense;
   /// Dense layers and convolutions are smeared: S columns of input chunks
-  /// by R rows of output chunks (docs/execution-model.md).
-  bool smeared() const { return kind == Kind::Dense || kind == Kind::Conv; }
+  /// by R rows of output chunks (docs/execution-model.md); a grouped
+  /// (depthwise) convolution is laid out like a pooling instead.
+  bool smeared() const {
+    return kind == Kind::Dense || (kind == Kind::Conv && !conv.grouped());
+  }
   /// Conv: its geometry (K and M are its input and output elements).
   ConvShape conv;
   /// Pool: its geometry (K and M its input and output elements; laid out

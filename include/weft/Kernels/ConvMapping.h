@@ -24,6 +24,7 @@
 #include "weft/Machine/Target.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,12 +32,27 @@ namespace weft::conversion {
 
 /// The geometry of a convolution of one sample: `cin` x `hin` x `win`
 /// input, `cout` output channels, a `kh` x `kw` window with strides,
-/// dilations and pads (top, left, bottom, right), groups = 1.
+/// dilations and pads (top, left, bottom, right), and `groups`: input
+/// channels [g cin/groups, (g + 1) cin/groups) feed only output channels
+/// [g cout/groups, (g + 1) cout/groups) (ONNX's Conv `group`).
 struct ConvShape {
   int64_t cin = 1, hin = 1, win = 1, cout = 1, kh = 1, kw = 1;
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  int64_t groups = 1;
   bool relu = false, bias = false;
+  /// With `relu`: the activation is min(max(x, 0), reluMax) (ReLU6, a
+  /// Clip with a lower bound of 0) when set.
+  std::optional<float> reluMax;
+
+  /// A grouped convolution (groups > 1) runs as a column kernel of whole
+  /// groups per row (weft/Kernels/DepthwiseMapping.h), not smeared.
+  bool grouped() const { return groups > 1; }
+  /// One group per input channel: cout = multiplier() x cin.
+  bool depthwise() const { return groups > 1 && groups == cin; }
+  /// Input and output channels per group.
+  int64_t groupIn() const { return cin / groups; }
+  int64_t groupOut() const { return cout / groups; }
 
   int64_t hout() const { return (hin + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t wout() const { return (win + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
@@ -48,7 +64,8 @@ struct ConvShape {
   }
   /// Multiply-accumulates per sample the model asks for (taps on pads
   /// excluded), and those the fabric executes (whole window rows inside
-  /// the input, pad columns included).
+  /// the input, pad columns included); an output channel reads the
+  /// cin / groups input channels of its group.
   int64_t modelMacs() const;
   int64_t executedMacs() const;
   /// An empty string when the shape is valid, else a sentence.
@@ -112,7 +129,7 @@ int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m);
 /// end of the data.
 struct ConvMemoryMap {
   int64_t records = 0, weights = 0, ring = 0, acc = 0, bias = 0, outBuf = 0,
-          end = 0, code = 0;
+          clip = 0, end = 0, code = 0;
   int64_t numRecords = 0;
 };
 ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m);

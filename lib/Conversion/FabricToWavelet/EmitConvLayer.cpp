@@ -12,7 +12,8 @@
 // into its line-buffer slot; for an output row, one 4-D multiply-accumulate
 // per kernel row over (output channels, output columns, window columns,
 // input channels), then the row's partial sums east, the last column adding
-// bias and activation and sending the row on a microthread.
+// bias and activation (ReLU, or ReLU6: an fmin against a stride-0 vector of
+// its bound) and sending the row on a microthread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,14 +44,15 @@ constexpr int64_t kMainTask = 32;
 // DSR numbers (each a DDSR / S0DSR / S1DSR triple, `dsr n` naming the
 // first two).
 enum : int32_t {
-  kDsrMac = 0,    // d = 4-D accumulator, s0 = a kernel row's weights, s1 = window
-  kDsrRecv = 1,   // d = a line-buffer slot, s0 = the column's input
+  kDsrMac = 0,  // d = 4-D accumulator, s0 = a kernel row's weights, s1 = window
+  kDsrRecv = 1, // d = a line-buffer slot, s0 = the column's input
   kDsrReduce = 2, // partial sums: forward, add and forward, or add
   kDsrBias = 3,   // acc += bias (broadcast over the row's pixels)
   kDsrOut0 = 4,   // the activation into output buffer 0 / 1
   kDsrSend0 = 6,  // the send of output buffer 0 / 1 (microthread 3)
   kDsrClear = 8,  // acc = 0
   kDsrCopy = 9,   // the diagonal: column <- input chunk
+  kDsrClip0 = 10, // ReLU6: output buffer 0 / 1 = min(it, the bound)
 };
 // XDSRs and stride registers of the 4-D vectors.
 enum : int64_t { kXAcc = 0, kXW = 1, kXWin = 2, kXBias = 3 };
@@ -165,6 +167,11 @@ void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1) {
     wv::SegmentOp::create(b, loc, "bias_data", mm.bias, /*per_pe=*/true,
                           blob("b", {h, 1, lm}, b.getF32Type(), bias));
   }
+  if (c == m.smear - 1 && s.reluMax)
+    wv::SegmentOp::create(
+        b, loc, "clip_data", mm.clip, /*per_pe=*/false,
+        DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()),
+                               *s.reluMax));
 }
 
 void Emitter::emitRecords(int64_t c, bool diagonal) {
@@ -201,6 +208,8 @@ void Emitter::emitRecords(int64_t c, bool diagonal) {
       dsdAt(("send" + Twine(k)).str(), rec(next++),
             DsdFields::fabout(row, pout).withUtid(3));
     }
+    if (s.reluMax)
+      dsdAt("clip", rec(next++), DsdFields::mem1d(row, mm.clip).withStride(0));
   }
   if (diagonal) {
     dsdAt("copy_in", rec(next++), DsdFields::fabin(s.win * lk, colors.in));
@@ -268,6 +277,11 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
       dsrLoad(RF::s0dsr, kDsrOut0 + k, "acc");
       dsrLoad(RF::ddsr, kDsrSend0 + k, ("send" + Twine(k)).str());
       dsrLoad(RF::s0dsr, kDsrSend0 + k, buf);
+      if (s.reluMax) {
+        dsrLoad(RF::ddsr, kDsrClip0 + k, buf);
+        dsrLoad(RF::s0dsr, kDsrClip0 + k, buf);
+        dsrLoad(RF::s1dsr, kDsrClip0 + k, "clip");
+      }
     }
   }
   dsrLoad(RF::ddsr, kDsrClear, "acc");
@@ -309,6 +323,8 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
           inst(Opcode::FMAX, {dsr(kDsrOut0 + k), imm(wt::SmallImm::Zero)});
         else
           inst(Opcode::MOV32, {ddsr(kDsrOut0 + k), s0(kDsrOut0 + k)});
+        if (s.reluMax)
+          inst(Opcode::FMIN, {dsr(kDsrClip0 + k), s1(kDsrClip0 + k)});
         // Launches the send on microthread 3 (it waits for the previous
         // one, so the buffer written next has been sent).
         inst(Opcode::MOV32, {ddsr(kDsrSend0 + k), s0(kDsrSend0 + k)});

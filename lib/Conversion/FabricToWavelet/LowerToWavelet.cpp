@@ -17,11 +17,12 @@
 #include "weft/Conversion/Passes.h"
 
 #include "WaveletBuilder.h"
-#include "weft/FabricTransforms/Graph.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/DepthwiseKernel.h"
 #include "weft/Conversion/JoinKernel.h"
 #include "weft/Conversion/PoolKernel.h"
+#include "weft/FabricTransforms/Graph.h"
 
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
@@ -292,6 +293,17 @@ struct LowerFabricToWaveletPass
         k.inColor = streamColor(s.inputs[0]);
         k.outColor = cout;
         if (failed(emitPoolKernel(b, s.kernel.getLoc(), k, name, table)))
+          return failure();
+      } else if (s.depthwise) {
+        DepthwiseKernel k;
+        k.shape = *s.layer.conv;
+        k.weights = s.layer.weights;
+        k.bias = s.layer.bias;
+        k.x = s.x;
+        k.rows = s.height;
+        k.inColor = streamColor(s.inputs[0]);
+        k.outColor = cout;
+        if (failed(emitDepthwiseKernel(b, s.kernel.getLoc(), k, name, table)))
           return failure();
       } else if (s.join) {
         JoinKernel k = s.info.join;

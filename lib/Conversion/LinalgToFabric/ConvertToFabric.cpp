@@ -89,6 +89,7 @@ static bool isFabricOp(Operation *op) {
   return isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp,
              linalg::BroadcastOp, linalg::MatmulOp, linalg::GenericOp,
              linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp,
+             linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp,
              linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp,
              linalg::PoolingNcwMaxOp, linalg::PoolingNcwSumOp, tensor::PadOp,
              tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp,
@@ -153,6 +154,75 @@ static Value buildLayerBody(OpBuilder &b, Location loc, Value x,
       .getResult(0);
 }
 
+/// max(y, 0), or min(max(y, 0), reluMax), elementwise.
+static Value buildRelu(OpBuilder &b, Location loc, Value y,
+                       std::optional<float> reluMax) {
+  auto type = cast<RankedTensorType>(y.getType());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  unsigned rank = unsigned(type.getRank());
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{y}, ValueRange{empty},
+             ArrayRef<AffineMap>{id, id}, iters,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value z =
+                   arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+               Value r = arith::MaximumFOp::create(nb, l, args[0], z);
+               if (reluMax) {
+                 Value hi = arith::ConstantOp::create(
+                     nb, l, nb.getF32FloatAttr(*reluMax));
+                 r = arith::MinimumFOp::create(nb, l, r, hi);
+               }
+               linalg::YieldOp::create(nb, l, r);
+             })
+      .getResult(0);
+}
+
+/// The grouped convolution of the padded sample `x` with the OIHW weights
+/// `w` (I = cin / groups) in the importer's general form: x reshaped to
+/// [1, G, C/G, H, W], linalg.conv_2d_ngchw_gfchw with the weights as
+/// [G, M/G, C/G, kh, kw] into the bias broadcast (or zeros), the result
+/// reshaped back to `outType`, then the ReLU.
+static Value buildGroupedConvBody(OpBuilder &b, Location loc, Value x, Value w,
+                                  RankedTensorType outType,
+                                  const conversion::ConvShape &s,
+                                  ElementsAttr biasAttr) {
+  Type f32 = b.getF32Type();
+  int64_t g = s.groups, cg = s.groupIn(), mg = s.groupOut();
+  ArrayRef<int64_t> xs = cast<RankedTensorType>(x.getType()).getShape();
+  using Re = SmallVector<ReassociationIndices>;
+  x = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({1, g, cg, xs[2], xs[3]}, f32), x,
+      Re{{0}, {1, 2}, {3}, {4}});
+  w = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({g, mg, cg, s.kh, s.kw}, f32), w,
+      Re{{0, 1}, {2}, {3}, {4}});
+  auto gType = RankedTensorType::get({1, g, mg, s.hout(), s.wout()}, f32);
+  Value init = tensor::EmptyOp::create(b, loc, gType.getShape(), f32);
+  if (biasAttr) {
+    Value bias = arith::ConstantOp::create(b, loc, biasAttr);
+    bias = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({g, mg}, f32), bias, Re{{0, 1}});
+    init = linalg::BroadcastOp::create(b, loc, bias, init,
+                                       ArrayRef<int64_t>{0, 3, 4})
+               .getResult()[0];
+  } else {
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    init = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{init})
+               .getResult(0);
+  }
+  Value y =
+      linalg::Conv2DNgchwGfchwOp::create(
+          b, loc, TypeRange{gType}, ValueRange{x, w}, ValueRange{init},
+          b.getI64TensorAttr({s.sh, s.sw}), b.getI64TensorAttr({s.dh, s.dw}))
+          .getResult(0);
+  y = tensor::CollapseShapeOp::create(b, loc, outType, y,
+                                      Re{{0}, {1, 2}, {3}, {4}});
+  return s.relu ? buildRelu(b, loc, y, s.reluMax) : y;
+}
+
 /// Builds the body of a convolution kernel on one sample: the zero pad,
 /// linalg.conv_2d_nchw_fchw (or conv_1d_ncw_fcw for a 3-D input) into the
 /// bias broadcast (or zeros), and the ReLU, from the scheme's constants.
@@ -187,6 +257,8 @@ static Value buildConvBody(OpBuilder &b, Location loc, Value x,
     w = tensor::CollapseShapeOp::create(
         b, loc, RankedTensorType::get({s.cout, s.cin, s.kw}, f32), w,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  if (s.grouped())
+    return buildGroupedConvBody(b, loc, x, w, outType, s, biasAttr);
   Value init = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
   if (biasAttr) {
     Value bias = arith::ConstantOp::create(b, loc, biasAttr);
@@ -209,21 +281,7 @@ static Value buildConvBody(OpBuilder &b, Location loc, Value x,
             b, loc, TypeRange{outType}, ValueRange{x, w}, ValueRange{init},
             b.getI64TensorAttr({s.sh, s.sw}), b.getI64TensorAttr({s.dh, s.dw}))
             .getResult(0);
-  if (!s.relu)
-    return y;
-  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
-  unsigned rank = unsigned(outType.getRank());
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{outType}, ValueRange{y}, ValueRange{empty},
-             ArrayRef<AffineMap>{id, id}, iters,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value z = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
-               Value r = arith::MaximumFOp::create(nb, l, args[0], z);
-               linalg::YieldOp::create(nb, l, r);
-             })
-      .getResult(0);
+  return s.relu ? buildRelu(b, loc, y, s.reluMax) : y;
 }
 
 /// Builds the body of a pooling kernel on one sample in the importer's form:
@@ -670,6 +728,11 @@ public:
       if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
                tensor::ReshapeOp>(def))
         break;
+      // (A grouped convolution's result reshaped back to [N, M, H, W] is
+      // the convolution's: matchConvLayer takes the reshape.)
+      if (isa<tensor::CollapseShapeOp>(def) &&
+          def->getOperand(0).getDefiningOp<linalg::Conv2DNgchwGfchwOp>())
+        break;
       auto from = cast<RankedTensorType>(def->getOperand(0).getType());
       auto to = cast<RankedTensorType>(v.getType());
       bool keepsSamples =
@@ -756,7 +819,9 @@ private:
     }
     if (isa_and_nonnull<linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp,
                         linalg::Conv2DNgchwGfchwOp, linalg::Conv2DNgchwFgchwOp,
-                        linalg::DepthwiseConv2DNchwChwOp>(def))
+                        linalg::DepthwiseConv2DNchwChwOp>(def) ||
+        (isa_and_nonnull<tensor::CollapseShapeOp>(def) &&
+         def->getOperand(0).getDefiningOp<linalg::Conv2DNgchwGfchwOp>()))
       return def->emitError() << describeOp(def)
                               << ": not a convolution the fabric supports: "
                               << convWhy;
@@ -1183,17 +1248,19 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       } else if (layer.kind == Layer::Conv) {
         const conversion::DenseLayer &d = layer.denseLayer;
         const conversion::ConvShape &c = *d.conv;
-        weights = f32Constant(ctx, {c.cout, c.cin, c.kh, c.kw}, d.weights,
+        weights = f32Constant(ctx, {c.cout, c.groupIn(), c.kh, c.kw}, d.weights,
                               kernelName + "_weights");
         if (!d.bias.empty())
           bias = f32Constant(ctx, {c.cout}, d.bias, kernelName + "_bias");
-        scheme = cast<fabric::KernelSchemeAttrInterface>(wf::ConvSchemeAttr::get(
-            ctx, c.cin, c.cout, c.hin, c.win,
-            b.getDenseI64ArrayAttr({c.kh, c.kw}),
-            b.getDenseI64ArrayAttr({c.sh, c.sw}),
-            b.getDenseI64ArrayAttr({c.dh, c.dw}),
-            b.getDenseI64ArrayAttr({c.pt, c.pl, c.pb, c.pr}), c.relu, weights,
-            bias));
+        scheme =
+            cast<fabric::KernelSchemeAttrInterface>(wf::ConvSchemeAttr::get(
+                ctx, c.cin, c.cout, c.hin, c.win,
+                b.getDenseI64ArrayAttr({c.kh, c.kw}),
+                b.getDenseI64ArrayAttr({c.sh, c.sw}),
+                b.getDenseI64ArrayAttr({c.dh, c.dw}),
+                b.getDenseI64ArrayAttr({c.pt, c.pl, c.pb, c.pr}), c.groups,
+                c.relu, c.reluMax ? b.getF32FloatAttr(*c.reluMax) : FloatAttr(),
+                weights, bias));
       } else if (layer.kind == Layer::Pool) {
         const conversion::PoolShape &p = layer.poolLayer.shape;
         scheme = cast<fabric::KernelSchemeAttrInterface>(wf::PoolSchemeAttr::get(

@@ -4,11 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A convolution layer in the importer's form: an optional ReLU over a
+// A convolution layer in the importer's form: an optional ReLU (or ReLU6,
+// a Clip from 0) over a
 // linalg.conv_2d_nchw_fchw (or conv_1d_ncw_fcw) with constant weights,
 // whose accumulator is zeros or the bias broadcast over the batch and the
 // pixels, reading the input or a zero tensor.pad of its spatial dimensions
-// (the ONNX Conv's pads).
+// (the ONNX Conv's pads). Grouped convolutions (lib/Import/ImportNN.cpp):
+// a depthwise one as linalg.depthwise_conv_2d_nchw_chw, any other as
+// linalg.conv_2d_ngchw_gfchw between the reshapes of the input to
+// [N, G, C/G, H, W] and of the result back to [N, M, H, W].
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +24,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -58,6 +64,70 @@ static bool isRelu(linalg::GenericOp g) {
          (max.getRhs() == x && isZero(max.getLhs()));
 }
 
+/// The value of `v` in `g`'s body when it is a constant: an f32
+/// arith.constant, or the block argument of a splat f32 constant input (the
+/// importer passes Clip's bounds as 0-d tensors).
+static std::optional<float> scalarOf(linalg::GenericOp g, Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto f = dyn_cast<FloatAttr>(c.getValue()); f && f.getType().isF32())
+      return float(f.getValueAsDouble());
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &g.getRegion().front() ||
+      arg.getArgNumber() >= g.getNumDpsInputs())
+    return std::nullopt;
+  auto c =
+      g.getDpsInputs()[arg.getArgNumber()].getDefiningOp<arith::ConstantOp>();
+  auto e = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  if (!e || !e.isSplat() || !e.getElementType().isF32())
+    return std::nullopt;
+  return e.getSplatValue<float>();
+}
+
+/// Whether `g` is min(max(x, 0), hi) (or max(min(x, hi), 0)) of its first
+/// input x with a constant hi > 0: ReLU6, ONNX's Clip from 0 in the
+/// importer's form. Sets `hi`.
+static bool isClippedRelu(linalg::GenericOp g, float &hi) {
+  if (g.getNumDpsInputs() < 1 || g.getNumDpsInits() != 1)
+    return false;
+  for (utils::IteratorType t : g.getIteratorTypesArray())
+    if (t != utils::IteratorType::parallel)
+      return false;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (!maps.front().isIdentity() || !maps.back().isIdentity())
+    return false;
+  Block &b = g.getRegion().front();
+  Value x = b.getArgument(0);
+  // `op` of x and a constant: that constant.
+  auto bound = [&](Operation *op, Value from) -> std::optional<float> {
+    if (!op || op->getBlock() != &b || op->getNumOperands() != 2)
+      return std::nullopt;
+    Value l = op->getOperand(0), r = op->getOperand(1);
+    if (l == from)
+      return scalarOf(g, r);
+    if (r == from)
+      return scalarOf(g, l);
+    return std::nullopt;
+  };
+  Operation *last = b.getTerminator()->getOperand(0).getDefiningOp();
+  std::optional<float> lo, top;
+  if (isa_and_nonnull<arith::MinimumFOp>(last)) {
+    for (Value v : last->getOperands())
+      if (auto max = v.getDefiningOp<arith::MaximumFOp>();
+          max && (lo = bound(max, x)) && (top = bound(last, v)))
+        break;
+  } else if (isa_and_nonnull<arith::MaximumFOp>(last)) {
+    for (Value v : last->getOperands())
+      if (auto min = v.getDefiningOp<arith::MinimumFOp>();
+          min && (top = bound(min, x)) && (lo = bound(last, v)))
+        break;
+  }
+  if (!lo || !top || *lo != 0.0f || std::signbit(*lo) || !(*top > 0.0f) ||
+      std::isinf(*top))
+    return false;
+  hi = *top;
+  return true;
+}
+
 static SmallVector<int64_t> ints(DenseIntElementsAttr a, size_t n) {
   SmallVector<int64_t> v;
   if (a)
@@ -74,19 +144,35 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
   ConvShape s;
   Value v = result;
   SmallVector<Operation *> ops;
+  float hi = 0;
   if (auto g = v.getDefiningOp<linalg::GenericOp>(); g && isRelu(g)) {
     s.relu = true;
     ops.push_back(g);
     v = g.getDpsInputs()[0];
+  } else if (g && isClippedRelu(g, hi)) {
+    s.relu = true;
+    s.reluMax = hi;
+    ops.push_back(g);
+    v = g.getDpsInputs()[0];
+  }
+  // A grouped convolution's [N, G, M/G, H, W] result, reshaped back to
+  // [N, M, H, W].
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+      collapse &&
+      collapse.getSrc().getDefiningOp<linalg::Conv2DNgchwGfchwOp>()) {
+    ops.push_back(collapse);
+    v = collapse.getSrc();
   }
   Operation *conv = v.getDefiningOp();
   bool is1d = isa_and_nonnull<linalg::Conv1DNcwFcwOp>(conv);
-  if (!isa_and_nonnull<linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp>(
-          conv)) {
-    if (isa_and_nonnull<linalg::Conv2DNgchwGfchwOp, linalg::Conv2DNgchwFgchwOp,
-                        linalg::DepthwiseConv2DNchwChwOp>(conv))
-      why = "grouped and depthwise convolutions are not supported on the "
-            "fabric yet";
+  bool depthwise = isa_and_nonnull<linalg::DepthwiseConv2DNchwChwOp>(conv);
+  bool grouped = isa_and_nonnull<linalg::Conv2DNgchwGfchwOp>(conv);
+  if (!isa_and_nonnull<linalg::Conv2DNchwFchwOp, linalg::Conv1DNcwFcwOp,
+                       linalg::DepthwiseConv2DNchwChwOp,
+                       linalg::Conv2DNgchwGfchwOp>(conv)) {
+    if (isa_and_nonnull<linalg::Conv2DNgchwFgchwOp>(conv))
+      why = "grouped convolutions with the filter's groups second "
+            "(conv_2d_ngchw_fgchw) are not supported on the fabric yet";
     else
       why = "not a convolution";
     return failure();
@@ -95,9 +181,27 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
   ops.insert(ops.begin(), conv);
   Value in = named.getDpsInputs()[0], filter = named.getDpsInputs()[1],
         init = named.getDpsInits()[0];
-  auto inType = cast<RankedTensorType>(in.getType());
   auto fType = cast<RankedTensorType>(filter.getType());
   auto outType = cast<RankedTensorType>(init.getType());
+  // A grouped convolution reads its (padded) input reshaped to
+  // [N, G, C/G, H, W] (an expand_shape keeps the row-major order, whatever
+  // dimension it groups a unit C/G with).
+  if (grouped) {
+    auto expand = in.getDefiningOp<tensor::ExpandShapeOp>();
+    auto from = expand ? cast<RankedTensorType>(expand.getSrc().getType())
+                       : RankedTensorType();
+    ArrayRef<int64_t> to = cast<RankedTensorType>(in.getType()).getShape();
+    if (!from || from.getRank() != 4 || !from.hasStaticShape() ||
+        from.getDimSize(0) != to[0] || from.getDimSize(1) != to[1] * to[2] ||
+        from.getDimSize(2) != to[3] || from.getDimSize(3) != to[4]) {
+      why = "its input is not a feature map [N, C, H, W] reshaped to "
+            "[N, G, C/G, H, W]";
+      return failure();
+    }
+    ops.insert(ops.begin(), expand);
+    in = expand.getSrc();
+  }
+  auto inType = cast<RankedTensorType>(in.getType());
   if (!inType.hasStaticShape() || !fType.hasStaticShape() ||
       !outType.hasStaticShape() || !inType.getElementType().isF32()) {
     why = "its tensors are not static f32";
@@ -109,6 +213,14 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
     auto c = cast<linalg::Conv1DNcwFcwOp>(conv);
     strides = ints(c.getStrides(), 1);
     dilations = ints(c.getDilations(), 1);
+  } else if (depthwise) {
+    auto c = cast<linalg::DepthwiseConv2DNchwChwOp>(conv);
+    strides = ints(c.getStrides(), 2);
+    dilations = ints(c.getDilations(), 2);
+  } else if (grouped) {
+    auto c = cast<linalg::Conv2DNgchwGfchwOp>(conv);
+    strides = ints(c.getStrides(), 2);
+    dilations = ints(c.getDilations(), 2);
   } else {
     auto c = cast<linalg::Conv2DNchwFchwOp>(conv);
     strides = ints(c.getStrides(), 2);
@@ -144,10 +256,21 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
   s.cin = x[1];
   s.hin = is1d ? 1 : x[2];
   s.win = x.back();
-  s.cout = f[0];
-  s.kh = is1d ? 1 : f[2];
   s.kw = f.back();
-  if (f[1] != s.cin) {
+  s.kh = is1d ? 1 : f[f.size() - 2];
+  int64_t filterIn = f[1];
+  if (depthwise) {
+    // Filter [C, kh, kw]: one output channel per input channel.
+    s.groups = s.cout = filterIn = f[0];
+  } else if (grouped) {
+    // Filter [G, M/G, C/G, kh, kw].
+    s.groups = f[0];
+    s.cout = f[0] * f[1];
+    filterIn = f[0] * f[2];
+  } else {
+    s.cout = f[0];
+  }
+  if (filterIn != s.cin) {
     why = "its filter's input channels differ from its input's";
     return failure();
   }
@@ -161,11 +284,15 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
     return failure();
   }
   ArrayRef<int64_t> y = outType.getShape();
-  if (y[1] != s.cout || (!is1d && y[2] != s.hout()) || y.back() != s.wout()) {
+  int64_t yChannels = grouped ? y[1] * y[2] : y[1];
+  if (yChannels != s.cout || (!is1d && y[y.size() - 2] != s.hout()) ||
+      y.back() != s.wout()) {
     why = "its result shape does not follow from its input and window";
     return failure();
   }
-  // Weights (OIHW; a 1-D filter is OIW = OI1W).
+  // Weights (OIHW with I = C/G; a 1-D filter is OIW = OI1W; a depthwise
+  // filter [C, kh, kw] and a grouped one [G, M/G, C/G, kh, kw] are OIHW in
+  // that order).
   FailureOr<SmallVector<float>> w = constantOf(filter, why);
   if (failed(w))
     return failure();

@@ -425,3 +425,44 @@ fabric.program @join_fifo_both attributes {target = #weft.target<4x4>} {
     fabric.yield %a : tensor<4xf32>
   }
 }
+
+// -----
+
+fabric.program @conv_groups attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{not a convolution: the groups (3) must divide the input and output channels}}
+  fabric.kernel @k : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], groups = 3, weights = dense<1.0> : tensor<4x1x1x1xf32>> {
+  ^bb0(%a: tensor<1x4x4x4xf32>):
+    fabric.yield %a : tensor<1x4x4x4xf32>
+  }
+}
+
+// -----
+
+fabric.program @conv_group_weights attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{weights must be tensor<8x1x3x3xf32> (in_channels / groups inputs), not 'tensor<8x4x3x3xf32>'}}
+  fabric.kernel @k : (tensor<1x4x4x4xf32>) -> tensor<1x8x2x2xf32> scheme #fabric.conv<in_channels = 4, out_channels = 8, in_height = 4, in_width = 4, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], groups = 4, weights = dense<1.0> : tensor<8x4x3x3xf32>> {
+  ^bb0(%a: tensor<1x4x4x4xf32>):
+    %e = tensor.empty() : tensor<1x8x2x2xf32>
+    fabric.yield %e : tensor<1x8x2x2xf32>
+  }
+}
+
+// -----
+
+fabric.program @conv_relu_max attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{not a convolution: a clipped ReLU needs a positive upper bound}}
+  fabric.kernel @k : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> scheme #fabric.conv<in_channels = 1, out_channels = 1, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], relu_max = 6.0 : f32, weights = dense<1.0> : tensor<1x1x1x1xf32>> {
+  ^bb0(%a: tensor<1x1x4x4xf32>):
+    fabric.yield %a : tensor<1x1x4x4xf32>
+  }
+}
+
+// -----
+
+fabric.program @conv_relu_max_type attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{relu_max must be an f32, not 6.000000e+00 : f64}}
+  fabric.kernel @k : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> scheme #fabric.conv<in_channels = 1, out_channels = 1, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], relu = true, relu_max = 6.0 : f64, weights = dense<1.0> : tensor<1x1x1x1xf32>> {
+  ^bb0(%a: tensor<1x1x4x4xf32>):
+    fabric.yield %a : tensor<1x1x4x4xf32>
+  }
+}

@@ -105,3 +105,17 @@ fabric.program @map_join attributes {target = #weft.target<4x4>} {
     fabric.yield %a : tensor<1x2x6x6xf32>
   }
 }
+
+// -----
+
+// A depthwise convolution with a channel multiplier of 2: groups print
+// when not 1, the weights are OIHW with I = in_channels / groups.
+// CHECK-LABEL: fabric.program @depthwise
+// CHECK: scheme #fabric.conv<in_channels = 4, out_channels = 8, in_height = 4, in_width = 4, kernel = [3, 3], strides = [2, 2], dilations = [1, 1], pads = [1, 1, 1, 1], groups = 4, weights = dense<1.000000e+00> : tensor<8x1x3x3xf32>>
+fabric.program @depthwise attributes {target = #weft.target<4x4>} {
+  fabric.kernel @dw : (tensor<1x4x4x4xf32>) -> tensor<1x8x2x2xf32> scheme #fabric.conv<in_channels = 4, out_channels = 8, in_height = 4, in_width = 4, kernel = [3, 3], strides = [2, 2], dilations = [1, 1], pads = [1, 1, 1, 1], groups = 4, weights = dense<1.0> : tensor<8x1x3x3xf32>> {
+  ^bb0(%a: tensor<1x4x4x4xf32>):
+    %e = tensor.empty() : tensor<1x8x2x2xf32>
+    fabric.yield %e : tensor<1x8x2x2xf32>
+  }
+}

@@ -22,6 +22,15 @@
 #   pointwise   conv 8->16 1x1, ReLU, conv 16->8 1x1                  (5x5)
 #   basic-block a ResNet basic block: conv 8->8 3x3 + BN + ReLU, conv 8->8
 #               3x3 + BN, + x, ReLU                                   (6x6)
+#   inverted-residual
+#               a MobileNetV2 inverted residual: conv 8->48 1x1 + BN +
+#               ReLU6, depthwise 3x3 pad 1 + BN + ReLU6, conv 48->8 1x1 + BN,
+#               + x                                                   (6x6)
+#   dw-strided  depthwise 3x3 stride 2 pad 1, channel multiplier 2 (6->12),
+#               no bias                                               (9x9)
+#   dw-dilated  grouped conv 4->8 3x3 pad 1 in 2 groups + ReLU, then
+#               ZeroPad2d (left 1, right 0, top 2, bottom 1) and depthwise
+#               3x3 dilation 2 + ReLU                                 (9x10)
 # ===-----------------------------------------------------------------------===#
 import sys
 
@@ -41,6 +50,24 @@ class Basic(nn.Module):
     def forward(self, x):
         y = torch.relu(self.b1(self.c1(x)))
         return torch.relu(self.b2(self.c2(y)) + x)
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block with stride 1 and as many channels out as in."""
+
+    def __init__(self, c, expand):
+        super().__init__()
+        h = c * expand
+        self.expand = nn.Sequential(nn.Conv2d(c, h, 1, bias=False),
+                                    nn.BatchNorm2d(h), nn.ReLU6())
+        self.dw = nn.Sequential(nn.Conv2d(h, h, 3, padding=1, groups=h,
+                                          bias=False),
+                                nn.BatchNorm2d(h), nn.ReLU6())
+        self.project = nn.Sequential(nn.Conv2d(h, c, 1, bias=False),
+                                     nn.BatchNorm2d(c))
+
+    def forward(self, x):
+        return x + self.project(self.dw(self.expand(x)))
 
 
 def model(kind):
@@ -64,6 +91,16 @@ def model(kind):
                              nn.Conv2d(16, 8, 1)), (2, 8, 5, 5)
     if kind == "basic-block":
         return Basic(8), (2, 8, 6, 6)
+    if kind == "inverted-residual":
+        return InvertedResidual(8, 6), (2, 8, 6, 6)
+    if kind == "dw-strided":
+        return nn.Sequential(nn.Conv2d(6, 12, 3, stride=2, padding=1,
+                                       groups=6, bias=False)), (2, 6, 9, 9)
+    if kind == "dw-dilated":
+        return nn.Sequential(nn.Conv2d(4, 8, 3, padding=1, groups=2),
+                             nn.ReLU(), nn.ZeroPad2d((1, 0, 2, 1)),
+                             nn.Conv2d(8, 8, 3, dilation=2, groups=8),
+                             nn.ReLU()), (2, 4, 9, 10)
     raise SystemExit("unknown model " + kind)
 
 
