@@ -5,13 +5,16 @@
 #
 # ===-----------------------------------------------------------------------===#
 #
-#   gen_torchvision.py ARCH SIZE DIR
+#   gen_torchvision.py ARCH SIZE DIR [GAMMA_LO GAMMA_HI]
 #
 # Exports torchvision's ARCH (resnet18, mobilenet_v2, ...) with seeded random
 # weights and batch-norm statistics at SIZE x SIZE to DIR/m.onnx (input `x`,
 # output `y`), with two seeded inputs DIR/x1.npy, DIR/x2.npy and what torch
 # computes for them, DIR/t1.npy, DIR/t2.npy. Nothing large is committed: the
-# models are made when the tests run.
+# models are made when the tests run. The batch norms' scales are drawn from
+# [GAMMA_LO, GAMMA_HI] (default 0.5 to 1): networks without a residual path
+# on every block (MobileNetV2) need larger ones, or their activations fade
+# and two inputs give nearly the same outputs.
 # ===-----------------------------------------------------------------------===#
 import sys
 
@@ -23,6 +26,7 @@ import torchvision
 
 def main():
     arch, size, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    lo, hi = (float(sys.argv[4]), float(sys.argv[5])) if len(sys.argv) > 5 else (0.5, 1.0)
     torch.manual_seed(11)
     m = getattr(torchvision.models, arch)(weights=None)
     # Batch norms with non-trivial statistics, so folding them matters.
@@ -30,7 +34,7 @@ def main():
         if isinstance(mod, nn.BatchNorm2d):
             mod.running_mean.uniform_(-0.2, 0.2)
             mod.running_var.uniform_(0.5, 1.5)
-            mod.weight.data.uniform_(0.5, 1.0)
+            mod.weight.data.uniform_(lo, hi)
             mod.bias.data.uniform_(-0.1, 0.1)
     m.eval()
     shape = (1, 3, size, size)
