@@ -26,6 +26,31 @@ int64_t Graph::streamOf(fab::IoOp io) const {
   return -1;
 }
 
+/// Places a pooling or a depthwise kernel: one column from row 0, whose
+/// rows divide its `units` (channels, groups) so that each holds whole ones
+/// (docs/execution-model.md, "Pooling", "Depthwise convolution").
+static LogicalResult placeWindowColumn(Stage &st, const KernelInfo &info,
+                                       common::RectAttr rect, int64_t units,
+                                       StringRef what, StringRef unit) {
+  fab::KernelOp kernel = st.kernel;
+  int64_t rows = rect.getHeight();
+  if (rect.getWidth() != 1 || rect.getY() != 0)
+    return kernel.emitOpError("is a ")
+           << kernel.getScheme().getSummary()
+           << " and must occupy one column from row 0, not "
+           << rect.getWidth() << " columns from row " << rect.getY();
+  if (units % rows)
+    return kernel.emitOpError(what)
+           << units << unit << "; its " << rows << " rows must divide them";
+  st.x = rect.getX();
+  st.width = 1;
+  st.height = rows;
+  st.inRows = st.outRows = rows;
+  st.inN = info.inN;
+  st.outN = info.outN;
+  return success();
+}
+
 /// The kernel's layer and placement, or an error on the kernel.
 static LogicalResult placeKernel(Stage &st) {
   fab::KernelOp kernel = st.kernel;
@@ -79,46 +104,20 @@ static LogicalResult placeKernel(Stage &st) {
   if (info->isPool()) {
     // A column of whole channels per row (docs/execution-model.md,
     // "Pooling").
-    const PoolShape &p = info->layer.pool;
-    int64_t rows = rect->getHeight();
-    if (rect->getWidth() != 1 || rect->getY() != 0)
-      return kernel.emitOpError("is a ")
-             << kernel.getScheme().getSummary()
-             << " and must occupy one column from row 0, not "
-             << rect->getWidth() << " columns from row " << rect->getY();
-    if (p.c % rows)
-      return kernel.emitOpError("is a pooling of ")
-             << p.c << " channels; its " << rows << " rows must divide them";
+    if (failed(placeWindowColumn(st, *info, *rect, info->layer.pool.c,
+                                 "is a pooling of ", " channels")))
+      return failure();
     st.pool = true;
-    st.x = rect->getX();
-    st.width = 1;
-    st.height = rows;
-    st.inRows = st.outRows = rows;
-    st.inN = info->inN;
-    st.outN = info->outN;
     return success();
   }
   if (info->isDepthwise()) {
     // A column of whole groups per row (docs/execution-model.md,
     // "Depthwise convolution").
-    const ConvShape &c = info->layer.conv;
-    int64_t rows = rect->getHeight();
-    if (rect->getWidth() != 1 || rect->getY() != 0)
-      return kernel.emitOpError("is a ")
-             << kernel.getScheme().getSummary()
-             << " and must occupy one column from row 0, not "
-             << rect->getWidth() << " columns from row " << rect->getY();
-    if (c.groups % rows)
-      return kernel.emitOpError("is a convolution of ")
-             << c.groups << " groups; its " << rows << " rows must divide them";
+    if (failed(placeWindowColumn(st, *info, *rect, info->layer.conv.groups,
+                                 "is a convolution of ", " groups")))
+      return failure();
     st.depthwise = true;
     st.layer = info->dense;
-    st.x = rect->getX();
-    st.width = 1;
-    st.height = rows;
-    st.inRows = st.outRows = rows;
-    st.inN = info->inN;
-    st.outN = info->outN;
     return success();
   }
   if (rect->getWidth() != 1 || rect->getY() != 0)

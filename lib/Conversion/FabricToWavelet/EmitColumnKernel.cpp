@@ -635,14 +635,10 @@ LogicalResult emitColumnKernel(OpBuilder &b, Location loc,
     routes = &own;
   }
   Emitter e(b, loc, k, name, layer, *routes);
-  int64_t r0 = 0;
-  for (int64_t r = 1; r <= lay.rows; ++r) {
-    if (r < lay.rows && e.roleOf(r) == e.roleOf(r0) &&
-        sameSwitches(*routes, k.x, lay.y0 + r, lay.y0 + r0))
-      continue;
-    e.emitGroup(r0, r, e.roleOf(r0));
-    r0 = r;
-  }
+  forEachRowGroup(
+      *routes, k.x, lay.y0, lay.rows,
+      [&](int64_t r, int64_t r0) { return e.roleOf(r) == e.roleOf(r0); },
+      [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, e.roleOf(r0)); });
   return success();
 }
 

@@ -250,15 +250,11 @@ LogicalResult emitJoinKernel(OpBuilder &b, Location loc, const JoinKernel &k,
     routes = &own;
   }
   Emitter e(b, loc, k, name, layer, *routes);
-  int64_t r0 = 0;
-  for (int64_t r = 1; r <= lay.rows; ++r) {
-    if (r < lay.rows &&
-        chunkSize(lay.n, lay.rows, r) == chunkSize(lay.n, lay.rows, r0) &&
-        sameSwitches(*routes, k.x, lay.y0 + r, lay.y0 + r0))
-      continue;
-    e.emitGroup(r0, r, chunkSize(lay.n, lay.rows, r0));
-    r0 = r;
-  }
+  auto chunk = [&](int64_t r) { return chunkSize(lay.n, lay.rows, r); };
+  forEachRowGroup(
+      *routes, k.x, lay.y0, lay.rows,
+      [&](int64_t r, int64_t r0) { return chunk(r) == chunk(r0); },
+      [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, chunk(r0)); });
   return success();
 }
 

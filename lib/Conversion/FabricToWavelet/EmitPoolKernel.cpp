@@ -250,13 +250,9 @@ LogicalResult emitPoolKernel(OpBuilder &b, Location loc, const PoolKernel &k,
                           << " receives and sends on the same color "
                           << k.inColor;
   Emitter e(b, loc, k, name);
-  int64_t r0 = 0;
-  for (int64_t r = 1; r <= k.rows; ++r) {
-    if (r < k.rows && sameSwitches(routes, k.x, r, r0))
-      continue;
-    e.emitGroup(r0, r, routes);
-    r0 = r;
-  }
+  forEachRowGroup(
+      routes, k.x, 0, k.rows, [](int64_t, int64_t) { return true; },
+      [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
   return success();
 }
 

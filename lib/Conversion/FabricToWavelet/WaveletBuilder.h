@@ -74,6 +74,22 @@ private:
   }
 };
 
+/// Calls f(r0, r1) for every run [r0, r1) of the rows 0 .. rows - 1 of a
+/// column kernel at column x (row r at y0 + r) whose PEs run one program:
+/// the same router switches, and `alike(r, r0)` (the kernel's own test,
+/// e.g. equal chunks). Each run becomes one wavelet.pe_group.
+template <typename Alike, typename F>
+void forEachRowGroup(const RouteTable &routes, int64_t x, int64_t y0,
+                     int64_t rows, Alike alike, F f) {
+  int64_t r0 = 0;
+  for (int64_t r = 1; r <= rows; ++r) {
+    if (r < rows && alike(r, r0) && sameSwitches(routes, x, y0 + r, y0 + r0))
+      continue;
+    f(r0, r);
+    r0 = r;
+  }
+}
+
 class WaveletBuilder {
 public:
   WaveletBuilder(mlir::OpBuilder &b, mlir::Location loc) : b(b), loc(loc) {}
