@@ -161,8 +161,14 @@ struct LowerFabricToWaveletPass
           c.getValue();
       for (auto sw : r.getBody().front().getOps<fab::SwitchOp>()) {
         int64_t px = sw.getX(), py = sw.getY();
-        table[{px, py}][c.getValue()] =
-            Switch{DirSet(sw.getInputs()), DirSet(sw.getOutputs())};
+        Switch &entry = table[{px, py}][c.getValue()];
+        entry = Switch{DirSet(sw.getInputs()), DirSet(sw.getOutputs()), {}};
+        if (auto positions = sw.getPositionsAttr()) {
+          ArrayRef<int64_t> v = positions.asArrayRef();
+          for (size_t i = 0; i + 2 < v.size(); i += 3)
+            entry.positions.push_back(
+                SwitchPosition{DirSet(v[i]), DirSet(v[i + 1]), v[i + 2]});
+        }
         owner[{px, py, int64_t(c.getValue())}] = r.getRouteName();
       }
     }
