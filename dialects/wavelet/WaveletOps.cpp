@@ -22,6 +22,39 @@ namespace wt = weft::machine;
 
 #include "wavelet/WaveletEnums.cpp.inc"
 
+//===----------------------------------------------------------------------===//
+// RouteOp positions: `[from [west] to [east] x 12, from [ramp] ... x 4]`
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseRoutePositions(OpAsmParser &parser,
+                                       DenseI64ArrayAttr &positions) {
+  SmallVector<int64_t> flat;
+  auto parseOne = [&]() -> ParseResult {
+    IntegerAttr in, out;
+    int64_t count;
+    if (parser.parseKeyword("from") || parseDirSet(parser, in) ||
+        parser.parseKeyword("to") || parseDirSet(parser, out) ||
+        parser.parseKeyword("x") || parser.parseInteger(count))
+      return failure();
+    flat.append({in.getInt(), out.getInt(), count});
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseOne))
+    return failure();
+  positions = parser.getBuilder().getDenseI64ArrayAttr(flat);
+  return success();
+}
+
+static void printRoutePositions(OpAsmPrinter &p, Operation *,
+                                DenseI64ArrayAttr positions) {
+  ArrayRef<int64_t> flat = positions.asArrayRef();
+  p << "[";
+  for (size_t k = 0; k + 2 < flat.size(); k += 3)
+    p << (k ? ", " : "") << "from " << dirSetString(unsigned(flat[k])) << " to "
+      << dirSetString(unsigned(flat[k + 1])) << " x " << flat[k + 2];
+  p << "]";
+}
+
 #define GET_OP_CLASSES
 #include "wavelet/WaveletOps.cpp.inc"
 
@@ -250,6 +283,69 @@ static std::optional<wt::PayloadFormat> parseFormat(StringRef s) {
     if (s == wt::payloadFormatName(wt::PayloadFormat(f)))
       return wt::PayloadFormat(f);
   return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// RouteOp
+//===----------------------------------------------------------------------===//
+
+/// The rules of docs/architecture.md §4.4; binary::checkPositions checks the
+/// same on the binary.
+LogicalResult RouteOp::verify() {
+  std::optional<ArrayRef<int64_t>> maybeFlat = getPositions();
+  if (!maybeFlat)
+    return success();
+  ArrayRef<int64_t> flat = *maybeFlat;
+  int64_t c = int64_t(getColor());
+  if (flat.size() % 3)
+    return emitOpError() << "color " << c
+                         << ": positions must be (inputs, outputs, count) "
+                            "triples, got "
+                         << flat.size() << " values";
+  size_t n = flat.size() / 3;
+  if (n < wt::Arch::kMinRoutePositions || n > wt::Arch::kMaxRoutePositions)
+    return emitOpError() << "color " << c << " has " << n << " position"
+                         << (n == 1 ? "" : "s") << "; a positioned route has "
+                         << wt::Arch::kMinRoutePositions << " to "
+                         << wt::Arch::kMaxRoutePositions;
+  unsigned in = unsigned(getInputs()), out = unsigned(getOutputs());
+  unsigned allIn = 0, allOut = 0;
+  for (size_t k = 0; k < n; ++k) {
+    int64_t pin = flat[3 * k], pout = flat[3 * k + 1], count = flat[3 * k + 2];
+    auto bad = [&]() {
+      return emitOpError() << "color " << c << ": position " << k + 1 << " of "
+                           << n;
+    };
+    if (pin < 0 || pin > wt::kAllDirs || pout < 0 || pout > wt::kAllDirs)
+      return bad() << " has port masks (inputs " << pin << ", outputs " << pout
+                   << ") beyond the 5 ports";
+    if (!pin || !pout)
+      return bad() << " needs at least one input and one output port";
+    if (count < 1 || count > int64_t(wt::Arch::kMaxPositionCount))
+      return bad() << " has count " << count << "; counts are 1 to "
+                   << wt::Arch::kMaxPositionCount;
+    if (unsigned(pin) & ~in)
+      return bad() << " takes from " << dirSetString(unsigned(pin))
+                   << ", which the route's inputs " << dirSetString(in)
+                   << " do not include";
+    if (unsigned(pout) & ~out)
+      return bad() << " sends to " << dirSetString(unsigned(pout))
+                   << ", which the route's outputs " << dirSetString(out)
+                   << " do not include";
+    allIn |= unsigned(pin);
+    allOut |= unsigned(pout);
+  }
+  if (allIn != in)
+    return emitOpError() << "color " << c << ": the positions take from "
+                         << dirSetString(allIn)
+                         << " but the route's inputs are " << dirSetString(in)
+                         << "; they must be the positions' union";
+  if (allOut != out)
+    return emitOpError() << "color " << c << ": the positions send to "
+                         << dirSetString(allOut)
+                         << " but the route's outputs are " << dirSetString(out)
+                         << "; they must be the positions' union";
+  return success();
 }
 
 LogicalResult IoOp::verify() {

@@ -96,7 +96,7 @@ public:
 
   /// `wavelet.route color C from [in] to [out]` (DirSet masks).
   void route(int64_t color, uint8_t in, uint8_t out) {
-    wavelet::RouteOp::create(b, loc, color, in, out);
+    wavelet::RouteOp::create(b, loc, color, in, out, /*positions=*/nullptr);
   }
   /// One `wavelet.route` per color `table` gives PE (x, y), by color.
   void routesAt(const RouteTable &table, int64_t x, int64_t y) {
