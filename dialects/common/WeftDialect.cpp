@@ -215,9 +215,11 @@ std::string weft::common::routePositionsProblem(ArrayRef<int64_t> v,
   if (v.size() % 3)
     return "positions must be (inputs, outputs, count) triples";
   size_t n = v.size() / 3;
-  if (n < 2 || n > 4)
-    return "has " + std::to_string(n) + " positions; a route cycles through "
-           "2 to 4";
+  if (n < weft::machine::Arch::kMinRoutePositions ||
+      n > weft::machine::Arch::kMaxRoutePositions)
+    return "has " + std::to_string(n) + " positions; a route cycles through " +
+           std::to_string(weft::machine::Arch::kMinRoutePositions) + " to " +
+           std::to_string(weft::machine::Arch::kMaxRoutePositions);
   unsigned allIn = 0, allOut = 0;
   for (size_t k = 0; k < n; ++k) {
     int64_t in = v[3 * k], out = v[3 * k + 1], count = v[3 * k + 2];
@@ -225,9 +227,10 @@ std::string weft::common::routePositionsProblem(ArrayRef<int64_t> v,
     if (in <= 0 || in > int64_t(weft::machine::kAllDirs) || out <= 0 ||
         out > int64_t(weft::machine::kAllDirs))
       return which + " needs input and output ports";
-    if (count < 1 || count > (int64_t(1) << 24))
+    if (count < 1 || count > int64_t(weft::machine::Arch::kMaxPositionCount))
       return which + " counts " + std::to_string(count) +
-             " wavelets; a position counts 1 to 2^24";
+             " wavelets; a position counts 1 to " +
+             std::to_string(weft::machine::Arch::kMaxPositionCount);
     if ((unsigned(in) & ~inputs) || (unsigned(out) & ~outputs))
       return which + " (from " + dirSetString(unsigned(in)) + " to " +
              dirSetString(unsigned(out)) + ") uses ports the route (from " +

@@ -22,38 +22,8 @@ namespace wt = weft::machine;
 
 #include "wavelet/WaveletEnums.cpp.inc"
 
-//===----------------------------------------------------------------------===//
-// RouteOp positions: `[from [west] to [east] x 12, from [ramp] ... x 4]`
-//===----------------------------------------------------------------------===//
-
-static ParseResult parseRoutePositions(OpAsmParser &parser,
-                                       DenseI64ArrayAttr &positions) {
-  SmallVector<int64_t> flat;
-  auto parseOne = [&]() -> ParseResult {
-    IntegerAttr in, out;
-    int64_t count;
-    if (parser.parseKeyword("from") || parseDirSet(parser, in) ||
-        parser.parseKeyword("to") || parseDirSet(parser, out) ||
-        parser.parseKeyword("x") || parser.parseInteger(count))
-      return failure();
-    flat.append({in.getInt(), out.getInt(), count});
-    return success();
-  };
-  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseOne))
-    return failure();
-  positions = parser.getBuilder().getDenseI64ArrayAttr(flat);
-  return success();
-}
-
-static void printRoutePositions(OpAsmPrinter &p, Operation *,
-                                DenseI64ArrayAttr positions) {
-  ArrayRef<int64_t> flat = positions.asArrayRef();
-  p << "[";
-  for (size_t k = 0; k + 2 < flat.size(); k += 3)
-    p << (k ? ", " : "") << "from " << dirSetString(unsigned(flat[k])) << " to "
-      << dirSetString(unsigned(flat[k + 1])) << " x " << flat[k + 2];
-  p << "]";
-}
+// (RouteOp positions print and parse with weft::common's RoutePositions
+// directive, which fabric.switch shares.)
 
 #define GET_OP_CLASSES
 #include "wavelet/WaveletOps.cpp.inc"
