@@ -27,6 +27,20 @@ void printDirSet(mlir::OpAsmPrinter &p, mlir::Operation *op,
 /// Parses `[north, ramp]` into a port bit set.
 mlir::ParseResult parseDirSet(mlir::OpAsmParser &parser,
                               mlir::IntegerAttr &set);
+/// Prints a router's positions, flat (inputs, outputs, count) triples, as
+/// `[from [west] to [ramp] x 12, from [ramp] to [east] x 4]` (custom
+/// directive `RoutePositions`).
+void printRoutePositions(mlir::OpAsmPrinter &p, mlir::Operation *op,
+                         mlir::DenseI64ArrayAttr positions);
+mlir::ParseResult parseRoutePositions(mlir::OpAsmParser &parser,
+                                      mlir::DenseI64ArrayAttr &positions);
+/// Why `positions` (flat triples) are not a valid cycle of router
+/// positions for a route of port sets `inputs` and `outputs`
+/// (docs/architecture.md, "Positions"): 2 to 4 positions, each with ports
+/// in and out and a count of 1 to 2^24, whose ports are subsets of the
+/// route's and whose unions are them; an empty string if they are.
+std::string routePositionsProblem(llvm::ArrayRef<int64_t> positions,
+                                  unsigned inputs, unsigned outputs);
 /// "[x, x+w) x [y, y+h)" for diagnostics.
 std::string rectString(RectAttr r);
 /// "[west, ramp]" for diagnostics.

@@ -175,6 +175,20 @@ LogicalResult KernelOp::verify() {
   if (int64_t(getSmear()) < 1)
     return emitOpError() << "smear factor " << int64_t(getSmear())
                          << " is below 1";
+  if (int64_t tiles = int64_t(getTiles()); tiles != 1) {
+    if (tiles < 1)
+      return emitOpError() << "tiles " << tiles << " is below 1";
+    if (!isa<ConvSchemeAttr>(getScheme()))
+      return emitOpError() << "is cut into " << tiles
+                           << " bands of output columns, but only a "
+                              "convolution can be";
+    if (RectAttr r = getRectAttr();
+        r && int64_t(r.getWidth()) != tiles * int64_t(getSmear()))
+      return emitOpError() << "rectangle is " << r.getWidth()
+                           << " columns wide, but its " << tiles
+                           << " bands of " << int64_t(getSmear())
+                           << " columns need " << tiles * int64_t(getSmear());
+  }
   if (auto tile = getTileAttr())
     for (int64_t s : tile.asArrayRef())
       if (s < 1)
@@ -400,6 +414,11 @@ LogicalResult SwitchOp::verify() {
     return emitOpError() << "needs at least one input port";
   if (out == 0 || out > wt::kAllDirs)
     return emitOpError() << "needs at least one output port";
+  if (auto positions = getPositionsAttr())
+    if (std::string why = routePositionsProblem(positions.asArrayRef(), in, out);
+        !why.empty())
+      return emitOpError() << "at PE (" << int64_t(getX()) << ", "
+                           << int64_t(getY()) << ") " << why;
   std::optional<wt::Target> t = getEnclosingTarget(*this);
   if (!t)
     return success();

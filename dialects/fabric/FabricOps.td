@@ -84,7 +84,10 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     (linalg, tensor, arith) on tensors, as documentation of what the scheme
     computes: block arguments are the kernel's inputs in order, `fabric.yield`
     returns its outputs. `rect` is set by placement; `smear` is the neuron
-    smearing factor (how many PEs share one neuron's fan-in); `precision` and
+    smearing factor (how many PEs share one neuron's fan-in); a convolution's
+    `tiles` is the number of bands of output columns it is cut into, each on
+    its own copy of the `smear` x rows rectangle, side by side (the rectangle
+    is `tiles` x `smear` columns wide); `precision` and
     `predicted_cycles` (steady-state cycles per sample, from the cost model)
     are set by partitioning; `tile` holds frustum-tiling sizes when the layer
     is tiled.
@@ -105,6 +108,7 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
                        Fabric_KernelSchemeAttrInterface:$scheme,
                        OptionalAttr<Weft_RectAttr>:$rect,
                        DefaultValuedAttr<I64Attr, "1">:$smear,
+                       DefaultValuedAttr<I64Attr, "1">:$tiles,
                        OptionalAttr<DenseI64ArrayAttr>:$tile,
                        OptionalAttr<Fabric_PrecisionAttr>:$precision,
                        OptionalAttr<I64Attr>:$predicted_cycles,
@@ -246,18 +250,26 @@ def Fabric_SwitchOp : Fabric_Op<"switch", [HasParent<"RouteOp">]> {
   let summary = "The router setting of one PE for the enclosing route";
   let description = [{
     Wavelets of the route's color that enter PE (x, y) through one of the
-    `from` ports leave through every `to` port (multicast).
+    `from` ports leave through every `to` port (multicast). With
+    `positions`, the router cycles through 2 to 4 settings, taking `x N`
+    wavelets in each before the next (docs/architecture.md, "Positions"):
+    `from` and `to` are then the unions of the positions' ports. That merges
+    streams in a fixed order, or takes a segment out of a passing stream.
 
     Example:
     ```mlir
     fabric.switch (3, 1) from [west] to [east, ramp]
+    fabric.switch (7, 0) from [west, ramp] to [east]
+        positions [from [west] to [east] x 32, from [ramp] to [east] x 16]
     ```
   }];
   let arguments = (ins I64Attr:$x, I64Attr:$y, I32Attr:$inputs,
-                       I32Attr:$outputs);
+                       I32Attr:$outputs,
+                       OptionalAttr<DenseI64ArrayAttr>:$positions);
   let assemblyFormat = [{
     ` ` `(` $x `,` $y `)` `from` custom<DirSet>($inputs) `to`
-    custom<DirSet>($outputs) attr-dict
+    custom<DirSet>($outputs)
+    (`positions` custom<RoutePositions>($positions)^)? attr-dict
   }];
   let hasVerifier = 1;
 }

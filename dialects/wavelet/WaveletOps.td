@@ -135,16 +135,31 @@ def Wavelet_RouteOp : Wavelet_Op<"route"> {
     `to` port. `ramp` as an input is the on-ramp from this PE's CE, as an
     output the off-ramp into the CE's queue for the color.
 
+    With `positions` the route cycles through 2 to 4 positions
+    (docs/architecture.md §4.4): the first `x n` wavelets of the color come
+    from the first position's `from` ports and leave through its `to` ports,
+    the next ones follow the second position, and after the last the route
+    starts again with the first. Each position needs at least one port on
+    each side and a count of 1 to 2^24. The route's own `from` and `to` sets
+    are the unions of the positions' sets. The attribute holds flat triples
+    (inputs mask, outputs mask, count), one per position.
+
     Example:
     ```mlir
     wavelet.route color 3 from [west] to [east, ramp]
+    // A fixed-order merge: 12 wavelets from the west, then 4 from the CE.
+    wavelet.route color 4 from [west, ramp] to [east]
+        positions [from [west] to [east] x 12, from [ramp] to [east] x 4]
     ```
   }];
-  let arguments = (ins I64Attr:$color, I32Attr:$inputs, I32Attr:$outputs);
+  let arguments = (ins I64Attr:$color, I32Attr:$inputs, I32Attr:$outputs,
+                       OptionalAttr<DenseI64ArrayAttr>:$positions);
   let assemblyFormat = [{
     `color` $color `from` custom<DirSet>($inputs) `to`
-    custom<DirSet>($outputs) attr-dict
+    custom<DirSet>($outputs)
+    (`positions` custom<RoutePositions>($positions)^)? attr-dict
   }];
+  let hasVerifier = 1;
 }
 
 def Wavelet_ParamOp : Wavelet_Op<"param"> {

@@ -92,6 +92,68 @@ struct Range {
 constexpr uint64_t kMaxIoElements = uint64_t(1) << 48;
 } // namespace
 
+std::string weft::binary::dirSetName(wt::DirSet set) {
+  std::string s = "[";
+  for (unsigned d = 0; d < wt::kNumDirs; ++d)
+    if (set & (1u << d))
+      s += std::string(s.size() > 1 ? ", " : "") + wt::dirName(wt::Dir(d));
+  return s + "]";
+}
+
+std::string weft::binary::checkPositions(const Route &r) {
+  size_t n = r.positions.size();
+  if (n == 0)
+    return "";
+  std::ostringstream os;
+  if (n < wt::Arch::kMinRoutePositions || n > wt::Arch::kMaxRoutePositions) {
+    os << "has " << n << " position" << (n == 1 ? "" : "s")
+       << "; a positioned route has " << wt::Arch::kMinRoutePositions << " to "
+       << wt::Arch::kMaxRoutePositions;
+    return os.str();
+  }
+  wt::DirSet in = 0, out = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const RoutePosition &pos = r.positions[k];
+    os << "position " << k + 1 << " of " << n;
+    if (!pos.inputs || !pos.outputs || (pos.inputs & ~wt::kAllDirs) ||
+        (pos.outputs & ~wt::kAllDirs)) {
+      os << " has port sets (inputs 0x" << std::hex << unsigned(pos.inputs)
+         << ", outputs 0x" << unsigned(pos.outputs) << std::dec
+         << "); each needs at least one of the 5 ports and nothing else";
+      return os.str();
+    }
+    if (pos.count < 1 || pos.count > wt::Arch::kMaxPositionCount) {
+      os << " has count " << pos.count << "; counts are 1 to "
+         << wt::Arch::kMaxPositionCount;
+      return os.str();
+    }
+    if (pos.inputs & ~r.inputs) {
+      os << " takes from " << dirSetName(pos.inputs)
+         << ", which the route's inputs " << dirSetName(r.inputs)
+         << " do not include";
+      return os.str();
+    }
+    if (pos.outputs & ~r.outputs) {
+      os << " sends to " << dirSetName(pos.outputs)
+         << ", which the route's outputs " << dirSetName(r.outputs)
+         << " do not include";
+      return os.str();
+    }
+    os.str("");
+    in |= pos.inputs;
+    out |= pos.outputs;
+  }
+  if (in != r.inputs)
+    os << "the positions take from " << dirSetName(in)
+       << " but the route's inputs are " << dirSetName(r.inputs)
+       << "; they must be the positions' union";
+  else if (out != r.outputs)
+    os << "the positions send to " << dirSetName(out)
+       << " but the route's outputs are " << dirSetName(r.outputs)
+       << "; they must be the positions' union";
+  return os.str();
+}
+
 static std::string segmentName(const std::string &name) {
   return name.empty() ? std::string("(unnamed)") : "@" + name;
 }
@@ -188,10 +250,21 @@ static std::string checkGroupOverlaps(const Program &p) {
   return "";
 }
 
+/// "image 2 (run by group 5 (@merge))": an image and the first group that
+/// runs it, for messages about what the PEs of the group do.
+static std::string imageWhere(const Program &p, size_t index) {
+  std::string where = "image " + std::to_string(index);
+  for (size_t gi = 0; gi < p.groups.size(); ++gi)
+    if (p.groups[gi].image == index)
+      return where + " (run by " + groupWhere(p, gi) + ")";
+  return where;
+}
+
 /// Checks an image on its own; on success fills `sorted` with its segment
 /// ranges in address order for the per-group checks.
-static std::string verifyImage(const wt::Target &t, const CodeImage &img,
+static std::string verifyImage(const wt::Target &t, const Program &p,
                                size_t index, std::vector<Range> &sorted) {
+  const CodeImage &img = p.images[index];
   std::ostringstream os;
   std::string where = "image " + std::to_string(index);
   std::set<unsigned> colors;
@@ -214,6 +287,10 @@ static std::string verifyImage(const wt::Target &t, const CodeImage &img,
          << "); each needs at least one of the 5 ports and nothing else";
       return os.str();
     }
+    std::string bad = checkPositions(r);
+    if (!bad.empty())
+      return imageWhere(p, index) + ": route of color " +
+             std::to_string(r.color) + ": " + bad;
   }
   for (const Symbol &s : img.symbols) {
     if (unsigned(s.kind) > unsigned(SymbolKind::Label) || s.taskKind > 2) {
@@ -422,7 +499,7 @@ std::string weft::binary::verify(const Program &p) {
     return "target " + p.target.str() + ": " + err;
   std::vector<std::vector<Range>> images(p.images.size());
   for (size_t i = 0; i < p.images.size(); ++i) {
-    err = verifyImage(*t, p.images[i], i, images[i]);
+    err = verifyImage(*t, p, i, images[i]);
     if (!err.empty())
       return err;
   }

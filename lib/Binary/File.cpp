@@ -46,6 +46,7 @@ constexpr size_t kChecksumBytes = 8;
 // allocation: a count can never exceed remaining bytes / record size.
 constexpr size_t kStringMin = 4;
 constexpr size_t kRouteBytes = 4;
+constexpr size_t kPositionBytes = 8;
 constexpr size_t kSegmentMin = 16;
 constexpr size_t kSymbolBytes = 16;
 constexpr size_t kImageMin = 16 + 3 * 4;
@@ -111,7 +112,15 @@ void writeImage(Writer &w, StringTable &st, const CodeImage &img) {
     w.u8(r.color);
     w.u8(r.inputs);
     w.u8(r.outputs);
-    w.u8(0);
+    // verify() allows at most 4 positions; the byte holds what there is.
+    w.u8(uint8_t(r.positions.size()));
+    for (const RoutePosition &pos : r.positions) {
+      w.u8(pos.inputs);
+      w.u8(pos.outputs);
+      w.u8(0);
+      w.u8(0);
+      w.u32(pos.count);
+    }
   }
   w.u32(uint32_t(img.segments.size()));
   for (const Segment &s : img.segments) {
@@ -349,16 +358,32 @@ bool readStrings(Reader &r, Strings &st) {
   return r.ok();
 }
 
-bool readImage(Reader &r, Strings &st, CodeImage &img) {
+bool readImage(Reader &r, Strings &st, CodeImage &img, uint16_t version) {
   img.active = r.u64("active bits");
   img.blocked = r.u64("block bits");
   uint64_t n = r.count(r.u32("route count"), kRouteBytes, "route");
   img.routes.resize(size_t(n));
   for (Route &rt : img.routes) {
+    if (!r.ok())
+      return false;
     rt.color = r.u8("route color");
     rt.inputs = r.u8("route inputs");
     rt.outputs = r.u8("route outputs");
-    r.zero("route padding");
+    // Version 1 has a pad byte where version 2 counts the positions.
+    if (version < 2) {
+      r.zero("route padding");
+      continue;
+    }
+    uint64_t np = r.count(r.u8("number of route positions"), kPositionBytes,
+                          "route position");
+    rt.positions.resize(size_t(np));
+    for (RoutePosition &pos : rt.positions) {
+      pos.inputs = r.u8("route position inputs");
+      pos.outputs = r.u8("route position outputs");
+      r.zero("route position padding");
+      r.zero("route position padding");
+      pos.count = r.u32("route position count");
+    }
   }
   n = r.count(r.u32("segment count"), kSegmentMin, "segment");
   img.segments.resize(size_t(n));
@@ -604,9 +629,10 @@ std::optional<Program> weft::binary::read(const uint8_t *data, size_t size,
                        "\"WFB\\0\"");
   Reader h(data, 4, kHeaderBytes);
   uint16_t version = h.u16("version");
-  if (version != kFormatVersion)
+  if (version < kOldestFormatVersion || version > kFormatVersion)
     return fail(error, "format version " + std::to_string(version) +
-                           " is not supported (this reader knows version " +
+                           " is not supported (this reader knows versions " +
+                           std::to_string(kOldestFormatVersion) + " to " +
                            std::to_string(kFormatVersion) + ")");
   uint16_t flags = h.u16("flags");
   if (flags != 0)
@@ -614,7 +640,7 @@ std::optional<Program> weft::binary::read(const uint8_t *data, size_t size,
       std::ostringstream os;
       os << std::hex << flags;
       return os.str();
-    }() + " are reserved in version 1 and must be 0");
+    }() + " are reserved and must be 0");
   Program p;
   p.target.width = h.u32("width");
   p.target.height = h.u32("height");
@@ -626,9 +652,9 @@ std::optional<Program> weft::binary::read(const uint8_t *data, size_t size,
   uint32_t reserved = h.u32("reserved");
   uint64_t total = h.u64("total size");
   if (sections != kNumSections)
-    return fail(error, "at byte 32: section count " +
-                           std::to_string(sections) + " is not " +
-                           std::to_string(kNumSections) + " (version 1)");
+    return fail(error, "at byte 32: section count " + std::to_string(sections) +
+                           " is not " + std::to_string(kNumSections) +
+                           " (versions 1 and 2)");
   if (reserved != 0)
     return fail(error, "at byte 36: reserved header word is " +
                            std::to_string(reserved) + ", must be 0");
@@ -694,7 +720,7 @@ std::optional<Program> weft::binary::read(const uint8_t *data, size_t size,
       uint64_t n = s.count(s.u32("image count"), kImageMin, "image");
       p.images.resize(size_t(n));
       for (CodeImage &img : p.images)
-        if (!readImage(s, st, img))
+        if (!readImage(s, st, img, version))
           break;
       break;
     }

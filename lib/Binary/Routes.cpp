@@ -63,6 +63,13 @@ std::vector<std::string> checkRoutes(const Program &p) {
                            " but no route brings that color to its CE");
       if (!route)
         continue;
+      // The link checks below use the unions (inputs, outputs); they hold
+      // for every position only if the positions are consistent with them.
+      // verify() guarantees that, but this check may see any program.
+      std::string bad = checkPositions(*route);
+      if (!bad.empty())
+        problems.push_back(pe(x, y) + " routes color " + std::to_string(c) +
+                           " with positions that do not fit its route: " + bad);
       for (unsigned d = 0; d < 4; ++d) {
         if (!(route->outputs & (1u << d)))
           continue;

@@ -67,9 +67,17 @@ static LogicalResult placeKernel(Stage &st) {
     m.x0 = rect->getX();
     m.y0 = rect->getY();
     m.smear = int64_t(kernel.getSmear());
+    m.tiles = int64_t(kernel.getTiles());
     m.rows = rect->getHeight();
     m.precision = precision;
-    if (int64_t(rect->getWidth()) != m.smear)
+    if (m.tiles > 1) {
+      // (The verifier checked the width: tiles x smear.)
+      if (!layer->conv || layer->conv->grouped() ||
+          convTiles(*layer->conv, m.tiles).empty())
+        return kernel.emitOpError("cannot cut its ")
+               << (layer->conv ? layer->conv->wout() : 0)
+               << " output columns into " << m.tiles << " bands";
+    } else if (int64_t(rect->getWidth()) != m.smear)
       return kernel.emitOpError("rectangle is ")
              << rect->getWidth() << " columns wide but the smear factor is "
              << m.smear << "; a dense layer uses one column per input chunk";
@@ -92,7 +100,7 @@ static LogicalResult placeKernel(Stage &st) {
              << m.rows << " rows must divide them";
     st.layer = *layer;
     st.x = m.x0;
-    st.width = m.smear;
+    st.width = m.smear * m.tiles;
     st.height = std::max(m.smear, m.rows);
     st.inRows = m.smear;
     st.outRows = m.rows;

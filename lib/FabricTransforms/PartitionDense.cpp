@@ -243,7 +243,9 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       wf::KernelOp k = st.kernel;
       k.setRectAttr(
           common::RectAttr::get(ctx, placed.x0, 0, placed.width, placed.rows));
-      k.setSmear(placed.width);
+      k.setSmear(placed.width / placed.tiles);
+      if (placed.tiles > 1)
+        k.setTiles(placed.tiles);
       // (Convolutions run in fp32 whatever the network's precision.)
       k.setPrecisionAttr(st.info.layer.kind == wc::ChainLayer::Kind::Conv
                              ? wf::PrecisionAttr::get(ctx, wf::Precision::fp32)

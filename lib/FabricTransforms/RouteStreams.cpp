@@ -64,9 +64,17 @@ void createRoute(OpBuilder &b, Location loc, StringRef ref,
       /*color=*/nullptr);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&route.getBody().emplaceBlock());
-  for (const auto &[pe, sw] : plan.get())
+  for (const auto &[pe, sw] : plan.get()) {
+    DenseI64ArrayAttr positions;
+    if (!sw.positions.empty()) {
+      SmallVector<int64_t> flat;
+      for (const SwitchPosition &p : sw.positions)
+        flat.append({int64_t(p.in), int64_t(p.out), p.count});
+      positions = b.getDenseI64ArrayAttr(flat);
+    }
     fab::SwitchOp::create(b, loc, pe.first, pe.second, uint32_t(sw.in),
-                          uint32_t(sw.out));
+                          uint32_t(sw.out), positions);
+  }
 }
 
 /// Inserts the redistributions and routes every stream and channel of
@@ -138,6 +146,8 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
     if (s.producer < 0)
       return RoutePlan(); // the host input feeds the west edge
     const Stage &st = graph->stages[size_t(s.producer)];
+    if (st.dense && st.layer.conv)
+      return convResults(*st.layer.conv, st.m);
     return st.dense ? denseResults(st.m) : columnResults(st.x, 0, st.height);
   };
   auto eastEdge = [&](const GraphStream &s) -> int64_t {
@@ -178,8 +188,11 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
                << from << " to @" << c.kernel.getSymName() << " at column "
                << c.x << "; streams flow east";
       plan.append(relayEast(from, c.x, rows));
-      plan.append(c.dense ? denseRowsToDiagonal(c.m)
-                          : columnInputs(c.x, 0, c.height));
+      if (c.dense && c.layer.conv)
+        plan.append(convRowsToDiagonals(*c.layer.conv, c.m));
+      else
+        plan.append(c.dense ? denseRowsToDiagonal(c.m)
+                            : columnInputs(c.x, 0, c.height));
     }
     if (!s.outputs.empty())
       plan.append(relayEast(from, gridW, rows));

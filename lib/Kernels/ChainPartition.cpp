@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -47,12 +48,20 @@ constexpr int64_t kDataBase = 1152;
 /// The longest vector a DSD describes.
 constexpr int64_t kMaxVector = 32767;
 
+/// The numbers of bands of output columns a convolution may be cut into
+/// besides 1 (docs/execution-model.md, "Bands of output columns").
+constexpr int64_t kTileOptions[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
+constexpr size_t kNumTileOptions = std::size(kTileOptions);
+
 /// The costs of one kernel for every (S, R) up to the largest fabric: -1
-/// where the mapping is not allowed (an empty chunk, too much memory).
+/// where the mapping is not allowed (an empty chunk, too much memory); a
+/// convolution's also for every number of bands in kTileOptions.
 struct LayerTable {
   ChainLayer layer;
   int64_t maxS = 0, maxR = 0;
   std::vector<int64_t> cost, memory;
+  /// Convolutions: [(S, R) index * kNumTileOptions + option].
+  std::vector<int64_t> tileCost, tileMemory;
 
   int64_t at(int64_t s, int64_t r) const {
     if (s < 1 || r < 1 || s > maxS || r > maxR)
@@ -115,6 +124,11 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
   size_t n = size_t((t.maxS + 1) * (t.maxR + 1));
   t.cost.assign(n, -1);
   t.memory.assign(n, 0);
+  const bool banded = l.kind == ChainLayer::Kind::Conv && !l.conv.grouped();
+  if (banded) {
+    t.tileCost.assign(n * kNumTileOptions, -1);
+    t.tileMemory.assign(n * kNumTileOptions, 0);
+  }
   for (int64_t s = 1; s <= t.maxS; ++s) {
     if (chunkSize(l.K, s, s - 1) == 0)
       continue; // the last input chunk would be empty
@@ -183,6 +197,18 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           continue;
         t.cost[i] = predictConvCycles(l.conv, m);
         t.memory[i] = convMemoryPerPE(l.conv, m);
+        for (size_t k = 0; k < kNumTileOptions; ++k) {
+          m.tiles = kTileOptions[k];
+          if (m.tiles > l.conv.wout() ||
+              !convMappingProblem(l.conv, m, memoryBytes).empty())
+            continue;
+          int64_t c = predictConvCycles(l.conv, m);
+          // Only bands that make the kernel faster are worth their PEs.
+          if (c >= t.cost[i])
+            continue;
+          t.tileCost[i * kNumTileOptions + k] = c;
+          t.tileMemory[i * kNumTileOptions + k] = convMemoryPerPE(l.conv, m);
+        }
         continue;
       }
       if (chunkSize(l.M, r, r - 1) == 0)
@@ -201,8 +227,14 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
   return t;
 }
 
-/// The choices of kernel l when `r` rows enter it: (width, rows leaving,
-/// footprint, cost) for every allowed R, in increasing R.
+/// One way to lay out a kernel: its columns, the rows leaving it, the rows
+/// it occupies, its predicted cycles per sample, bands and PE memory.
+struct Choice {
+  int64_t width = 1, out = 1, footprint = 1, cost = 0, tiles = 1, memory = 0;
+};
+
+/// The choices of kernel l when `r` rows enter it, for every allowed R in
+/// increasing R (a convolution's unbanded first, then by bands).
 /// `channels`: what the rows leaving must divide (0: anything).
 template <typename F>
 void forEachChoice(const LayerTable &t, int64_t r, int64_t H, int64_t channels,
@@ -210,15 +242,23 @@ void forEachChoice(const LayerTable &t, int64_t r, int64_t H, int64_t channels,
   if (!t.layer.smeared()) {
     int64_t c = t.at(r, r);
     if (c >= 0 && r <= H && (!channels || channels % r == 0))
-      f(/*width=*/int64_t(1), /*out=*/r, /*footprint=*/r, c);
+      f(Choice{1, r, r, c, 1, t.mem(r, r)});
     return;
   }
   if (r > H)
     return;
   for (int64_t R = 1; R <= std::min(t.maxR, H); ++R) {
     int64_t c = t.at(r, R);
-    if (c >= 0 && (!channels || channels % R == 0))
-      f(/*width=*/r, /*out=*/R, /*footprint=*/std::max(r, R), c);
+    if (c < 0 || (channels && channels % R))
+      continue;
+    f(Choice{r, R, std::max(r, R), c, 1, t.mem(r, R)});
+    if (t.tileCost.empty())
+      continue;
+    size_t i = size_t(r * (t.maxR + 1) + R) * kNumTileOptions;
+    for (size_t k = 0; k < kNumTileOptions; ++k)
+      if (int64_t ct = t.tileCost[i + k]; ct >= 0)
+        f(Choice{r * kTileOptions[k], R, std::max(r, R), ct, kTileOptions[k],
+                 t.tileMemory[i + k]});
   }
 }
 
@@ -329,9 +369,10 @@ public:
     if (l < tables.size())
       if (int64_t r = shape.inputRows(l, state))
         forEachChoice(tables[l], r, H, shape.outChannels(l),
-                      [&](int64_t width, int64_t out, int64_t, int64_t c) {
+                      [&](const Choice &ch) {
+                        int64_t width = ch.width, c = ch.cost;
                         const std::vector<int64_t> &rest =
-                            at(l + 1, shape.next(l, state, out));
+                            at(l + 1, shape.next(l, state, ch.out));
                         for (int64_t w = width; w <= W; ++w)
                           row[size_t(w)] = std::min(
                               row[size_t(w)],
@@ -362,10 +403,10 @@ int64_t minimumWidth(const std::vector<LayerTable> &tables, const Shape &shape,
     int64_t best = kInf;
     if (int64_t r = shape.inputRows(l, state))
       forEachChoice(tables[l], r, H, shape.outChannels(l),
-                    [&](int64_t width, int64_t out, int64_t, int64_t) {
-                      int64_t rest = at(l + 1, shape.next(l, state, out));
+                    [&](const Choice &ch) {
+                      int64_t rest = at(l + 1, shape.next(l, state, ch.out));
                       if (rest < kInf)
-                        best = std::min(best, width + rest);
+                        best = std::min(best, ch.width + rest);
                     });
     memo[l][state] = best;
     return best;
@@ -398,13 +439,13 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
     if (l < L)
       if (int64_t r = shape.inputRows(l, state))
         forEachChoice(
-            tables[l], r, H, shape.outChannels(l),
-            [&](int64_t width, int64_t out, int64_t, int64_t c) {
+            tables[l], r, H, shape.outChannels(l), [&](const Choice &ch) {
+              int64_t width = ch.width, c = ch.cost;
               if (c > T)
                 return;
               const std::vector<int64_t> &rest =
-                  at(l + 1, shape.next(l, state, out));
-              int64_t area = width * out;
+                  at(l + 1, shape.next(l, state, ch.out));
+              int64_t area = width * ch.out;
               for (int64_t w = width; w <= W; ++w)
                 if (rest[size_t(w - width)] < kInf)
                   row[size_t(w)] = std::min(
@@ -431,8 +472,8 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
     int64_t r = shape.inputRows(l, state);
     bool found = false;
     forEachChoice(
-        tables[l], r, H, shape.outChannels(l),
-        [&](int64_t width, int64_t out, int64_t footprint, int64_t c) {
+        tables[l], r, H, shape.outChannels(l), [&](const Choice &ch) {
+          int64_t width = ch.width, out = ch.out, c = ch.cost;
           if (found || c > T || width > w)
             return;
           std::vector<int64_t> next = shape.next(l, state, out);
@@ -444,12 +485,13 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
           k.x0 = x;
           k.width = width;
           k.rows = out;
-          k.footprint = footprint;
+          k.footprint = ch.footprint;
+          k.tiles = ch.tiles;
           k.predictedCycles = c;
-          k.memoryPerPE = tables[l].mem(r, out);
+          k.memoryPerPE = ch.memory;
           m.kernels.push_back(k);
           m.bottleneckCycles = std::max(m.bottleneckCycles, c);
-          m.height = std::max(m.height, footprint);
+          m.height = std::max(m.height, ch.footprint);
           m.pes += width * out;
           m.streamRows[size_t(shape.output[l])] = out;
           x += width;
@@ -520,7 +562,7 @@ std::string whyNothingFits(const NetworkShape &net,
     bool any = false;
     for (int64_t r = 1; r <= H && !any; ++r)
       forEachChoice(tables[l], r, H, shape.outChannels(l),
-                    [&](int64_t, int64_t, int64_t, int64_t) { any = true; });
+                    [&](const Choice &) { any = true; });
     if (any)
       continue;
     if (layer.kind == ChainLayer::Kind::Conv && layer.conv.grouped()) {

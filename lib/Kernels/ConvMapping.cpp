@@ -94,16 +94,73 @@ ConvSchedule convSchedule(const ConvShape &s) {
   return sch;
 }
 
+std::vector<ConvTile> convTiles(const ConvShape &s, int64_t tiles) {
+  const int64_t wo = s.wout();
+  if (tiles < 1 || tiles > wo)
+    return {};
+  // Output columns: the first wo % tiles bands one wider.
+  std::vector<ConvTile> bands(static_cast<size_t>(tiles));
+  for (int64_t t = 0, o = 0; t < tiles; ++t) {
+    ConvTile &b = bands[size_t(t)];
+    b.out0 = o;
+    o += wo / tiles + (t < wo % tiles ? 1 : 0);
+    b.out1 = o;
+    // The first input column a window of the band reads (real columns).
+    b.in0 = t == 0 ? 0 : std::max<int64_t>(0, b.out0 * s.sw - s.pl);
+  }
+  for (int64_t t = 0; t < tiles; ++t) {
+    ConvTile &b = bands[size_t(t)];
+    // One past the last input column the band's last window reads.
+    int64_t end = (b.out1 - 1) * s.sw + (s.kw - 1) * s.dw - s.pl + 1;
+    b.in1 = t + 1 < tiles
+                ? std::max(std::min(end, s.win), bands[size_t(t + 1)].in0)
+                : s.win;
+    if (b.in1 <= b.in0)
+      return {}; // the band reads only padding
+    ConvShape &c = b.shape;
+    c = s;
+    c.win = b.in1 - b.in0;
+    c.pl = b.in0 + s.pl - b.out0 * s.sw;
+    c.pr = std::max<int64_t>(0, end - b.in1);
+    if (c.pl < 0 || c.wout() != b.out1 - b.out0)
+      return {};
+  }
+  return bands;
+}
+
 namespace {
 /// What one PE of column c runs per sample: instructions and cycles.
 struct ColumnProgram {
   int64_t instructions = 0, cycles = 0;
 };
+
+/// The mapping of one band: a single rectangle.
+DenseMapping bandMapping(DenseMapping m) {
+  m.tiles = 1;
+  return m;
+}
+
+/// The distinct shapes of `m`'s bands of `s` (one when m.tiles is 1);
+/// empty when the bands do not fit.
+std::vector<ConvShape> bandShapes(const ConvShape &s, const DenseMapping &m) {
+  if (m.tiles <= 1)
+    return {s};
+  std::vector<ConvShape> shapes;
+  for (const ConvTile &t : convTiles(s, m.tiles)) {
+    bool seen = false;
+    for (const ConvShape &o : shapes)
+      seen |= o.win == t.shape.win && o.pl == t.shape.pl &&
+              o.pr == t.shape.pr && o.wout() == t.shape.wout();
+    if (!seen)
+      shapes.push_back(t.shape);
+  }
+  return shapes;
+}
 } // namespace
 
-static ColumnProgram columnProgram(const ConvShape &s, const DenseMapping &m,
-                                   int64_t c, bool diagonal) {
-  const ConvSchedule sch = convSchedule(s);
+static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
+                                   const DenseMapping &m, int64_t c,
+                                   bool diagonal) {
   const int64_t lk = convLk(s, m), lm = convLm(s, m), wo = s.wout();
   const int64_t rowLen = lm * wo;
   const bool first = c == 0, last = c == m.smear - 1;
@@ -147,18 +204,45 @@ static ColumnProgram columnProgram(const ConvShape &s, const DenseMapping &m,
   return p;
 }
 
+/// The programs of one band's columns, the most of `f` over them: columns
+/// differ only in being first, last, diagonal and holding weights on the
+/// diagonal (c < rows), so one of each kind is counted.
+template <typename F>
+static int64_t mostOverColumns(const ConvShape &s, const DenseMapping &m,
+                               F f) {
+  const ConvSchedule sch = convSchedule(s);
+  int64_t most = 0;
+  auto visit = [&](int64_t c) {
+    if (c >= 0 && c < m.smear)
+      most = std::max(most, f(columnProgram(s, sch, m, c, c < m.rows)));
+  };
+  // First, last, the last column with weights on its diagonal and the
+  // first without, and one in between of each.
+  for (int64_t c : {int64_t(0), int64_t(1), m.smear - 1, m.smear - 2,
+                    m.rows - 1, m.rows, m.rows + 1})
+    visit(c);
+  return most;
+}
+
 int64_t convProgramInstructions(const ConvShape &s, const DenseMapping &m) {
   int64_t most = 0;
-  for (int64_t c = 0; c < m.smear; ++c)
-    most = std::max(most, columnProgram(s, m, c, c < m.rows).instructions);
-  return most * convSchedule(s).unroll;
+  for (const ConvShape &b : bandShapes(s, m))
+    most = std::max(most, mostOverColumns(b, bandMapping(m),
+                                          [](const ColumnProgram &p) {
+                                            return p.instructions;
+                                          }) *
+                              convSchedule(b).unroll);
+  return most;
 }
 
 int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m) {
   int64_t most = 0;
-  for (int64_t c = 0; c < m.smear; ++c)
-    most = std::max(most, columnProgram(s, m, c, c < m.rows).cycles);
-  return most;
+  for (const ConvShape &b : bandShapes(s, m))
+    most = std::max(most,
+                    mostOverColumns(b, bandMapping(m),
+                                    [](const ColumnProgram &p) { return p.cycles; }));
+  // Every band's results of a row chunk leave on one lane.
+  return std::max(most, s.hout() * s.wout() * convLm(s, m));
 }
 
 ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
@@ -185,7 +269,10 @@ ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
 }
 
 int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m) {
-  return 2 * convMemoryMap(s, m).end;
+  int64_t most = 0;
+  for (const ConvShape &b : bandShapes(s, m))
+    most = std::max(most, 2 * convMemoryMap(b, bandMapping(m)).end);
+  return most;
 }
 
 std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
@@ -197,6 +284,17 @@ std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
            "whole groups per row (depthwiseMappingProblem)";
   if (s.cin % m.smear || s.cout % m.rows)
     return "the chunks must divide the channels";
+  if (m.tiles > 1) {
+    if (convTiles(s, m.tiles).empty())
+      return "its " + std::to_string(s.wout()) +
+             " output columns cannot be cut into " + std::to_string(m.tiles) +
+             " bands that each read an input column";
+    for (const ConvShape &b : bandShapes(s, m))
+      if (std::string why = convMappingProblem(b, bandMapping(m), memoryBytes);
+          !why.empty())
+        return why;
+    return "";
+  }
   const int64_t lk = convLk(s, m), lm = convLm(s, m);
   // The 4-D multiply-accumulate's dimensions (Lm, wout, kw, Lk) and
   // strides (Lm, kh kw Lm, sw Lk, dw Lk) must fit the XDSD and the stride

@@ -7,6 +7,7 @@
 #include "weft/Kernels/Routing.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace weft::conversion {
 
@@ -17,11 +18,43 @@ void RoutePlan::add(int64_t x, int64_t y, DirSet in, DirSet out) {
   Switch &s = switches[{x, y}];
   s.in |= in;
   s.out |= out;
+  for (SwitchPosition &p : s.positions) {
+    p.in |= in;
+    p.out |= out;
+  }
+}
+
+void RoutePlan::addPositions(int64_t x, int64_t y,
+                             const std::vector<SwitchPosition> &positions) {
+  std::vector<SwitchPosition> kept;
+  for (const SwitchPosition &p : positions)
+    if (p.count > 0)
+      kept.push_back(p);
+  Switch &s = switches[{x, y}];
+  assert(s.positions.empty() && "two cycles of positions at one PE");
+  if (kept.size() == 1) {
+    add(x, y, kept[0].in, kept[0].out);
+    return;
+  }
+  // A plain setting already there joins every position.
+  for (SwitchPosition &p : kept) {
+    p.in |= s.in;
+    p.out |= s.out;
+  }
+  for (const SwitchPosition &p : kept) {
+    s.in |= p.in;
+    s.out |= p.out;
+  }
+  s.positions = std::move(kept);
 }
 
 void RoutePlan::append(const RoutePlan &other) {
-  for (const auto &[pe, s] : other.switches)
-    add(pe.first, pe.second, s.in, s.out);
+  for (const auto &[pe, s] : other.switches) {
+    if (s.positions.empty())
+      add(pe.first, pe.second, s.in, s.out);
+    else
+      addPositions(pe.first, pe.second, s.positions);
+  }
 }
 
 std::vector<std::pair<int64_t, int64_t>> RoutePlan::pes() const {
@@ -45,7 +78,8 @@ RoutePlan denseRowsToDiagonal(const DenseMapping &m) {
 RoutePlan denseColumns(const DenseMapping &m) {
   RoutePlan p;
   int64_t height = std::max(m.smear, m.rows);
-  for (int64_t c = 0; c < m.smear; ++c) {
+  for (int64_t tc = 0; tc < m.smear * m.tiles; ++tc) {
+    int64_t c = tc % m.smear, x = m.x0 + tc;
     for (int64_t r = 0; r < height; ++r) {
       // Column c's multicast starts at the diagonal PE (c, c) and reaches
       // rows 0 .. rows-1; between a diagonal below the rectangle and the
@@ -60,7 +94,7 @@ RoutePlan denseColumns(const DenseMapping &m) {
         to |= dirBit(Dir::North);
       if (r >= c && r + 1 < m.rows)
         to |= dirBit(Dir::South);
-      p.add(m.x0 + c, m.y0 + r, dirBit(from), to);
+      p.add(x, m.y0 + r, dirBit(from), to);
     }
   }
   return p;
@@ -68,19 +102,84 @@ RoutePlan denseColumns(const DenseMapping &m) {
 
 RoutePlan densePartialSums(const DenseMapping &m, int parity) {
   RoutePlan p;
-  for (int64_t c = 0; c + 1 < m.smear; ++c) {
-    if ((c + 1) % 2 != parity)
-      continue;
-    for (int64_t r = 0; r < m.rows; ++r) {
-      p.add(m.x0 + c, m.y0 + r, dirBit(Dir::Ramp), dirBit(Dir::East));
-      p.add(m.x0 + c + 1, m.y0 + r, dirBit(Dir::West), dirBit(Dir::Ramp));
+  for (int64_t t = 0; t < m.tiles; ++t)
+    for (int64_t c = 0; c + 1 < m.smear; ++c) {
+      if ((c + 1) % 2 != parity)
+        continue;
+      int64_t x = m.x0 + t * m.smear + c;
+      for (int64_t r = 0; r < m.rows; ++r) {
+        p.add(x, m.y0 + r, dirBit(Dir::Ramp), dirBit(Dir::East));
+        p.add(x + 1, m.y0 + r, dirBit(Dir::West), dirBit(Dir::Ramp));
+      }
     }
-  }
   return p;
 }
 
 RoutePlan denseResults(const DenseMapping &m) {
   return columnResults(m.x0 + m.smear - 1, m.y0, m.rows);
+}
+
+RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m) {
+  if (m.tiles <= 1)
+    return denseRowsToDiagonal(m);
+  std::vector<ConvTile> bands = convTiles(s, m.tiles);
+  assert(!bands.empty() && "the bands were checked at placement");
+  const int64_t S = m.smear, lk = convLk(s, m);
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
+               ramp = dirBit(Dir::Ramp);
+  RoutePlan p;
+  for (int64_t r = 0; r < S; ++r) {
+    int64_t y = m.y0 + r;
+    for (int64_t t = 0; t < m.tiles; ++t) {
+      int64_t x0 = m.x0 + t * S;
+      // Relays from the previous band's diagonal (or the west edge of
+      // the rectangle) to this band's.
+      for (int64_t x = t == 0 ? m.x0 : x0 - S + r + 1; x < x0 + r; ++x)
+        p.add(x, y, west, east);
+      const ConvTile &b = bands[size_t(t)];
+      if (t + 1 == m.tiles) {
+        p.add(x0 + r, y, west, ramp);
+        continue;
+      }
+      // What arrives: input columns [b.in0, win) of every row (the west
+      // bands took theirs); this band reads [b.in0, b.in1), the bands east
+      // of it [next.in0, win), and next.in0 <= b.in1.
+      const ConvTile &next = bands[size_t(t + 1)];
+      p.addPositions(x0 + r, y,
+                     {{west, ramp, (next.in0 - b.in0) * lk},
+                      {west, ramp | east, (b.in1 - next.in0) * lk},
+                      {west, east, (s.win - b.in1) * lk}});
+    }
+  }
+  return p;
+}
+
+RoutePlan convResults(const ConvShape &s, const DenseMapping &m) {
+  if (m.tiles <= 1)
+    return denseResults(m);
+  std::vector<ConvTile> bands = convTiles(s, m.tiles);
+  assert(!bands.empty() && "the bands were checked at placement");
+  const int64_t S = m.smear, lm = convLm(s, m);
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
+               ramp = dirBit(Dir::Ramp);
+  RoutePlan p;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    int64_t y = m.y0 + r;
+    for (int64_t t = 0; t < m.tiles; ++t) {
+      int64_t last = m.x0 + t * S + S - 1;
+      const ConvTile &b = bands[size_t(t)];
+      if (t == 0) {
+        p.add(last, y, ramp, east);
+        continue;
+      }
+      for (int64_t x = last - S + 1; x < last; ++x)
+        p.add(x, y, west, east);
+      p.addPositions(last, y,
+                     {{west, east, b.out0 * lm},
+                      {ramp, east, (b.out1 - b.out0) * lm}});
+    }
+  }
+  return p;
 }
 
 RoutePlan columnInputs(int64_t x, int64_t y0, int64_t rows) {
@@ -136,8 +235,7 @@ bool sameSwitches(const RouteTable &table, int64_t x, int64_t ya,
     return false;
   for (auto i = a->second.begin(), j = b->second.begin(); i != a->second.end();
        ++i, ++j)
-    if (i->first != j->first || i->second.in != j->second.in ||
-        i->second.out != j->second.out)
+    if (i->first != j->first || !(i->second == j->second))
       return false;
   return true;
 }

@@ -45,6 +45,26 @@ std::string overflowError(const Pe &pe, uint64_t now, unsigned port,
                               std::to_string(color) + ") overflows");
 }
 
+/// "waiting: color 3 is at position 2 of 2, taking from ramp, 4 left" for
+/// a queue of a positioned color; "waiting" only when the position does not
+/// take from the queue's port.
+std::string describePosition(const PositionState &s, unsigned port,
+                             unsigned color) {
+  std::ostringstream os;
+  if (!(s.inputs & (1u << port)))
+    os << "waiting: ";
+  os << "color " << color << " is at position " << s.current + 1 << " of "
+     << unsigned(s.numPositions) << ", taking from ";
+  bool first = true;
+  for (unsigned d = 0; d < 5; ++d)
+    if (s.inputs & (1u << d)) {
+      os << (first ? "" : " and ") << dirName(Dir(d));
+      first = false;
+    }
+  os << ", " << s.left << " left";
+  return os.str();
+}
+
 } // namespace
 
 std::string checkArrivals(const Pe &pe, const FabricConfig &cfg,
@@ -172,10 +192,14 @@ std::string describeStuck(const Pe &pe, const FabricConfig &cfg) {
         continue;
       os << (any ? "; " : "") << "router queue (" << dirName(Dir(port))
          << ", color " << c << ") holds " << n;
-      DirSet outs = pe.route[c].outputs;
-      if (!outs)
+      const PeRoute &r = pe.route[c];
+      bool full = n >= cfg.rqDepth;
+      if (!r.outputs)
         os << " (no route out)";
-      else if (n >= cfg.rqDepth)
+      else if (r.position)
+        os << " (" << (full ? "full; " : "")
+           << describePosition(pe.positions[r.position - 1], port, c) << ")";
+      else if (full)
         os << " (full)";
       any = true;
     }

@@ -113,6 +113,7 @@ private:
   bool initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
               const QueueLayout &layout, size_t queueAt, bool ghost,
               std::string &why);
+  void loadPositions(Pe &p, const binary::CodeImage &img);
   void linkNeighbours(const PeGrid &grid);
   bool openStreams(const PeGrid &grid, std::string &why);
   void initSchedule();

@@ -140,6 +140,35 @@ struct TraceEvent {
   uint8_t a, b;    ///< task: id, kind; wavelet: output dir, color
 };
 
+/// A color's route as the router reads it. For a positioned route
+/// (docs/architecture.md §4.4) the sets are the unions over its positions,
+/// which is all the arrival checks need, and `position` is 1 + the index of
+/// its state in Pe::positions; 0 for a static route.
+struct PeRoute {
+  machine::DirSet inputs = 0, outputs = 0;
+  uint8_t position = 0;
+};
+
+/// The router state of one positioned route of a PE (§4.4): the position it
+/// is in and the wavelets left in it. The positions themselves belong to
+/// the program's image, which the PEs of a group share; every PE has its
+/// own state.
+struct PositionState {
+  const binary::RoutePosition *positions = nullptr;
+  uint32_t left = 0; ///< wavelets left in the current position
+  uint8_t numPositions = 0;
+  uint8_t current = 0; ///< 0 .. numPositions - 1
+  /// The current position's sets (a copy, so that the router reads one
+  /// line).
+  machine::DirSet inputs = 0, outputs = 0;
+  void enter(unsigned k) {
+    current = uint8_t(k);
+    left = positions[k].count;
+    inputs = positions[k].inputs;
+    outputs = positions[k].outputs;
+  }
+};
+
 /// What a thread collects while stepping PEs in parallel.
 struct ThreadOut {
   std::vector<uint32_t> woken;      ///< PEs whose latches were written
@@ -205,7 +234,7 @@ struct Pe {
   // Queues: compute element queues, one per routable color, and router
   // queues, indexed port * colors + color.
   uint8_t cqHead[32] = {}, cqCount[32] = {}, cqPops[32] = {};
-  std::array<binary::Route, 32> route{};
+  PeRoute route[32];
   uint8_t rqHead[5 * 32] = {}, rqCount[5 * 32] = {};
   /// Storage of the queues a wavelet can enter: router queues of the
   /// (port, color) pairs routes list as inputs, CE queues of the colors
@@ -228,6 +257,9 @@ struct Pe {
   uint8_t dpBusy = 0; ///< cycles a multi-cycle group still holds the datapath
   /// Microthreads' instructions, allocated when the first one launches.
   std::unique_ptr<Exec[]> micro;
+  /// The state of the PE's positioned routes (PeRoute::position), allocated
+  /// at load when its image has any.
+  std::unique_ptr<PositionState[]> positions;
   uint64_t dsd[3][12] = {}; ///< raw records: S0, S1, D
   Dsd dsdDecoded[3][12];
   uint16_t dsrValid[3] = {0, 0, 0};

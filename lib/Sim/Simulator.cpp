@@ -241,8 +241,9 @@ bool Engine::initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
                              std::to_string(p.y) + ") routes color " +
                              std::to_string(r.color) + " through " +
                              dirName(Dir(d)) + ", where it has no link");
-    p.route[r.color] = r;
+    p.route[r.color] = {r.inputs, r.outputs, 0};
   }
+  loadPositions(p, img);
   std::copy(std::begin(layout.rqSlot), std::end(layout.rqSlot), p.rqSlot);
   std::copy(std::begin(layout.cqSlot), std::end(layout.cqSlot), p.cqSlot);
   // The PE's block: its router queues, then its CE queues.
@@ -283,6 +284,27 @@ bool Engine::initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
   p.st.y = p.y;
   p.st.layer = g.layer;
   return true;
+}
+
+/// The PE's positioned routes (§4.4) start in their first position with
+/// its full count. A ghost gets them too, though it never forwards.
+void Engine::loadPositions(Pe &p, const binary::CodeImage &img) {
+  unsigned n = 0;
+  for (const binary::Route &r : img.routes)
+    n += !r.positions.empty();
+  if (!n)
+    return;
+  p.positions = std::make_unique<PositionState[]>(n);
+  unsigned k = 0;
+  for (const binary::Route &r : img.routes) {
+    if (r.positions.empty())
+      continue;
+    PositionState &s = p.positions[k];
+    s.positions = r.positions.data();
+    s.numPositions = uint8_t(r.positions.size());
+    s.enter(0);
+    p.route[r.color].position = uint8_t(++k);
+  }
 }
 
 /// Each PE's neighbours (null where no PE runs) and host-port links.

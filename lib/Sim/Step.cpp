@@ -130,6 +130,12 @@ struct Ctx {
 
   void stepRouter();
   bool tryForward(unsigned pair, DirSet &granted);
+  bool tryForwardPositioned(unsigned color, unsigned port, unsigned slot,
+                            DirSet &granted);
+  /// Forwards the head of (port, color) through `outs` if it can (§4.3).
+  bool forward(unsigned color, unsigned port, DirSet outs, DirSet &granted);
+  /// Positioned colors granted in this cycle's scan (bit per color).
+  uint32_t positionedGranted = 0;
 
   //===--------------------------------------------------------------===//
   // Compute element (§6, §9, §10)
@@ -191,8 +197,29 @@ struct Ctx {
 
 bool Ctx::tryForward(unsigned pair, DirSet &granted) {
   unsigned color = pair / 5, port = pair % 5;
-  const binary::Route &r = pe.route[color];
-  DirSet outs = r.outputs;
+  const PeRoute &r = pe.route[color];
+  if (__builtin_expect(r.position != 0, 0))
+    return tryForwardPositioned(color, port, r.position - 1u, granted);
+  return forward(color, port, r.outputs, granted);
+}
+
+// A positioned route forwards only from its current position's inputs, to its
+// outputs, at most once per cycle (§4.4). Out of line: keeps tryForward short.
+__attribute__((noinline)) bool Ctx::tryForwardPositioned(unsigned color,
+                                                         unsigned port,
+                                                         unsigned slot,
+                                                         DirSet &granted) {
+  PositionState &pos = pe.positions[slot];
+  if (!(pos.inputs & (1u << port)) || (positionedGranted >> color) & 1 ||
+      !forward(color, port, pos.outputs, granted))
+    return false;
+  positionedGranted |= 1u << color;
+  if (--pos.left == 0)
+    pos.enter((pos.current + 1u) % pos.numPositions);
+  return true;
+}
+
+bool Ctx::forward(unsigned color, unsigned port, DirSet outs, DirSet &granted) {
   if (!outs || (outs & granted))
     return false;
   for (unsigned d = 0; d < 5; ++d) {
@@ -1440,7 +1467,6 @@ void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
 //===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
-
 
 void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out) {
   Ctx ctx{pe, cfg, now, out};

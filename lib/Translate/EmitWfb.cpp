@@ -313,9 +313,18 @@ LogicalResult PeLowering::run(wb::CodeImage &img, wb::Group &g) {
   };
   for (Operation &op : body) {
     if (auto route = dyn_cast<RouteOp>(op)) {
-      img.routes.push_back({uint8_t(route.getColor()),
-                            wt::DirSet(route.getInputs()),
-                            wt::DirSet(route.getOutputs())});
+      wb::Route r;
+      r.color = uint8_t(route.getColor());
+      r.inputs = wt::DirSet(route.getInputs());
+      r.outputs = wt::DirSet(route.getOutputs());
+      // Flat (inputs, outputs, count) triples; the op's verifier checked
+      // their ranges.
+      if (std::optional<ArrayRef<int64_t>> flat = route.getPositions())
+        for (size_t k = 0; k + 2 < flat->size(); k += 3)
+          r.positions.push_back({wt::DirSet((*flat)[k]),
+                                 wt::DirSet((*flat)[k + 1]),
+                                 uint32_t((*flat)[k + 2])});
+      img.routes.push_back(std::move(r));
     } else if (auto param = dyn_cast<ParamOp>(op)) {
       FailureOr<std::array<int64_t, 3>> c =
           linearCoefficients(param.getMap().getResult(0));

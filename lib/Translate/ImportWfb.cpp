@@ -246,8 +246,17 @@ LogicalResult Raiser::raiseGroup(const wb::Group &g, Block &body) {
                    getAffineConstantExpr(prm.c0, ctx);
     ParamOp::create(b, loc, prm.gpr, AffineMap::get(2, 0, e));
   }
-  for (const wb::Route &r : img.routes)
-    RouteOp::create(b, loc, r.color, r.inputs, r.outputs);
+  for (const wb::Route &r : img.routes) {
+    DenseI64ArrayAttr positions;
+    if (!r.positions.empty()) {
+      SmallVector<int64_t> flat;
+      for (const wb::RoutePosition &pos : r.positions)
+        flat.append(
+            {int64_t(pos.inputs), int64_t(pos.outputs), int64_t(pos.count)});
+      positions = b.getDenseI64ArrayAttr(flat);
+    }
+    RouteOp::create(b, loc, r.color, r.inputs, r.outputs, positions);
+  }
 
   // The PE's memory as the loader would see it.
   std::vector<uint16_t> mem(p.target.memoryBytes / 2, 0);

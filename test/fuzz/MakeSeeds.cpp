@@ -83,10 +83,22 @@ int main(int argc, char **argv) {
   fo.shape = {1, 6};
   f.io = {fi, fo};
 
+  // Positioned routes (docs/architecture.md §4.4): a merge of the west
+  // stream and the CE's on color 2, and a segment tap with three positions
+  // on color 1.
+  Program q = p;
+  wt::DirSet west = wt::dirBit(wt::Dir::West), east = wt::dirBit(wt::Dir::East),
+             ramp = wt::dirBit(wt::Dir::Ramp);
+  Route tap{1, west, east | ramp, {}}, merge{2, west | ramp, east, {}};
+  tap.positions = {{west, east, 10}, {west, east | ramp, 6}, {west, ramp, 20}};
+  merge.positions = {{west, east, 12}, {ramp, east, 4}};
+  q.images[0].routes = {tap, merge};
+
   std::string err;
   if (!writeFile(dir + "/empty.wfb", empty, &err) ||
       !writeFile(dir + "/sample.wfb", p, &err) ||
-      !writeFile(dir + "/fmap.wfb", f, &err)) {
+      !writeFile(dir + "/fmap.wfb", f, &err) ||
+      !writeFile(dir + "/positions.wfb", q, &err)) {
     std::fprintf(stderr, "wfb-fuzz-seeds: %s\n", err.c_str());
     return 1;
   }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Binary/File.h"
+#include "weft/Binary/Routes.h"
 
 #include <gtest/gtest.h>
 
@@ -324,8 +325,12 @@ TEST(BinaryTest, HeaderErrors) {
   b[0] = 'X';
   expectError(b, "not a .wfb file");
   b = good;
-  b[4] = 2;
-  expectError(b, "format version 2 is not supported");
+  b[4] = 3;
+  expectError(b, "format version 3 is not supported (this reader knows "
+                 "versions 1 to 2)");
+  b = good;
+  b[4] = 0;
+  expectError(b, "format version 0 is not supported");
   b = good;
   b[6] = 1;
   reseal(b);
@@ -535,4 +540,228 @@ TEST(BinaryVerifyTest, Symbols) {
   Program p = sample();
   p.images[0].symbols[0].kind = SymbolKind(9);
   expectInvalid(p, "symbol 'xin' has kind 9");
+}
+
+//===----------------------------------------------------------------------===//
+// Positioned routes (docs/architecture.md §4.4)
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr wt::DirSet kWest = wt::dirBit(wt::Dir::West);
+constexpr wt::DirSet kEast = wt::dirBit(wt::Dir::East);
+constexpr wt::DirSet kRamp = wt::dirBit(wt::Dir::Ramp);
+
+/// sample() with color 1 of image 0 taking a segment out of the west
+/// stream: 10 east, 6 east and to the CE, 20 to the CE.
+Program positioned() {
+  Program p = sample();
+  p.images[0].routes[0].positions = {
+      {kWest, kEast, 10}, {kWest, kEast | kRamp, 6}, {kWest, kRamp, 20}};
+  return p;
+}
+
+/// The offset of the first route record with positions in `b`: color 1,
+/// inputs west, outputs east and ramp, 3 positions.
+size_t positionedRouteAt(const std::vector<uint8_t> &b) {
+  for (size_t i = 0; i + 4 < b.size(); ++i)
+    if (b[i] == 1 && b[i + 1] == kWest && b[i + 2] == (kEast | kRamp) &&
+        b[i + 3] == 3)
+      return i;
+  return 0;
+}
+} // namespace
+
+TEST(BinaryTest, PositionsRoundTrip) {
+  Program p = positioned();
+  ASSERT_EQ(verify(p), "");
+  std::string err;
+  std::optional<Program> back = roundTrip(p, &err);
+  ASSERT_TRUE(back) << err;
+  EXPECT_EQ(*back, p);
+  EXPECT_EQ(back->images[0].routes[0].positions.size(), 3u);
+  EXPECT_EQ(back->images[0].routes[0].positions[2].count, 20u);
+  EXPECT_TRUE(back->images[1].routes[0].positions.empty());
+  // Positions are part of an image: a positioned copy is not merged with
+  // the static one, and a different count is a different program.
+  p.images[1] = p.images[0];
+  p.images[1].routes[0].positions.clear();
+  back = roundTrip(p, &err);
+  ASSERT_TRUE(back) << err;
+  EXPECT_EQ(back->images.size(), 2u);
+  Program q = positioned();
+  q.images[0].routes[0].positions[1].count = 7;
+  EXPECT_NE(write(q), write(positioned()));
+  EXPECT_FALSE(q == positioned());
+  // The writer puts version 2 in the header, and the route record holds the
+  // position count in its last byte, followed by 8 bytes per position.
+  std::vector<uint8_t> b = write(positioned());
+  EXPECT_EQ(b[4] | b[5] << 8, kFormatVersion);
+  EXPECT_EQ(kFormatVersion, 2);
+  size_t at = positionedRouteAt(b);
+  ASSERT_NE(at, 0u);
+  EXPECT_EQ(b[at + 4], kWest);
+  EXPECT_EQ(b[at + 5], kEast);
+  EXPECT_EQ(b[at + 8] | b[at + 9] << 8, 10);
+  EXPECT_EQ(b[at + 4 + 8 + 1], kEast | kRamp);
+}
+
+TEST(BinaryTest, Version1FilesReadAsStaticRoutes) {
+  // A version 1 file is a version 2 file without positions: the byte that
+  // now counts them was a pad byte that had to be 0.
+  std::vector<uint8_t> b = write(sample());
+  b[4] = 1;
+  reseal(b);
+  std::string err;
+  std::optional<Program> p = read(b.data(), b.size(), &err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(*p, sample());
+  // In version 1 a non-zero count is a non-zero pad byte.
+  b = write(positioned());
+  b[4] = 1;
+  reseal(b);
+  EXPECT_FALSE(read(b.data(), b.size(), &err));
+  EXPECT_NE(err.find("route padding is reserved and must be 0, got 3"),
+            std::string::npos)
+      << err;
+}
+
+TEST(BinaryTest, MalformedPositionRecordsAreRejected) {
+  std::vector<uint8_t> good = write(positioned());
+  size_t at = positionedRouteAt(good);
+  ASSERT_NE(at, 0u);
+  std::string err;
+  auto expectError = [&](std::vector<uint8_t> b, const std::string &what) {
+    reseal(b);
+    err.clear();
+    EXPECT_FALSE(read(b.data(), b.size(), &err)) << what;
+    EXPECT_NE(err.find(what), std::string::npos) << err;
+  };
+  std::vector<uint8_t> b = good;
+  b[at + 4 + 2] = 1;
+  expectError(b, "route position padding is reserved and must be 0, got 1");
+  // More positions than the section holds bytes for.
+  b = good;
+  b[at + 3] = 255;
+  expectError(b, "route position count 255 needs at least 255 x 8 bytes");
+  // Records the reader accepts but verify() does not, with the group named.
+  Program one = positioned();
+  one.images[0].routes[0].positions.resize(1);
+  expectError(write(one), "invalid program: image 0 (run by group 0 (@a)): "
+                          "route of color 1: has 1 position; a positioned "
+                          "route has 2 to 4");
+  b = good;
+  put32(b, at + 4 + 8 + 4, 0);
+  expectError(b, "route of color 1: position 2 of 3 has count 0; counts are "
+                 "1 to 16777216");
+  b = good;
+  put32(b, at + 4 + 4, 0xffffffffu);
+  expectError(b, "position 1 of 3 has count 4294967295");
+  b = good;
+  b[at + 4 + 16] = wt::dirBit(wt::Dir::North);
+  expectError(b, "position 3 of 3 takes from [north], which the route's "
+                 "inputs [west] do not include");
+  // Any single changed byte of the route and its positions is rejected or
+  // reads back as a program that verifies; nothing crashes.
+  for (size_t i = at; i < at + 4 + 3 * 8; ++i)
+    for (uint8_t v : {uint8_t(0), uint8_t(1), uint8_t(0x1f), uint8_t(0xff)}) {
+      b = good;
+      b[i] = v;
+      reseal(b);
+      std::optional<Program> p = read(b.data(), b.size(), &err);
+      if (p)
+        EXPECT_EQ(verify(*p), "") << "byte " << i;
+    }
+}
+
+TEST(BinaryVerifyTest, RoutePositions) {
+  const std::string where = "image 0 (run by group 0 (@a)): route of color 1: ";
+  Program p = positioned();
+  p.images[0].routes[0].positions.resize(1);
+  expectInvalid(p, where + "has 1 position; a positioned route has 2 to 4");
+  p = positioned();
+  p.images[0].routes[0].positions.resize(5, {kWest, kEast, 1});
+  expectInvalid(p, where + "has 5 positions; a positioned route has 2 to 4");
+  p = positioned();
+  p.images[0].routes[0].positions[0].count = 0;
+  expectInvalid(p, where + "position 1 of 3 has count 0; counts are 1 to "
+                           "16777216");
+  p = positioned();
+  p.images[0].routes[0].positions[2].count = (1u << 24) + 1;
+  expectInvalid(p, where + "position 3 of 3 has count 16777217");
+  p.images[0].routes[0].positions[2].count = 1u << 24;
+  EXPECT_EQ(verify(p), "");
+  p = positioned();
+  p.images[0].routes[0].positions[1].inputs = 0;
+  expectInvalid(p, where + "position 2 of 3 has port sets (inputs 0x0, "
+                           "outputs 0x12); each needs at least one of the 5 "
+                           "ports and nothing else");
+  p = positioned();
+  p.images[0].routes[0].positions[0].outputs = 0;
+  expectInvalid(p, where + "position 1 of 3 has port sets (inputs 0x8, "
+                           "outputs 0x0)");
+  p = positioned();
+  p.images[0].routes[0].positions[0].outputs = 0x22;
+  expectInvalid(p, where + "position 1 of 3 has port sets (inputs 0x8, "
+                           "outputs 0x22)");
+  p = positioned();
+  p.images[0].routes[0].positions[1].inputs = kWest | kRamp;
+  expectInvalid(p, where + "position 2 of 3 takes from [west, ramp], which "
+                           "the route's inputs [west] do not include");
+  p = positioned();
+  p.images[0].routes[0].outputs = kEast;
+  expectInvalid(p, where + "position 2 of 3 sends to [east, ramp], which the "
+                           "route's outputs [east] do not include");
+  // The route's sets must be exactly the positions' unions.
+  p = positioned();
+  p.images[0].routes[0].inputs = kWest | kRamp;
+  expectInvalid(p, where + "the positions take from [west] but the route's "
+                           "inputs are [west, ramp]; they must be the "
+                           "positions' union");
+  p = positioned();
+  p.images[0].routes[0].positions[1].outputs = kRamp;
+  p.images[0].routes[0].positions[0].outputs = kRamp;
+  expectInvalid(p, where + "the positions send to [ramp] but the route's "
+                           "outputs are [east, ramp]");
+  // An image no group runs is named alone.
+  p = positioned();
+  p.images[0].routes[0].positions[0].count = 0;
+  p.groups[0].image = 1;
+  p.groups[2].image = 1;
+  expectInvalid(p, "image 0: route of color 1: position 1 of 3 has count 0");
+  // The link check sees the unions, so a position cannot hide a port.
+  p = positioned();
+  p.images[0].routes[0].inputs |= wt::dirBit(wt::Dir::North);
+  p.images[0].routes[0].positions[0].inputs |= wt::dirBit(wt::Dir::North);
+  expectInvalid(p, "group 0 (@a): color 1 uses the north port of PE (0, 0)");
+}
+
+TEST(BinaryVerifyTest, CheckRoutesSeesInconsistentPositions) {
+  // checkRoutes may see a program verify() has not passed; it reports
+  // positions that do not fit their route, naming the PE and the color.
+  Program p;
+  p.target.width = 1;
+  p.target.height = 1;
+  CodeImage img;
+  img.routes = {{1, kWest, kEast, {{kWest, kEast, 3}, {kRamp, kEast, 2}}}};
+  p.images = {img};
+  Group g;
+  g.name = "g";
+  p.groups = {g};
+  IoStream in, out;
+  in.name = "x";
+  in.color = 1;
+  in.shape = {4};
+  out = in;
+  out.name = "y";
+  out.output = true;
+  out.edge = wt::Dir::East;
+  p.io = {in, out};
+  std::vector<std::string> problems = checkRoutes(p);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "PE (0, 0) routes color 1 with positions that do not "
+                         "fit its route: position 2 of 2 takes from [ramp], "
+                         "which the route's inputs [west] do not include");
+  p.images[0].routes[0].inputs = kWest | kRamp;
+  EXPECT_TRUE(checkRoutes(p).empty());
+  EXPECT_EQ(verify(p), "");
 }

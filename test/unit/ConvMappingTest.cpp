@@ -171,3 +171,75 @@ TEST(ConvMapping, PartitionerKeepsFeatureMapChannelsWhole) {
 }
 
 } // namespace
+
+// Bands of output columns (docs/execution-model.md, "Bands of output
+// columns"): every band, run as its own convolution on the input columns it
+// receives, reads exactly the input columns (or pads) the whole
+// convolution's window reads for the band's output columns; the bands
+// partition the output columns, and their received columns cover the row
+// in order, each band's starting no later than where the previous one's
+// ends.
+TEST(ConvMapping, BandsReadWhatTheWholeConvolutionReads) {
+  std::vector<ConvShape> all = shapes();
+  all.push_back(shape(1, 4, 64, 4, 7, 7, 2, 1, 3, 3, 3, 3));
+  all.push_back(shape(2, 3, 15, 2, 1, 1, 2, 1, 0, 0, 0, 0)); // unread columns
+  all.push_back(shape(2, 3, 10, 2, 3, 3, 1, 3, 3, 3, 3, 3)); // dilated, wide pads
+  for (const ConvShape &s : all)
+    for (int64_t tiles = 1; tiles <= s.wout(); ++tiles) {
+      std::vector<ConvTile> bands = convTiles(s, tiles);
+      if (bands.empty())
+        continue;
+      ASSERT_EQ(int64_t(bands.size()), tiles);
+      EXPECT_EQ(bands.front().out0, 0);
+      EXPECT_EQ(bands.back().out1, s.wout());
+      EXPECT_EQ(bands.front().in0, 0);
+      EXPECT_EQ(bands.back().in1, s.win);
+      for (size_t t = 0; t < bands.size(); ++t) {
+        const ConvTile &b = bands[t];
+        ASSERT_EQ(b.shape.check(), "");
+        EXPECT_EQ(b.shape.win, b.in1 - b.in0);
+        EXPECT_EQ(b.shape.wout(), b.out1 - b.out0);
+        if (t + 1 < bands.size()) {
+          EXPECT_EQ(b.out1, bands[t + 1].out0);
+          EXPECT_LE(b.in0, bands[t + 1].in0);
+          EXPECT_GE(b.in1, bands[t + 1].in0) << "a column nobody receives";
+        }
+        for (int64_t ow = b.out0; ow < b.out1; ++ow)
+          for (int64_t j = 0; j < s.kw; ++j) {
+            int64_t global = ow * s.sw + j * s.dw - s.pl;
+            int64_t local =
+                (ow - b.out0) * b.shape.sw + j * b.shape.dw - b.shape.pl;
+            bool inGlobal = global >= 0 && global < s.win;
+            bool inLocal = local >= 0 && local < b.shape.win;
+            ASSERT_EQ(inGlobal, inLocal)
+                << "band " << t << " of " << tiles << ", output column " << ow;
+            if (inGlobal)
+              EXPECT_EQ(local + b.in0, global);
+          }
+      }
+    }
+}
+
+TEST(ConvMapping, BandsCostLessAndAreChecked) {
+  ConvShape s = shape(3, 64, 64, 64, 7, 7, 2, 1, 3, 3, 3, 3);
+  s.relu = s.bias = true;
+  DenseMapping m;
+  m.smear = 3;
+  m.rows = 16;
+  int64_t one = predictConvCycles(s, m);
+  m.tiles = 4;
+  EXPECT_EQ(convMappingProblem(s, m, 48 * 1024), "");
+  int64_t four = predictConvCycles(s, m);
+  // Four bands of 8 output columns: about a quarter of the cycles (the
+  // halos and fixed costs a little more).
+  EXPECT_LT(four, one / 3);
+  EXPECT_GT(four, one / 5);
+  EXPECT_LE(convMemoryPerPE(s, m), convMemoryPerPE(s, DenseMapping{0, 0, 3, 16}));
+  m.tiles = 33; // more bands than output columns
+  EXPECT_NE(convMappingProblem(s, m, 48 * 1024).find("bands"),
+            std::string::npos);
+  EXPECT_TRUE(convTiles(s, 33).empty());
+  // A band that reads only padding is refused.
+  ConvShape pads = shape(1, 4, 2, 1, 3, 3, 1, 1, 4, 4, 4, 4);
+  EXPECT_TRUE(convTiles(pads, pads.wout()).empty());
+}

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -175,3 +176,119 @@ TEST(Routing, ColumnKernelInAndOut) {
 }
 
 } // namespace
+
+/// Band routes of a convolution cut into bands of output columns: a lane's
+/// wavelets run through the positions the way the routers cycle them.
+/// Row r of the input (win x lk wavelets a row, several rows) reaches band
+/// t's diagonal ramp exactly for the input columns [in0, in1) of band t;
+/// the output lanes, merged by the last columns' positions, carry every
+/// row's output columns in order, each from the band that computed it.
+TEST(Routing, ConvBandsTakeTheirColumnsAndMergeInOrder) {
+  auto conv = [](int64_t cin, int64_t w, int64_t cout, int64_t k, int64_t st,
+                 int64_t d, int64_t pad) {
+    ConvShape s;
+    s.cin = cin, s.hin = 3, s.win = w, s.cout = cout, s.kh = s.kw = k;
+    s.sh = s.sw = st, s.dh = s.dw = d;
+    s.pt = s.pl = s.pb = s.pr = pad;
+    return s;
+  };
+  int cases = 0;
+  for (const ConvShape &s :
+       {conv(4, 16, 6, 3, 1, 1, 1), conv(2, 15, 4, 1, 2, 1, 0),
+        conv(3, 20, 2, 7, 2, 1, 3), conv(4, 12, 4, 3, 1, 2, 2)})
+    for (int64_t S : {1, 2, 4})
+      for (int64_t R : {1, 2})
+        for (int64_t tiles = 2; tiles <= 5; ++tiles) {
+          if (s.cin % S || s.cout % R || convTiles(s, tiles).empty())
+            continue;
+          DenseMapping m;
+          m.x0 = 2;
+          m.smear = S;
+          m.rows = R;
+          m.tiles = tiles;
+          std::vector<ConvTile> bands = convTiles(s, tiles);
+          const int64_t lk = s.cin / S, lm = s.cout / R;
+          ++cases;
+          // The input lanes: positions as counters per PE.
+          RoutePlan in = convRowsToDiagonals(s, m);
+          for (int64_t r = 0; r < S; ++r) {
+            std::map<PE, std::pair<size_t, int64_t>> state; // position, taken
+            std::map<PE, std::vector<int64_t>> got;
+            for (int64_t row = 0; row < 3; ++row)
+              for (int64_t i = 0; i < s.win * lk; ++i) {
+                PE pe{m.x0, r};
+                while (true) {
+                  auto it = in.get().find(pe);
+                  ASSERT_NE(it, in.get().end())
+                      << "lane " << r << " dropped at x " << pe.first;
+                  const Switch &sw = it->second;
+                  DirSet out = sw.out;
+                  if (!sw.positions.empty()) {
+                    auto &[k, taken] = state[pe];
+                    out = sw.positions[k].out;
+                    if (++taken == sw.positions[k].count) {
+                      taken = 0;
+                      k = (k + 1) % sw.positions.size();
+                    }
+                  }
+                  if (out & dirBit(Dir::Ramp))
+                    got[pe].push_back(i / lk);
+                  if (!(out & dirBit(Dir::East)))
+                    break;
+                  ++pe.first;
+                }
+              }
+            for (int64_t t = 0; t < tiles; ++t) {
+              const ConvTile &b = bands[size_t(t)];
+              std::vector<int64_t> want;
+              for (int64_t row = 0; row < 3; ++row)
+                for (int64_t c = b.in0; c < b.in1; ++c)
+                  for (int64_t j = 0; j < lk; ++j)
+                    want.push_back(c);
+              PE diagonal{m.x0 + t * S + r, r};
+              EXPECT_EQ(got[diagonal], want)
+                  << "band " << t << " of " << tiles << ", S " << S;
+            }
+            EXPECT_EQ(got.size(), size_t(tiles));
+          }
+          // The output lanes: band t's ramp holds its columns of 3 rows;
+          // walk the lane from the first band's last column east.
+          RoutePlan outPlan = convResults(s, m);
+          for (int64_t r = 0; r < R; ++r) {
+            std::vector<int64_t> lane; // output columns leaving band 0
+            for (int64_t row = 0; row < 3; ++row)
+              for (int64_t c = bands[0].out0; c < bands[0].out1; ++c)
+                for (int64_t j = 0; j < lm; ++j)
+                  lane.push_back(c);
+            for (int64_t t = 1; t < tiles; ++t) {
+              const ConvTile &b = bands[size_t(t)];
+              int64_t x = m.x0 + t * S + S - 1;
+              for (int64_t between = x - S + 1; between < x; ++between)
+                ASSERT_EQ(outPlan.get().at({between, r}).out,
+                          dirBit(Dir::East));
+              const Switch &sw = outPlan.get().at({x, r});
+              ASSERT_EQ(sw.positions.size(), 2u);
+              std::vector<int64_t> own, merged;
+              for (int64_t row = 0; row < 3; ++row)
+                for (int64_t c = b.out0; c < b.out1; ++c)
+                  for (int64_t j = 0; j < lm; ++j)
+                    own.push_back(c);
+              size_t w = 0, o = 0;
+              while (w < lane.size() || o < own.size()) {
+                for (int64_t k = 0; k < sw.positions[0].count; ++k)
+                  merged.push_back(lane.at(w++));
+                for (int64_t k = 0; k < sw.positions[1].count; ++k)
+                  merged.push_back(own.at(o++));
+              }
+              lane = merged;
+            }
+            std::vector<int64_t> want;
+            for (int64_t row = 0; row < 3; ++row)
+              for (int64_t c = 0; c < s.wout(); ++c)
+                for (int64_t j = 0; j < lm; ++j)
+                  want.push_back(c);
+            EXPECT_EQ(lane, want) << "output lane " << r;
+          }
+        }
+  EXPECT_GT(cases, 40);
+}

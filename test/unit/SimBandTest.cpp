@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SimBuilder.h"
+
 #include "weft/Binary/Binary.h"
 #include "weft/Binary/File.h"
 #include "weft/Sim/Exchange.h"
@@ -278,6 +280,65 @@ TEST(SimBand, BrokenRoutesFailLikeOneProcess) {
   // The mutations produce failures of several kinds, not only loads that
   // fail.
   EXPECT_GT(seen[Status::Deadlock] + seen[Status::Error], 5u);
+}
+
+/// Positioned routes (docs/architecture.md §4.4) across a band edge: PE
+/// (0, 0) merges 3 wavelets from the south (row 1, the other rank) with 2
+/// from the west, in rounds; PE (1, 0) passes the merged stream east and
+/// also hands the last of every 5 to its CE, which sends it east on color
+/// 2. With `shortInput` the south input is one wavelet short, so the run
+/// hangs with the merge waiting in its first position.
+binary::Program positionedAcrossBands(bool shortInput) {
+  using test::ImageBuilder;
+  binary::Program p;
+  p.target.width = 2;
+  p.target.height = 2;
+  ImageBuilder merge, lift, tap;
+  merge.route(1, {{{machine::Dir::South}, {machine::Dir::East}, 3},
+                  {{machine::Dir::West}, {machine::Dir::East}, 2}});
+  lift.route(1, {machine::Dir::West}, {machine::Dir::North});
+  tap.route(
+      1, {{{machine::Dir::West}, {machine::Dir::East}, 4},
+          {{machine::Dir::West}, {machine::Dir::East, machine::Dir::Ramp}, 1}});
+  tap.route(2, {machine::Dir::Ramp}, {machine::Dir::East});
+  tap.dsd(1024, test::fabin(1, 4));
+  tap.dsd(1028, test::fabout(2, 4));
+  tap.task(32,
+           {test::lds0(0, 1024), test::ldd(0, 1028),
+            machine::Instruction::un(machine::Opcode::MOV32, test::ddsr(0),
+                                     test::s0(0), true)},
+           false, true);
+  p.images = {merge.build(), lift.build(), tap.build()};
+  p.groups = {test::group("merge", 0, 0, 0), test::group("lift", 1, 0, 1),
+              test::group("tap", 2, 1, 0)};
+  p.io = {test::stream("a", false, machine::Dir::West, 0, 1, 1, {8}),
+          test::stream("b", false, machine::Dir::West, 1, 2, 1,
+                       {shortInput ? 11 : 12}),
+          test::stream("y", true, machine::Dir::East, 0, 1, 1, {20}),
+          test::stream("t", true, machine::Dir::East, 0, 1, 2, {4})};
+  return p;
+}
+
+TEST(SimBand, PositionedRoutesMatchOneProcess) {
+  for (bool shortInput : {false, true}) {
+    binary::Program p = positionedAcrossBands(shortInput);
+    ASSERT_EQ(binary::verify(p), "");
+    Inputs in = inputsFor(p, 1, 9);
+    for (Mode mode : {Mode::Fast, Mode::Reference}) {
+      sim::Options o;
+      o.mode = mode;
+      o.trace = true;
+      Result one = runRank(p, in, o, nullptr);
+      ASSERT_EQ(one.status, shortInput ? Status::Deadlock : Status::Done)
+          << one.message;
+      if (shortInput)
+        EXPECT_NE(one.message.find("waiting: color 1 is at position 1 of 2, "
+                                   "taking from south, 1 left"),
+                  std::string::npos)
+            << one.message;
+      EXPECT_EQ(one, runBands(p, in, o, 2));
+    }
+  }
 }
 
 } // namespace

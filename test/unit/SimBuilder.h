@@ -120,6 +120,28 @@ public:
       r.outputs |= dirBit(d);
     img.routes.push_back(r);
   }
+  /// One position of a positioned route (docs/architecture.md §4.4).
+  struct Position {
+    std::vector<Dir> in, out;
+    uint32_t count;
+  };
+  /// A positioned route; its sets are the unions of the positions'.
+  void route(unsigned color, const std::vector<Position> &positions) {
+    binary::Route r;
+    r.color = uint8_t(color);
+    for (const Position &pos : positions) {
+      binary::RoutePosition rp;
+      for (Dir d : pos.in)
+        rp.inputs |= dirBit(d);
+      for (Dir d : pos.out)
+        rp.outputs |= dirBit(d);
+      rp.count = pos.count;
+      r.inputs |= rp.inputs;
+      r.outputs |= rp.outputs;
+      r.positions.push_back(rp);
+    }
+    img.routes.push_back(r);
+  }
   binary::CodeImage build() const {
     binary::CodeImage out = img;
     binary::Segment seg;

@@ -33,16 +33,43 @@
 
 namespace weft::binary {
 
+/// One position of a positioned route (docs/architecture.md §4.4): the next
+/// `count` wavelets of the color enter through a port of `inputs` and leave
+/// through every port of `outputs`.
+struct RoutePosition {
+  machine::DirSet inputs = 0, outputs = 0;
+  uint32_t count = 0;
+  bool operator==(const RoutePosition &o) const {
+    return inputs == o.inputs && outputs == o.outputs && count == o.count;
+  }
+};
+
 /// The router setting of one color: wavelets entering through any port of
-/// `inputs` leave through every port of `outputs`.
+/// `inputs` leave through every port of `outputs`. A positioned route cycles
+/// through its `positions` (2 to 4, in order, then from the first again);
+/// `inputs` and `outputs` are then the unions of the positions' sets, so
+/// every check on a route's ports holds for all its positions. No positions
+/// is a static route.
 struct Route {
   uint8_t color = 0;
   machine::DirSet inputs = 0;
   machine::DirSet outputs = 0;
+  std::vector<RoutePosition> positions;
   bool operator==(const Route &o) const {
-    return color == o.color && inputs == o.inputs && outputs == o.outputs;
+    return color == o.color && inputs == o.inputs && outputs == o.outputs &&
+           positions == o.positions;
   }
 };
+
+/// Why the positions of `route` are not a valid positioned route, as a
+/// phrase that names the position (counted from 1) and the values ("position
+/// 2 takes [ramp], which the route's inputs [west] do not include"); empty
+/// when the route has no positions or valid ones: 2 to 4 positions, each
+/// with non-empty port sets inside the route's and a count of 1 to 2^24,
+/// whose sets together are exactly the route's.
+std::string checkPositions(const Route &route);
+/// "[west, ramp]": a port set for messages.
+std::string dirSetName(machine::DirSet set);
 
 /// Initial memory contents: `words` 16-bit words from word address `address`.
 struct Segment {
@@ -218,7 +245,9 @@ struct Program {
 /// groups lie inside the grid and do not overlap; image indices exist;
 /// segments (shared and per-PE) lie inside memory and do not overlap;
 /// per-PE segment sizes match the group; routes name routable colors, only
-/// links that exist, and at most one route per color; params name GPRs;
+/// links that exist, and at most one route per color, and positioned routes
+/// pass checkPositions (the message names the image, a group that runs it
+/// and the color); params name GPRs;
 /// I/O streams have rows inside the grid, routable colors, an element type
 /// that fits the payload format, static non-negative shapes, and (feature
 /// maps) rank >= 2, dims before dim 1 equal to 1 and channels divisible by

@@ -28,8 +28,11 @@
 
 namespace weft::binary {
 
-/// The format version this library writes and the only one it reads.
-constexpr uint16_t kFormatVersion = 1;
+/// The format version this library writes. It reads this one and every
+/// version from kOldestFormatVersion on (docs/binary-format.md §6): version
+/// 1 is version 2 without route positions.
+constexpr uint16_t kFormatVersion = 2;
+constexpr uint16_t kOldestFormatVersion = 1;
 /// The first four bytes of every .wfb file.
 constexpr uint8_t kMagic[4] = {'W', 'F', 'B', 0};
 

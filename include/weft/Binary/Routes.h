@@ -8,7 +8,9 @@
 // wavelet that leaves a PE through a link must be accepted by the PE on the
 // other side, one leaving through a host port must belong to an output
 // stream, every host input stream must enter a PE whose route accepts it, and
-// every color a PE starts tasks on must reach its CE. The simulator's hang
+// every color a PE starts tasks on must reach its CE. Positioned routes are
+// checked on the unions of their positions (docs/architecture.md §4.4),
+// which must be consistent with the positions. The simulator's hang
 // report is only the backstop for what this cannot see (timing).
 //
 // Plain C++ (no MLIR).

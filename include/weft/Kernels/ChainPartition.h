@@ -111,6 +111,9 @@ struct ChainLayer {
 /// column of `rows` rows.
 struct ChainPlacement {
   int64_t x0 = 0, width = 1, rows = 1, footprint = 1;
+  /// A convolution's bands of output columns, each on its own copy of the
+  /// S x R rectangle (width = tiles x S).
+  int64_t tiles = 1;
   int64_t predictedCycles = 0;
   /// Bytes of PE memory the most loaded PE needs (dense kernels; column
   /// kernels: their largest buffers).

@@ -98,6 +98,24 @@ struct ConvSchedule {
 
 ConvSchedule convSchedule(const ConvShape &s);
 
+/// One band of output columns of a convolution cut into bands
+/// (docs/execution-model.md, "Bands of output columns"): output columns
+/// [out0, out1), computed from input columns [in0, in1), which is what the
+/// band's copy of the rectangle receives of every input row, as a
+/// convolution of its own (`shape`: its width, pads and output width).
+/// Neighbouring bands' input columns overlap by the window's halo; columns
+/// no window reads go to the band on their left (the last band: the row's
+/// end), so every input column is received by some band.
+struct ConvTile {
+  int64_t out0 = 0, out1 = 0, in0 = 0, in1 = 0;
+  ConvShape shape;
+};
+
+/// The `tiles` bands of `s` (nearly equal numbers of output columns, the
+/// larger ones first), or an empty vector when `tiles` is not in
+/// [1, wout] or a band would read nothing but padding.
+std::vector<ConvTile> convTiles(const ConvShape &s, int64_t tiles);
+
 /// Input and output channels per PE under `m` (S = m.smear must divide
 /// cin, R = m.rows cout).
 inline int64_t convLk(const ConvShape &s, const DenseMapping &m) {
@@ -108,25 +126,29 @@ inline int64_t convLm(const ConvShape &s, const DenseMapping &m) {
 }
 
 /// Why `m` cannot run `s` on PEs of `memoryBytes` (chunks that do not
-/// divide the channels, a 4-D descriptor dimension or stride out of range,
-/// the program or memory too large), or an empty string.
+/// divide the channels, bands that do not fit the output columns, a 4-D
+/// descriptor dimension or stride out of range, the program or memory too
+/// large), or an empty string. With m.tiles > 1 every band is checked.
 std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
                                int64_t memoryBytes);
 
-/// Instructions of the straight-line per-sample program of the PE of
-/// column `c` (the largest, the diagonal's).
+/// Instructions of the straight-line per-sample program of the largest
+/// PE's program (the diagonal's), of the largest band.
 int64_t convProgramInstructions(const ConvShape &s, const DenseMapping &m);
 
 /// The cost model: steady-state cycles per sample (docs/execution-model.md,
-/// "Convolution").
+/// "Convolution"): the slowest column of the slowest band, or the output
+/// rows' lane (every band's results merge into one stream per row chunk,
+/// one wavelet a cycle) when that is slower.
 int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m);
 
 /// Bytes of PE memory the most loaded PE needs.
 int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m);
 
-/// The PE memory map of a convolution's compute PE: the words of code
-/// (after the task table), word addresses of the records and data, and the
-/// end of the data.
+/// The PE memory map of a convolution's compute PE (of one band: `s` is
+/// the band's shape, m.tiles is ignored): the words of code (after the
+/// task table), word addresses of the records and data, and the end of the
+/// data.
 struct ConvMemoryMap {
   int64_t records = 0, weights = 0, ring = 0, acc = 0, bias = 0, outBuf = 0,
           clip = 0, end = 0, code = 0;

@@ -34,9 +34,13 @@ enum class Precision { FP32, Mixed };
 /// last ones shorter. Input chunk c enters on row c and turns into column c
 /// at PE (c, c), so the layer occupies max(smear, rows) rows; rows from
 /// `rows` on only carry input chunks (routers and the turning PEs).
+/// A convolution may repeat the rectangle `tiles` times side by side, each
+/// copy computing one band of output columns (docs/execution-model.md,
+/// "Bands of output columns"); dense layers have one.
 struct DenseMapping {
   int64_t x0 = 0, y0 = 0;
   int64_t smear = 1, rows = 1;
+  int64_t tiles = 1;
   Precision precision = Precision::FP32;
 };
 

@@ -19,6 +19,7 @@
 #ifndef WEFT_KERNELS_ROUTING_H
 #define WEFT_KERNELS_ROUTING_H
 
+#include "weft/Kernels/ConvMapping.h"
 #include "weft/Kernels/DenseMapping.h"
 #include "weft/Machine/Target.h"
 
@@ -33,17 +34,38 @@ namespace weft::conversion {
 /// Router ports as a mask over weft::machine::Dir.
 using machine::DirSet;
 
+/// One setting of a router that cycles through positions
+/// (docs/architecture.md, "Positions"): `count` wavelets enter through `in`
+/// and leave through `out`, then the next position.
+struct SwitchPosition {
+  DirSet in = 0, out = 0;
+  int64_t count = 0;
+  bool operator==(const SwitchPosition &o) const {
+    return in == o.in && out == o.out && count == o.count;
+  }
+};
+
 /// One PE's setting for a route: wavelets entering through any port of `in`
-/// leave through every port of `out`.
+/// leave through every port of `out`; with `positions`, `in` and `out` are
+/// their unions and the router cycles through them.
 struct Switch {
   DirSet in = 0, out = 0;
+  std::vector<SwitchPosition> positions;
+  bool operator==(const Switch &o) const {
+    return in == o.in && out == o.out && positions == o.positions;
+  }
 };
 
 /// The switches of one route by PE (x, y), ordered by x then y. Adding a
-/// second setting at a PE merges the port sets.
+/// second setting at a PE merges the port sets: a plain one joins every
+/// position (the wavelets that pass also go where it sends them).
 class RoutePlan {
 public:
   void add(int64_t x, int64_t y, DirSet in, DirSet out);
+  /// A cycle of positions at PE (x, y) (positions of zero count are
+  /// dropped; one left is a plain setting). A PE has at most one cycle.
+  void addPositions(int64_t x, int64_t y,
+                    const std::vector<SwitchPosition> &positions);
   /// Appends `other`'s switches (merged where both have the PE).
   void append(const RoutePlan &other);
   bool empty() const { return switches.empty(); }
@@ -92,6 +114,26 @@ RoutePlan densePartialSums(const DenseMapping &m, int parity);
 /// The sending end of a dense layer's output: the last column's PEs send
 /// their results east.
 RoutePlan denseResults(const DenseMapping &m);
+
+//===----------------------------------------------------------------------===//
+// Convolution cut into bands of output columns (docs/execution-model.md,
+// "Bands of output columns"): m.tiles copies of the S x R rectangle side by
+// side; denseColumns and densePartialSums cover every band.
+//===----------------------------------------------------------------------===//
+
+/// The receiving end of the row-chunk stream into a convolution: row r is
+/// relayed east through the bands; band t's diagonal PE takes its input
+/// columns of every input row off the fabric and passes on what the bands
+/// east of it read (positions counting `lk` wavelets a pixel). Unbanded,
+/// denseRowsToDiagonal.
+RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m);
+
+/// The sending end: band t's last column sends its output columns of every
+/// row; from band 1 on, its router first passes the row's columns of the
+/// bands west of it, then its own (positions counting `lm` wavelets a
+/// pixel), so every row leaves in order on one lane. Unbanded,
+/// denseResults.
+RoutePlan convResults(const ConvShape &s, const DenseMapping &m);
 
 //===----------------------------------------------------------------------===//
 // Column kernels, host output

@@ -75,6 +75,11 @@ struct Arch {
       kControlTableOffset + kControlEntries; // 320 slots = 1280 bytes
   /// Largest vector length a DSD length field can hold.
   static constexpr unsigned kMaxVectorLength = (1u << 15) - 1;
+  /// A positioned route cycles through 2 to 4 positions, each held for 1 to
+  /// 2^24 wavelets (docs/architecture.md §4.4).
+  static constexpr unsigned kMinRoutePositions = 2;
+  static constexpr unsigned kMaxRoutePositions = 4;
+  static constexpr uint32_t kMaxPositionCount = uint32_t(1) << 24;
 };
 
 /// Parameters of one fabric. Everything that a real part could vary is here.

@@ -62,10 +62,12 @@ constexpr int64_t kSelOne = 6, kSelZero = 7;
 
 class Emitter : WaveletBuilder {
 public:
+  /// Band `band` of the layer (0 when it is not cut into bands): `shape`
+  /// is the band's convolution and `m` its rectangle.
   Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,
-          const DenseMapping &m, const DenseColors &colors, StringRef name,
-          const RouteTable &routes)
-      : WaveletBuilder(b, loc), layer(layer), s(*layer.conv), m(m),
+          const ConvShape &shape, int64_t band, const DenseMapping &m,
+          const DenseColors &colors, StringRef name, const RouteTable &routes)
+      : WaveletBuilder(b, loc), layer(layer), s(shape), band(band), m(m),
         colors(colors), name(name), routes(routes), sch(convSchedule(s)),
         mm(convMemoryMap(s, m)), lk(convLk(s, m)), lm(convLm(s, m)) {}
 
@@ -89,14 +91,16 @@ private:
   ElementsAttr blob(StringRef what, ArrayRef<int64_t> shape, Type elem,
                     ArrayRef<char> bytes) {
     auto type = RankedTensorType::get(shape, elem);
-    std::string key = (name + "_" + what + "_" + Twine(blobs++)).str();
+    std::string key =
+        (name + "_" + what + "_" + Twine(band) + "_" + Twine(blobs++)).str();
     return DenseResourceElementsAttr::get(
         type, key, HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes));
   }
 
   const DenseLayer &layer;
   const ConvShape &s;
-  const DenseMapping &m;
+  const int64_t band;
+  const DenseMapping m;
   DenseColors colors;
   StringRef name;
   const RouteTable &routes;
@@ -114,7 +118,9 @@ static void putF32(std::vector<char> &bytes, float v) {
 
 void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
                         const SmearedRole &role) {
-  Block *body = columnGroup(name, c, m.x0 + c, m.y0, r0, r1, routes);
+  // (Groups are named by the column across all bands.)
+  Block *body =
+      columnGroup(name, band * m.smear + c, m.x0 + c, m.y0, r0, r1, routes);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(body);
   if (!role.compute && !role.diagonal)
@@ -340,7 +346,22 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
 void emitConvLayer(OpBuilder &b, Location loc, const DenseLayer &layer,
                    const DenseMapping &m, const DenseColors &colors,
                    StringRef name, const RouteTable &routes) {
-  Emitter(b, loc, layer, m, colors, name, routes).emitGroups();
+  if (m.tiles <= 1) {
+    Emitter(b, loc, layer, *layer.conv, 0, m, colors, name, routes)
+        .emitGroups();
+    return;
+  }
+  // Bands of output columns (docs/execution-model.md, "Bands of output
+  // columns"): each band's rectangle runs the program of its own
+  // convolution; the routers merge the bands' rows (lib/Kernels/Routing).
+  std::vector<ConvTile> bands = convTiles(*layer.conv, m.tiles);
+  for (auto [t, band] : llvm::enumerate(bands)) {
+    DenseMapping bm = m;
+    bm.tiles = 1;
+    bm.x0 = m.x0 + int64_t(t) * m.smear;
+    Emitter(b, loc, layer, band.shape, int64_t(t), bm, colors, name, routes)
+        .emitGroups();
+  }
 }
 
 } // namespace weft::conversion

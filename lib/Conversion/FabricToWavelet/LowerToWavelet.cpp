@@ -46,6 +46,22 @@ namespace wv = weft::wavelet;
 namespace weft::conversion {
 namespace {
 
+/// A router setting from its port masks and flat (inputs, outputs, count)
+/// positions (fabric.switch and wavelet.route spell them alike).
+Switch switchOf(uint32_t in, uint32_t out,
+                std::optional<ArrayRef<int64_t>> positions) {
+  Switch sw{DirSet(in), DirSet(out), {}};
+  if (positions)
+    for (size_t i = 0; i + 2 < positions->size(); i += 3)
+      sw.positions.push_back(SwitchPosition{DirSet((*positions)[i]),
+                                            DirSet((*positions)[i + 1]),
+                                            (*positions)[i + 2]});
+  return sw;
+}
+Switch switchOf(wv::RouteOp r) {
+  return switchOf(r.getInputs(), r.getOutputs(), r.getPositions());
+}
+
 /// Router-only PEs: every PE the routes pass that no kernel's program
 /// covers gets its router settings alone (relays between kernels and to
 /// the east edge). PEs with equal settings form rectangles: runs down a
@@ -162,7 +178,7 @@ struct LowerFabricToWaveletPass
       for (auto sw : r.getBody().front().getOps<fab::SwitchOp>()) {
         int64_t px = sw.getX(), py = sw.getY();
         table[{px, py}][c.getValue()] =
-            Switch{DirSet(sw.getInputs()), DirSet(sw.getOutputs())};
+            switchOf(sw.getInputs(), sw.getOutputs(), sw.getPositions());
         owner[{px, py, int64_t(c.getValue())}] = r.getRouteName();
       }
     }
@@ -395,7 +411,7 @@ struct LowerFabricToWaveletPass
         for (int64_t dx = 0; dx < int64_t(rect.getWidth()); ++dx)
           for (int64_t dy = 0; dy < int64_t(rect.getHeight()); ++dy)
             emitted[{rect.getX() + dx, rect.getY() + dy}][r.getColor()] =
-                Switch{DirSet(r.getInputs()), DirSet(r.getOutputs())};
+                switchOf(r);
     }
     auto describe = [&](std::pair<int64_t, int64_t> pe, int64_t c) {
       auto it = owner.find({pe.first, pe.second, c});
@@ -409,7 +425,7 @@ struct LowerFabricToWaveletPass
         if (at != emitted.end())
           if (auto it = at->second.find(c); it != at->second.end())
             e = &it->second;
-        if (!e || e->in != sw.in || e->out != sw.out)
+        if (!e || !(*e == sw))
           return program.emitOpError("lowering error: PE (")
                  << pe.first << ", " << pe.second << ") was not given "
                  << describe(pe, c) << " on color " << c;

@@ -96,7 +96,18 @@ public:
 
   /// `wavelet.route color C from [in] to [out]` (DirSet masks).
   void route(int64_t color, uint8_t in, uint8_t out) {
-    wavelet::RouteOp::create(b, loc, color, in, out);
+    wavelet::RouteOp::create(b, loc, color, in, out, /*positions=*/nullptr);
+  }
+  /// The same for a switch, positions included.
+  void route(int64_t color, const Switch &sw) {
+    mlir::DenseI64ArrayAttr positions;
+    if (!sw.positions.empty()) {
+      llvm::SmallVector<int64_t> flat;
+      for (const SwitchPosition &p : sw.positions)
+        flat.append({int64_t(p.in), int64_t(p.out), p.count});
+      positions = b.getDenseI64ArrayAttr(flat);
+    }
+    wavelet::RouteOp::create(b, loc, color, sw.in, sw.out, positions);
   }
   /// One `wavelet.route` per color `table` gives PE (x, y), by color.
   void routesAt(const RouteTable &table, int64_t x, int64_t y) {
@@ -104,7 +115,7 @@ public:
     if (it == table.end())
       return;
     for (const auto &[color, sw] : it->second)
-      route(color, sw.in, sw.out);
+      route(color, sw);
   }
   /// `wavelet.dsd @name at ADDRESS kind {fields}`.
   void dsdAt(llvm::StringRef name, int64_t address, const DsdFields &f) {

@@ -1285,7 +1285,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       }
       auto kernel = wf::KernelOp::create(
           b, kernelLoc, b.getStringAttr(kernelName), scheme, /*rect=*/nullptr,
-          b.getI64IntegerAttr(1), /*tile=*/nullptr, /*precision=*/nullptr,
+          b.getI64IntegerAttr(1), b.getI64IntegerAttr(1), /*tile=*/nullptr,
+          /*precision=*/nullptr,
           /*predicted_cycles=*/nullptr,
           TypeAttr::get(b.getFunctionType(kin, {kout})));
       symbols.insert(kernel);

@@ -466,3 +466,71 @@ fabric.program @conv_relu_max_type attributes {target = #weft.target<4x4>} {
     fabric.yield %a : tensor<1x1x4x4xf32>
   }
 }
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @a {
+    // expected-error @below {{at PE (2, 0) has 1 positions; a route cycles through 2 to 4}}
+    fabric.switch (2, 0) from [west] to [east] positions [from [west] to [east] x 3]
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @a {
+    // expected-error @below {{position 1 (from [ramp] to [east]) uses ports the route (from [west] to [east]) does not list}}
+    fabric.switch (2, 0) from [west] to [east] positions [from [west] to [east] x 3, from [ramp] to [east] x 1]
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @a {
+    // expected-error @below {{position 0 counts 0 wavelets; a position counts 1 to 16777216}}
+    fabric.switch (2, 0) from [west, ramp] to [east] positions [from [west] to [east] x 0, from [ramp] to [east] x 1]
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<4xf32>
+  fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
+  fabric.route @a {
+    // expected-error @below {{the positions' ports (from [west] to [east]) are not the route's (from [west, ramp] to [east])}}
+    fabric.switch (2, 0) from [west, ramp] to [east] positions [from [west] to [east] x 2, from [west] to [east] x 1]
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{is cut into 2 bands of output columns, but only a convolution can be}}
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<0, 0, 2, 1> attributes {tiles = 2 : i64} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<8x4>} {
+  // expected-error @below {{rectangle is 3 columns wide, but its 2 bands of 2 columns need 4}}
+  fabric.kernel @c : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> scheme #fabric.conv<in_channels = 2, out_channels = 2, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.0> : tensor<2x2x1x1xf32>> at #weft.rect<0, 0, 3, 2> attributes {smear = 2 : i64, tiles = 2 : i64} {
+  ^bb0(%a: tensor<1x2x4x4xf32>):
+    fabric.yield %a : tensor<1x2x4x4xf32>
+  }
+}

@@ -52,6 +52,17 @@ fabric.program @mlp attributes {target = #weft.target<8x4>} {
     fabric.switch (0, 0) from [west] to [east, ramp]
     fabric.switch (1, 0) from [west] to [ramp]
   }
+  // A switch that cycles through positions: a segment of every 10
+  // wavelets to the ramp, the rest east.
+  // CHECK: fabric.route @s2 color <2> {
+  // CHECK-NEXT: fabric.switch (0, 1) from [west] to [east]
+  // CHECK-NEXT: fabric.switch (1, 1) from [west] to [east, ramp] positions [from [west] to [ramp] x 4, from [west] to [east] x 6]
+  // CHECK-NEXT: fabric.switch (2, 1) from [west] to [ramp]
+  fabric.route @s2 color #fabric.color<2> {
+    fabric.switch (0, 1) from [west] to [east]
+    fabric.switch (1, 1) from [west] to [east, ramp] positions [from [west] to [ramp] x 4, from [west] to [east] x 6]
+    fabric.switch (2, 1) from [west] to [ramp]
+  }
   // A logical route: not routed yet.
   // CHECK: fabric.route @s1 {
   fabric.route @s1 {

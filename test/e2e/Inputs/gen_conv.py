@@ -101,6 +101,13 @@ def model(kind):
                              nn.ReLU(), nn.ZeroPad2d((1, 0, 2, 1)),
                              nn.Conv2d(8, 8, 3, dilation=2, groups=8),
                              nn.ReLU()), (2, 4, 9, 10)
+    if kind == "stem":
+        # A ResNet-like stem whose 3 input channels leave a 16x16 fabric
+        # idle unless its output columns are cut into bands, then a strided
+        # 1x1 convolution that reads every other input column.
+        return nn.Sequential(nn.Conv2d(3, 16, 7, stride=2, padding=3),
+                             nn.ReLU(), nn.Conv2d(16, 8, 1, stride=2)), \
+            (2, 3, 32, 34)
     raise SystemExit("unknown model " + kind)
 
 
