@@ -29,6 +29,7 @@
 #include "weft/Machine/ISA.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -60,8 +61,12 @@ struct LayerTable {
   ChainLayer layer;
   int64_t maxS = 0, maxR = 0;
   std::vector<int64_t> cost, memory;
-  /// Convolutions: [(S, R) index * kNumTileOptions + option].
-  std::vector<int64_t> tileCost, tileMemory;
+  /// Convolutions, by (S, R) index where banding is allowed: the cost and
+  /// memory of each option of kTileOptions (-1: not allowed or no faster).
+  struct Bands {
+    std::array<int64_t, kNumTileOptions> cost, memory;
+  };
+  std::map<size_t, Bands> bands;
 
   int64_t at(int64_t s, int64_t r) const {
     if (s < 1 || r < 1 || s > maxS || r > maxR)
@@ -124,11 +129,6 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
   size_t n = size_t((t.maxS + 1) * (t.maxR + 1));
   t.cost.assign(n, -1);
   t.memory.assign(n, 0);
-  const bool banded = l.kind == ChainLayer::Kind::Conv && !l.conv.grouped();
-  if (banded) {
-    t.tileCost.assign(n * kNumTileOptions, -1);
-    t.tileMemory.assign(n * kNumTileOptions, 0);
-  }
   for (int64_t s = 1; s <= t.maxS; ++s) {
     if (chunkSize(l.K, s, s - 1) == 0)
       continue; // the last input chunk would be empty
@@ -197,6 +197,10 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           continue;
         t.cost[i] = predictConvCycles(l.conv, m);
         t.memory[i] = convMemoryPerPE(l.conv, m);
+        LayerTable::Bands bands;
+        bands.cost.fill(-1);
+        bands.memory.fill(0);
+        bool any = false;
         for (size_t k = 0; k < kNumTileOptions; ++k) {
           m.tiles = kTileOptions[k];
           if (m.tiles > l.conv.wout() ||
@@ -206,9 +210,12 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           // Only bands that make the kernel faster are worth their PEs.
           if (c >= t.cost[i])
             continue;
-          t.tileCost[i * kNumTileOptions + k] = c;
-          t.tileMemory[i * kNumTileOptions + k] = convMemoryPerPE(l.conv, m);
+          bands.cost[k] = c;
+          bands.memory[k] = convMemoryPerPE(l.conv, m);
+          any = true;
         }
+        if (any)
+          t.bands.emplace(i, bands);
         continue;
       }
       if (chunkSize(l.M, r, r - 1) == 0)
@@ -252,13 +259,13 @@ void forEachChoice(const LayerTable &t, int64_t r, int64_t H, int64_t channels,
     if (c < 0 || (channels && channels % R))
       continue;
     f(Choice{r, R, std::max(r, R), c, 1, t.mem(r, R)});
-    if (t.tileCost.empty())
+    auto it = t.bands.find(size_t(r * (t.maxR + 1) + R));
+    if (it == t.bands.end())
       continue;
-    size_t i = size_t(r * (t.maxR + 1) + R) * kNumTileOptions;
     for (size_t k = 0; k < kNumTileOptions; ++k)
-      if (int64_t ct = t.tileCost[i + k]; ct >= 0)
+      if (int64_t ct = it->second.cost[k]; ct >= 0)
         f(Choice{r * kTileOptions[k], R, std::max(r, R), ct, kTileOptions[k],
-                 t.tileMemory[i + k]});
+                 it->second.memory[k]});
   }
 }
 
