@@ -255,23 +255,28 @@ def Fabric_JoinSchemeAttr : Fabric_SchemeAttr<"JoinScheme", "join"> {
   let summary = "An elementwise op of two streams of the same length";
   let description = [{
     y = a op b element by element, a the kernel's first input stream, b its
-    second (a residual add, a gated product). Partitioning decides which
-    input the kernel buffers (`buffered`: 0 for a, 1 for b; the one that
-    arrives first, the short branch of a fork) and how much its FIFO holds:
-    `fifo` whole samples (at least 1), or, joining feature maps,
-    `fifo_pixels` pixels of the PE's channels (the rows the short branch
-    runs ahead, from the line buffers between the fork and the join)
-    (docs/execution-model.md, "Join kernels"); before that they are -1 and
-    0.
+    second (a residual add, a gated product). With `relu` (add, mul, max
+    and min), y = max(a op b, 0): the ReLU that followed the join in the
+    model (a ResNet block's Add then Relu), fused as one more vector
+    instruction of the join instead of a column kernel of its own.
+    Partitioning decides which input the kernel buffers (`buffered`: 0 for
+    a, 1 for b; the one that arrives first, the short branch of a fork) and
+    how much its FIFO holds: `fifo` whole samples (at least 1), or, joining
+    feature maps, `fifo_pixels` pixels of the PE's channels (the rows the
+    short branch runs ahead, from the line buffers between the fork and the
+    join) (docs/execution-model.md, "Join kernels"); before that they are
+    -1 and 0.
 
     Example:
     ```mlir
     #fabric.join<op = add>
+    #fabric.join<op = add, relu = true>
     #fabric.join<op = add, buffered = 1, fifo = 3>
-    #fabric.join<op = add, buffered = 1, fifo_pixels = 64>
+    #fabric.join<op = add, relu = true, buffered = 1, fifo_pixels = 64>
     ```
   }];
   let parameters = (ins "JoinKind":$op,
+                        DefaultValuedParameter<"bool", "false">:$relu,
                         DefaultValuedParameter<"int64_t", "-1">:$buffered,
                         DefaultValuedParameter<"int64_t", "0">:$fifo,
                         DefaultValuedParameter<"int64_t", "0">:$fifo_pixels);

@@ -332,9 +332,16 @@ std::string ExpressionSchemeAttr::getSummary() const {
 //===----------------------------------------------------------------------===//
 
 LogicalResult
-JoinSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError, JoinKind,
-                       int64_t buffered, int64_t fifo,
+JoinSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       JoinKind op, bool relu, int64_t buffered, int64_t fifo,
                        int64_t fifoPixels) {
+  // Sub and div take two vector steps when a is buffered; a ReLU after them
+  // would be a third that touches only memory, which no microthread runs
+  // (docs/execution-model.md, "Join kernels").
+  if (relu && (op == JoinKind::sub || op == JoinKind::div))
+    return emitError() << "a join fuses a ReLU only after add, mul, max or "
+                          "min, not "
+                       << stringifyJoinKind(op);
   if (buffered < -1 || buffered > 1)
     return emitError() << "a join buffers input 0 or 1 (or -1 before "
                           "partitioning), not "
@@ -355,5 +362,6 @@ int64_t JoinSchemeAttr::getNumStreams() const { return 2; }
 int64_t JoinSchemeAttr::getExecutedMacs() const { return 0; }
 int64_t JoinSchemeAttr::getModelMacs() const { return 0; }
 std::string JoinSchemeAttr::getSummary() const {
-  return ("join " + stringifyJoinKind(getOp())).str();
+  return ("join " + stringifyJoinKind(getOp()) + (getRelu() ? " + relu" : ""))
+      .str();
 }

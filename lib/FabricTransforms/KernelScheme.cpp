@@ -143,8 +143,9 @@ columnScheme(MLIRContext *ctx, ColumnOp op, const std::vector<float> &params,
   return done(fab::ElementwiseSchemeAttr::get(ctx, opName, p, nullptr));
 }
 
-JoinKernel joinKernelOf(fab::JoinKind kind) {
+JoinKernel joinKernelOf(fab::JoinKind kind, bool relu) {
   JoinKernel k;
+  k.relu = relu;
   switch (kind) {
   case fab::JoinKind::add:
     k.op = JoinOp::Add;
@@ -323,8 +324,8 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
                << cast<RankedTensorType>(t).getNumElements()
                << " elements into " << info.outN
                << "; both must have the result's elements";
-    info.layer = ChainLayer::join(info.outN);
-    info.join = joinKernelOf(j.getOp());
+    info.layer = ChainLayer::join(info.outN, j.getRelu());
+    info.join = joinKernelOf(j.getOp(), j.getRelu());
     info.join.buffered = int(j.getBuffered());
     info.join.fifoSamples = j.getFifo();
     info.join.fifoPixels = j.getFifoPixels();

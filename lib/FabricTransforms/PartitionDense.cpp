@@ -185,7 +185,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
         continue;
       int64_t la = latency[size_t(st.inputs[0])],
               lb = latency[size_t(st.inputs[1])];
-      wc::JoinKernel k = wc::joinKernelOf(scheme.getOp());
+      wc::JoinKernel k = wc::joinKernelOf(scheme.getOp(), scheme.getRelu());
       k.layout = wc::RowChunks{st.info.outN, placed.rows, 0};
       if (std::optional<MapJoin> j = mapJoinOf(graph, st)) {
         k.buffered = j->buffered;
@@ -201,8 +201,8 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
         k.fifoSamples = std::max<int64_t>(1, k.fifoSamples);
       }
       st.kernel.setSchemeAttr(wf::JoinSchemeAttr::get(
-          st.kernel.getContext(), scheme.getOp(), k.buffered, k.fifoSamples,
-          k.fifoPixels));
+          st.kernel.getContext(), scheme.getOp(), scheme.getRelu(), k.buffered,
+          k.fifoSamples, k.fifoPixels));
       st.kernel.setPredictedCycles(wc::predictJoinKernelCycles(k));
       LDBG() << "@" << st.kernel.getSymName() << ": buffers input "
              << k.buffered << " in a FIFO of " << k.fifoSamples

@@ -88,9 +88,10 @@ int64_t columnMemory(ColumnOp op, int64_t L) {
 /// A join on `rows` rows, as the partitioner costs it: input b buffered
 /// in a FIFO of one sample (vectors; the smallest: the FIFO's depth is
 /// chosen after placement, within the memory left) or of the pixels a
-/// feature map's short branch runs ahead.
+/// feature map's short branch runs ahead; an add, with its fused ReLU.
 JoinKernel joinOf(const ChainLayer &l, int64_t rows) {
   JoinKernel k;
+  k.relu = l.relu;
   k.layout = RowChunks{l.K, rows, 0};
   k.buffered = 1;
   k.fifoSamples = 1;
@@ -101,9 +102,9 @@ JoinKernel joinOf(const ChainLayer &l, int64_t rows) {
 
 /// Join costs already replayed (the replay is the partitioner's most
 /// expensive cost model; a network's joins share few shapes): by (n, rows,
-/// pixels, FIFO pixels).
+/// pixels, FIFO pixels, ReLU).
 using JoinCostCache =
-    std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, int64_t>;
+    std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>, int64_t>;
 
 LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
                     int64_t memoryBytes, JoinCostCache &joinCosts) {
@@ -150,7 +151,7 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         if (L > kMaxVector || mem > memoryBytes ||
             joinFifoCapacity(k) > kMaxVector)
           continue;
-        auto key = std::make_tuple(l.K, r, l.pixels, l.fifoPixels);
+        auto key = std::make_tuple(l.K, r, l.pixels, l.fifoPixels, l.relu);
         auto [it, fresh] = joinCosts.try_emplace(key, 0);
         if (fresh)
           it->second = predictJoinKernelCycles(k);

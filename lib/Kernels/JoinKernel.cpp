@@ -51,14 +51,16 @@ JoinPlan planOf(const JoinKernel &k) {
   using O = wt::Opcode;
   JoinPlan p;
   bool rcpCopy = k.op == JoinOp::Div && k.buffered == 1;
-  p.copy = {rcpCopy ? O::FRCP : O::MOV32, 0, kCopyTask, kCopyTask,
-            /*push=*/true, false};
+  p.copy = {
+      rcpCopy ? O::FRCP : O::MOV32, 0, kCopyTask, kCopyTask, kFifoIn, kNoFifo};
+  p.start = {kCopyTask, kStep1Task};
   if (isTwoStep(k)) {
+    // (No ReLU can follow: #fabric.join and emitJoinKernel refuse one.)
     bool sub = k.op == JoinOp::Sub;
     p.compute.push_back(
-        {sub ? O::FNEG : O::FRCP, 1, kStep1Task, kStep2Task, false, false});
+        {sub ? O::FNEG : O::FRCP, 1, kStep1Task, kStep2Task, kNoFifo, kNoFifo});
     p.compute.push_back(
-        {sub ? O::FADD : O::FMUL, 2, kStep2Task, kStep1Task, false, true});
+        {sub ? O::FADD : O::FMUL, 2, kStep2Task, kStep1Task, kNoFifo, kFifoIn});
     return p;
   }
   O op = O::FADD;
@@ -80,7 +82,15 @@ JoinPlan planOf(const JoinKernel &k) {
     op = O::FMIN;
     break;
   }
-  p.compute.push_back({op, 1, kStep1Task, kStep1Task, false, true});
+  if (k.relu) {
+    // relu fifo <- other op fifo; out <- max(+0, relu fifo).
+    p.compute.push_back({op, 1, kStep1Task, kStep1Task, kFifoRelu, kFifoIn});
+    p.compute.push_back(
+        {O::FMAX, 2, kStep2Task, kStep2Task, kNoFifo, kFifoRelu});
+    p.start.push_back(kStep2Task);
+    return p;
+  }
+  p.compute.push_back({op, 1, kStep1Task, kStep1Task, kNoFifo, kFifoIn});
   return p;
 }
 
@@ -88,7 +98,6 @@ JoinPlan planOf(const JoinKernel &k) {
 int64_t chunkLength(const JoinKernel &k) {
   return chunkSize(k.layout.n, k.layout.rows, 0);
 }
-
 
 } // namespace join
 
@@ -135,10 +144,15 @@ int64_t joinFifoRows(const std::vector<int64_t> &slow,
   return rowsAhead(slow, fast, /*strict=*/false) + kJoinSlackRows;
 }
 
+/// Words after the FIFO: the two-step ops' scratch chunk, or the ReLU's
+/// FIFO and its zero.
+static int64_t extraWords(const JoinKernel &k) {
+  return (isTwoStep(k) ? 2 * chunkLength(k) : 0) +
+         (k.relu ? 2 * kReluFifo + 2 : 0);
+}
+
 int64_t joinMemoryPerPE(const JoinKernel &k) {
-  const int64_t L = chunkLength(k);
-  int64_t words =
-      kDataBase + 2 * joinFifoCapacity(k) + (isTwoStep(k) ? 2 * L : 0);
+  int64_t words = kDataBase + 2 * joinFifoCapacity(k) + extraWords(k);
   return 2 * words;
 }
 
@@ -146,7 +160,7 @@ int64_t maxJoinFifoSamples(const JoinKernel &k, int64_t memoryBytes) {
   const int64_t L = chunkLength(k);
   if (L < 1)
     return 0;
-  int64_t freeWords = memoryBytes / 2 - kDataBase - (isTwoStep(k) ? 2 * L : 0);
+  int64_t freeWords = memoryBytes / 2 - kDataBase - extraWords(k);
   int64_t byMemory = freeWords > 0 ? freeWords / (2 * L) : 0;
   // The fifo record's 15-bit capacity counts elements.
   int64_t byField = wt::Arch::kMaxVectorLength / L;
@@ -183,6 +197,9 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
   std::vector<Step> steps = plan.compute;
   steps.insert(steps.begin(), plan.copy);
   const int64_t cap = std::max<int64_t>(joinFifoCapacity(k), 1);
+  // Capacities and counts by Fifo.
+  const int64_t caps[2] = {cap, kReluFifo};
+  int64_t fifo[2] = {0, 0};
 
   struct Micro {
     bool active = false, finished = false;
@@ -199,8 +216,10 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
     groupOf.push_back(wt::info(s.op).cyclesPerGroup);
   }
   Micro micro[8];
-  uint64_t active = (uint64_t(1) << kCopyTask) | (uint64_t(1) << kStep1Task);
-  int64_t pickLast = kInitTask, fifo = 0, microLast = 7;
+  uint64_t active = 0;
+  for (int64_t task : plan.start)
+    active |= uint64_t(1) << task;
+  int64_t pickLast = kInitTask, microLast = 7;
   const Step *running = nullptr; // the task picked last cycle
   std::vector<int64_t> ends;
   // Enough samples for the FIFO to settle, then a window to average over.
@@ -256,9 +275,14 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
         Micro &m = micro[u];
         if (!m.active || u == launched || m.busy > 0 || m.startup > 0)
           continue;
-        if ((m.step->pop && fifo == 0) || (m.step->push && fifo >= cap))
+        const Step &s = *m.step;
+        if ((s.pop != kNoFifo && fifo[s.pop] == 0) ||
+            (s.push != kNoFifo && fifo[s.push] >= caps[s.push]))
           continue;
-        fifo += (m.step->push ? 1 : 0) - (m.step->pop ? 1 : 0);
+        if (s.push != kNoFifo)
+          ++fifo[s.push];
+        if (s.pop != kNoFifo)
+          --fifo[s.pop];
         m.finished = ++m.done >= L;
         m.busy = groupOf[size_t(m.step - steps.data())] - 1;
         if (m.finished && m.busy == 0)

@@ -6,11 +6,12 @@
 //
 // Emits join kernels (y = a op b of two streams) into a wavelet.program,
 // lowers it to a binary and runs it in the simulator in both modes over
-// several samples: every op, chunking, buffered input and FIFO depth
-// against a op b computed in float, bit for bit; the cost model against
-// the simulated steady state; a fork whose long branch needs a whole chunk
-// before it sends anything (the deadlock the FIFO exists for); and the
-// kernels emitJoinKernel refuses (docs/execution-model.md, "Join kernels").
+// several samples: every op, with and without a fused ReLU, chunking,
+// buffered input and FIFO depth against a op b (max(a op b, 0)) computed
+// in float, bit for bit; the cost model against the simulated steady
+// state; a fork whose long branch needs a whole chunk before it sends
+// anything (the deadlock the FIFO exists for); and the kernels
+// emitJoinKernel refuses (docs/execution-model.md, "Join kernels").
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +71,17 @@ float reference(JoinOp op, float a, float b) {
   }
   return NAN;
 }
+
+/// What kernel `k` computes of a and b: a op b, then with a fused ReLU
+/// fmax against +0 (maxNum: a NaN gives 0, -0 gives +0).
+float reference(const JoinKernel &k, float a, float b) {
+  float y = reference(k.op, a, b);
+  return k.relu ? maxNum(y, 0.0f, true) : y;
+}
+
+/// The kernels with a ReLU that emitJoinKernel refuses: sub and div with a
+/// buffered, which take two steps before it.
+bool reluRefused(const JoinKernel &k) { return k.relu && join::isTwoStep(k); }
 
 /// Bitwise equality, any NaN equal to any NaN (the machine's is canonical).
 bool sameFloat(float x, float y) {
@@ -234,7 +246,8 @@ std::vector<float> randomInputs(int64_t count, unsigned seed) {
 }
 
 std::string describe(const JoinKernel &k) {
-  return std::string(joinOpName(k.op)) + " n=" + std::to_string(k.layout.n) +
+  return std::string(joinOpName(k.op)) + (k.relu ? "+relu" : "") +
+         " n=" + std::to_string(k.layout.n) +
          " rows=" + std::to_string(k.layout.rows) +
          " buffered=" + std::to_string(k.buffered) +
          " fifo=" + std::to_string(k.fifoSamples);
@@ -247,38 +260,42 @@ TEST(JoinKernel, EveryOpOnTheFabric) {
   const Shape shapes[] = {{1, 1},  {7, 1},  {7, 3},    {64, 1},  {64, 3},
                           {64, 8}, {1000, 3}, {1000, 8}};
   int runs = 0;
-  for (JoinOp op : kOps)
-    for (Shape sh : shapes)
-      for (int buffered : {0, 1})
-        for (int64_t fifo : {1, 3}) {
-          Case su;
-          su.k.op = op;
-          su.k.layout = {sh.n, sh.rows, 0};
-          su.k.buffered = buffered;
-          su.k.fifoSamples = fifo;
-          su.samples = 5;
-          // Both simulator modes on a third of the cases (they are tested
-          // equivalent elsewhere; this checks the kernel's use of FIFOs and
-          // microthreads in each).
-          bool both = (runs++ % 3) == 0;
-          SCOPED_TRACE(describe(su.k));
-          std::vector<float> a = randomInputs(sh.n * su.samples, 11 + runs),
-                             b = randomInputs(sh.n * su.samples, 97 + runs);
-          SimRun run = simulate(su, a, b);
-          ASSERT_TRUE(run.error.empty()) << run.error;
-          ASSERT_EQ(run.out.size(), a.size());
-          for (size_t i = 0; i < a.size(); ++i)
-            ASSERT_TRUE(sameFloat(run.out[i], reference(op, a[i], b[i])))
-                << "element " << i << ": " << a[i] << " " << joinOpName(op)
-                << " " << b[i] << " gave " << run.out[i];
-          if (both) {
-            su.mode = weft::sim::Mode::Reference;
-            SimRun ref = simulate(su, a, b);
-            ASSERT_TRUE(ref.error.empty()) << ref.error;
-            EXPECT_EQ(ref.out, run.out);
-            EXPECT_EQ(ref.sampleDone, run.sampleDone);
+  for (bool relu : {false, true})
+    for (JoinOp op : kOps)
+      for (Shape sh : shapes)
+        for (int buffered : {0, 1})
+          for (int64_t fifo : {1, 3}) {
+            Case su;
+            su.k.op = op;
+            su.k.relu = relu;
+            su.k.layout = {sh.n, sh.rows, 0};
+            su.k.buffered = buffered;
+            su.k.fifoSamples = fifo;
+            if (reluRefused(su.k))
+              continue;
+            su.samples = 5;
+            // Both simulator modes on a third of the cases (they are tested
+            // equivalent elsewhere; this checks the kernel's use of FIFOs and
+            // microthreads in each).
+            bool both = (runs++ % 3) == 0;
+            SCOPED_TRACE(describe(su.k));
+            std::vector<float> a = randomInputs(sh.n * su.samples, 11 + runs),
+                               b = randomInputs(sh.n * su.samples, 97 + runs);
+            SimRun run = simulate(su, a, b);
+            ASSERT_TRUE(run.error.empty()) << run.error;
+            ASSERT_EQ(run.out.size(), a.size());
+            for (size_t i = 0; i < a.size(); ++i)
+              ASSERT_TRUE(sameFloat(run.out[i], reference(su.k, a[i], b[i])))
+                  << "element " << i << ": " << a[i] << " " << joinOpName(op)
+                  << " " << b[i] << " gave " << run.out[i];
+            if (both) {
+              su.mode = weft::sim::Mode::Reference;
+              SimRun ref = simulate(su, a, b);
+              ASSERT_TRUE(ref.error.empty()) << ref.error;
+              EXPECT_EQ(ref.out, run.out);
+              EXPECT_EQ(ref.sampleDone, run.sampleDone);
+            }
           }
-        }
 }
 
 TEST(JoinKernel, SpecialValues) {
@@ -294,21 +311,25 @@ TEST(JoinKernel, SpecialValues) {
       b.push_back(y);
     }
   const int64_t n = int64_t(a.size()) / 4; // four samples of 36
-  for (JoinOp op : kOps)
-    for (int buffered : {0, 1}) {
-      Case su;
-      su.k.op = op;
-      su.k.layout = {n, 3, 0};
-      su.k.buffered = buffered;
-      su.samples = 4;
-      SCOPED_TRACE(describe(su.k));
-      SimRun run = simulate(su, a, b);
-      ASSERT_TRUE(run.error.empty()) << run.error;
-      for (size_t i = 0; i < a.size(); ++i)
-        EXPECT_TRUE(sameFloat(run.out[i], reference(op, a[i], b[i])))
-            << a[i] << " " << joinOpName(op) << " " << b[i] << " gave "
-            << run.out[i];
-    }
+  for (bool relu : {false, true})
+    for (JoinOp op : kOps)
+      for (int buffered : {0, 1}) {
+        Case su;
+        su.k.op = op;
+        su.k.relu = relu;
+        su.k.layout = {n, 3, 0};
+        su.k.buffered = buffered;
+        if (reluRefused(su.k))
+          continue;
+        su.samples = 4;
+        SCOPED_TRACE(describe(su.k));
+        SimRun run = simulate(su, a, b);
+        ASSERT_TRUE(run.error.empty()) << run.error;
+        for (size_t i = 0; i < a.size(); ++i)
+          EXPECT_TRUE(sameFloat(run.out[i], reference(su.k, a[i], b[i])))
+              << a[i] << " " << joinOpName(op) << " " << b[i] << " gave "
+              << run.out[i];
+      }
 }
 
 TEST(JoinKernel, CostModelMatchesSimulation) {
@@ -318,47 +339,58 @@ TEST(JoinKernel, CostModelMatchesSimulation) {
     int64_t n, rows;
   };
   const Shape shapes[] = {{1, 1}, {7, 1}, {7, 3}, {64, 1}, {64, 8}, {1000, 8}};
-  for (JoinOp op : kOps)
-    for (Shape sh : shapes)
-      for (int buffered : {0, 1})
-        for (int64_t fifo : {1, 3}) {
-          Case su;
-          su.k.op = op;
-          su.k.layout = {sh.n, sh.rows, 0};
-          su.k.buffered = buffered;
-          su.k.fifoSamples = fifo;
-          su.feed = Feed::Fork;
-          // The two-step ops (Sub, Div with a buffered) settle only once the
-          // copy has filled the FIFO, which it gains a few elements per
-          // sample; until then they run up to 3 % faster.
-          bool twoStep = buffered == 0 && (op == JoinOp::Sub ||
-                                           op == JoinOp::Div);
-          su.samples = twoStep ? 200 : 16;
-          SCOPED_TRACE(describe(su.k));
-          std::vector<float> x = randomInputs(sh.n * su.samples, 5);
-          SimRun run = simulate(su, x, {});
-          ASSERT_TRUE(run.error.empty()) << run.error;
-          for (size_t i = 0; i < x.size(); ++i)
-            ASSERT_TRUE(sameFloat(run.out[i], reference(op, x[i], -x[i])))
-                << "element " << i;
-          double sim = run.period();
-          // One step: the replay is the simulator's schedule, to the cycle.
-          // Two steps: step 1 takes b only in bursts of a chunk, and the
-          // fork ties a to b, so the copy does not always find its input
-          // (the replay assumes it does): within 1.5 % from chunks of 64 on,
-          // up to 8 % for chunks of 7.
-          if (twoStep)
-            EXPECT_LE(std::fabs(double(run.predicted) - sim),
-                      (sh.n / sh.rows >= 64 ? 0.02 : 0.08) * sim)
-                << "predicted " << run.predicted << " simulated " << sim;
-          else
-            EXPECT_EQ(double(run.predicted), sim);
-          if (fifo == 3)
-            std::printf("join %-3s n=%-4lld rows=%lld buffered=%d predicted "
-                        "%6lld simulated %8.1f\n",
-                        joinOpName(op), (long long)sh.n, (long long)sh.rows,
-                        buffered, (long long)run.predicted, sim);
-        }
+  for (bool relu : {false, true})
+    for (JoinOp op : kOps)
+      for (Shape sh : shapes)
+        for (int buffered : {0, 1})
+          for (int64_t fifo : {1, 3}) {
+            Case su;
+            su.k.op = op;
+            su.k.relu = relu;
+            su.k.layout = {sh.n, sh.rows, 0};
+            su.k.buffered = buffered;
+            su.k.fifoSamples = fifo;
+            if (reluRefused(su.k))
+              continue;
+            su.feed = Feed::Fork;
+            // The two-step ops (Sub, Div with a buffered) and a fused ReLU
+            // settle only once the copy has filled the FIFO, which it gains a
+            // few elements per sample; until then they run up to 3 % faster.
+            bool twoStep = join::isTwoStep(su.k);
+            su.samples = twoStep || relu ? 200 : 16;
+            SCOPED_TRACE(describe(su.k));
+            std::vector<float> x = randomInputs(sh.n * su.samples, 5);
+            SimRun run = simulate(su, x, {});
+            ASSERT_TRUE(run.error.empty()) << run.error;
+            for (size_t i = 0; i < x.size(); ++i)
+              ASSERT_TRUE(sameFloat(run.out[i], reference(su.k, x[i], -x[i])))
+                  << "element " << i;
+            double sim = run.period();
+            // One step: the replay is the simulator's schedule, to the cycle.
+            // With a ReLU too once settled; over the second half of 200
+            // samples the mean is still 3 cycles short in all (within
+            // 0.4 %).
+            // Two steps: step 1 takes b only in bursts of a chunk, and the
+            // fork ties a to b, so the copy does not always find its input
+            // (the replay assumes it does): within 1.5 % from chunks of 64 on,
+            // up to 8 % for chunks of 7.
+            if (twoStep)
+              EXPECT_LE(std::fabs(double(run.predicted) - sim),
+                        (sh.n / sh.rows >= 64 ? 0.02 : 0.08) * sim)
+                  << "predicted " << run.predicted << " simulated " << sim;
+            else if (relu)
+              EXPECT_LE(std::fabs(double(run.predicted) - sim), 0.004 * sim)
+                  << "predicted " << run.predicted << " simulated " << sim;
+            else
+              EXPECT_EQ(double(run.predicted), sim);
+            if (fifo == 3)
+              std::printf(
+                  "join %-3s%s n=%-4lld rows=%lld buffered=%d fifo=%lld "
+                  "predicted %6lld simulated %8.1f\n",
+                  joinOpName(op), relu ? "+relu" : "     ", (long long)sh.n,
+                  (long long)sh.rows, buffered, (long long)fifo,
+                  (long long)run.predicted, sim);
+          }
 }
 
 TEST(JoinKernel, DelayedBranchNeedsTheFifo) {
@@ -411,6 +443,13 @@ TEST(JoinKernel, FifoSizing) {
   EXPECT_EQ(joinMemoryPerPE(k), 2 * (1152 + 2 * 4 * 125));
   k.buffered = 1;
   EXPECT_EQ(joinMemoryPerPE(k), 2 * (1152 + 2 * 3 * 125));
+  // A fused ReLU: its FIFO of 2 elements and the word of its zero.
+  k.op = JoinOp::Add;
+  k.relu = true;
+  EXPECT_EQ(joinMemoryPerPE(k), 2 * (1152 + 2 * 3 * 125 + 2 * 2 + 2));
+  EXPECT_EQ(maxJoinFifoSamples(k, 49152), 93);
+  k.op = JoinOp::Div;
+  k.relu = false;
   // 48 KiB: (24576 - 1152) / 250 = 93 chunks; the fifo's 15-bit capacity
   // allows 262.
   EXPECT_EQ(maxJoinFifoSamples(k, 49152), 93);
@@ -481,6 +520,39 @@ TEST(JoinKernel, FifoSmallerThanAChunk) {
     ASSERT_TRUE(sameFloat(run.out[i], x[i] + -x[i])) << "element " << i;
 }
 
+TEST(JoinKernel, FusedReluOfFeatureMaps) {
+  // A join with its ReLU as a ResNet block's Add then Relu runs: b
+  // buffered in a FIFO of pixels smaller than a chunk, behind a fork
+  // through a Neg column. relu(x + (-x)) and relu(x * (-x)) are +0
+  // everywhere (the fmax against the +0 immediate turns -0 into +0),
+  // relu(max(x, -x)) is |x|.
+  for (JoinOp op : {JoinOp::Add, JoinOp::Mul, JoinOp::Max}) {
+    Case su;
+    su.k.op = op;
+    su.k.relu = true;
+    su.k.layout = {256, 2, 0};
+    su.k.buffered = 1;
+    su.k.fifoSamples = 0;
+    su.k.pixels = 32;
+    su.k.fifoPixels = 8;
+    su.feed = Feed::Fork;
+    su.samples = 8;
+    SCOPED_TRACE(describe(su.k));
+    std::vector<float> x = randomInputs(256 * su.samples, 9);
+    SimRun run = simulate(su, x, {});
+    ASSERT_TRUE(run.error.empty()) << run.error;
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_TRUE(sameFloat(run.out[i], reference(su.k, x[i], -x[i])))
+          << "element " << i;
+    if (op != JoinOp::Max)
+      for (float y : run.out)
+        ASSERT_TRUE(sameFloat(y, 0.0f));
+    if (op == JoinOp::Max)
+      for (size_t i = 0; i < x.size(); ++i)
+        ASSERT_EQ(run.out[i], std::fabs(x[i]));
+  }
+}
+
 TEST(JoinKernel, EmitErrors) {
   mlir::DialectRegistry registry;
   weft::registerAllDialects(registry);
@@ -519,6 +591,12 @@ TEST(JoinKernel, EmitErrors) {
   k.fifoSamples = 1;
   k.buffered = 2;
   refused(k, "buffered input 2 is neither 0 (a) nor 1 (b)");
+  k.buffered = 0;
+  k.op = JoinOp::Sub;
+  k.relu = true;
+  refused(k, "join kernel j: cannot fuse a ReLU after sub with a buffered");
+  k.op = JoinOp::Add;
+  k.relu = false;
   k.buffered = 1;
   k.layout = {10, 5, 0};
   refused(k, "does not fit the 1x4 fabric");

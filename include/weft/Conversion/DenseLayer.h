@@ -73,6 +73,10 @@ mlir::FailureOr<DenseLayer> matchDenseLayer(mlir::Value result,
 mlir::FailureOr<DenseLayer> matchConvLayer(mlir::Value result,
                                            std::string &why);
 
+/// Whether `op` is a ReLU in the importer's form: a linalg.generic of one
+/// input, all loops parallel, yielding max(x, 0) of it.
+bool isRelu(mlir::Operation *op);
+
 /// The colors of one dense layer (docs/execution-model.md, "Colors"),
 /// chosen by the color allocator.
 struct DenseColors {

@@ -83,8 +83,9 @@ struct KernelInfo {
 mlir::FailureOr<KernelInfo> kernelInfo(fabric::KernelOp kernel,
                                        bool withData = true);
 
-/// The join kernel computing `kind` (nothing else set).
-JoinKernel joinKernelOf(fabric::JoinKind kind);
+/// The join kernel computing `kind`, then max(., 0) with `relu` (nothing
+/// else set).
+JoinKernel joinKernelOf(fabric::JoinKind kind, bool relu);
 
 /// The conversion precision of a kernel's precision attribute, and back.
 Precision precisionOf(fabric::KernelOp kernel);

@@ -58,6 +58,9 @@ struct ChainLayer {
   /// Join of feature maps: a FIFO of `fifoPixels` pixels of the map's
   /// `pixels` per channel (0: a FIFO of one whole sample).
   int64_t pixels = 0, fifoPixels = 0;
+  /// Join: max(a op b, 0), a ReLU fused into it (one more vector step per
+  /// element).
+  bool relu = false;
   ColumnOp op = ColumnOp::Relu; ///< column: what it computes
   std::vector<float> params;    ///< column: its constants (the cost may
                                 ///< depend on them, e.g. Clip's bounds)
@@ -87,11 +90,12 @@ struct ChainLayer {
     return l;
   }
   /// An elementwise op of two streams of n elements (the partitioner
-  /// lays it out like a column kernel).
-  static ChainLayer join(int64_t n) {
+  /// lays it out like a column kernel), with `relu` a ReLU fused into it.
+  static ChainLayer join(int64_t n, bool relu = false) {
     ChainLayer l;
     l.kind = Kind::Join;
     l.K = l.M = n;
+    l.relu = relu;
     return l;
   }
   static ChainLayer column(ColumnOp op, int64_t n,

@@ -17,6 +17,11 @@
 // result is computed. A FIFO of at least one chunk lets the fork always
 // finish a sample, which is what keeps the DAG free of deadlock.
 //
+// With `relu` the kernel computes max(a op b, 0), the ReLU that followed the
+// join in the model: the op pushes its results into a second, small FIFO
+// and one more microthread sends max(0, each) on, element by element, so
+// the join still streams (a feature map's rows leave as they arrive).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef WEFT_KERNELS_JOINKERNEL_H
@@ -43,6 +48,9 @@ const char *joinOpName(JoinOp op);
 
 struct JoinKernel {
   JoinOp op = JoinOp::Add;
+  /// y = max(a op b, 0). Not for the two-step ops (isTwoStep), whose ReLU
+  /// would be a third step on memory alone, which no microthread runs.
+  bool relu = false;
   int64_t x = 0;    ///< the fabric column
   RowChunks layout; ///< n, rows, y0 (y0 = 0 in the chains of today)
   /// a (stream 0), b (stream 1) and the result's colors, all different.
@@ -79,8 +87,9 @@ int64_t joinFifoRows(const std::vector<int64_t> &slow,
 int64_t predictJoinKernelCycles(const JoinKernel &k);
 
 /// Bytes of PE memory the most loaded PE needs: the task table, code and
-/// DSD records below kDataBase, the FIFO and, for the two-step ops (Div, and
-/// Sub with a buffered), one chunk of scratch.
+/// DSD records below kDataBase, the FIFO, for the two-step ops (Div, and
+/// Sub with a buffered) one chunk of scratch, and with a ReLU its FIFO of
+/// kReluFifo elements and the one word of its zero.
 int64_t joinMemoryPerPE(const JoinKernel &k);
 
 /// The largest fifoSamples that fits `memoryBytes` per PE and the FIFO's
@@ -99,21 +108,30 @@ namespace join {
 // The plan both the cost model and the emitter
 // (lib/Conversion/FabricToWavelet/EmitJoinKernel.cpp) follow.
 
-
-
 // Local tasks.
 constexpr int64_t kInitTask = 32, kCopyTask = 33, kStep1Task = 34,
                   kStep2Task = 35;
 
+// The FIFOs a step pushes to or pops from: the buffered input's, and (a
+// fused ReLU) the op's results on their way to the ReLU, of kReluFifo
+// elements, the fewest with which neither step waits on the other's
+// relaunch (with one, a sample takes a cycle more than the datapath's 3 L;
+// docs/execution-model.md, "Join kernels").
+enum Fifo : int { kNoFifo = -1, kFifoIn = 0, kFifoRelu = 1 };
+constexpr int64_t kReluFifo = 2;
+
 // DSD records (index i at kDsdBase + 4 i) and the DSR numbers they go to.
 enum Rec : int64_t {
-  kRecFifo = 0,  // fifo: DDSR 0 (push, the copy) and S1DSR 0 (pop)
-  kRecIn,        // fabin: the buffered input, S0DSR 1 (utid 0, ac 33)
-  kRecOut,       // fabout: the result, DDSR 2 (the last step's utid)
-  kRecOther,     // fabin: the unbuffered input, S0DSR 2 or 3
-  kRecBuf,       // mem1d: one chunk of scratch (two-step ops), DDSR 3 / S0DSR 2
+  kRecFifo = 0, // fifo: DDSR 0 (push, the copy) and S1DSR 0 (pop)
+  kRecIn,       // fabin: the buffered input, S0DSR 1 (utid 0, ac 33)
+  kRecOut,      // fabout: the result, DDSR 2 (the last step's utid)
+  kRecOther,    // fabin: the unbuffered input, S0DSR 2 or 3
+  kRecBuf,      // mem1d: one chunk of scratch (two-step ops), DDSR 3 / S0DSR 2
+  kRecRelu,     // fifo: the op's results (ReLU), DDSR 4 (push), S1DSR 4 (pop)
+  kRecZero,     // mem1d, stride 0: +0 for the ReLU's fmax, S0DSR 2
 };
-constexpr int32_t kDsrFifo = 0, kDsrCopy = 1, kDsrLast = 2, kDsrFirst = 3;
+constexpr int32_t kDsrFifo = 0, kDsrCopy = 1, kDsrLast = 2, kDsrFirst = 3,
+                  kDsrRelu = 4;
 
 /// One vector instruction of the kernel, run on microthread `utid`, which
 /// its task launches; its completion activates `next`.
@@ -121,7 +139,9 @@ struct Step {
   machine::Opcode op;
   int utid = 0;
   int64_t task = 0, next = 0;
-  bool push = false, pop = false; // the FIFO as destination / source
+  /// The FIFO the step pushes to (as its destination) and the one it pops
+  /// (as its second source), or kNoFifo.
+  Fifo push = kNoFifo, pop = kNoFifo;
 };
 
 /// The copy and the compute steps of a kernel. The result is a op b
@@ -131,9 +151,17 @@ struct Step {
 ///   Sub, a buffered:  (-b) + a    (x - y is defined as x + (-y))
 ///   Div, b buffered:  the copy pushes 1/b; a * fifo
 ///   Div, a buffered:  step 1 1/b into scratch; (1/b) * a
+/// With `relu`, step 1 pushes the one-step op's results into the ReLU's
+/// FIFO and step 2 sends fmax(+0, each) (a Vec instruction's first source
+/// is a DSR: a stride-0 vector of one word of zero; the FIFO the second).
+/// The copy and the steps of one-step ops relaunch themselves; the two
+/// steps of Sub and Div with a buffered hand over to each other (step 2
+/// reads the scratch step 1 wrote).
 struct JoinPlan {
   Step copy;
   std::vector<Step> compute;
+  /// The tasks `init` activates.
+  std::vector<int64_t> start;
 };
 
 bool isTwoStep(const JoinKernel &k);

@@ -15,6 +15,9 @@
 //   or, for the two-step ops,
 //   task 34 (utid 1): step 1   buf <- f(unbuffered input)
 //   task 35 (utid 2): step 2   out <- buf op fifo
+//   or, with a fused ReLU,
+//   task 34 (utid 1): step 1   relu fifo <- unbuffered op fifo
+//   task 35 (utid 2): step 2   out <- max(+0, relu fifo)
 //
 // The main thread only picks these tasks and launches (one cycle each), so
 // it never waits: the copy is relaunched as soon as it finishes a chunk,
@@ -95,13 +98,13 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
   routesAt(routes, k.x, y);
 
   const JoinPlan plan = planOf(k);
-  const bool two = plan.compute.size() == 2;
+  const bool two = isTwoStep(k);
   const Step &last = plan.compute.back();
   const int64_t inColor = k.buffered ? k.colorB : k.colorA;
   const int64_t otherColor = k.buffered ? k.colorA : k.colorB;
 
   // The FIFO (fifoSamples chunks, or fifoPixels pixels of a feature map),
-  // then (two-step ops) the scratch chunk.
+  // then (two-step ops) the scratch chunk, or (ReLU) its FIFO and zero.
   const int64_t capacity = joinFifoCapacity(k), fifoWords = 2 * capacity;
   dsd("fifo", kRecFifo, DsdFields::fifo(capacity, kDataBase));
   dsd("in", kRecIn,
@@ -117,6 +120,21 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
             .withUtid(first.utid)
             .withAc(first.next));
     dsd("buf", kRecBuf, DsdFields::mem1d(L, kDataBase + fifoWords));
+  } else if (k.relu) {
+    // Step 1 reads it and relaunches itself; step 2 does with the fabout.
+    const Step &first = plan.compute.front();
+    dsd("other", kRecOther,
+        DsdFields::fabin(L, otherColor)
+            .withUtid(first.utid)
+            .withAc(first.next));
+    const int64_t reluBase = kDataBase + fifoWords,
+                  zero = reluBase + 2 * kReluFifo;
+    dsd("relu", kRecRelu, DsdFields::fifo(kReluFifo, reluBase));
+    dsd("zero", kRecZero, DsdFields::mem1d(L, zero).withStride(0));
+    wv::SegmentOp::create(
+        b, loc, "zero_data", zero, /*per_pe=*/false,
+        DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()),
+                               0.0f));
   } else {
     // Read by the compute, whose fabout launches and activates.
     dsd("other", kRecOther, DsdFields::fabin(L, otherColor));
@@ -138,11 +156,18 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
       dsrLoad(RF::s0dsr, kDsrLast, "buf");
       dsrLoad(RF::ddsr, kDsrFirst, "buf");
       dsrLoad(RF::s0dsr, kDsrFirst, "other");
+    } else if (k.relu) {
+      // FIFO 4 through DDSR 4 and S1DSR 4; S0DSR 4 holds the fabin, which
+      // is no FIFO's register.
+      dsrLoad(RF::s0dsr, kDsrLast, "zero");
+      dsrLoad(RF::ddsr, kDsrRelu, "relu");
+      dsrLoad(RF::s1dsr, kDsrRelu, "relu");
+      dsrLoad(RF::s0dsr, kDsrRelu, "other");
     } else {
       dsrLoad(RF::s0dsr, kDsrLast, "other");
     }
-    inst(Opcode::ACTIVATE, {lit(kCopyTask)});
-    inst(Opcode::ACTIVATE, {lit(kStep1Task)});
+    for (int64_t task : plan.start)
+      inst(Opcode::ACTIVATE, {lit(task)});
     inst(Opcode::NOP, {}, /*term=*/true);
   }
   // copy: fifo <- in (1 / in for Div with b buffered).
@@ -153,6 +178,11 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
     launchTask("step1", plan.compute[0], {ddsr(kDsrFirst), s0(kDsrFirst)},
                false);
     launchTask("step2", plan.compute[1], {dsr(kDsrLast), s1(kDsrFifo)}, false);
+  } else if (k.relu) {
+    // step 1: relu fifo <- other op fifo; step 2: out <- max(+0, relu
+    // fifo).
+    launchTask("step1", plan.compute[0], {dsr(kDsrRelu), s1(kDsrFifo)}, false);
+    launchTask("step2", plan.compute[1], {dsr(kDsrLast), s1(kDsrRelu)}, false);
   } else {
     // out <- other op fifo.
     launchTask("compute", plan.compute[0], {dsr(kDsrLast), s1(kDsrFifo)},
@@ -185,6 +215,11 @@ LogicalResult emitJoinKernel(OpBuilder &b, Location loc, const JoinKernel &k,
   if (k.buffered != 0 && k.buffered != 1)
     return emitError(loc) << "join kernel " << name << ": buffered input "
                           << k.buffered << " is neither 0 (a) nor 1 (b)";
+  if (k.relu && isTwoStep(k))
+    return emitError(loc)
+           << "join kernel " << name << ": cannot fuse a ReLU after " << op
+           << " with a buffered (a third vector step, on memory alone, "
+              "would need the main thread)";
   if (k.fifoPixels > 0 && (k.pixels < 1 || L % k.pixels))
     return emitError(loc) << "join kernel " << name << ": a FIFO of "
                           << k.fifoPixels << " pixels needs chunks of whole "

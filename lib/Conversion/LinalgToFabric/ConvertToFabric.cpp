@@ -426,6 +426,8 @@ struct Layer {
   conversion::DenseLayer denseLayer;
   conversion::PoolLayer poolLayer;
   wf::JoinKind join = wf::JoinKind::add;
+  /// Join: the ReLU that followed it is fused (max(a op b, 0)).
+  bool joinRelu = false;
   conversion::ColumnOp op = conversion::ColumnOp::Relu;
   /// A column kernel's constants (columnParamCount(op) of them, the
   /// constant tensor's elements, or an Expression's program).
@@ -676,9 +678,34 @@ static std::optional<wf::JoinKind> matchJoin(Value result, bool &swapped,
   return kind;
 }
 
-/// Builds a join layer's body on one sample: y = a op b.
+/// The join whose result `result`, a ReLU, is the only reader of, if it
+/// is one the join kernel can absorb (add, mul, max or min; sub and div
+/// may take two steps before it, docs/execution-model.md, "Join kernels"):
+/// the join's result, with its kind and `swapped` set.
+static Value joinUnderRelu(Value result, wf::JoinKind &kind, bool &swapped) {
+  Operation *relu = result.getDefiningOp();
+  if (!conversion::isRelu(relu))
+    return {};
+  auto g = cast<linalg::GenericOp>(relu);
+  Value joined = g.getDpsInputs()[0];
+  if (joined.getType() != result.getType() || !joined.hasOneUse() ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  std::string why;
+  std::optional<wf::JoinKind> k = matchJoin(joined, swapped, why);
+  if (!k || *k == wf::JoinKind::sub || *k == wf::JoinKind::div)
+    return {};
+  kind = *k;
+  return joined;
+}
+
+/// Builds a join layer's body on one sample: y = a op b, or with `relu`
+/// (the ReLU generic reading the join's result, fused into the layer)
+/// max(a op b, 0).
 static void buildJoinLayer(Value result, wf::JoinKind kind, bool swapped,
-                           int64_t batch, Layer &layer) {
+                           int64_t batch, Layer &layer,
+                           Operation *relu = nullptr) {
   auto g = result.getDefiningOp<linalg::GenericOp>();
   auto type = perSample(cast<RankedTensorType>(result.getType()), batch);
   Location loc = g.getLoc();
@@ -704,12 +731,21 @@ static void buildJoinLayer(Value result, wf::JoinKind kind, bool swapped,
             IRMapping map;
             map.map(op.getOperand(0), swapped ? args[1] : args[0]);
             map.map(op.getOperand(1), swapped ? args[0] : args[1]);
-            Operation *copy = nb.clone(op, map);
-            linalg::YieldOp::create(nb, l, copy->getResult(0));
+            Value y = nb.clone(op, map)->getResult(0);
+            if (relu) {
+              Value zero = arith::ConstantOp::create(
+                  nb, l, nb.getFloatAttr(y.getType(), 0.0));
+              y = arith::MaximumFOp::create(nb, l, y, zero);
+            }
+            linalg::YieldOp::create(nb, l, y);
           })
           .getResult(0);
-  layer.result = result;
+  layer.joinRelu = relu != nullptr;
+  layer.result = relu ? relu->getResult(0) : result;
   layer.ops = {g};
+  if (relu)
+    layer.ops.push_back(relu);
+  // (Named after the join, as a convolution after itself, not its ReLU.)
   layer.namer = g;
 }
 
@@ -860,6 +896,12 @@ private:
     }
     std::string joinWhy;
     bool swapped = false;
+    // A ReLU of a join nothing else reads: the join, with the ReLU fused.
+    wf::JoinKind reluOf = wf::JoinKind::add;
+    if (Value joined = joinUnderRelu(v, reluOf, swapped)) {
+      buildJoinLayer(joined, reluOf, swapped, net.batch, layer, def);
+      return success();
+    }
     if (std::optional<wf::JoinKind> kind = matchJoin(v, swapped, joinWhy)) {
       buildJoinLayer(v, *kind, swapped, net.batch, layer);
       return success();
@@ -1272,7 +1314,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
             p.includePad));
       } else if (layer.kind == Layer::Join) {
         scheme = cast<fabric::KernelSchemeAttrInterface>(
-            wf::JoinSchemeAttr::get(ctx, layer.join, -1, 0, 0));
+            wf::JoinSchemeAttr::get(ctx, layer.join, layer.joinRelu, -1, 0, 0));
       } else {
         std::string why;
         FailureOr<fabric::KernelSchemeAttrInterface> s =

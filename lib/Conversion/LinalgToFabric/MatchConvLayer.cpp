@@ -47,9 +47,9 @@ static bool isZero(Value v) {
   return f && f.getValue().isZero() && !f.getValue().isNegative();
 }
 
-/// Whether `g` is max(x, 0) of its one input.
-static bool isRelu(linalg::GenericOp g) {
-  if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1)
+bool isRelu(Operation *op) {
+  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1)
     return false;
   for (utils::IteratorType t : g.getIteratorTypesArray())
     if (t != utils::IteratorType::parallel)

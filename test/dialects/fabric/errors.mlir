@@ -428,6 +428,16 @@ fabric.program @join_fifo_both attributes {target = #weft.target<4x4>} {
 
 // -----
 
+fabric.program @join_relu_sub attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{a join fuses a ReLU only after add, mul, max or min, not sub}}
+  fabric.kernel @k : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> scheme #fabric.join<op = sub, relu = true> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
 fabric.program @conv_groups attributes {target = #weft.target<4x4>} {
   // expected-error @below {{not a convolution: the groups (3) must divide the input and output channels}}
   fabric.kernel @k : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], groups = 3, weights = dense<1.0> : tensor<4x1x1x1xf32>> {

@@ -107,11 +107,11 @@ fabric.program @dag attributes {target = #weft.target<4x4>} {
 
 // -----
 
-// A join of feature maps buffering pixels.
+// A join of feature maps buffering pixels, with the ReLU after it fused.
 // CHECK-LABEL: fabric.program @map_join
-// CHECK: scheme #fabric.join<op = add, buffered = 1, fifo_pixels = 24>
+// CHECK: scheme #fabric.join<op = add, relu = true, buffered = 1, fifo_pixels = 24>
 fabric.program @map_join attributes {target = #weft.target<4x4>} {
-  fabric.kernel @res : (tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> scheme #fabric.join<op = add, buffered = 1, fifo_pixels = 24> {
+  fabric.kernel @res : (tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> scheme #fabric.join<op = add, relu = true, buffered = 1, fifo_pixels = 24> {
   ^bb0(%a: tensor<1x2x6x6xf32>, %b: tensor<1x2x6x6xf32>):
     fabric.yield %a : tensor<1x2x6x6xf32>
   }
