@@ -53,3 +53,18 @@ fabric.program @rows_do_not_divide attributes {target = #weft.target<4x3>} {
   fabric.stream @s0 @x[0] -> @fc[0] : !fabric.wavelets<f32, 6>
   fabric.stream @s1 @fc[0] -> @y[0] : !fabric.wavelets<f32, 5>
 }
+
+// -----
+
+// More bands of output columns than the output has columns.
+fabric.program @bands attributes {target = #weft.target<4x3>} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x2x2x2xf32> {pixels = 4 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x2x2x2xf32> {pixels = 4 : i64}
+  // expected-error @below {{'fabric.kernel' op cannot cut its 2 output columns into 3 bands}}
+  fabric.kernel @c : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> scheme #fabric.conv<in_channels = 2, out_channels = 2, in_height = 2, in_width = 2, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.0> : tensor<2x2x1x1xf32>> at #weft.rect<0, 0, 3, 1> attributes {tiles = 3 : i64} {
+  ^bb0(%x: tensor<1x2x2x2xf32>):
+    fabric.yield %x : tensor<1x2x2x2xf32>
+  }
+  fabric.stream @s0 @x[0] -> @c[0] : !fabric.wavelets<f32, 8> {pixels = 4 : i64}
+  fabric.stream @s1 @c[0] -> @y[0] : !fabric.wavelets<f32, 8> {pixels = 4 : i64}
+}
