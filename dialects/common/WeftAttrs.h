@@ -35,10 +35,9 @@ void printRoutePositions(mlir::OpAsmPrinter &p, mlir::Operation *op,
 mlir::ParseResult parseRoutePositions(mlir::OpAsmParser &parser,
                                       mlir::DenseI64ArrayAttr &positions);
 /// Why `positions` (flat triples) are not a valid cycle of router
-/// positions for a route of port sets `inputs` and `outputs`
-/// (docs/architecture.md, "Positions"): 2 to 4 positions, each with ports
-/// in and out and a count of 1 to 2^24, whose ports are subsets of the
-/// route's and whose unions are them; an empty string if they are.
+/// positions for a route of port sets `inputs` and `outputs`: flat triples
+/// checked by weft::machine::routePositionsProblem (the rule of
+/// docs/architecture.md §4.4); an empty string if they are.
 std::string routePositionsProblem(llvm::ArrayRef<int64_t> positions,
                                   unsigned inputs, unsigned outputs);
 /// "[x, x+w) x [y, y+h)" for diagnostics.

@@ -213,37 +213,12 @@ std::string weft::common::routePositionsProblem(ArrayRef<int64_t> v,
                                                 unsigned inputs,
                                                 unsigned outputs) {
   if (v.size() % 3)
-    return "positions must be (inputs, outputs, count) triples";
-  size_t n = v.size() / 3;
-  if (n < weft::machine::Arch::kMinRoutePositions ||
-      n > weft::machine::Arch::kMaxRoutePositions)
-    return "has " + std::to_string(n) + " positions; a route cycles through " +
-           std::to_string(weft::machine::Arch::kMinRoutePositions) + " to " +
-           std::to_string(weft::machine::Arch::kMaxRoutePositions);
-  unsigned allIn = 0, allOut = 0;
-  for (size_t k = 0; k < n; ++k) {
-    int64_t in = v[3 * k], out = v[3 * k + 1], count = v[3 * k + 2];
-    std::string which = "position " + std::to_string(k);
-    if (in <= 0 || in > int64_t(weft::machine::kAllDirs) || out <= 0 ||
-        out > int64_t(weft::machine::kAllDirs))
-      return which + " needs input and output ports";
-    if (count < 1 || count > int64_t(weft::machine::Arch::kMaxPositionCount))
-      return which + " counts " + std::to_string(count) +
-             " wavelets; a position counts 1 to " +
-             std::to_string(weft::machine::Arch::kMaxPositionCount);
-    if ((unsigned(in) & ~inputs) || (unsigned(out) & ~outputs))
-      return which + " (from " + dirSetString(unsigned(in)) + " to " +
-             dirSetString(unsigned(out)) + ") uses ports the route (from " +
-             dirSetString(inputs) + " to " + dirSetString(outputs) +
-             ") does not list";
-    allIn |= unsigned(in);
-    allOut |= unsigned(out);
-  }
-  if (allIn != inputs || allOut != outputs)
-    return "the positions' ports (from " + dirSetString(allIn) + " to " +
-           dirSetString(allOut) + ") are not the route's (from " +
-           dirSetString(inputs) + " to " + dirSetString(outputs) + ")";
-  return "";
+    return "positions must be (inputs, outputs, count) triples, got " +
+           std::to_string(v.size()) + " values";
+  std::vector<weft::machine::RoutePositionSpec> specs;
+  for (size_t i = 0; i < v.size(); i += 3)
+    specs.push_back({v[i], v[i + 1], v[i + 2]});
+  return weft::machine::routePositionsProblem(specs, inputs, outputs);
 }
 
 std::optional<weft::machine::Target>

@@ -418,7 +418,7 @@ LogicalResult SwitchOp::verify() {
     if (std::string why = routePositionsProblem(positions.asArrayRef(), in, out);
         !why.empty())
       return emitOpError() << "at PE (" << int64_t(getX()) << ", "
-                           << int64_t(getY()) << ") " << why;
+                           << int64_t(getY()) << "): " << why;
   std::optional<wt::Target> t = getEnclosingTarget(*this);
   if (!t)
     return success();

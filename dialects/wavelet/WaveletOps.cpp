@@ -262,60 +262,16 @@ static std::optional<wt::PayloadFormat> parseFormat(StringRef s) {
 /// The rules of docs/architecture.md §4.4; binary::checkPositions checks the
 /// same on the binary.
 LogicalResult RouteOp::verify() {
-  std::optional<ArrayRef<int64_t>> maybeFlat = getPositions();
-  if (!maybeFlat)
+  std::optional<ArrayRef<int64_t>> flat = getPositions();
+  if (!flat)
     return success();
-  ArrayRef<int64_t> flat = *maybeFlat;
-  int64_t c = int64_t(getColor());
-  if (flat.size() % 3)
-    return emitOpError() << "color " << c
-                         << ": positions must be (inputs, outputs, count) "
-                            "triples, got "
-                         << flat.size() << " values";
-  size_t n = flat.size() / 3;
-  if (n < wt::Arch::kMinRoutePositions || n > wt::Arch::kMaxRoutePositions)
-    return emitOpError() << "color " << c << " has " << n << " position"
-                         << (n == 1 ? "" : "s") << "; a positioned route has "
-                         << wt::Arch::kMinRoutePositions << " to "
-                         << wt::Arch::kMaxRoutePositions;
-  unsigned in = unsigned(getInputs()), out = unsigned(getOutputs());
-  unsigned allIn = 0, allOut = 0;
-  for (size_t k = 0; k < n; ++k) {
-    int64_t pin = flat[3 * k], pout = flat[3 * k + 1], count = flat[3 * k + 2];
-    auto bad = [&]() {
-      return emitOpError() << "color " << c << ": position " << k + 1 << " of "
-                           << n;
-    };
-    if (pin < 0 || pin > wt::kAllDirs || pout < 0 || pout > wt::kAllDirs)
-      return bad() << " has port masks (inputs " << pin << ", outputs " << pout
-                   << ") beyond the 5 ports";
-    if (!pin || !pout)
-      return bad() << " needs at least one input and one output port";
-    if (count < 1 || count > int64_t(wt::Arch::kMaxPositionCount))
-      return bad() << " has count " << count << "; counts are 1 to "
-                   << wt::Arch::kMaxPositionCount;
-    if (unsigned(pin) & ~in)
-      return bad() << " takes from " << dirSetString(unsigned(pin))
-                   << ", which the route's inputs " << dirSetString(in)
-                   << " do not include";
-    if (unsigned(pout) & ~out)
-      return bad() << " sends to " << dirSetString(unsigned(pout))
-                   << ", which the route's outputs " << dirSetString(out)
-                   << " do not include";
-    allIn |= unsigned(pin);
-    allOut |= unsigned(pout);
-  }
-  if (allIn != in)
-    return emitOpError() << "color " << c << ": the positions take from "
-                         << dirSetString(allIn)
-                         << " but the route's inputs are " << dirSetString(in)
-                         << "; they must be the positions' union";
-  if (allOut != out)
-    return emitOpError() << "color " << c << ": the positions send to "
-                         << dirSetString(allOut)
-                         << " but the route's outputs are " << dirSetString(out)
-                         << "; they must be the positions' union";
-  return success();
+  std::string why = routePositionsProblem(*flat, unsigned(getInputs()),
+                                          unsigned(getOutputs()));
+  if (why.empty())
+    return success();
+  // ("color 3 has 1 position", "color 3: position 2 of 2 ...")
+  return emitOpError() << "color " << int64_t(getColor())
+                       << (why.rfind("has ", 0) ? ": " : " ") << why;
 }
 
 LogicalResult IoOp::verify() {

@@ -93,65 +93,16 @@ constexpr uint64_t kMaxIoElements = uint64_t(1) << 48;
 } // namespace
 
 std::string weft::binary::dirSetName(wt::DirSet set) {
-  std::string s = "[";
-  for (unsigned d = 0; d < wt::kNumDirs; ++d)
-    if (set & (1u << d))
-      s += std::string(s.size() > 1 ? ", " : "") + wt::dirName(wt::Dir(d));
-  return s + "]";
+  return wt::dirSetName(set);
 }
 
 std::string weft::binary::checkPositions(const Route &r) {
-  size_t n = r.positions.size();
-  if (n == 0)
+  if (r.positions.empty())
     return "";
-  std::ostringstream os;
-  if (n < wt::Arch::kMinRoutePositions || n > wt::Arch::kMaxRoutePositions) {
-    os << "has " << n << " position" << (n == 1 ? "" : "s")
-       << "; a positioned route has " << wt::Arch::kMinRoutePositions << " to "
-       << wt::Arch::kMaxRoutePositions;
-    return os.str();
-  }
-  wt::DirSet in = 0, out = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const RoutePosition &pos = r.positions[k];
-    os << "position " << k + 1 << " of " << n;
-    if (!pos.inputs || !pos.outputs || (pos.inputs & ~wt::kAllDirs) ||
-        (pos.outputs & ~wt::kAllDirs)) {
-      os << " has port sets (inputs 0x" << std::hex << unsigned(pos.inputs)
-         << ", outputs 0x" << unsigned(pos.outputs) << std::dec
-         << "); each needs at least one of the 5 ports and nothing else";
-      return os.str();
-    }
-    if (pos.count < 1 || pos.count > wt::Arch::kMaxPositionCount) {
-      os << " has count " << pos.count << "; counts are 1 to "
-         << wt::Arch::kMaxPositionCount;
-      return os.str();
-    }
-    if (pos.inputs & ~r.inputs) {
-      os << " takes from " << dirSetName(pos.inputs)
-         << ", which the route's inputs " << dirSetName(r.inputs)
-         << " do not include";
-      return os.str();
-    }
-    if (pos.outputs & ~r.outputs) {
-      os << " sends to " << dirSetName(pos.outputs)
-         << ", which the route's outputs " << dirSetName(r.outputs)
-         << " do not include";
-      return os.str();
-    }
-    os.str("");
-    in |= pos.inputs;
-    out |= pos.outputs;
-  }
-  if (in != r.inputs)
-    os << "the positions take from " << dirSetName(in)
-       << " but the route's inputs are " << dirSetName(r.inputs)
-       << "; they must be the positions' union";
-  else if (out != r.outputs)
-    os << "the positions send to " << dirSetName(out)
-       << " but the route's outputs are " << dirSetName(r.outputs)
-       << "; they must be the positions' union";
-  return os.str();
+  std::vector<wt::RoutePositionSpec> specs;
+  for (const RoutePosition &p : r.positions)
+    specs.push_back({p.inputs, p.outputs, int64_t(p.count)});
+  return wt::routePositionsProblem(specs, r.inputs, r.outputs);
 }
 
 static std::string segmentName(const std::string &name) {

@@ -198,3 +198,56 @@ unsigned Target::descriptorWords() const {
   unsigned reach = (1u << Arch::kDescriptorUnitBits) * Arch::kWordsPerDescriptor;
   return std::min(reach, memoryWords());
 }
+
+std::string weft::machine::dirSetName(unsigned set) {
+  std::string s = "[";
+  for (unsigned d = 0; d < kNumDirs; ++d)
+    if (set & (1u << d))
+      s += std::string(s.size() > 1 ? ", " : "") + dirName(Dir(d));
+  return s + "]";
+}
+
+std::string weft::machine::routePositionsProblem(
+    const std::vector<RoutePositionSpec> &positions, unsigned inputs,
+    unsigned outputs) {
+  size_t n = positions.size();
+  if (n < Arch::kMinRoutePositions || n > Arch::kMaxRoutePositions)
+    return "has " + std::to_string(n) + " position" + (n == 1 ? "" : "s") +
+           "; a positioned route has " +
+           std::to_string(Arch::kMinRoutePositions) + " to " +
+           std::to_string(Arch::kMaxRoutePositions);
+  unsigned allIn = 0, allOut = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const RoutePositionSpec &p = positions[k];
+    std::string which =
+        "position " + std::to_string(k + 1) + " of " + std::to_string(n);
+    if (p.inputs < 0 || p.inputs > kAllDirs || p.outputs < 0 ||
+        p.outputs > kAllDirs)
+      return which + " has port masks (inputs " + std::to_string(p.inputs) +
+             ", outputs " + std::to_string(p.outputs) + ") beyond the 5 ports";
+    if (!p.inputs || !p.outputs)
+      return which + " needs at least one input and one output port";
+    if (p.count < 1 || p.count > int64_t(Arch::kMaxPositionCount))
+      return which + " has count " + std::to_string(p.count) +
+             "; counts are 1 to " + std::to_string(Arch::kMaxPositionCount);
+    if (unsigned(p.inputs) & ~inputs)
+      return which + " takes from " + dirSetName(unsigned(p.inputs)) +
+             ", which the route's inputs " + dirSetName(inputs) +
+             " do not include";
+    if (unsigned(p.outputs) & ~outputs)
+      return which + " sends to " + dirSetName(unsigned(p.outputs)) +
+             ", which the route's outputs " + dirSetName(outputs) +
+             " do not include";
+    allIn |= unsigned(p.inputs);
+    allOut |= unsigned(p.outputs);
+  }
+  if (allIn != inputs)
+    return "the positions take from " + dirSetName(allIn) +
+           " but the route's inputs are " + dirSetName(inputs) +
+           "; they must be the positions' union";
+  if (allOut != outputs)
+    return "the positions send to " + dirSetName(allOut) +
+           " but the route's outputs are " + dirSetName(outputs) +
+           "; they must be the positions' union";
+  return "";
+}

@@ -692,17 +692,16 @@ TEST(BinaryVerifyTest, RoutePositions) {
   EXPECT_EQ(verify(p), "");
   p = positioned();
   p.images[0].routes[0].positions[1].inputs = 0;
-  expectInvalid(p, where + "position 2 of 3 has port sets (inputs 0x0, "
-                           "outputs 0x12); each needs at least one of the 5 "
-                           "ports and nothing else");
+  expectInvalid(p, where + "position 2 of 3 needs at least one input and "
+                           "one output port");
   p = positioned();
   p.images[0].routes[0].positions[0].outputs = 0;
-  expectInvalid(p, where + "position 1 of 3 has port sets (inputs 0x8, "
-                           "outputs 0x0)");
+  expectInvalid(p, where + "position 1 of 3 needs at least one input and "
+                           "one output port");
   p = positioned();
   p.images[0].routes[0].positions[0].outputs = 0x22;
-  expectInvalid(p, where + "position 1 of 3 has port sets (inputs 0x8, "
-                           "outputs 0x22)");
+  expectInvalid(p, where + "position 1 of 3 has port masks (inputs 8, "
+                           "outputs 34) beyond the 5 ports");
   p = positioned();
   p.images[0].routes[0].positions[1].inputs = kWest | kRamp;
   expectInvalid(p, where + "position 2 of 3 takes from [west, ramp], which "

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace weft::machine {
 
@@ -81,6 +82,26 @@ struct Arch {
   static constexpr unsigned kMaxRoutePositions = 4;
   static constexpr uint32_t kMaxPositionCount = uint32_t(1) << 24;
 };
+
+/// One position of a positioned route (docs/architecture.md §4.4): `count`
+/// wavelets enter through a port of `inputs` and leave through every port of
+/// `outputs`. Wide fields, so that values read from IR or a file are checked
+/// before they are narrowed.
+struct RoutePositionSpec {
+  int64_t inputs = 0, outputs = 0, count = 0;
+};
+
+/// "[west, ramp]": a port set for messages.
+std::string dirSetName(unsigned set);
+
+/// Why `positions` are not a valid cycle for a route of port sets `inputs`
+/// and `outputs`, as a phrase ("position 2 of 3 has count 0; counts are 1
+/// to 16777216"); empty when they are: 2 to 4 positions, each with at least
+/// one of the 5 ports on each side and a count of 1 to 2^24, whose ports
+/// are the route's and whose unions are them. The one statement of the
+/// rule: the fabric and wavelet verifiers and the binary's check call it.
+std::string routePositionsProblem(const std::vector<RoutePositionSpec> &positions,
+                                  unsigned inputs, unsigned outputs);
 
 /// Parameters of one fabric. Everything that a real part could vary is here.
 struct TargetConfig {

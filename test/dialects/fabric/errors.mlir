@@ -484,7 +484,7 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.route @a {
-    // expected-error @below {{at PE (2, 0) has 1 positions; a route cycles through 2 to 4}}
+    // expected-error @below {{at PE (2, 0): has 1 position; a positioned route has 2 to 4}}
     fabric.switch (2, 0) from [west] to [east] positions [from [west] to [east] x 3]
   }
 }
@@ -496,7 +496,7 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.route @a {
-    // expected-error @below {{position 1 (from [ramp] to [east]) uses ports the route (from [west] to [east]) does not list}}
+    // expected-error @below {{at PE (2, 0): position 2 of 2 takes from [ramp], which the route's inputs [west] do not include}}
     fabric.switch (2, 0) from [west] to [east] positions [from [west] to [east] x 3, from [ramp] to [east] x 1]
   }
 }
@@ -508,7 +508,7 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.route @a {
-    // expected-error @below {{position 0 counts 0 wavelets; a position counts 1 to 16777216}}
+    // expected-error @below {{at PE (2, 0): position 1 of 2 has count 0; counts are 1 to 16777216}}
     fabric.switch (2, 0) from [west, ramp] to [east] positions [from [west] to [east] x 0, from [ramp] to [east] x 1]
   }
 }
@@ -520,7 +520,7 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>
   fabric.stream @a @x[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.route @a {
-    // expected-error @below {{the positions' ports (from [west] to [east]) are not the route's (from [west, ramp] to [east])}}
+    // expected-error @below {{at PE (2, 0): the positions take from [west] but the route's inputs are [west, ramp]; they must be the positions' union}}
     fabric.switch (2, 0) from [west, ramp] to [east] positions [from [west] to [east] x 2, from [west] to [east] x 1]
   }
 }
