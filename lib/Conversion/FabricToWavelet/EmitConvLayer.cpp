@@ -39,8 +39,6 @@ namespace wv = weft::wavelet;
 namespace weft::conversion {
 namespace {
 
-constexpr int64_t kMainTask = 32;
-
 // DSR numbers (each a DDSR / S0DSR / S1DSR triple, `dsr n` naming the
 // first two).
 enum : int32_t {
@@ -57,8 +55,6 @@ enum : int32_t {
 // XDSRs and stride registers of the 4-D vectors.
 enum : int64_t { kXAcc = 0, kXW = 1, kXWin = 2, kXBias = 3 };
 enum : int64_t { kStrideLm = 0, kStrideCi = 1, kStrideOw = 2, kStrideJ = 3 };
-// XDSD stride selects: a stride register, or the constants 1 and 0.
-constexpr int64_t kSelOne = 6, kSelZero = 7;
 
 class Emitter : WaveletBuilder {
 public:
@@ -237,12 +233,7 @@ void Emitter::emitRecords(int64_t c, bool diagonal) {
                      ArrayRef<int64_t>{kSelOne, kSelZero, kSelZero, kSelZero});
   // The stride registers' values, one word each.
   const int64_t strides[4] = {lm, s.kh * s.kw * lm, s.sw * lk, s.dw * lk};
-  for (int k = 0; k < 4; ++k) {
-    auto type = RankedTensorType::get({1}, b.getIntegerType(16));
-    wv::SegmentOp::create(
-        b, loc, ("stride" + Twine(k)).str(), rec(next++), /*per_pe=*/false,
-        DenseElementsAttr::get(type, ArrayRef<int16_t>{int16_t(strides[k])}));
-  }
+  strideWords(strides, [&] { return rec(next++); });
   assert(next <= mm.numRecords && "the memory map's records overflow");
 }
 
@@ -252,8 +243,7 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
   const bool bias = last && !layer.bias.empty();
   wv::TaskOp t = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&t.getBody().front());
-  for (int k = 0; k < 4; ++k)
-    dsrLoad(RF::stride, k, ("stride" + Twine(k)).str());
+  loadStrides(4);
   dsrLoad(RF::xdsr, kXAcc, "x_acc");
   dsrLoad(RF::xdsr, kXW, "x_w");
   dsrLoad(RF::xdsr, kXWin, "x_win");

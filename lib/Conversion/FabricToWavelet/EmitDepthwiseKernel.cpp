@@ -39,8 +39,6 @@ namespace wv = weft::wavelet;
 namespace weft::conversion {
 namespace {
 
-constexpr int64_t kMainTask = 32;
-
 // DSR numbers (each a DDSR / S0DSR / S1DSR triple; `dsr n` names the first
 // two). Output buffer k of the two uses n + k.
 enum : int32_t {
@@ -60,8 +58,6 @@ enum : int64_t {
   kStrideOw = 3, // sw Lc: the next output column's window
   kStrideJ = 4,  // dw Lc: the next window column
 };
-// XDSD stride selects: a stride register, or the constants 1 and 0.
-constexpr int64_t kSelOne = 6, kSelZero = 7;
 
 class Emitter : WaveletBuilder {
 public:
@@ -203,12 +199,7 @@ void Emitter::emitRecords() {
                      ArrayRef<int64_t>{kSelOne, kSelZero, kSelZero, kSelZero});
   // The stride registers' values, one word each.
   const int64_t strides[5] = {s.groupOut(), lo, kg, s.sw * lc, s.dw * lc};
-  for (int i = 0; i < 5; ++i) {
-    auto type = RankedTensorType::get({1}, b.getIntegerType(16));
-    wv::SegmentOp::create(
-        b, loc, ("stride" + Twine(i)).str(), rec(next++), /*per_pe=*/false,
-        DenseElementsAttr::get(type, ArrayRef<int16_t>{int16_t(strides[i])}));
-  }
+  strideWords(strides, [&] { return rec(next++); });
   assert(next <= mm.numRecords && "the memory map's records overflow");
 }
 
@@ -217,8 +208,7 @@ void Emitter::emitProgram() {
   const bool bias = !k.bias.empty();
   wv::TaskOp t = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&t.getBody().front());
-  for (int i = 0; i < 5; ++i)
-    dsrLoad(RF::stride, i, ("stride" + Twine(i)).str());
+  loadStrides(5);
   dsrLoad(RF::xdsr, kXAcc, "x_acc");
   dsrLoad(RF::xdsr, kXW, "x_w");
   dsrLoad(RF::xdsr, kXWin, "x_win");

@@ -37,8 +37,6 @@ namespace wv = weft::wavelet;
 namespace weft::conversion {
 namespace {
 
-constexpr int64_t kMainTask = 32;
-
 // DSR numbers (each a DDSR / S0DSR / S1DSR triple; `dsr n` names the first
 // two). Buffer k of the two output buffers uses n + k.
 enum : int32_t {
@@ -51,8 +49,6 @@ enum : int32_t {
 // XDSRs and stride registers of the 4-D vectors.
 enum : int64_t { kXAcc = 0, kXWin = 1, kXFactor = 2 };
 enum : int64_t { kStrideLc = 0, kStrideOw = 1, kStrideJ = 2 };
-// XDSD stride selects: a stride register, or the constants 1 and 0.
-constexpr int64_t kSelOne = 6, kSelZero = 7;
 
 class Emitter : WaveletBuilder {
 public:
@@ -161,12 +157,7 @@ void Emitter::emitRecords() {
                        ArrayRef<int64_t>{kSelZero, kSelOne, kSelZero, kSelZero});
   // The stride registers' values, one word each.
   const int64_t strides[3] = {lc, s.sw * lc, s.dw * lc};
-  for (int i = 0; i < 3; ++i) {
-    auto type = RankedTensorType::get({1}, b.getIntegerType(16));
-    wv::SegmentOp::create(
-        b, loc, ("stride" + Twine(i)).str(), rec(next++), /*per_pe=*/false,
-        DenseElementsAttr::get(type, ArrayRef<int16_t>{int16_t(strides[i])}));
-  }
+  strideWords(strides, [&] { return rec(next++); });
   assert(next <= mm.numRecords && "the memory map's records overflow");
 }
 
@@ -174,8 +165,7 @@ void Emitter::emitProgram() {
   using RF = wv::RegFile;
   wv::TaskOp t = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&t.getBody().front());
-  for (int i = 0; i < 3; ++i)
-    dsrLoad(RF::stride, i, ("stride" + Twine(i)).str());
+  loadStrides(3);
   dsrLoad(RF::xdsr, kXAcc, "x_acc");
   dsrLoad(RF::xdsr, kXWin, "x_win");
   if (!s.max)

@@ -90,6 +90,12 @@ void forEachRowGroup(const RouteTable &routes, int64_t x, int64_t y0,
   }
 }
 
+/// The task id of the window kernels' (convolution, depthwise, pooling) one
+/// main task, and the XDSD stride selects for the constants 1 and 0 (the
+/// others name a stride register).
+constexpr int64_t kMainTask = 32;
+constexpr int64_t kSelOne = 6, kSelZero = 7;
+
 class WaveletBuilder {
 public:
   WaveletBuilder(mlir::OpBuilder &b, mlir::Location loc) : b(b), loc(loc) {}
@@ -128,6 +134,24 @@ public:
                            i64(f.ac), f.term, f.ctrl, i64(f.index), f.wli, f.ix,
                            i64(f.utid), i64(f.xdsr), i64(f.pushAc),
                            i64(f.popAc));
+  }
+  /// The stride registers' values, one 16-bit word each, as segments
+  /// `stride0`, `stride1`, ... at the word addresses `address()` returns in
+  /// turn; loadStrides loads registers 0.. from them.
+  void strideWords(llvm::ArrayRef<int64_t> values,
+                   llvm::function_ref<int64_t()> address) {
+    auto type = mlir::RankedTensorType::get({1}, b.getIntegerType(16));
+    for (auto [k, v] : llvm::enumerate(values))
+      wavelet::SegmentOp::create(
+          b, loc, ("stride" + llvm::Twine(k)).str(), address(),
+          /*per_pe=*/false,
+          mlir::DenseElementsAttr::get(type,
+                                       llvm::ArrayRef<int16_t>{int16_t(v)}));
+  }
+  void loadStrides(size_t n) {
+    for (size_t k = 0; k < n; ++k)
+      dsrLoad(wavelet::RegFile::stride, int64_t(k),
+              ("stride" + llvm::Twine(k)).str());
   }
   /// `wavelet.dsr load FILE REG, @record`.
   void dsrLoad(wavelet::RegFile f, int64_t reg, llvm::StringRef record) {
