@@ -139,17 +139,7 @@ std::string weft::common::rectString(RectAttr r) {
 }
 
 std::string weft::common::dirSetString(unsigned set) {
-  std::string s = "[";
-  bool first = true;
-  for (unsigned d = 0; d < weft::machine::kNumDirs; ++d) {
-    if (!(set & (1u << d)))
-      continue;
-    if (!first)
-      s += ", ";
-    first = false;
-    s += weft::machine::dirName(weft::machine::Dir(d));
-  }
-  return s + "]";
+  return weft::machine::dirSetName(set);
 }
 
 void weft::common::printDirSet(OpAsmPrinter &p, Operation *, IntegerAttr set) {

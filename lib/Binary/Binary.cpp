@@ -92,10 +92,6 @@ struct Range {
 constexpr uint64_t kMaxIoElements = uint64_t(1) << 48;
 } // namespace
 
-std::string weft::binary::dirSetName(wt::DirSet set) {
-  return wt::dirSetName(set);
-}
-
 std::string weft::binary::checkPositions(const Route &r) {
   if (r.positions.empty())
     return "";

@@ -68,8 +68,6 @@ struct Route {
 /// with non-empty port sets inside the route's and a count of 1 to 2^24,
 /// whose sets together are exactly the route's.
 std::string checkPositions(const Route &route);
-/// "[west, ramp]": a port set for messages.
-std::string dirSetName(machine::DirSet set);
 
 /// Initial memory contents: `words` 16-bit words from word address `address`.
 struct Segment {
