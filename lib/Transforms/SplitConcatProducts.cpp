@@ -147,12 +147,352 @@ struct SplitConcatProduct : OpRewritePattern<linalg::MatmulOp> {
   int64_t &count;
 };
 
+//===----------------------------------------------------------------------===//
+// Concatenations of feature maps along the channels
+//===----------------------------------------------------------------------===//
+
+/// A concat of feature maps along the channels ([N, C, spatial...], dim 1)
+/// read by `op`, possibly through a tensor.pad of the spatial dimensions
+/// with a constant: the parts, and the pad to repeat on each.
+struct ChannelConcat {
+  tensor::ConcatOp concat;
+  tensor::PadOp pad;
+};
+
+FailureOr<ChannelConcat> channelConcatOf(Value v) {
+  ChannelConcat c;
+  if ((c.pad = v.getDefiningOp<tensor::PadOp>())) {
+    if (!c.pad.getConstantPaddingValue())
+      return failure();
+    for (ArrayRef<int64_t> side : {c.pad.getStaticLow(), c.pad.getStaticHigh()})
+      if (llvm::any_of(side, ShapedType::isDynamic) || side[0] || side[1])
+        return failure();
+    v = c.pad.getSource();
+  }
+  c.concat = v.getDefiningOp<tensor::ConcatOp>();
+  if (!c.concat || c.concat.getDim() != 1 ||
+      c.concat.getResultType().getRank() < 3 ||
+      !c.concat.getResultType().hasStaticShape() ||
+      llvm::any_of(c.concat.getInputs(), isConstant))
+    return failure();
+  return c;
+}
+
+/// The parts of `c`, each padded as the concat was.
+SmallVector<Value> partsOf(PatternRewriter &rewriter, Location loc,
+                           ChannelConcat c) {
+  SmallVector<Value> parts;
+  for (Value part : c.concat.getInputs()) {
+    if (c.pad)
+      part = tensor::PadOp::create(rewriter, loc, Type(), part,
+                                   c.pad.getMixedLowPad(),
+                                   c.pad.getMixedHighPad(),
+                                   c.pad.getConstantPaddingValue());
+    parts.push_back(part);
+  }
+  return parts;
+}
+
+/// Channels of every part.
+SmallVector<int64_t> partChannels(tensor::ConcatOp concat) {
+  SmallVector<int64_t> cs;
+  for (Value part : concat.getInputs())
+    cs.push_back(cast<RankedTensorType>(part.getType()).getDimSize(1));
+  return cs;
+}
+
+/// `type` with `channels` along dimension 1.
+RankedTensorType withChannels(RankedTensorType type, int64_t channels) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] = channels;
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// Channels [c0, c0 + n) of an accumulator or init `v` of `type`: an empty
+/// tensor, a fill of a constant or a constant tensor; null for anything
+/// else.
+Value channelsOf(PatternRewriter &rewriter, Location loc, Value v,
+                 int64_t c0, int64_t n) {
+  auto type = cast<RankedTensorType>(v.getType());
+  RankedTensorType partType = withChannels(type, n);
+  if (v.getDefiningOp<tensor::EmptyOp>())
+    return tensor::EmptyOp::create(rewriter, loc, partType.getShape(),
+                                   partType.getElementType());
+  if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
+    if (!fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+      return {};
+    Value empty = tensor::EmptyOp::create(rewriter, loc, partType.getShape(),
+                                          partType.getElementType());
+    return linalg::FillOp::create(rewriter, loc, fill.getInputs(),
+                                  ValueRange{empty})
+        .getResult(0);
+  }
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  auto attr = cst ? dyn_cast<ElementsAttr>(cst.getValue()) : ElementsAttr();
+  std::string why;
+  FailureOr<SmallVector<float>> values =
+      attr ? weft::readF32(attr, why) : FailureOr<SmallVector<float>>();
+  if (!attr || failed(values))
+    return {};
+  // [outer, C, inner] -> [outer, n, inner].
+  int64_t outer = type.getDimSize(0), channels = type.getDimSize(1);
+  int64_t inner = type.getNumElements() / (outer * channels);
+  SmallVector<float> part;
+  part.reserve(size_t(outer * n * inner));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = c0; c < c0 + n; ++c)
+      for (int64_t i = 0; i < inner; ++i)
+        part.push_back((*values)[size_t((o * channels + c) * inner + i)]);
+  return arith::ConstantOp::create(
+      rewriter, loc, weft::makeF32(partType, part, "concat_part"));
+}
+
+/// The constant `w` [F, C, k...] cut along dimension 1 at the parts'
+/// channels.
+FailureOr<SmallVector<ElementsAttr>> splitWeights(Value w,
+                                                  ArrayRef<int64_t> cs) {
+  auto cst = w.getDefiningOp<arith::ConstantOp>();
+  auto attr = cst ? dyn_cast<ElementsAttr>(cst.getValue()) : ElementsAttr();
+  if (!attr)
+    return failure();
+  std::string why;
+  FailureOr<SmallVector<float>> values = weft::readF32(attr, why);
+  if (failed(values))
+    return failure();
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t F = type.getDimSize(0), C = type.getDimSize(1);
+  int64_t window = type.getNumElements() / (F * C);
+  SmallVector<ElementsAttr> parts;
+  int64_t c0 = 0;
+  for (int64_t n : cs) {
+    SmallVector<float> part;
+    part.reserve(size_t(F * n * window));
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t c = c0; c < c0 + n; ++c)
+        for (int64_t k = 0; k < window; ++k)
+          part.push_back((*values)[size_t((f * C + c) * window + k)]);
+    parts.push_back(weft::makeF32(withChannels(type, n), part,
+                                  "concat_weights"));
+    c0 += n;
+  }
+  return parts;
+}
+
+/// A convolution of a concat of feature maps along the channels,
+/// conv([a, b], [W_a, W_b]) = conv(a, W_a) + conv(b, W_b): one convolution
+/// per part with the weights of its input channels, the first onto the
+/// original accumulator (the bias), the others onto zeros, summed in order
+/// by elementwise adds (joins on the fabric). Every convolution reading the
+/// concat is split on its own; the concat goes when nothing reads it.
+template <typename ConvOp>
+struct SplitConcatConv : OpRewritePattern<ConvOp> {
+  SplitConcatConv(MLIRContext *ctx, int64_t &count)
+      : OpRewritePattern<ConvOp>(ctx), count(count) {}
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<ChannelConcat> c = channelConcatOf(conv.getDpsInputs()[0]);
+    if (failed(c))
+      return rewriter.notifyMatchFailure(conv, "no concat of feature maps");
+    SmallVector<int64_t> cs = partChannels(c->concat);
+    FailureOr<SmallVector<ElementsAttr>> weights =
+        splitWeights(conv.getDpsInputs()[1], cs);
+    if (failed(weights))
+      return rewriter.notifyMatchFailure(conv, "the weight is no constant");
+    Location loc = conv.getLoc();
+    auto outType = cast<RankedTensorType>(conv.getResult(0).getType());
+    Type f32 = outType.getElementType();
+    SmallVector<Value> parts = partsOf(rewriter, loc, *c);
+    Value sum;
+    for (auto [part, w] : llvm::zip(parts, *weights)) {
+      Value init = conv.getDpsInits()[0];
+      if (sum) {
+        Value zero = arith::ConstantOp::create(rewriter, loc,
+                                               rewriter.getZeroAttr(f32));
+        Value empty =
+            tensor::EmptyOp::create(rewriter, loc, outType.getShape(), f32);
+        init = linalg::FillOp::create(rewriter, loc, ValueRange{zero},
+                                      ValueRange{empty})
+                   .getResult(0);
+      }
+      Value wp = arith::ConstantOp::create(rewriter, loc, w);
+      Operation *partConv = rewriter.clone(*conv.getOperation());
+      partConv->setOperand(0, part);
+      partConv->setOperand(1, wp);
+      partConv->setOperand(2, init);
+      Value p = partConv->getResult(0);
+      if (!sum) {
+        sum = p;
+        continue;
+      }
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, outType.getShape(), f32);
+      AffineMap id = rewriter.getMultiDimIdentityMap(outType.getRank());
+      SmallVector<utils::IteratorType> iters(outType.getRank(),
+                                             utils::IteratorType::parallel);
+      sum = linalg::GenericOp::create(
+                rewriter, loc, TypeRange{outType}, ValueRange{sum, p},
+                ValueRange{empty}, ArrayRef<AffineMap>{id, id, id}, iters,
+                [](OpBuilder &b, Location l, ValueRange args) {
+                  Value s = arith::AddFOp::create(b, l, args[0], args[1]);
+                  linalg::YieldOp::create(b, l, s);
+                })
+                .getResult(0);
+    }
+    rewriter.replaceOp(conv, sum);
+    ++count;
+    LDBG() << "split a convolution of a concat of " << parts.size()
+           << " parts";
+    return success();
+  }
+
+  int64_t &count;
+};
+
+/// An op that works channel by channel (a pooling, a depthwise
+/// convolution, an elementwise op of one feature map) applied to a concat
+/// along the channels is the concat of the op applied to each part, with
+/// its accumulator (and a depthwise convolution's weights) cut at the
+/// parts' channels: the concat moves towards the convolution or matrix
+/// product that reads it, where it splits.
+struct SinkConcat : RewritePattern {
+  SinkConcat(MLIRContext *ctx, int64_t &count)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
+        count(count) {}
+
+  /// Whether `op` works channel by channel on its input 0; `weight` is set
+  /// to the operand cut along the channels with it (a depthwise
+  /// convolution's [C, k...]), if any.
+  static bool isChannelwise(Operation *op, int &weight) {
+    weight = -1;
+    if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp,
+            linalg::PoolingNcwMaxOp, linalg::PoolingNcwSumOp>(op))
+      return true;
+    if (isa<linalg::DepthwiseConv2DNchwChwOp, linalg::DepthwiseConv1DNcwCwOp>(
+            op)) {
+      weight = 1;
+      return true;
+    }
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+        g.getNumReductionLoops() != 0)
+      return false;
+    return llvm::all_of(g.getIndexingMapsArray(),
+                        [](AffineMap m) { return m.isIdentity(); }) &&
+           !g.hasIndexSemantics() &&
+           g.getMatchingBlockArgument(g.getDpsInitOperand(0)).use_empty();
+  }
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    int weight = -1;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !isChannelwise(op, weight) ||
+        !linalgOp.hasPureTensorSemantics() || op->getNumResults() != 1)
+      return failure();
+    FailureOr<ChannelConcat> c =
+        channelConcatOf(linalgOp.getDpsInputs()[0]);
+    if (failed(c))
+      return rewriter.notifyMatchFailure(op, "no concat of feature maps");
+    Location loc = op->getLoc();
+    SmallVector<int64_t> cs = partChannels(c->concat);
+    Value init = linalgOp.getDpsInits()[0];
+    // Check every cut before creating anything.
+    std::string why;
+    FailureOr<SmallVector<float>> w;
+    if (weight >= 0) {
+      auto cst = linalgOp.getDpsInputs()[weight]
+                     .getDefiningOp<arith::ConstantOp>();
+      auto attr =
+          cst ? dyn_cast<ElementsAttr>(cst.getValue()) : ElementsAttr();
+      if (!attr || failed(w = weft::readF32(attr, why)))
+        return rewriter.notifyMatchFailure(op, "the weight is no constant");
+    }
+    if (!init.getDefiningOp<tensor::EmptyOp>() &&
+        !init.getDefiningOp<linalg::FillOp>() &&
+        !init.getDefiningOp<arith::ConstantOp>())
+      return rewriter.notifyMatchFailure(op, "an accumulator we cannot cut");
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<Value> parts = partsOf(rewriter, loc, *c);
+    SmallVector<Value> results;
+    int64_t c0 = 0;
+    for (auto [part, n] : llvm::zip(parts, cs)) {
+      Value partInit = channelsOf(rewriter, loc, init, c0, n);
+      if (!partInit)
+        return rewriter.notifyMatchFailure(op, "an accumulator we cannot cut");
+      Operation *partOp = rewriter.clone(*op);
+      partOp->setOperand(0, part);
+      if (weight >= 0) {
+        auto wType =
+            cast<RankedTensorType>(linalgOp.getDpsInputs()[weight].getType());
+        int64_t window = wType.getNumElements() / wType.getDimSize(0);
+        SmallVector<int64_t> shape(wType.getShape());
+        shape[0] = n;
+        ArrayRef<float> slice(w->data() + c0 * window, size_t(n * window));
+        partOp->setOperand(
+            weight, arith::ConstantOp::create(
+                        rewriter, loc,
+                        weft::makeF32(RankedTensorType::get(
+                                          shape, wType.getElementType()),
+                                      slice, "concat_weights")));
+      }
+      partOp->setOperand(linalgOp.getNumDpsInputs(), partInit);
+      partOp->getResult(0).setType(withChannels(outType, n));
+      results.push_back(partOp->getResult(0));
+      c0 += n;
+    }
+    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(op, outType, 1, results);
+    ++count;
+    LDBG() << "moved a concat of " << parts.size() << " parts below "
+           << op->getName();
+    return success();
+  }
+
+  int64_t &count;
+};
+
+/// A flattening of a concat along the channels, [N, C, spatial...] ->
+/// [N, C x spatial], is the concat of the flattened parts along the
+/// features (the matrix product that reads it then splits).
+struct SinkConcatCollapse : OpRewritePattern<tensor::CollapseShapeOp> {
+  SinkConcatCollapse(MLIRContext *ctx, int64_t &count)
+      : OpRewritePattern(ctx), count(count) {}
+
+  LogicalResult matchAndRewrite(tensor::CollapseShapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto concat = op.getSrc().getDefiningOp<tensor::ConcatOp>();
+    SmallVector<ReassociationIndices> groups = op.getReassociationIndices();
+    if (!concat || concat.getDim() != 1 || groups.size() != 2 ||
+        groups[0].size() != 1 || op.getResultType().isDynamicDim(1) ||
+        llvm::any_of(concat.getInputs(), isConstant))
+      return rewriter.notifyMatchFailure(op, "no flattened concat");
+    SmallVector<Value> parts;
+    for (Value part : concat.getInputs()) {
+      auto type = cast<RankedTensorType>(part.getType());
+      int64_t n = type.getNumElements() / type.getDimSize(0);
+      parts.push_back(tensor::CollapseShapeOp::create(
+          rewriter, op.getLoc(),
+          RankedTensorType::get({type.getDimSize(0), n},
+                                type.getElementType()),
+          part, groups));
+    }
+    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(op, op.getResultType(), 1,
+                                                  parts);
+    ++count;
+    return success();
+  }
+
+  int64_t &count;
+};
+
 struct SplitConcatProducts
     : weft::impl::SplitConcatProductsBase<SplitConcatProducts> {
   void runOnOperation() override {
     int64_t count = 0;
     RewritePatternSet patterns(&getContext());
-    patterns.add<SplitConcatProduct>(&getContext(), count);
+    patterns.add<SplitConcatProduct, SplitConcatConv<linalg::Conv2DNchwFchwOp>,
+                 SplitConcatConv<linalg::Conv1DNcwFcwOp>, SinkConcat,
+                 SinkConcatCollapse>(&getContext(), count);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numSplit += count;

@@ -223,8 +223,18 @@ def SplitConcatProducts
     Concat in front of a dense layer become a dense layer per tower and joins
     (docs/execution-model.md, "Networks of layers"), with exactly the model's
     MACs. A concat with one stream (the others constants) is
-    --weft-linear-to-matmul's; a concat of streams that feeds anything else
-    is left alone.
+    --weft-linear-to-matmul's.
+
+    Concats of feature maps along the channels (dimension 1 of
+    [N, C, spatial...]) split the same way at the convolutions that read
+    them (conv_2d_nchw_fchw, conv_1d_ncw_fcw with constant weights, through
+    a constant pad of the spatial dimensions): one convolution per part with
+    the weights of its input channels, summed by adds. Ops that work channel
+    by channel (max and sum poolings, depthwise convolutions, elementwise
+    ops of the map alone) and flattenings move below such a concat, so that
+    it reaches the product that splits it (docs/execution-model.md, "Concat
+    along the channels"). A concat of streams that feeds anything else is
+    left alone.
 
     Example:
     ```mlir

@@ -31,6 +31,9 @@
 #   dw-dilated  grouped conv 4->8 3x3 pad 1 in 2 groups + ReLU, then
 #               ZeroPad2d (left 1, right 0, top 2, bottom 1) and depthwise
 #               3x3 dilation 2 + ReLU                                 (9x10)
+#   inception   GoogLeNet's block: 1x1 8->4; 1x1 8->4, 3x3 4->4; 1x1 8->2,
+#               5x5 2->4; maxpool 3x3 stride 1 pad 1, 1x1 8->4 (each conv
+#               + ReLU); Concat along the channels, conv 16->8 1x1      (8x8)
 # ===-----------------------------------------------------------------------===#
 import sys
 
@@ -70,6 +73,27 @@ class InvertedResidual(nn.Module):
         return x + self.project(self.dw(self.expand(x)))
 
 
+class Inception(nn.Module):
+    """GoogLeNet's block: four branches concatenated along the channels."""
+
+    def __init__(self, c):
+        super().__init__()
+
+        def conv(i, o, k):
+            return nn.Sequential(nn.Conv2d(i, o, k, padding=k // 2),
+                                 nn.ReLU())
+        self.b1 = conv(c, 4, 1)
+        self.b2 = nn.Sequential(conv(c, 4, 1), conv(4, 4, 3))
+        self.b3 = nn.Sequential(conv(c, 2, 1), conv(2, 4, 5))
+        self.b4 = nn.Sequential(nn.MaxPool2d(3, stride=1, padding=1),
+                                conv(c, 4, 1))
+        self.out = nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        return self.out(torch.cat([self.b1(x), self.b2(x), self.b3(x),
+                                   self.b4(x)], 1))
+
+
 def model(kind):
     if kind == "two-convs":
         return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
@@ -101,6 +125,8 @@ def model(kind):
                              nn.ReLU(), nn.ZeroPad2d((1, 0, 2, 1)),
                              nn.Conv2d(8, 8, 3, dilation=2, groups=8),
                              nn.ReLU()), (2, 4, 9, 10)
+    if kind == "inception":
+        return Inception(8), (2, 8, 8, 8)
     if kind == "stem":
         # A ResNet-like stem whose 3 input channels leave a 16x16 fabric
         # idle unless its output columns are cut into bands, then a strided
