@@ -159,3 +159,13 @@ func.func @main_graph(%x: tensor<2x2xf32> {onnx.name = "a"}) -> (tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
 
+
+// -----
+
+// A concat the fabric preparation could not split (it reaches the graph's
+// output) says where it goes.
+// CHECK: error: {{.*}}node 'cat' (tensor.concat): a concat is mapped only along the channels of feature maps ([N, C, ...], axis 1), read by convolutions or matrix products (directly or through poolings, depthwise convolutions, elementwise ops and flattenings); this one, along axis 1, reaches a graph output
+func.func @main_graph(%x: tensor<1x2x3x3xf32> {onnx.name = "x"}) -> (tensor<1x4x3x3xf32> {onnx.name = "y"}) {
+  %c = tensor.concat dim(1) %x, %x : (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x4x3x3xf32> loc("cat")
+  return %c : tensor<1x4x3x3xf32>
+}

@@ -973,7 +973,22 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
                              "of each";
   // Ops that can never be part of a layer are named first: that is the
   // most useful message for a network with convolutions, pooling...
-  for (Operation &op : fn.getBody().front())
+  for (Operation &op : fn.getBody().front()) {
+    // A concat the preparation could not split (docs/execution-model.md,
+    // "Concat along the channels"): say where it goes.
+    if (auto concat = dyn_cast<tensor::ConcatOp>(&op);
+        concat && !concat->use_empty()) {
+      Operation *user = *concat->user_begin();
+      return op.emitError()
+             << describeOp(&op) << ": a concat is mapped only along the "
+             << "channels of feature maps ([N, C, ...], axis 1), read by "
+                "convolutions or matrix products (directly or through "
+                "poolings, depthwise convolutions, elementwise ops and "
+                "flattenings); this one, along axis "
+             << concat.getDim() << ", reaches "
+             << (isa<func::ReturnOp>(user) ? std::string("a graph output")
+                                           : describeOp(user));
+    }
     if (!isFabricOp(&op))
       return op.emitError()
              << describeOp(&op) << ": '" << op.getName()
@@ -983,6 +998,7 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
                 "(Relu, Sigmoid, Tanh, Exp, Clip, LeakyRelu, ...), "
                 "elementwise ops of two tensors (Add, Sub, Mul, Div, Max, "
                 "Min), Softmax/LogSoftmax and reshapes of the sample";
+  }
 
   Network net;
   for (unsigned i = 0; i < type.getNumInputs(); ++i) {
