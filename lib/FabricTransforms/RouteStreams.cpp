@@ -188,8 +188,15 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
                << from << " to @" << c.kernel.getSymName() << " at column "
                << c.x << "; streams flow east";
       plan.append(relayEast(from, c.x, rows));
+      // A banded convolution whose lanes go on to a reader further east
+      // takes its columns off a copy of each row.
+      bool passThrough =
+          !s.outputs.empty() ||
+          llvm::any_of(s.consumers, [&](std::pair<int64_t, int64_t> o) {
+            return graph->stages[size_t(o.first)].x > c.x;
+          });
       if (c.dense && c.layer.conv)
-        plan.append(convRowsToDiagonals(*c.layer.conv, c.m));
+        plan.append(convRowsToDiagonals(*c.layer.conv, c.m, passThrough));
       else
         plan.append(c.dense ? denseRowsToDiagonal(c.m)
                             : columnInputs(c.x, 0, c.height));

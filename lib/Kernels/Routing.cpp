@@ -119,7 +119,8 @@ RoutePlan denseResults(const DenseMapping &m) {
   return columnResults(m.x0 + m.smear - 1, m.y0, m.rows);
 }
 
-RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m) {
+RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m,
+                              bool passThrough) {
   if (m.tiles <= 1)
     return denseRowsToDiagonal(m);
   std::vector<ConvTile> bands = convTiles(s, m.tiles);
@@ -137,6 +138,19 @@ RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m) {
       for (int64_t x = t == 0 ? m.x0 : x0 - S + r + 1; x < x0 + r; ++x)
         p.add(x, y, west, east);
       const ConvTile &b = bands[size_t(t)];
+      if (passThrough) {
+        // The whole row goes on east (another reader of the stream lies
+        // beyond the rectangle), so every band sees every column and takes
+        // its own off a copy of the lane.
+        p.addPositions(x0 + r, y,
+                       {{west, east, b.in0 * lk},
+                        {west, ramp | east, (b.in1 - b.in0) * lk},
+                        {west, east, (s.win - b.in1) * lk}});
+        if (t + 1 == m.tiles)
+          for (int64_t x = x0 + r + 1; x < x0 + S; ++x)
+            p.add(x, y, west, east);
+        continue;
+      }
       if (t + 1 == m.tiles) {
         p.add(x0 + r, y, west, ramp);
         continue;

@@ -209,15 +209,23 @@ TEST(Routing, ConvBandsTakeTheirColumnsAndMergeInOrder) {
           std::vector<ConvTile> bands = convTiles(s, tiles);
           const int64_t lk = s.cin / S, lm = s.cout / R;
           ++cases;
-          // The input lanes: positions as counters per PE.
-          RoutePlan in = convRowsToDiagonals(s, m);
+          // The input lanes: positions as counters per PE. With
+          // passThrough the lane goes on east of the rectangle in full (a
+          // reader further east), and every band still takes its columns.
+          for (bool passThrough : {false, true}) {
+          RoutePlan in = convRowsToDiagonals(s, m, passThrough);
           for (int64_t r = 0; r < S; ++r) {
             std::map<PE, std::pair<size_t, int64_t>> state; // position, taken
             std::map<PE, std::vector<int64_t>> got;
+            std::vector<int64_t> beyond; // what leaves the rectangle east
             for (int64_t row = 0; row < 3; ++row)
               for (int64_t i = 0; i < s.win * lk; ++i) {
                 PE pe{m.x0, r};
                 while (true) {
+                  if (pe.first == m.x0 + tiles * S) {
+                    beyond.push_back(i / lk);
+                    break;
+                  }
                   auto it = in.get().find(pe);
                   ASSERT_NE(it, in.get().end())
                       << "lane " << r << " dropped at x " << pe.first;
@@ -247,9 +255,15 @@ TEST(Routing, ConvBandsTakeTheirColumnsAndMergeInOrder) {
                     want.push_back(c);
               PE diagonal{m.x0 + t * S + r, r};
               EXPECT_EQ(got[diagonal], want)
-                  << "band " << t << " of " << tiles << ", S " << S;
+                  << "band " << t << " of " << tiles << ", S " << S
+                  << (passThrough ? ", passing through" : "");
             }
             EXPECT_EQ(got.size(), size_t(tiles));
+            EXPECT_EQ(beyond.size(), passThrough ? size_t(3 * s.win * lk) : 0u);
+            if (passThrough)
+              for (size_t i = 0; i < beyond.size(); ++i)
+                EXPECT_EQ(beyond[i], int64_t(i % size_t(s.win * lk)) / lk);
+          }
           }
           // The output lanes: band t's ramp holds its columns of 3 rows;
           // walk the lane from the first band's last column east.

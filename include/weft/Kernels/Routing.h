@@ -126,7 +126,12 @@ RoutePlan denseResults(const DenseMapping &m);
 /// columns of every input row off the fabric and passes on what the bands
 /// east of it read (positions counting `lk` wavelets a pixel). Unbanded,
 /// denseRowsToDiagonal.
-RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m);
+/// With `passThrough` the whole row also goes on east of the rectangle (the
+/// stream has a reader further east on the same lanes): every band's
+/// diagonal then sees every column, passes it east, and takes a copy of its
+/// own columns [in0, in1) off the lane.
+RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m,
+                              bool passThrough = false);
 
 /// The sending end: band t's last column sends its output columns of every
 /// row; from band 1 on, its router first passes the row's columns of the

@@ -34,6 +34,8 @@
 #   inception   GoogLeNet's block: 1x1 8->4; 1x1 8->4, 3x3 4->4; 1x1 8->2,
 #               5x5 2->4; maxpool 3x3 stride 1 pad 1, 1x1 8->4 (each conv
 #               + ReLU); Concat along the channels, conv 16->8 1x1      (8x8)
+#   fire        SqueezeNet's Fire module: squeeze 8->4 1x1, expand 4->16 1x1
+#               and 3x3 (each + ReLU), Concat, conv 32->4 1x1        (15x15)
 # ===-----------------------------------------------------------------------===#
 import sys
 
@@ -94,6 +96,22 @@ class Inception(nn.Module):
                                    self.b4(x)], 1))
 
 
+class Fire(nn.Module):
+    """SqueezeNet's Fire module, then a 1x1 convolution of its concat."""
+
+    def __init__(self, c, squeeze, expand):
+        super().__init__()
+        self.squeeze = nn.Sequential(nn.Conv2d(c, squeeze, 1), nn.ReLU())
+        self.e1 = nn.Sequential(nn.Conv2d(squeeze, expand, 1), nn.ReLU())
+        self.e3 = nn.Sequential(nn.Conv2d(squeeze, expand, 3, padding=1),
+                                nn.ReLU())
+        self.out = nn.Conv2d(2 * expand, 4, 1)
+
+    def forward(self, x):
+        s = self.squeeze(x)
+        return self.out(torch.cat([self.e1(s), self.e3(s)], 1))
+
+
 def model(kind):
     if kind == "two-convs":
         return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
@@ -127,6 +145,8 @@ def model(kind):
                              nn.ReLU()), (2, 4, 9, 10)
     if kind == "inception":
         return Inception(8), (2, 8, 8, 8)
+    if kind == "fire":
+        return Fire(8, 4, 16), (2, 8, 15, 15)
     if kind == "stem":
         # A ResNet-like stem whose 3 input channels leave a 16x16 fabric
         # idle unless its output columns are cut into bands, then a strided
