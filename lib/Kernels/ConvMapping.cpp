@@ -185,18 +185,23 @@ static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
     for (size_t k = 0; k < st.taps.size(); ++k)
       add(3, 2 + wt::vectorCycles(wt::Opcode::FMAC, lm * wo * s.kw * lk));
     // The output row's closeout: forward, add and forward, or (the last
-    // column) add, bias, activation to an output buffer, the send's launch;
-    // then clear the accumulator.
+    // column) add into an output buffer (ReLU6: max and min there), and
+    // the send's launch, whose microthread takes the datapath for the row
+    // (with a ReLU, as an fmax); then clear the accumulator (the first
+    // column: set it to the bias).
     if (!last) {
-      add(1, wt::vectorCycles(first ? wt::Opcode::MOV32 : wt::Opcode::FADD, rowLen));
+      add(1, wt::vectorCycles(first ? wt::Opcode::MOV32 : wt::Opcode::FADD,
+                              rowLen));
     } else {
-      if (!first)
-        add(1, wt::vectorCycles(wt::Opcode::FADD, rowLen));
-      if (s.bias)
-        add(1, wt::vectorCycles(wt::Opcode::FADD, rowLen));
-      add(2, wt::vectorCycles(wt::Opcode::FMAX, rowLen) + 1);
+      add(1, wt::vectorCycles(first ? wt::Opcode::MOV32 : wt::Opcode::FADD,
+                              rowLen));
       if (s.reluMax)
-        add(1, wt::vectorCycles(wt::Opcode::FMIN, rowLen));
+        add(first ? 1 : 2, (first ? 0 : wt::vectorCycles(wt::Opcode::FMAX,
+                                                         rowLen)) +
+                               wt::vectorCycles(wt::Opcode::FMIN, rowLen));
+      add(1, 1 + wt::vectorCycles(s.relu && !s.reluMax ? wt::Opcode::FMAX
+                                                       : wt::Opcode::MOV32,
+                                  rowLen));
     }
     add(1, wt::vectorCycles(wt::Opcode::MOV32, rowLen));
   }

@@ -127,7 +127,7 @@ TEST(ConvMapping, MappingChecks) {
   EXPECT_LT(predictConvCycles(s, m), predictConvCycles(s, one));
 }
 
-TEST(ConvMapping, ClippedReluCostsOneFminARowAndOneWord) {
+TEST(ConvMapping, ClippedReluCostsAMaxAndAMinARowAndOneWord) {
   ConvShape s = shape(8, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1);
   s.relu = true;
   DenseMapping m;
@@ -136,8 +136,19 @@ TEST(ConvMapping, ClippedReluCostsOneFminARowAndOneWord) {
   int64_t relu = predictConvCycles(s, m), mem = convMemoryPerPE(s, m);
   s.reluMax = 6.0f;
   EXPECT_EQ(s.check(), "");
-  // The last column's closeout: an fmin of the row (Lm x wout = 4 x 8).
-  EXPECT_EQ(predictConvCycles(s, m), relu + 8 * (1 + 4 * 8));
+  // The last column's closeout: a ReLU rides on the send, a ReLU6 is an
+  // fmax and an fmin of the row (Lm x wout = 4 x 8) in the output buffer.
+  EXPECT_EQ(predictConvCycles(s, m), relu + 8 * 2 * (1 + 4 * 8));
+  // On one column the fmax writes the buffer the mov32 would have: only
+  // the fmin is added.
+  {
+    DenseMapping one = m;
+    one.smear = 1;
+    ConvShape r = s;
+    r.reluMax.reset();
+    EXPECT_EQ(predictConvCycles(s, one),
+              predictConvCycles(r, one) + 8 * (1 + 4 * 8));
+  }
   // The bound's word after the output buffers (and the longer code).
   ConvMemoryMap mm = convMemoryMap(s, m);
   EXPECT_EQ(mm.end - mm.clip, 2);
