@@ -9,11 +9,13 @@
 // on columns, output-channel chunks on rows, the diagonal turning each input
 // chunk into its column), and on every compute PE one main task that runs
 // the schedule of lib/Kernels/ConvMapping per sample: receive an input row
-// into its line-buffer slot; for an output row, one 4-D multiply-accumulate
-// per kernel row over (output channels, output columns, window columns,
-// input channels), then the row's partial sums east, the last column adding
-// bias and activation (ReLU, or ReLU6: an fmin against a stride-0 vector of
-// its bound) and sending the row on a microthread.
+// into its line-buffer slot just before the first kernel row that reads it;
+// for an output row, one 4-D multiply-accumulate per kernel row over
+// (output channels, output columns, window columns, input channels), then
+// the row's partial sums east (the first column starts its accumulator at
+// the bias), the last column adding them into an output buffer and sending
+// the row on a microthread, a ReLU as part of the send (ReLU6: an fmax and
+// an fmin against a stride-0 vector of its bound in the buffer).
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,7 +66,8 @@ public:
           const ConvShape &shape, int64_t band, const DenseMapping &m,
           const DenseColors &colors, StringRef name, const RouteTable &routes)
       : WaveletBuilder(b, loc), layer(layer), s(shape), band(band), m(m),
-        colors(colors), name(name), routes(routes), sch(convSchedule(s)),
+        colors(colors), name(name), routes(routes),
+        sch(convSchedule(s, /*lateReceives=*/true)),
         mm(convMemoryMap(s, m)), lk(convLk(s, m)), lm(convLm(s, m)) {}
 
   void emitGroups() {
@@ -303,6 +306,8 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
         dsrLoad(RF::s1dsr, kDsrMac, ("win" + Twine(st.slots[k])).str());
         inst(Opcode::FMAC, {dsr(kDsrMac), s1(kDsrMac)});
       }
+      if (!st.closeout)
+        continue;
       if (!last) {
         if (first)
           inst(Opcode::MOV32, {ddsr(kDsrReduce), s0(kDsrReduce)});
