@@ -58,7 +58,7 @@ int64_t ConvShape::executedMacs() const {
   return rows * wout() * kw * groupIn() * cout;
 }
 
-ConvSchedule convSchedule(const ConvShape &s) {
+ConvSchedule convSchedule(const ConvShape &s, bool lateReceives) {
   ConvSchedule sch;
   sch.ringRows = (s.kh - 1) * s.dh + 1;
   sch.paddedWidth =
@@ -77,17 +77,31 @@ ConvSchedule convSchedule(const ConvShape &s) {
   for (int64_t oh = 0; oh < s.hout(); ++oh) {
     // (At least one row first: output rows of pads alone must not run
     // ahead of their sample's input.)
-    receive(std::max<int64_t>(
-        1, std::min(s.hin, s.inputRow(oh, s.kh - 1) + 1)));
+    int64_t last = std::min(s.hin, s.inputRow(oh, s.kh - 1) + 1);
+    receive(lateReceives ? 1 : std::max<int64_t>(1, last));
     ConvStep st;
     st.row = oh;
     for (int64_t i = 0; i < s.kh; ++i) {
       int64_t h = s.inputRow(oh, i);
       if (h < 0 || h >= s.hin)
         continue;
+      if (h >= received) {
+        // (Only with lateReceives.) The taps so far, then the row.
+        if (!st.taps.empty()) {
+          ConvStep part = std::move(st);
+          part.closeout = false;
+          sch.steps.push_back(std::move(part));
+          st = ConvStep();
+          st.row = oh;
+        }
+        receive(h + 1);
+      }
       st.taps.push_back(i);
       st.slots.push_back(h % sch.ringRows);
     }
+    // An output row of pads alone still waits for the rows before it.
+    if (st.taps.empty())
+      receive(std::max<int64_t>(1, last));
     sch.steps.push_back(std::move(st));
   }
   receive(s.hin);
@@ -184,19 +198,26 @@ static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
     }
     for (size_t k = 0; k < st.taps.size(); ++k)
       add(3, 2 + wt::vectorCycles(wt::Opcode::FMAC, lm * wo * s.kw * lk));
+    if (!st.closeout)
+      continue;
     // The output row's closeout: forward, add and forward, or (the last
-    // column) add, bias, activation to an output buffer, the send's launch;
-    // then clear the accumulator.
+    // column) add into an output buffer (ReLU6: max and min there), and
+    // the send's launch, whose microthread takes the datapath for the row
+    // (with a ReLU, as an fmax); then clear the accumulator (the first
+    // column: set it to the bias).
     if (!last) {
-      add(1, wt::vectorCycles(first ? wt::Opcode::MOV32 : wt::Opcode::FADD, rowLen));
+      add(1, wt::vectorCycles(first ? wt::Opcode::MOV32 : wt::Opcode::FADD,
+                              rowLen));
     } else {
-      if (!first)
-        add(1, wt::vectorCycles(wt::Opcode::FADD, rowLen));
-      if (s.bias)
-        add(1, wt::vectorCycles(wt::Opcode::FADD, rowLen));
-      add(2, wt::vectorCycles(wt::Opcode::FMAX, rowLen) + 1);
+      add(1, wt::vectorCycles(first ? wt::Opcode::MOV32 : wt::Opcode::FADD,
+                              rowLen));
       if (s.reluMax)
-        add(1, wt::vectorCycles(wt::Opcode::FMIN, rowLen));
+        add(first ? 1 : 2, (first ? 0 : wt::vectorCycles(wt::Opcode::FMAX,
+                                                         rowLen)) +
+                               wt::vectorCycles(wt::Opcode::FMIN, rowLen));
+      add(1, 1 + wt::vectorCycles(s.relu && !s.reluMax ? wt::Opcode::FMAX
+                                                       : wt::Opcode::MOV32,
+                                  rowLen));
     }
     add(1, wt::vectorCycles(wt::Opcode::MOV32, rowLen));
   }
@@ -210,7 +231,7 @@ static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
 template <typename F>
 static int64_t mostOverColumns(const ConvShape &s, const DenseMapping &m,
                                F f) {
-  const ConvSchedule sch = convSchedule(s);
+  const ConvSchedule sch = convSchedule(s, /*lateReceives=*/true);
   int64_t most = 0;
   auto visit = [&](int64_t c) {
     if (c >= 0 && c < m.smear)
@@ -231,7 +252,7 @@ int64_t convProgramInstructions(const ConvShape &s, const DenseMapping &m) {
                                           [](const ColumnProgram &p) {
                                             return p.instructions;
                                           }) *
-                              convSchedule(b).unroll);
+                              convSchedule(b, /*lateReceives=*/true).unroll);
   return most;
 }
 
@@ -246,7 +267,7 @@ int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m) {
 }
 
 ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
-  const ConvSchedule sch = convSchedule(s);
+  const ConvSchedule sch = convSchedule(s, /*lateReceives=*/true);
   const int64_t lk = convLk(s, m), lm = convLm(s, m), wo = s.wout();
   ConvMemoryMap mm;
   // The task table (640 words) and the code (two words a slot, the init

@@ -70,38 +70,55 @@ TEST(ConvMapping, SizesAndMacsMatchBruteForce) {
 }
 
 TEST(ConvMapping, ScheduleReadsTheRowsItNeeds) {
-  for (const ConvShape &s : shapes()) {
-    ConvSchedule sch = convSchedule(s);
-    std::map<int64_t, int64_t> slotHolds; // slot -> input row
-    int64_t received = 0, computed = 0;
-    for (const ConvStep &st : sch.steps) {
-      if (st.receive) {
-        EXPECT_EQ(st.row, received++);
-        EXPECT_EQ(st.slot, st.row % sch.ringRows);
-        slotHolds[st.slot] = st.row;
-        continue;
+  for (const ConvShape &s : shapes())
+    for (bool late : {false, true}) {
+      SCOPED_TRACE(late ? "late receives" : "receives first");
+      ConvSchedule sch = convSchedule(s, late);
+      std::map<int64_t, int64_t> slotHolds; // slot -> input row
+      int64_t received = 0, computed = 0;
+      std::vector<int64_t> taps; // of the output row being computed
+      bool afterReceive = false;
+      for (const ConvStep &st : sch.steps) {
+        if (st.receive) {
+          EXPECT_EQ(st.row, received++);
+          EXPECT_EQ(st.slot, st.row % sch.ringRows);
+          slotHolds[st.slot] = st.row;
+          afterReceive = true;
+          continue;
+        }
+        EXPECT_EQ(st.row, computed);
+        EXPECT_GE(received, 1) << "an output row ran ahead of the sample";
+        for (size_t k = 0; k < st.taps.size(); ++k) {
+          int64_t h = s.inputRow(st.row, st.taps[k]);
+          ASSERT_TRUE(slotHolds.count(st.slots[k]));
+          EXPECT_EQ(slotHolds[st.slots[k]], h)
+              << "output row " << st.row << " reads a slot overwritten";
+        }
+        // Late: the rows just received are taken for the step's first
+        // kernel row, not earlier (a row of pads alone excepted).
+        if (late && afterReceive && !st.taps.empty() && received > 1)
+          EXPECT_EQ(s.inputRow(st.row, st.taps[0]), received - 1)
+              << "output row " << st.row << " received a row early";
+        afterReceive = false;
+        EXPECT_TRUE(late || st.closeout);
+        taps.insert(taps.end(), st.taps.begin(), st.taps.end());
+        if (!st.closeout)
+          continue;
+        std::vector<int64_t> want;
+        for (int64_t i = 0; i < s.kh; ++i) {
+          int64_t h = s.inputRow(st.row, i);
+          if (h >= 0 && h < s.hin)
+            want.push_back(i);
+        }
+        EXPECT_EQ(taps, want);
+        taps.clear();
+        ++computed;
       }
-      EXPECT_EQ(st.row, computed++);
-      EXPECT_GE(received, 1) << "an output row ran ahead of the sample";
-      std::vector<int64_t> want;
-      for (int64_t i = 0; i < s.kh; ++i) {
-        int64_t h = s.inputRow(st.row, i);
-        if (h >= 0 && h < s.hin)
-          want.push_back(i);
-      }
-      ASSERT_EQ(st.taps, want);
-      for (size_t k = 0; k < st.taps.size(); ++k) {
-        int64_t h = s.inputRow(st.row, st.taps[k]);
-        ASSERT_TRUE(slotHolds.count(st.slots[k]));
-        EXPECT_EQ(slotHolds[st.slots[k]], h)
-            << "output row " << st.row << " reads a slot overwritten";
-      }
+      EXPECT_EQ(received, s.hin);
+      EXPECT_EQ(computed, s.hout());
+      EXPECT_EQ(sch.unroll, s.hout() % 2 ? 2 : 1);
+      EXPECT_GE(sch.paddedWidth, s.pl + s.win);
     }
-    EXPECT_EQ(received, s.hin);
-    EXPECT_EQ(computed, s.hout());
-    EXPECT_EQ(sch.unroll, s.hout() % 2 ? 2 : 1);
-    EXPECT_GE(sch.paddedWidth, s.pl + s.win);
-  }
 }
 
 TEST(ConvMapping, MappingChecks) {
@@ -127,7 +144,7 @@ TEST(ConvMapping, MappingChecks) {
   EXPECT_LT(predictConvCycles(s, m), predictConvCycles(s, one));
 }
 
-TEST(ConvMapping, ClippedReluCostsOneFminARowAndOneWord) {
+TEST(ConvMapping, ClippedReluCostsAMaxAndAMinARowAndOneWord) {
   ConvShape s = shape(8, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1);
   s.relu = true;
   DenseMapping m;
@@ -136,8 +153,19 @@ TEST(ConvMapping, ClippedReluCostsOneFminARowAndOneWord) {
   int64_t relu = predictConvCycles(s, m), mem = convMemoryPerPE(s, m);
   s.reluMax = 6.0f;
   EXPECT_EQ(s.check(), "");
-  // The last column's closeout: an fmin of the row (Lm x wout = 4 x 8).
-  EXPECT_EQ(predictConvCycles(s, m), relu + 8 * (1 + 4 * 8));
+  // The last column's closeout: a ReLU rides on the send, a ReLU6 is an
+  // fmax and an fmin of the row (Lm x wout = 4 x 8) in the output buffer.
+  EXPECT_EQ(predictConvCycles(s, m), relu + 8 * 2 * (1 + 4 * 8));
+  // On one column the fmax writes the buffer the mov32 would have: only
+  // the fmin is added.
+  {
+    DenseMapping one = m;
+    one.smear = 1;
+    ConvShape r = s;
+    r.reluMax.reset();
+    EXPECT_EQ(predictConvCycles(s, one),
+              predictConvCycles(r, one) + 8 * (1 + 4 * 8));
+  }
   // The bound's word after the output buffers (and the longer code).
   ConvMemoryMap mm = convMemoryMap(s, m);
   EXPECT_EQ(mm.end - mm.clip, 2);

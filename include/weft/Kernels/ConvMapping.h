@@ -81,6 +81,9 @@ struct ConvStep {
   int64_t row = 0;  ///< input row (receive) or output row (compute)
   int64_t slot = 0; ///< receive: the slot written
   std::vector<int64_t> taps, slots; ///< compute: kernel rows and their slots
+  /// Compute: the output row is complete after these taps (else the next
+  /// compute step continues it, after a receive).
+  bool closeout = true;
 };
 
 struct ConvSchedule {
@@ -96,7 +99,15 @@ struct ConvSchedule {
   int64_t unroll = 1;
 };
 
-ConvSchedule convSchedule(const ConvShape &s);
+/// With `lateReceives`, every input row is received just before the
+/// first kernel row that reads it, between the multiply-accumulates of an
+/// output row (its compute is then split into several steps): the rows
+/// are taken off the fabric spread over the output rows' compute, as the
+/// producer sends them, instead of two at once at the top of a sample and
+/// none while the bottom rows are computed (docs/execution-model.md,
+/// "Convolution"). Without it every output row is one step, after the
+/// rows its window reads.
+ConvSchedule convSchedule(const ConvShape &s, bool lateReceives = false);
 
 /// One band of output columns of a convolution cut into bands
 /// (docs/execution-model.md, "Bands of output columns"): output columns

@@ -9,11 +9,13 @@
 // on columns, output-channel chunks on rows, the diagonal turning each input
 // chunk into its column), and on every compute PE one main task that runs
 // the schedule of lib/Kernels/ConvMapping per sample: receive an input row
-// into its line-buffer slot; for an output row, one 4-D multiply-accumulate
-// per kernel row over (output channels, output columns, window columns,
-// input channels), then the row's partial sums east, the last column adding
-// bias and activation (ReLU, or ReLU6: an fmin against a stride-0 vector of
-// its bound) and sending the row on a microthread.
+// into its line-buffer slot just before the first kernel row that reads it;
+// for an output row, one 4-D multiply-accumulate per kernel row over
+// (output channels, output columns, window columns, input channels), then
+// the row's partial sums east (the first column starts its accumulator at
+// the bias), the last column adding them into an output buffer and sending
+// the row on a microthread, a ReLU as part of the send (ReLU6: an fmax and
+// an fmin against a stride-0 vector of its bound in the buffer).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,10 +47,10 @@ enum : int32_t {
   kDsrMac = 0,  // d = 4-D accumulator, s0 = a kernel row's weights, s1 = window
   kDsrRecv = 1, // d = a line-buffer slot, s0 = the column's input
   kDsrReduce = 2, // partial sums: forward, add and forward, or add
-  kDsrBias = 3,   // acc += bias (broadcast over the row's pixels)
-  kDsrOut0 = 4,   // the activation into output buffer 0 / 1
+  kDsrOut0 = 4,   // the last column: output buffer 0 / 1 = acc (+ the
+                  // west's partial sums)
   kDsrSend0 = 6,  // the send of output buffer 0 / 1 (microthread 3)
-  kDsrClear = 8,  // acc = 0
+  kDsrClear = 8,  // acc = 0, or (the first column) acc = bias
   kDsrCopy = 9,   // the diagonal: column <- input chunk
   kDsrClip0 = 10, // ReLU6: output buffer 0 / 1 = min(it, the bound)
 };
@@ -64,7 +66,8 @@ public:
           const ConvShape &shape, int64_t band, const DenseMapping &m,
           const DenseColors &colors, StringRef name, const RouteTable &routes)
       : WaveletBuilder(b, loc), layer(layer), s(shape), band(band), m(m),
-        colors(colors), name(name), routes(routes), sch(convSchedule(s)),
+        colors(colors), name(name), routes(routes),
+        sch(convSchedule(s, /*lateReceives=*/true)),
         mm(convMemoryMap(s, m)), lk(convLk(s, m)), lm(convLm(s, m)) {}
 
   void emitGroups() {
@@ -161,7 +164,7 @@ void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1) {
   wv::SegmentOp::create(b, loc, "weights", mm.weights, /*per_pe=*/true,
                         blob("w", {h, 1, lk * kh * kw * lm}, b.getF32Type(),
                              bytes));
-  if (c == m.smear - 1 && !layer.bias.empty()) {
+  if (c == 0 && !layer.bias.empty()) {
     std::vector<char> bias;
     for (int64_t r = r0; r < r1; ++r)
       for (int64_t n = 0; n < lm; ++n)
@@ -201,9 +204,9 @@ void Emitter::emitRecords(int64_t c, bool diagonal) {
     dsdAt("psum_in", rec(next++), DsdFields::fabin(row, pin));
   if (!last)
     dsdAt("psum_out", rec(next++), DsdFields::fabout(row, pout));
+  if (first && !layer.bias.empty())
+    dsdAt("bias", rec(next++), DsdFields::mem4d(mm.bias, kXBias));
   if (last) {
-    if (!layer.bias.empty())
-      dsdAt("bias", rec(next++), DsdFields::mem4d(mm.bias, kXBias));
     for (int k = 0; k < 2; ++k) {
       dsdAt(("out_buf" + Twine(k)).str(), rec(next++),
             DsdFields::mem1d(row, mm.outBuf + 2 * row * k));
@@ -240,7 +243,9 @@ void Emitter::emitRecords(int64_t c, bool diagonal) {
 void Emitter::emitProgram(int64_t c, bool diagonal) {
   using RF = wv::RegFile;
   const bool first = c == 0, last = c == m.smear - 1;
-  const bool bias = last && !layer.bias.empty();
+  // The first column starts every row's accumulator at the bias instead
+  // of 0, so the last column, which also sends, does no bias add.
+  const bool bias = first && !layer.bias.empty();
   wv::TaskOp t = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&t.getBody().front());
   loadStrides(4);
@@ -257,20 +262,12 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
     if (!first)
       dsrLoad(RF::s1dsr, kDsrReduce, "psum_in");
   } else {
-    if (!first) {
-      dsrLoad(RF::ddsr, kDsrReduce, "acc");
-      dsrLoad(RF::s0dsr, kDsrReduce, "acc");
-      dsrLoad(RF::s1dsr, kDsrReduce, "psum_in");
-    }
-    if (bias) {
-      dsrLoad(RF::ddsr, kDsrBias, "acc");
-      dsrLoad(RF::s0dsr, kDsrBias, "acc");
-      dsrLoad(RF::s1dsr, kDsrBias, "bias");
-    }
     for (int k = 0; k < 2; ++k) {
       std::string buf = ("out_buf" + Twine(k)).str();
       dsrLoad(RF::ddsr, kDsrOut0 + k, buf);
       dsrLoad(RF::s0dsr, kDsrOut0 + k, "acc");
+      if (!first)
+        dsrLoad(RF::s1dsr, kDsrOut0 + k, "psum_in");
       dsrLoad(RF::ddsr, kDsrSend0 + k, ("send" + Twine(k)).str());
       dsrLoad(RF::s0dsr, kDsrSend0 + k, buf);
       if (s.reluMax) {
@@ -281,6 +278,11 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
     }
   }
   dsrLoad(RF::ddsr, kDsrClear, "acc");
+  if (bias) {
+    // The first row's accumulator (memory is zero at load).
+    dsrLoad(RF::s0dsr, kDsrClear, "bias");
+    inst(Opcode::MOV32, {ddsr(kDsrClear), s0(kDsrClear)});
+  }
   if (diagonal) {
     dsrLoad(RF::ddsr, kDsrCopy, "copy_out");
     dsrLoad(RF::s0dsr, kDsrCopy, "copy_in");
@@ -304,28 +306,40 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
         dsrLoad(RF::s1dsr, kDsrMac, ("win" + Twine(st.slots[k])).str());
         inst(Opcode::FMAC, {dsr(kDsrMac), s1(kDsrMac)});
       }
+      if (!st.closeout)
+        continue;
       if (!last) {
         if (first)
           inst(Opcode::MOV32, {ddsr(kDsrReduce), s0(kDsrReduce)});
         else
           inst(Opcode::FADD, {dsr(kDsrReduce), s1(kDsrReduce)});
       } else {
-        if (!first)
-          inst(Opcode::FADD, {dsr(kDsrReduce), s1(kDsrReduce)});
-        if (bias)
-          inst(Opcode::FADD, {dsr(kDsrBias), s1(kDsrBias)});
+        // Output buffer k = acc (+ the west's partial sums); a ReLU
+        // rides on the send when it can, a ReLU6 is applied in the
+        // buffer (max, then min against the bound).
         int32_t k = int32_t(outRows % 2);
-        if (s.relu)
+        if (!first)
+          inst(Opcode::FADD, {dsr(kDsrOut0 + k), s1(kDsrOut0 + k)});
+        else if (s.reluMax)
           inst(Opcode::FMAX, {dsr(kDsrOut0 + k), imm(wt::SmallImm::Zero)});
         else
           inst(Opcode::MOV32, {ddsr(kDsrOut0 + k), s0(kDsrOut0 + k)});
-        if (s.reluMax)
+        if (s.reluMax) {
+          if (!first)
+            inst(Opcode::FMAX, {dsr(kDsrClip0 + k), imm(wt::SmallImm::Zero)});
           inst(Opcode::FMIN, {dsr(kDsrClip0 + k), s1(kDsrClip0 + k)});
+        }
         // Launches the send on microthread 3 (it waits for the previous
         // one, so the buffer written next has been sent).
-        inst(Opcode::MOV32, {ddsr(kDsrSend0 + k), s0(kDsrSend0 + k)});
+        if (s.relu && !s.reluMax)
+          inst(Opcode::FMAX, {dsr(kDsrSend0 + k), imm(wt::SmallImm::Zero)});
+        else
+          inst(Opcode::MOV32, {ddsr(kDsrSend0 + k), s0(kDsrSend0 + k)});
       }
-      inst(Opcode::MOV32, {ddsr(kDsrClear), imm(wt::SmallImm::Zero)});
+      if (bias)
+        inst(Opcode::MOV32, {ddsr(kDsrClear), s0(kDsrClear)});
+      else
+        inst(Opcode::MOV32, {ddsr(kDsrClear), imm(wt::SmallImm::Zero)});
       ++outRows;
     }
   jump("sample");
