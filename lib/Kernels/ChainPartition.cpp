@@ -35,6 +35,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace weft::conversion {
@@ -239,6 +240,8 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
 /// it occupies, its predicted cycles per sample, bands and PE memory.
 struct Choice {
   int64_t width = 1, out = 1, footprint = 1, cost = 0, tiles = 1, memory = 0;
+  /// The rows entering (set by allChoices only).
+  int64_t in = 0;
 };
 
 /// The choices of kernel l when `r` rows enter it, for every allowed R in
@@ -523,6 +526,428 @@ int64_t bestBottleneck(Bottleneck &g, const Shape &shape, int64_t H,
   return T;
 }
 
+//===----------------------------------------------------------------------===//
+// Above the state budget: a bounded forward search
+//===----------------------------------------------------------------------===//
+
+/// The exact programs keep a row of W + 1 values per reachable state, and
+/// the states are the row assignments of the live streams: exponential in
+/// the streams live at once (GoogLeNet's split concatenations keep up to 12).
+/// Whether the states the exact programs would reach on H rows number at
+/// most `budget` (over all kernels), by enumerating them forward.
+bool withinStateBudget(const std::vector<LayerTable> &tables,
+                       const Shape &shape, int64_t H, size_t budget) {
+  std::set<std::vector<int64_t>> states;
+  for (std::vector<int64_t> &s : shape.initialStates(H))
+    states.insert(std::move(s));
+  size_t total = states.size();
+  for (size_t l = 0; l < tables.size(); ++l) {
+    std::set<std::vector<int64_t>> next;
+    for (const std::vector<int64_t> &s : states)
+      if (int64_t r = shape.inputRows(l, s))
+        forEachChoice(tables[l], r, H, shape.outChannels(l),
+                      [&](const Choice &ch) {
+                        next.insert(shape.next(l, s, ch.out));
+                      });
+    total += next.size();
+    if (total > budget)
+      return false;
+    states = std::move(next);
+  }
+  return true;
+}
+
+/// The exact programs' memo budget: at W = 750 two rows of 751 values per
+/// state, about 240 MB at the budget.
+constexpr size_t kStateBudget = 20000;
+/// The bounded search keeps at most this many partial layouts per kernel.
+constexpr size_t kBeamWidth = 1024;
+
+/// Every kernel's choices on H rows, for every rows entering it.
+std::vector<std::vector<Choice>> allChoices(const std::vector<LayerTable> &tables,
+                                           const Shape &shape, int64_t H) {
+  std::vector<std::vector<Choice>> all(tables.size());
+  for (size_t l = 0; l < tables.size(); ++l)
+    for (int64_t r = 1; r <= std::min(H, tables[l].maxS); ++r)
+      forEachChoice(tables[l], r, H, shape.outChannels(l),
+                    [&](const Choice &ch) {
+                      all[l].push_back(ch);
+                      all[l].back().in = r;
+                    });
+  return all;
+}
+
+/// Per kernel and bottleneck, bounds that ignore how the streams tie the
+/// kernels together (every kernel takes any rows in and out): the fewest
+/// columns and the smallest PE-and-cycle key of the kernels l.. when every
+/// kernel takes at most T cycles. They rank the partial layouts of the
+/// bounded search and drop those that cannot fit.
+class RelaxedBounds {
+public:
+  /// `all`: every kernel's choices on the largest fabric (allChoices);
+  /// those of footprint at most H count.
+  RelaxedBounds(const std::vector<LayerTable> &tables,
+                const std::vector<std::vector<Choice>> &all, const Shape &shape,
+                int64_t H) {
+    size_t L = all.size();
+    for (const LayerTable &t : tables)
+      passes.push_back(!t.layer.smeared());
+    byCost.resize(L);
+    readers.resize(size_t(shape.numStreams));
+    narrowest.assign(L, std::vector<int64_t>(size_t(H + 1), kInf));
+    for (size_t l = 0; l < L; ++l) {
+      for (int64_t in : shape.inputs[l])
+        readers[size_t(in)].push_back(l);
+      // narrowest[l][r]: the narrowest choice on r rows in; [0] any.
+      for (const Choice &ch : all[l]) {
+        if (ch.footprint > H)
+          continue;
+        int64_t r = ch.in;
+        narrowest[l][size_t(r)] = std::min(narrowest[l][size_t(r)], ch.width);
+        narrowest[l][0] = std::min(narrowest[l][0], ch.width);
+      }
+    }
+    std::vector<int64_t> costs;
+    for (size_t l = 0; l < L; ++l) {
+      for (const Choice &ch : all[l])
+        if (ch.footprint <= H) {
+          byCost[l].push_back(ch);
+          costs.push_back(ch.cost);
+        }
+      std::sort(byCost[l].begin(), byCost[l].end(),
+                [](const Choice &a, const Choice &b) {
+                  return std::tie(a.cost, a.width) < std::tie(b.cost, b.width);
+                });
+    }
+    // Thresholds: the distinct costs, at most kLevels of them (quantiles,
+    // each rounded up to a cost that occurs).
+    std::sort(costs.begin(), costs.end());
+    costs.erase(std::unique(costs.begin(), costs.end()), costs.end());
+    allCosts = costs;
+    constexpr size_t kLevels = 1024;
+    if (costs.size() > kLevels) {
+      std::vector<int64_t> q;
+      for (size_t i = 1; i <= kLevels; ++i)
+        q.push_back(costs[i * costs.size() / kLevels - 1]);
+      costs = std::move(q);
+    }
+    thresholds = std::move(costs);
+    // suffixWidth[l][i]: the fewest columns of kernels l.. at thresholds[i]
+    // (the narrowest choice of each whose cost is at most the threshold).
+    suffixWidth.assign(L + 1, std::vector<int64_t>(thresholds.size(), 0));
+    for (size_t l = L; l-- > 0;) {
+      size_t j = 0;
+      int64_t w = kInf;
+      for (size_t i = 0; i < thresholds.size(); ++i) {
+        for (; j < byCost[l].size() && byCost[l][j].cost <= thresholds[i]; ++j)
+          w = std::min(w, byCost[l][j].width);
+        suffixWidth[l][i] = std::min(kInf, w + suffixWidth[l + 1][i]);
+      }
+    }
+  }
+
+  /// The columns the kernels l.. reading the streams of `state` (the state
+  /// before l) need beyond the relaxed counts, as the streams' rows fix
+  /// their input (a dense kernel or convolution is as wide as its input's
+  /// rows); kInf when one of them has no choice on those rows or a later
+  /// join's two live inputs disagree.
+  int64_t extraColumns(const Shape &shape, size_t l,
+                       const std::vector<int64_t> &state) const {
+    int64_t extra = 0;
+    // (stream, rows): a column or join kernel passes its input's rows on.
+    std::vector<std::pair<int64_t, int64_t>> work;
+    for (size_t i = 0; i < state.size(); ++i)
+      work.push_back({shape.live[l][i], state[i]});
+    while (!work.empty()) {
+      auto [st, r] = work.back();
+      work.pop_back();
+      for (size_t j : readers[size_t(st)]) {
+        if (j < l)
+          continue;
+        const std::vector<int64_t> &byRows = narrowest[j];
+        if (r >= int64_t(byRows.size()) || byRows[size_t(r)] >= kInf)
+          return kInf;
+        extra += byRows[size_t(r)] - byRows[0];
+        for (int64_t other : shape.inputs[j])
+          if (other != st &&
+              std::binary_search(shape.live[l].begin(), shape.live[l].end(),
+                                 other) &&
+              shape.rowsOf(l, state, other) != r)
+            return kInf;
+        // A join reached from both inputs passes its rows on once.
+        if (passes[j] && shape.inputs[j].front() == st)
+          work.push_back({shape.output[j], r});
+      }
+    }
+    return extra;
+  }
+
+  /// Every kernel's distinct costs, sorted.
+  const std::vector<int64_t> &costs() const { return allCosts; }
+
+  /// The fewest columns any layout needs (kInf: some kernel has no choice).
+  int64_t minimumColumns() const {
+    return suffixWidth[0].empty() ? kInf : suffixWidth[0].back();
+  }
+
+  /// A lower bound (up to the thresholds' rounding) of the bottleneck of
+  /// kernels l.. in `w` columns; kInf if they fit in no `w` columns.
+  int64_t bottleneck(size_t l, int64_t w) const {
+    const std::vector<int64_t> &s = suffixWidth[l];
+    if (s.empty() || s.back() > w)
+      return s.empty() ? 0 : kInf;
+    // suffixWidth is nonincreasing in the threshold.
+    size_t i = size_t(std::partition_point(s.begin(), s.end(),
+                                           [&](int64_t x) { return x > w; }) -
+                      s.begin());
+    return thresholds[i];
+  }
+
+  /// At bottleneck T: the fewest columns and the smallest key of kernels l..
+  void atBottleneck(int64_t T, std::vector<int64_t> &width,
+                    std::vector<int64_t> &keys) const;
+
+private:
+  std::vector<int64_t> allCosts;
+  std::vector<std::vector<size_t>> readers;
+  /// Per kernel: its output has its input's rows (not smeared).
+  std::vector<bool> passes;
+  std::vector<std::vector<int64_t>> narrowest;
+  /// Per kernel, its choices by increasing cost.
+  std::vector<std::vector<Choice>> byCost;
+  std::vector<int64_t> thresholds;
+  std::vector<std::vector<int64_t>> suffixWidth;
+};
+
+void RelaxedBounds::atBottleneck(int64_t T, std::vector<int64_t> &width,
+                                 std::vector<int64_t> &keys) const {
+  size_t L = byCost.size();
+  width.assign(L + 1, 0);
+  keys.assign(L + 1, 0);
+  for (size_t l = L; l-- > 0;) {
+    int64_t w = kInf, k = kInf;
+    for (const Choice &ch : byCost[l])
+      if (ch.cost <= T) {
+        w = std::min(w, ch.width);
+        k = std::min(k, key(ch.width * ch.out, ch.cost));
+      }
+    width[l] = std::min(kInf, w + width[l + 1]);
+    keys[l] = std::min(kInf, k + keys[l + 1]);
+  }
+}
+
+/// One partial layout of kernels 0 .. l - 1: the rows of the streams live
+/// before l, the columns used, the value so far (the bottleneck, or the
+/// summed PE-and-cycle key), and how it was reached.
+struct Partial {
+  std::vector<int64_t> state;
+  int64_t columns = 0, value = 0;
+  int64_t parent = -1; ///< index in the previous kernel's partials
+  Choice choice;
+};
+
+/// The bounded search: the programs of the exact search run forward over
+/// the kernels, keeping per row assignment only the partial layouts no
+/// other one beats in both columns and value, and at most kBeamWidth of
+/// them per kernel, the best by `rank` (deterministic: ties by columns,
+/// then by the rows). `T` < kInf: program 2 at bottleneck T; otherwise
+/// program 1. Returns the partials after the last kernel, with every
+/// kernel's for the trace in `levels`.
+template <typename Value, typename Rank>
+void searchForward(const std::vector<LayerTable> &tables, const Shape &shape,
+                   int64_t H, int64_t W, int64_t T, Value value, Rank rank,
+                   std::vector<std::vector<Partial>> &levels) {
+  size_t L = tables.size();
+  levels.assign(L + 1, {});
+  for (std::vector<int64_t> &s : shape.initialStates(H))
+    levels[0].push_back(Partial{std::move(s), 0, 0, -1, Choice{}});
+  for (size_t l = 0; l < L; ++l) {
+    std::vector<Partial> next;
+    const std::vector<Partial> &cur = levels[l];
+    for (size_t i = 0; i < cur.size(); ++i) {
+      const Partial &p = cur[i];
+      int64_t r = shape.inputRows(l, p.state);
+      if (!r)
+        continue;
+      forEachChoice(tables[l], r, H, shape.outChannels(l),
+                    [&](const Choice &ch) {
+                      if (ch.cost > T)
+                        return;
+                      int64_t cols = p.columns + ch.width;
+                      if (cols > W)
+                        return;
+                      int64_t v = value(p.value, ch);
+                      next.push_back(Partial{shape.next(l, p.state, ch.out),
+                                             cols, v, int64_t(i), ch});
+                    });
+    }
+    // Per state, the front of (columns, value): sorted by state, columns,
+    // value, an entry survives when its value beats every narrower one's.
+    std::sort(next.begin(), next.end(), [](const Partial &a, const Partial &b) {
+      return std::tie(a.state, a.columns, a.value, a.parent) <
+             std::tie(b.state, b.columns, b.value, b.parent);
+    });
+    std::vector<Partial> front;
+    for (Partial &p : next) {
+      if (!front.empty() && front.back().state == p.state &&
+          front.back().value <= p.value)
+        continue;
+      front.push_back(std::move(p));
+    }
+    // Drop what cannot fit, then keep the best kBeamWidth.
+    std::vector<std::pair<std::array<int64_t, 2>, size_t>> order;
+    for (size_t i = 0; i < front.size(); ++i) {
+      std::array<int64_t, 2> k = rank(l + 1, front[i]);
+      if (k[0] < kInf)
+        order.push_back({k, i});
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const auto &a, const auto &b) {
+                       return std::tie(a.first, front[a.second].columns) <
+                              std::tie(b.first, front[b.second].columns);
+                     });
+    if (order.size() > kBeamWidth)
+      order.resize(kBeamWidth);
+    std::sort(order.begin(), order.end(),
+              [](const auto &a, const auto &b) { return a.second < b.second; });
+    for (const auto &o : order)
+      levels[l + 1].push_back(std::move(front[o.second]));
+  }
+}
+
+/// The bounded search's program 1 at bottleneck T: the layouts of kernels
+/// whose cycles are at most T with the fewest columns it finds (per row
+/// assignment the fewest columns; the beam keeps the partials that use, with
+/// what their streams' rows already fix, the fewest columns).
+void fewestColumns(const std::vector<LayerTable> &tables, const Shape &shape,
+                   const RelaxedBounds &bounds, int64_t H, int64_t W,
+                   int64_t T, std::vector<std::vector<Partial>> &levels) {
+  searchForward(
+      tables, shape, H, W, T, [](int64_t, const Choice &) { return 0; },
+      [&](size_t l, const Partial &p) {
+        int64_t extra = bounds.extraColumns(shape, l, p.state);
+        if (extra >= kInf)
+          return std::array<int64_t, 2>{kInf, 0};
+        return std::array<int64_t, 2>{p.columns + extra, 0};
+      },
+      levels);
+}
+
+/// The fewest columns of a partial after the last kernel (kInf if none).
+int64_t columnsFound(const std::vector<std::vector<Partial>> &levels,
+                     size_t *best = nullptr) {
+  int64_t c = kInf;
+  for (size_t i = 0; i < levels.back().size(); ++i)
+    if (levels.back()[i].columns < c) {
+      c = levels.back()[i].columns;
+      if (best)
+        *best = i;
+    }
+  return c;
+}
+
+/// The bounded search's bottleneck on H x W: the smallest of the kernels'
+/// costs at which fewestColumns finds a layout in W columns, by bisection
+/// over the sorted costs (kInf if none).
+int64_t boundedBottleneck(const std::vector<LayerTable> &tables,
+                          const Shape &shape, const RelaxedBounds &bounds,
+                          int64_t H, int64_t W) {
+  const std::vector<int64_t> &costs = bounds.costs();
+  std::vector<std::vector<Partial>> levels;
+  size_t lo = 0, hi = costs.size();
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    fewestColumns(tables, shape, bounds, H, W, costs[mid], levels);
+    if (columnsFound(levels) <= W)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo < costs.size() ? costs[lo] : kInf;
+}
+
+/// The layout a bounded search traced back from partial `best` of the
+/// last kernel.
+ChainMapping trace(const Shape &shape,
+                   const std::vector<std::vector<Partial>> &levels,
+                   size_t best) {
+  size_t L = levels.size() - 1;
+  std::vector<const Partial *> path(L + 1);
+  path[L] = &levels[L][best];
+  for (size_t l = L; l > 0; --l)
+    path[l - 1] = &levels[l - 1][size_t(path[l]->parent)];
+  ChainMapping m;
+  m.streamRows.assign(size_t(shape.numStreams), 0);
+  const std::vector<int64_t> &first = path[0]->state;
+  for (size_t i = 0; i < first.size(); ++i)
+    m.streamRows[size_t(shape.live[0][i])] = first[i];
+  m.inputRows = first.empty() ? 1 : first.front();
+  int64_t x = 0;
+  for (size_t l = 0; l < L; ++l) {
+    const Choice &ch = path[l + 1]->choice;
+    ChainPlacement k;
+    k.x0 = x;
+    k.width = ch.width;
+    k.rows = ch.out;
+    k.footprint = ch.footprint;
+    k.tiles = ch.tiles;
+    k.predictedCycles = ch.cost;
+    k.memoryPerPE = ch.memory;
+    m.kernels.push_back(k);
+    m.bottleneckCycles = std::max(m.bottleneckCycles, ch.cost);
+    m.height = std::max(m.height, ch.footprint);
+    m.pes += ch.width * ch.out;
+    m.streamRows[size_t(shape.output[l])] = ch.out;
+    x += ch.width;
+  }
+  m.width = x;
+  m.outputRows = m.kernels.empty() ? 1 : m.kernels.back().rows;
+  return m;
+}
+
+/// The bounded search's layout on H x W: program 1, then program 2 at the
+/// bottleneck it found (or, should program 2's beam lose every layout that
+/// fits, program 1's layout); nullopt when it finds none.
+std::optional<ChainMapping>
+boundedPartition(const std::vector<LayerTable> &tables, const Shape &shape,
+                 const RelaxedBounds &bounds, int64_t H, int64_t W) {
+  int64_t T = boundedBottleneck(tables, shape, bounds, H, W);
+  if (T >= kInf)
+    return std::nullopt;
+  std::vector<std::vector<Partial>> first;
+  fewestColumns(tables, shape, bounds, H, W, T, first);
+  size_t best = 0;
+  columnsFound(first, &best);
+  // The smallest key, then the fewest columns (the first of equals:
+  // partials are in the order of their rows).
+  auto bestOf = [](const std::vector<Partial> &last) {
+    size_t best = 0;
+    for (size_t i = 1; i < last.size(); ++i)
+      if (std::tie(last[i].value, last[i].columns) <
+          std::tie(last[best].value, last[best].columns))
+        best = i;
+    return best;
+  };
+  std::vector<int64_t> restWidth, restKey;
+  bounds.atBottleneck(T, restWidth, restKey);
+  std::vector<std::vector<Partial>> second;
+  searchForward(tables, shape, H, W, T,
+                [](int64_t v, const Choice &ch) {
+                  return v + key(ch.width * ch.out, ch.cost);
+                },
+                [&](size_t l, const Partial &p) {
+                  int64_t extra = bounds.extraColumns(shape, l, p.state);
+                  if (extra >= kInf || p.columns + extra + restWidth[l] > W ||
+                      restKey[l] >= kInf)
+                    return std::array<int64_t, 2>{kInf, 0};
+                  return std::array<int64_t, 2>{p.value + restKey[l], p.value};
+                },
+                second);
+  if (second.back().empty())
+    return trace(shape, first, best);
+  return trace(shape, second, bestOf(second.back()));
+}
+
 std::vector<LayerTable> tabulateChain(const std::vector<ChainLayer> &chain,
                                       Precision p, const machine::Target &t) {
   std::vector<LayerTable> tables;
@@ -602,7 +1027,13 @@ std::string whyNothingFits(const NetworkShape &net,
            ") fits no column of at most " + std::to_string(H) + " rows of " +
            std::to_string(t.memoryBytes()) + "-byte PEs";
   }
-  int64_t minWidth = minimumWidth(tables, shape, H);
+  // Above the state budget, the relaxed count (every kernel's narrowest
+  // choice) is still a number of columns the network needs at least.
+  int64_t minWidth =
+      withinStateBudget(tables, shape, H, kStateBudget)
+          ? minimumWidth(tables, shape, H)
+          : RelaxedBounds(tables, allChoices(tables, shape, H), shape, H)
+                .minimumColumns();
   if (minWidth >= kInf)
     return "no layout on at most " + std::to_string(H) +
            " rows gives the two streams into every join the same rows";
@@ -693,6 +1124,14 @@ std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,
   std::vector<LayerTable> tables = tabulateNetwork(net, precision, target);
   Shape shape(net);
   int64_t H = target.height(), W = target.width();
+  if (!withinStateBudget(tables, shape, H, kStateBudget)) {
+    RelaxedBounds bounds(tables, allChoices(tables, shape, H), shape, H);
+    std::optional<ChainMapping> m =
+        boundedPartition(tables, shape, bounds, H, W);
+    if (!m)
+      why = whyNothingFits(net, tables, shape, precision, target);
+    return m;
+  }
   Bottleneck g(tables, shape, H, W);
   int64_t T = bestBottleneck(g, shape, H, W);
   if (T >= kInf) {
@@ -763,10 +1202,26 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
     double u;
   };
   std::vector<Candidate> fits;
+  // Heights on which the exact programs would exceed the state budget
+  // take the bounded search's bottlenecks (one run on the full width
+  // gives one for every width).
+  std::vector<std::vector<Choice>> choices;
+  std::set<int64_t> bounded;
   for (int64_t h : heights) {
-    Bottleneck g(tables, shape, h, maxW);
+    std::optional<Bottleneck> g;
+    std::vector<int64_t> estimates;
+    if (withinStateBudget(tables, shape, h, kStateBudget)) {
+      g.emplace(tables, shape, h, maxW);
+    } else {
+      if (choices.empty())
+        choices = allChoices(tables, shape, largest.height());
+      estimates.assign(size_t(maxW + 1), kInf);
+      estimates[size_t(maxW)] = boundedBottleneck(
+          tables, shape, RelaxedBounds(tables, choices, shape, h), h, maxW);
+      bounded.insert(h);
+    }
     for (int64_t w : widths) {
-      int64_t T = bestBottleneck(g, shape, h, w);
+      int64_t T = g ? bestBottleneck(*g, shape, h, w) : estimates[size_t(w)];
       if (T >= kInf)
         continue;
       // A chain without MACs (only column kernels) is judged by speed per
@@ -803,7 +1258,21 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
   choice.gridsFitting = int64_t(fits.size());
   // The tables were made for the largest height; the layout only looks at
   // rows up to h, so they serve every smaller grid.
-  choice.mapping = layout(tables, shape, pick->h, pick->w, pick->T);
+  if (!bounded.count(pick->h)) {
+    choice.mapping = layout(tables, shape, pick->h, pick->w, pick->T);
+    return choice;
+  }
+  // The bounded search on the grid picked: its program 1 on this width may
+  // find a different bottleneck than the full-width run's estimate.
+  std::optional<ChainMapping> m = boundedPartition(
+      tables, shape, RelaxedBounds(tables, choices, shape, pick->h), pick->h, pick->w);
+  if (!m) {
+    why = "the bounded search found no layout on the " +
+          std::to_string(pick->w) + "x" + std::to_string(pick->h) +
+          " fabric it estimated";
+    return std::nullopt;
+  }
+  choice.mapping = std::move(*m);
   return choice;
 }
 

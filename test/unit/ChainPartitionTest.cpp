@@ -468,3 +468,73 @@ TEST(NetworkPartition, MalformedShapesAreRefused) {
   EXPECT_FALSE(partitionNetwork(twoWriters, Precision::FP32, grid(8, 8), why));
   EXPECT_NE(why.find("writes an invalid stream"), std::string::npos) << why;
 }
+
+/// x -> `branches` dense layers side by side, each result kept until a
+/// chain of joins adds them all up: up to `branches` streams live at once,
+/// each with up to H row counts (H^branches states for the exact
+/// programs).
+static NetworkShape wideFork(int64_t branches, int64_t n) {
+  NetworkShape net;
+  int64_t next = 1;
+  std::vector<int64_t> outs;
+  for (int64_t b = 0; b < branches; ++b) {
+    net.layers.push_back({ChainLayer::dense(n, n, true), {0}, next});
+    outs.push_back(next++);
+  }
+  int64_t sum = outs[0];
+  for (int64_t b = 1; b < branches; ++b) {
+    net.layers.push_back({ChainLayer::join(n), {sum, outs[size_t(b)]}, next});
+    sum = next++;
+  }
+  net.layers.push_back({ChainLayer::dense(n, 10, true), {sum}, next++});
+  net.numStreams = next;
+  return net;
+}
+
+TEST(NetworkPartition, WideForkIsBoundedAndValid) {
+  // 12 branches on 64 rows: 64^12 row assignments; the exact programs ran
+  // out of memory, the bounded search finishes in well under a second.
+  NetworkShape net = wideFork(12, 256);
+  machine::Target t = grid(200, 64);
+  std::string why;
+  auto m = partitionNetwork(net, Precision::FP32, t, why);
+  ASSERT_TRUE(m) << why;
+  int64_t x = 0, worst = 0;
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    const NetworkLayer &nl = net.layers[l];
+    const ChainPlacement &k = m->kernels[l];
+    EXPECT_EQ(k.x0, x);
+    x += k.width;
+    int64_t in = m->streamRows[size_t(nl.inputs[0])];
+    for (int64_t s : nl.inputs)
+      EXPECT_EQ(m->streamRows[size_t(s)], in) << "kernel " << l;
+    EXPECT_EQ(nl.layer.kind == Kind::Dense ? k.width : k.rows, in);
+    EXPECT_EQ(m->streamRows[size_t(nl.output)], k.rows);
+    EXPECT_EQ(k.predictedCycles,
+              networkCost(nl.layer, k.width, k.rows, Precision::FP32));
+    worst = std::max(worst, k.predictedCycles);
+  }
+  EXPECT_LE(x, 200);
+  EXPECT_EQ(m->width, x);
+  EXPECT_EQ(m->bottleneckCycles, worst);
+  // Deterministic: the same input gives the same layout.
+  auto again = partitionNetwork(net, Precision::FP32, t, why);
+  ASSERT_TRUE(again);
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    EXPECT_EQ(again->kernels[l].width, m->kernels[l].width);
+    EXPECT_EQ(again->kernels[l].rows, m->kernels[l].rows);
+  }
+}
+
+TEST(NetworkPartition, SmallForkStaysExact) {
+  // 3 branches on 6 rows are within the state budget: the brute force's
+  // optimum.
+  NetworkShape net = wideFork(3, 24);
+  machine::Target t = grid(24, 6);
+  std::string why;
+  auto m = partitionNetwork(net, Precision::FP32, t, why);
+  auto best = bruteForce(net, t, Precision::FP32);
+  ASSERT_TRUE(m) << why;
+  EXPECT_EQ(m->bottleneckCycles, best.first);
+  EXPECT_EQ(m->pes, best.second);
+}
