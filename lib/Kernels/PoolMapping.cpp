@@ -165,38 +165,39 @@ static Program program(const PoolShape &s, int64_t rows) {
   Program p;
   // Free datapath cycles since the last launch, and per launch the free
   // cycles before it.
-  int64_t free = 0;
+  int64_t freeCycles = 0;
   std::vector<int64_t> window;
   auto add = [&](int64_t instructions, int64_t cycles) {
     p.instructions += instructions;
     p.cycles += cycles;
   };
   // `loads` record loads, then a vector instruction of n elements.
-  auto vector = [&](int64_t loads, wt::Opcode o, int64_t n) {
+  auto vectorOp = [&](int64_t loads, wt::Opcode o, int64_t n) {
     add(loads + 1, loads + wt::vectorCycles(o, n));
-    free += loads + wt::info(o).startup;
+    freeCycles += loads + wt::info(o).startup;
   };
   for (const PoolStep &st : sch.steps) {
     if (st.receive) {
-      vector(1, wt::Opcode::MOV32, s.win * lc); // the slot's record, the row
+      vectorOp(1, wt::Opcode::MOV32, s.win * lc); // the slot's record, the row
       continue;
     }
     if (st.begin)
-      vector(0, wt::Opcode::MOV32, rowLen); // the accumulator's reset
+      vectorOp(0, wt::Opcode::MOV32, rowLen); // the accumulator's reset
     for (size_t k = 0; k < st.slots.size(); ++k)
-      vector(1, op, rowLen * sch.kw); // the slot's record, the op
+      vectorOp(1, op, rowLen * sch.kw); // the slot's record, the op
     if (st.end) {
       if (!s.max)
-        vector(1, wt::Opcode::FMUL, rowLen); // the factors, the scale
-      add(1, 1); // the send's launch
-      window.push_back(free);
-      free = 0;
+        vectorOp(1, wt::Opcode::FMUL, rowLen); // the factors, the scale
+      // The send's launch.
+      add(1, 1);
+      window.push_back(freeCycles);
+      freeCycles = 0;
     }
   }
   add(1, 1); // the jump back
-  free += 1;
+  freeCycles += 1;
   if (!window.empty())
-    window.front() += free;
+    window.front() += freeCycles;
   for (int64_t w : window)
     p.cycles += std::max<int64_t>(0, rowLen - w);
   return p;

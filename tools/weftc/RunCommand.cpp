@@ -497,8 +497,8 @@ bool RunSession::readStatistics(SimFigures &figures) {
         continue;
       int64_t busy = pe->getInteger("ce_busy_cycles").value_or(0);
       int64_t sends = pe->getInteger("send_wait_cycles").value_or(0);
-      int64_t free = pe->getInteger("free_cycles").value_or(0);
-      int64_t work = busy - std::min(sends, free);
+      int64_t freeCycles = pe->getInteger("free_cycles").value_or(0);
+      int64_t work = busy - std::min(sends, freeCycles);
       std::pair<int64_t, int64_t> &b = figures.busiest[names[size_t(layer)]];
       if (work > b.first)
         b = {work, busy};
