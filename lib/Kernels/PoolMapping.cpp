@@ -148,33 +148,58 @@ struct Program {
 };
 } // namespace
 
-/// One sample of the PE program (emitPoolKernel's loop body).
+/// One sample of the PE program (emitPoolKernel's loop body), with the
+/// cycles the output rows' sends hold the main thread up.
+///
+/// A send (`mov32 out <- buf` on microthread 3, one wavelet per cycle) takes
+/// the datapath only in the cycles the main thread leaves it free: record
+/// loads, the jump and each vector instruction's startup cycle. The next
+/// send's launch waits for it (one microthread), so of the rowLen cycles of
+/// output row k's send, those that the free cycles between its launch and
+/// the next one do not cover stall the main thread. The last launch of a
+/// sample wraps around to the first of the next.
 static Program program(const PoolShape &s, int64_t rows) {
   const PoolSchedule sch = poolSchedule(s);
   const int64_t lc = poolLc(s, rows), rowLen = lc * sch.wo;
   const wt::Opcode op = s.max ? wt::Opcode::FMAX : wt::Opcode::FADD;
   Program p;
+  // Free datapath cycles since the last launch, and per launch the free
+  // cycles before it.
+  int64_t freeCycles = 0;
+  std::vector<int64_t> window;
   auto add = [&](int64_t instructions, int64_t cycles) {
     p.instructions += instructions;
     p.cycles += cycles;
   };
+  // `loads` record loads, then a vector instruction of n elements.
+  auto vectorOp = [&](int64_t loads, wt::Opcode o, int64_t n) {
+    add(loads + 1, loads + wt::vectorCycles(o, n));
+    freeCycles += loads + wt::info(o).startup;
+  };
   for (const PoolStep &st : sch.steps) {
     if (st.receive) {
-      // Load the slot's record, move the row in.
-      add(2, 1 + wt::vectorCycles(wt::Opcode::MOV32, s.win * lc));
+      vectorOp(1, wt::Opcode::MOV32, s.win * lc); // the slot's record, the row
       continue;
     }
     if (st.begin)
-      add(1, wt::vectorCycles(wt::Opcode::MOV32, rowLen)); // the accumulator's reset
+      vectorOp(0, wt::Opcode::MOV32, rowLen); // the accumulator's reset
     for (size_t k = 0; k < st.slots.size(); ++k)
-      add(2, 1 + wt::vectorCycles(op, rowLen * sch.kw)); // the slot's record, the op
+      vectorOp(1, op, rowLen * sch.kw); // the slot's record, the op
     if (st.end) {
       if (!s.max)
-        add(2, 1 + wt::vectorCycles(wt::Opcode::FMUL, rowLen)); // the factors, the scale
-      add(1, 1); // the send's launch
+        vectorOp(1, wt::Opcode::FMUL, rowLen); // the factors, the scale
+      // The send's launch.
+      add(1, 1);
+      window.push_back(freeCycles);
+      freeCycles = 0;
     }
   }
   add(1, 1); // the jump back
+  freeCycles += 1;
+  if (!window.empty())
+    window.front() += freeCycles;
+  for (int64_t w : window)
+    p.cycles += std::max<int64_t>(0, rowLen - w);
   return p;
 }
 

@@ -1239,6 +1239,8 @@ std::string Engine::statsJson() const {
     os << (first ? "\n" : ",\n") << "    {\"x\": " << p.x << ", \"y\": " << p.y
        << ", \"layer\": " << p.layer << ", \"busy_cycles\": " << p.busyCycles
        << ", \"ce_busy_cycles\": " << p.ceBusyCycles
+       << ", \"send_wait_cycles\": " << p.sendWaitCycles
+       << ", \"free_cycles\": " << p.freeCycles
        << ", \"instructions\": " << p.instructions
        << ", \"elements\": " << p.elements << ", \"flops\": " << p.flops
        << ", \"macs\": " << p.macs << ", \"picks\": " << p.picks

@@ -39,6 +39,10 @@ unsigned elemWordsOf(ElemType t) {
 }
 
 /// Everything one PE step needs at hand.
+/// The wait reason of an instruction stalled on an empty fabric input
+/// queue (compared by address).
+const char *const kWaitFabricInput = "fabric input empty";
+
 struct Ctx {
   Pe &pe;
   const FabricConfig &cfg;
@@ -46,6 +50,9 @@ struct Ctx {
   ThreadOut &out;
   bool failed = false;
   bool groupIssued = false;
+  /// This cycle: whether a microthread had the datapath, and whether that
+  /// was a send (no fabric input operand).
+  bool microDatapath = false, microSend = false;
 
   void fail(const std::string &what) {
     if (failed)
@@ -144,6 +151,7 @@ struct Ctx {
   bool pick();
   void stepMain();
   void stepMicros(bool datapathTaken, uint8_t launched);
+  void noteMicroDatapath(const Exec &m);
   bool fetch(uint32_t slot, Instruction &inst);
   void execImm(const Instruction &inst);
   void execCtl(const Instruction &inst);
@@ -924,7 +932,7 @@ Ctx::Issue Ctx::issueGroup(Exec &ex, bool isMain) {
   for (Operand *s : {&ex.src0, &ex.src1}) {
     if (s->kind == Operand::Fabin) {
       if (!ceAvail(s->color)) {
-        ex.waitReason = "fabric input empty";
+        ex.waitReason = kWaitFabricInput;
         ex.waitColor = s->color;
         return Issue::Stall;
       }
@@ -1425,7 +1433,22 @@ void Ctx::stepMain() {
   }
   if (failed)
     return;
+  bool mainProgress = pe.progress;
+  bool mainWaitsInput =
+      !mainProgress && (!pe.running || (pe.main.active &&
+                                        pe.main.waitReason == kWaitFabricInput));
   stepMicros(mainDatapath || pe.main.busyLeft || microHolds, launched);
+  if (mainWaitsInput && microSend)
+    ++pe.st.sendWaitCycles;
+  // (A launch's cycle is not free: the launched microthread's previous
+  // instruction, typically the previous send, has ended.)
+  if (mainProgress && !mainDatapath && !microDatapath && launched == 0xff)
+    ++pe.st.freeCycles;
+}
+
+void Ctx::noteMicroDatapath(const Exec &m) {
+  microDatapath = true;
+  microSend |= m.src0.kind != Operand::Fabin && m.src1.kind != Operand::Fabin;
 }
 
 void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
@@ -1440,7 +1463,8 @@ void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
       continue;
     any = true;
     if (m.busyLeft || m.startupLeft) {
-      runExec(m, false, false);
+      if (runExec(m, false, false) == Cycle::Datapath)
+        noteMicroDatapath(m);
       pe.progress = true;
     }
   }
@@ -1454,7 +1478,9 @@ void Ctx::stepMicros(bool datapathTaken, uint8_t launched) {
     Exec &m = pe.micro[u];
     if (u == launched || m.busyLeft || m.startupLeft)
       continue;
-    if (runExec(m, false, true) != Cycle::Idle) {
+    if (Cycle c = runExec(m, false, true); c != Cycle::Idle) {
+      if (c == Cycle::Datapath)
+        noteMicroDatapath(m);
       pe.microLast = uint8_t(u);
       pe.progress = true;
       return;

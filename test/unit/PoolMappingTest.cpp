@@ -129,6 +129,31 @@ TEST(PoolCost, CountsTheProgram) {
   EXPECT_EQ(predictPoolCycles(p, 1), expect + 2 * (1 + 5));
 }
 
+TEST(PoolCost, SendsLongerThanTheFreeCyclesStallTheProgram) {
+  // ResNet-18's max pool at 64x64: 64 channels of 32x32, 3x3 stride 2 pad
+  // 1, on 16 rows (Lc = 4, 16 output columns). The program alone: per input
+  // row 1 + 1 + 128; per output row a reset of 64 (1 + 64), three window
+  // rows of 1 + 1 + 192 (two for the first) and the launch (1); the jump.
+  PoolShape p = pool(64, 32, 32, 3, 2, 1);
+  int64_t program = 32 * 130 + 16 * 66 + 47 * 194 + 1;
+  // Each row's send is 64 wavelets, and between two launches the program
+  // leaves 11 cycles free for it (two receives' record loads and startups,
+  // the reset's startup, three window rows' loads and startups; 10 before
+  // the first row's launch, the jump included, as it has two window rows):
+  // the rest stalls the next launch. The simulated interval of this pool
+  // alone is 15,184 cycles.
+  EXPECT_EQ(program, 14335);
+  EXPECT_EQ(predictPoolCycles(p, 16), program + 15 * (64 - 11) + (64 - 10));
+  EXPECT_EQ(predictPoolCycles(p, 16), 15184);
+  // GlobalAveragePool of 512 channels of 2x2 on 16 rows (Lc = 32): 333
+  // cycles of program, a send of 32 wavelets with 12 free cycles (two
+  // receives' and two fadds' loads and startups, the reset's and the
+  // fmul's startups, the fmul's record load, the jump); 353 simulated.
+  PoolShape g = pool(512, 2, 2, 2, 1, 0, /*max=*/false);
+  ASSERT_TRUE(g.global());
+  EXPECT_EQ(predictPoolCycles(g, 16), 333 + (32 - 12));
+}
+
 TEST(PoolCost, MappingProblems) {
   PoolShape p = pool(6, 28, 28, 2, 2);
   EXPECT_EQ(poolMappingProblem(p, 4, 48 * 1024),

@@ -685,6 +685,68 @@ TEST(Sim, MicrothreadLetsTheMainThreadGoOn) {
   EXPECT_LT(r.cycles, 16u + 64u + 30u);
 }
 
+/// The `key` figure of the one PE in a stats JSON.
+uint64_t peFigure(const std::string &stats, const std::string &key) {
+  size_t at = stats.find("\"" + key + "\": ", stats.find("\"pes\""));
+  EXPECT_NE(at, std::string::npos) << key;
+  return at == std::string::npos
+             ? 0
+             : std::stoull(stats.substr(at + key.size() + 4));
+}
+
+TEST(Sim, SendsWhileTheMainThreadWaitsAndFreeCycles) {
+  // The main task launches a send of 32 values from memory on microthread 3
+  // (mov32 out <- buf), then, with `work`, copies 40 words in memory, and
+  // ends. The send takes the datapath only when the main thread leaves it
+  // free: during the copy, its startup cycle; after the task, every cycle,
+  // with the main thread waiting for input (no task).
+  for (bool work : {false, true}) {
+    binary::Program p = makeProgram(1, 1);
+    ImageBuilder b;
+    b.route(2, {Dir::Ramp}, {Dir::East});
+    b.dsd(1024, mem1d(2048, 32));
+    Dsd out = fabout(2, 32);
+    out.microthread = true;
+    out.utid = 3;
+    b.dsd(1028, out);
+    b.dsd(1032, mem1d(3000, 40));
+    b.dsd(1036, mem1d(3100, 40));
+    std::vector<Instruction> code = {
+        lds0(0, 1024), ldd(0, 1028),
+        Instruction::un(Opcode::MOV32, ddsr(0), s0(0), !work)};
+    if (work) {
+      code.push_back(lds0(1, 1032));
+      code.push_back(ldd(1, 1036));
+      code.push_back(Instruction::un(Opcode::MOV32, ddsr(1), s0(1), true));
+    }
+    b.task(32, code, false, true);
+    p.images.push_back(b.build());
+    p.groups.push_back(group("pe", 0, 0, 0));
+    p.io.push_back(stream("y", true, Dir::East, 0, 1, 2, {32}));
+    RunResult r = runAll(p, {});
+    ASSERT_EQ(r.status, Status::Done) << r.message;
+    uint64_t sendWait = peFigure(r.stats, "send_wait_cycles");
+    uint64_t free = peFigure(r.stats, "free_cycles");
+    uint64_t busy = peFigure(r.stats, "ce_busy_cycles");
+    if (!work) {
+      // The pick and the two record loads are free cycles no send uses
+      // (the launch's is not free); then the send alone.
+      EXPECT_EQ(sendWait, 32u);
+      EXPECT_EQ(free, 3u);
+      EXPECT_EQ(busy, 1u + 2u + 1u + 32u);
+      continue;
+    }
+    // Free before the launch: the pick, two record loads and the jump from
+    // the task table to the longer code. After it, the two record loads and
+    // the copy's startup carry three of the send's wavelets (not free); the
+    // copy's 40 cycles none; the last 29 go out after the task, while the
+    // main thread waits.
+    EXPECT_EQ(sendWait, 29u);
+    EXPECT_EQ(free, 4u);
+    EXPECT_EQ(busy, 1u + 2u + 1u + 1u + 2u + 41u + 29u);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // A partial-sum chain ended by a closeout control wavelet
 //===----------------------------------------------------------------------===//

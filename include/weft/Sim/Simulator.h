@@ -82,6 +82,14 @@ struct PeStats {
   uint64_t busyCycles = 0;
   /// Cycles in which the CE made progress (picks, instruction cycles).
   uint64_t ceBusyCycles = 0;
+  /// Of those, the cycles in which a microthread's send (an instruction
+  /// without a fabric input) had the datapath while the main thread waited
+  /// for input (no task, or an empty fabric input queue); and the cycles in
+  /// which the main thread made progress without the datapath (a record
+  /// load, a startup, a jump, a pick) and no microthread used it. A kernel
+  /// fed at its own pace would run those sends in those free cycles
+  /// (docs/simulator.md, "Statistics").
+  uint64_t sendWaitCycles = 0, freeCycles = 0;
   uint64_t instructions = 0, elements = 0, flops = 0, macs = 0;
   uint64_t picks = 0;
   /// Wavelets sent through each output port (N, E, S, W, ramp).

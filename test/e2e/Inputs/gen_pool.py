@@ -26,6 +26,12 @@
 #   lenet5      x[1,1,28,28] -> Conv 1->6 5x5 pad 2 + Relu -> MaxPool 2 ->
 #               Conv 6->16 5x5 + Relu -> AveragePool 2 -> Flatten ->
 #               Gemm 400->120 + Relu -> Gemm 120->84 + Relu -> Gemm 84->10
+#   maxpool-wide  x[2,16,16,16] -> MaxPool 3x3 stride 2 pads 1 (sends of
+#               more wavelets than the program leaves free cycles)
+#   conv-maxpool  x[2,16,16,16] -> Conv 16->16 3x3 pad 1 + Relu -> the same
+#               MaxPool (a slower producer in front)
+#   conv-gap    x[2,32,4,4] -> Conv 32->128 3x3 stride 2 pad 1 + Relu ->
+#               GlobalAveragePool
 # ===-----------------------------------------------------------------------===#
 import sys
 
@@ -42,6 +48,9 @@ SHAPES = {
     "avgpool-pad1": ([2, 4, 9, 10], [2, 4, 1, 1]),
     "avgpool-ceil": ([2, 2, 8, 8], [2, 2, 5, 5]),
     "lenet5": ([1, 1, 28, 28], [1, 10]),
+    "maxpool-wide": ([2, 16, 16, 16], [2, 16, 8, 8]),
+    "conv-maxpool": ([2, 16, 16, 16], [2, 16, 8, 8]),
+    "conv-gap": ([2, 32, 4, 4], [2, 128, 1, 1]),
 }
 
 
@@ -61,6 +70,12 @@ def params(name):
                 "w3": rand(rng, 400, 120, fan_in=400), "b3": rand(rng, 120),
                 "w4": rand(rng, 120, 84, fan_in=120), "b4": rand(rng, 84),
                 "w5": rand(rng, 84, 10, fan_in=84), "b5": rand(rng, 10)}
+    if name == "conv-maxpool":
+        return {"w1": rand(rng, 16, 16, 3, 3, fan_in=144),
+                "b1": rand(rng, 16)}
+    if name == "conv-gap":
+        return {"w1": rand(rng, 128, 32, 3, 3, fan_in=288),
+                "b1": rand(rng, 128)}
     return {}
 
 
@@ -108,6 +123,20 @@ def nodes(name):
                 n("Gemm", ["r3", "w4", "b4"], ["h4"], name="fc2"),
                 n("Relu", ["h4"], ["r4"], name="relu4"),
                 n("Gemm", ["r4", "w5", "b5"], ["y"], name="fc3")]
+    if name == "maxpool-wide":
+        return [n("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[3, 3],
+                  strides=[2, 2], pads=[1, 1, 1, 1])]
+    if name == "conv-maxpool":
+        return [n("Conv", ["x", "w1", "b1"], ["c1"], name="conv",
+                  kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                n("Relu", ["c1"], ["r1"], name="relu"),
+                n("MaxPool", ["r1"], ["y"], name="pool", kernel_shape=[3, 3],
+                  strides=[2, 2], pads=[1, 1, 1, 1])]
+    if name == "conv-gap":
+        return [n("Conv", ["x", "w1", "b1"], ["c1"], name="conv",
+                  kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                n("Relu", ["c1"], ["r1"], name="relu"),
+                n("GlobalAveragePool", ["r1"], ["y"], name="gap")]
     raise SystemExit("unknown model " + name)
 
 
@@ -155,6 +184,14 @@ def reference(name, x):
         t = F.relu(t @ p["w3"] + p["b3"])
         t = F.relu(t @ p["w4"] + p["b4"])
         return (t @ p["w5"] + p["b5"]).numpy()
+    if name == "maxpool-wide":
+        return F.max_pool2d(t, 3, 2, 1).numpy()
+    if name == "conv-maxpool":
+        t = F.relu(F.conv2d(t, p["w1"], p["b1"], padding=1))
+        return F.max_pool2d(t, 3, 2, 1).numpy()
+    if name == "conv-gap":
+        t = F.relu(F.conv2d(t, p["w1"], p["b1"], stride=2, padding=1))
+        return t.mean(dim=(2, 3), keepdim=True).numpy()
     raise SystemExit("unknown model " + name)
 
 
