@@ -267,19 +267,27 @@ def Fabric_JoinSchemeAttr : Fabric_SchemeAttr<"JoinScheme", "join"> {
     join) (docs/execution-model.md, "Join kernels"); before that they are
     -1 and 0.
 
+    With `broadcast = 1` input b is per channel (a squeeze-and-excitation
+    block's y = x * s): a is a feature map [1, C, H, W], b is [1, C, 1, 1],
+    and every pixel of channel c is multiplied by b's value c. Only a mul
+    without ReLU takes one, and it buffers a (the scale needs the whole
+    sample of a first, through a global pooling), in whole samples.
+
     Example:
     ```mlir
     #fabric.join<op = add>
     #fabric.join<op = add, relu = true>
     #fabric.join<op = add, buffered = 1, fifo = 3>
     #fabric.join<op = add, relu = true, buffered = 1, fifo_pixels = 64>
+    #fabric.join<op = mul, buffered = 0, fifo = 2, broadcast = 1>
     ```
   }];
   let parameters = (ins "JoinKind":$op,
                         DefaultValuedParameter<"bool", "false">:$relu,
                         DefaultValuedParameter<"int64_t", "-1">:$buffered,
                         DefaultValuedParameter<"int64_t", "0">:$fifo,
-                        DefaultValuedParameter<"int64_t", "0">:$fifo_pixels);
+                        DefaultValuedParameter<"int64_t", "0">:$fifo_pixels,
+                        DefaultValuedParameter<"int64_t", "-1">:$broadcast);
 }
 
 #endif // WEFT_FABRIC_ATTRS_TD

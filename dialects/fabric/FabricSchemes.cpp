@@ -334,7 +334,7 @@ std::string ExpressionSchemeAttr::getSummary() const {
 LogicalResult
 JoinSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        JoinKind op, bool relu, int64_t buffered, int64_t fifo,
-                       int64_t fifoPixels) {
+                       int64_t fifoPixels, int64_t broadcast) {
   // Sub and div take two vector steps when a is buffered; a ReLU after them
   // would be a third that touches only memory, which no microthread runs
   // (docs/execution-model.md, "Join kernels").
@@ -355,6 +355,23 @@ JoinSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "least one sample or pixel, and only then; got "
                           "buffered = "
                        << buffered << ", fifo = " << fifo;
+  // A per-channel input (docs/execution-model.md, "Broadcast joins"): b,
+  // multiplied into a, which waits in the FIFO for a whole sample.
+  if (broadcast != -1 && broadcast != 1)
+    return emitError() << "a join's per-channel input is b (broadcast = 1; "
+                          "a mul commutes, so the conversion puts it "
+                          "second), or none (-1), not "
+                       << broadcast;
+  if (broadcast == 1 && (op != JoinKind::mul || relu))
+    return emitError() << "a join with a per-channel input is a mul "
+                          "without ReLU, not "
+                       << stringifyJoinKind(op) << (relu ? " + relu" : "");
+  if (broadcast == 1 && (buffered == 1 || fifoPixels > 0))
+    return emitError() << "a join with a per-channel input buffers the "
+                          "feature map (input 0) in whole samples: the "
+                          "scale needs a whole sample of it first; got "
+                          "buffered = "
+                       << buffered << ", fifo_pixels = " << fifoPixels;
   return success();
 }
 
@@ -362,6 +379,7 @@ int64_t JoinSchemeAttr::getNumStreams() const { return 2; }
 int64_t JoinSchemeAttr::getExecutedMacs() const { return 0; }
 int64_t JoinSchemeAttr::getModelMacs() const { return 0; }
 std::string JoinSchemeAttr::getSummary() const {
-  return ("join " + stringifyJoinKind(getOp()) + (getRelu() ? " + relu" : ""))
+  return ("join " + stringifyJoinKind(getOp()) + (getRelu() ? " + relu" : "") +
+          (getBroadcast() == 1 ? " per channel" : ""))
       .str();
 }

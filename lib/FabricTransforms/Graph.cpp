@@ -137,6 +137,11 @@ static LogicalResult placeKernel(Stage &st) {
   if (rows > n || chunkSize(n, rows, rows - 1) == 0)
     return kernel.emitOpError("")
            << rows << " rows leave a chunk of its " << n << " elements empty";
+  if (info->broadcastN > 0 && info->broadcastN % rows)
+    return kernel.emitOpError("")
+           << rows << " rows do not divide the " << info->broadcastN
+           << " channels of its per-channel input (each row takes the "
+              "values of its own channels)";
   st.column = info->column;
   st.column.x = rect->getX();
   st.column.layout = RowChunks{n, rows, 0};
@@ -377,10 +382,15 @@ static std::vector<int64_t> mapHeights(const Graph &g) {
         set(st.inputs[0], l.pool.hin);
         set(st.output, l.pool.hout());
       } else if (l.kind != ChainLayer::Kind::Dense) {
+        // (A join's per-channel input is a map of one pixel: not the
+        // result's height.)
+        std::vector<int64_t> ins = st.inputs;
+        if (l.broadcast)
+          ins.resize(1);
         int64_t h = height[size_t(st.output)];
-        for (int64_t in : st.inputs)
+        for (int64_t in : ins)
           h = std::max(h, height[size_t(in)]);
-        for (int64_t in : st.inputs)
+        for (int64_t in : ins)
           set(in, h);
         set(st.output, h);
       }
@@ -420,7 +430,8 @@ std::vector<StreamRows> streamRowReadiness(const Graph &g, int64_t source) {
       }
       continue;
     }
-    if (l.kind == ChainLayer::Kind::Dense)
+    // A per-channel join waits for its scale, which needs whole samples.
+    if (l.kind == ChainLayer::Kind::Dense || l.broadcast)
       continue;
     out = a;
     for (int64_t in : st.inputs) {
@@ -507,10 +518,10 @@ FailureOr<Graph> analyzeGraph(fab::ProgramOp program, bool placed,
     }
     for (auto [k, port] : s.consumers) {
       Stage &c = g.stages[size_t(k)];
-      if (c.inN != s.n)
+      if (c.info.inNOf(port) != s.n)
         return s.op.emitOpError("carries ")
                << s.n << " elements but @" << c.kernel.getSymName()
-               << " takes " << c.inN;
+               << " takes " << c.info.inNOf(port);
       if (rows == 0) {
         rows = c.inRows;
         from = ("@" + c.kernel.getSymName()).str();

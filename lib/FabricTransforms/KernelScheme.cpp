@@ -317,18 +317,36 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
       return kernel.emitOpError() << "has an expression a PE cannot run: "
                                   << why;
   } else if (auto j = dyn_cast<fab::JoinSchemeAttr>(scheme)) {
-    for (Type t : type.getInputs())
-      if (cast<RankedTensorType>(t).getNumElements() != info.outN)
+    const bool broadcast = j.getBroadcast() == 1;
+    for (auto [port, t] : llvm::enumerate(type.getInputs())) {
+      int64_t n = cast<RankedTensorType>(t).getNumElements();
+      if (broadcast && port == 1) {
+        // Per channel: one value per channel of a's feature map.
+        if (n < 1 || info.outN % n)
+          return kernel.emitOpError()
+                 << "multiplies a feature map of " << info.outN
+                 << " elements by a per-channel input of " << n
+                 << ", which is no whole number of pixels per channel";
+        info.broadcastN = n;
+        continue;
+      }
+      if (n != info.outN)
         return kernel.emitOpError()
-               << "joins streams of " << info.inN << " and "
-               << cast<RankedTensorType>(t).getNumElements()
+               << "joins streams of " << info.inN << " and " << n
                << " elements into " << info.outN
                << "; both must have the result's elements";
+    }
     info.layer = ChainLayer::join(info.outN, j.getRelu());
     info.join = joinKernelOf(j.getOp(), j.getRelu());
     info.join.buffered = int(j.getBuffered());
     info.join.fifoSamples = j.getFifo();
     info.join.fifoPixels = j.getFifoPixels();
+    if (broadcast) {
+      info.join.broadcast = 1;
+      info.join.pixels = info.outN / info.broadcastN;
+      info.layer.broadcast = true;
+      info.layer.pixels = info.join.pixels;
+    }
     return info;
   } else {
     return kernel.emitOpError() << "has scheme " << scheme.getSummary()

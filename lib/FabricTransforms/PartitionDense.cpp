@@ -53,7 +53,8 @@ struct MapJoin {
 };
 static std::optional<MapJoin> mapJoinOf(const wc::Graph &g,
                                         const wc::Stage &st) {
-  if (!st.join)
+  // A per-channel join buffers whole samples: its scale needs one.
+  if (!st.join || st.info.join.broadcast >= 0)
     return std::nullopt;
   auto [a, b] = wc::joinRowReadiness(g, st);
   wf::StreamOp op = g.streams[size_t(st.inputs[0])].op;
@@ -194,6 +195,12 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
         k.fifoPixels = j->fifoPixels;
       } else {
         k.buffered = la < lb ? 0 : 1;
+        if (st.info.join.broadcast >= 0) {
+          // The feature map (a) runs ahead of its own scale.
+          k.broadcast = st.info.join.broadcast;
+          k.pixels = st.info.join.pixels;
+          k.buffered = 0;
+        }
         k.fifoSamples = wc::joinFifoSamplesFor(
             k, std::abs(la - lb),
             std::max<int64_t>(1, mapping.bottleneckCycles),
@@ -202,7 +209,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       }
       st.kernel.setSchemeAttr(wf::JoinSchemeAttr::get(
           st.kernel.getContext(), scheme.getOp(), scheme.getRelu(), k.buffered,
-          k.fifoSamples, k.fifoPixels));
+          k.fifoSamples, k.fifoPixels, scheme.getBroadcast()));
       st.kernel.setPredictedCycles(wc::predictJoinKernelCycles(k));
       LDBG() << "@" << st.kernel.getSymName() << ": buffers input "
              << k.buffered << " in a FIFO of " << k.fifoSamples

@@ -98,14 +98,21 @@ JoinKernel joinOf(const ChainLayer &l, int64_t rows) {
   k.fifoSamples = 1;
   k.pixels = l.pixels;
   k.fifoPixels = l.fifoPixels;
+  if (l.broadcast) {
+    // The feature map waits for its per-channel scale: a buffered.
+    k.op = JoinOp::Mul;
+    k.broadcast = 1;
+    k.buffered = 0;
+  }
   return k;
 }
 
 /// Join costs already replayed (the replay is the partitioner's most
 /// expensive cost model; a network's joins share few shapes): by (n, rows,
-/// pixels, FIFO pixels, ReLU).
+/// pixels, FIFO pixels, ReLU, per-channel b).
 using JoinCostCache =
-    std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>, int64_t>;
+    std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>,
+             int64_t>;
 
 LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
                     int64_t memoryBytes, JoinCostCache &joinCosts) {
@@ -150,9 +157,11 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         JoinKernel k = joinOf(l, r);
         int64_t mem = joinMemoryPerPE(k);
         if (L > kMaxVector || mem > memoryBytes ||
-            joinFifoCapacity(k) > kMaxVector)
+            joinFifoCapacity(k) > kMaxVector ||
+            (l.broadcast && joinBroadcastDims(k).empty()))
           continue;
-        auto key = std::make_tuple(l.K, r, l.pixels, l.fifoPixels, l.relu);
+        auto key = std::make_tuple(l.K, r, l.pixels, l.fifoPixels, l.relu,
+                                   l.broadcast);
         auto [it, fresh] = joinCosts.try_emplace(key, 0);
         if (fresh)
           it->second = predictJoinKernelCycles(k);

@@ -43,8 +43,11 @@ const char *joinOpName(JoinOp op) {
 
 namespace join {
 
+bool isBroadcast(const JoinKernel &k) { return k.broadcast >= 0; }
+
 bool isTwoStep(const JoinKernel &k) {
-  return k.buffered == 0 && (k.op == JoinOp::Sub || k.op == JoinOp::Div);
+  return isBroadcast(k) ||
+         (k.buffered == 0 && (k.op == JoinOp::Sub || k.op == JoinOp::Div));
 }
 
 JoinPlan planOf(const JoinKernel &k) {
@@ -54,6 +57,16 @@ JoinPlan planOf(const JoinKernel &k) {
   p.copy = {
       rcpCopy ? O::FRCP : O::MOV32, 0, kCopyTask, kCopyTask, kFifoIn, kNoFifo};
   p.start = {kCopyTask, kStep1Task};
+  if (isBroadcast(k)) {
+    // Step 1 receives the chunk's Lc channel values into the scratch; step
+    // 2 multiplies them, repeated per pixel, by the FIFO. Neither reads
+    // the scratch while the other writes it: they hand over.
+    p.compute.push_back({O::MOV32, 1, kStep1Task, kStep2Task, kNoFifo,
+                         kNoFifo, joinBroadcastLength(k)});
+    p.compute.push_back(
+        {O::FMUL, 2, kStep2Task, kStep1Task, kNoFifo, kFifoIn});
+    return p;
+  }
   if (isTwoStep(k)) {
     // (No ReLU can follow: #fabric.join and emitJoinKernel refuse one.)
     bool sub = k.op == JoinOp::Sub;
@@ -102,6 +115,28 @@ int64_t chunkLength(const JoinKernel &k) {
 } // namespace join
 
 using namespace join;
+
+int64_t joinBroadcastLength(const JoinKernel &k) {
+  if (!isBroadcast(k) || k.pixels < 1)
+    return 0;
+  return chunkLength(k) / k.pixels;
+}
+
+std::vector<int64_t> joinBroadcastDims(const JoinKernel &k) {
+  const int64_t lc = joinBroadcastLength(k);
+  if (lc < 1 || lc > 4095)
+    return {};
+  // The pixels as p1 p2 p3, each at most 255: the largest divisor first.
+  for (int64_t p1 = std::min<int64_t>(k.pixels, 255); p1 >= 1; --p1) {
+    if (k.pixels % p1)
+      continue;
+    int64_t rest = k.pixels / p1;
+    for (int64_t p2 = std::min<int64_t>(rest, 255); p2 >= 1; --p2)
+      if (rest % p2 == 0 && rest / p2 <= 255)
+        return {lc, p1, p2, rest / p2};
+  }
+  return {};
+}
 using column::kDataBase;
 using column::kDsdBase;
 
@@ -147,6 +182,8 @@ int64_t joinFifoRows(const std::vector<int64_t> &slow,
 /// Words after the FIFO: the two-step ops' scratch chunk, or the ReLU's
 /// FIFO and its zero.
 static int64_t extraWords(const JoinKernel &k) {
+  if (isBroadcast(k))
+    return 2 * joinBroadcastLength(k);
   return (isTwoStep(k) ? 2 * chunkLength(k) : 0) +
          (k.relu ? 2 * kReluFifo + 2 : 0);
 }
@@ -208,12 +245,13 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
   };
   // The steps by task id, and their timings.
   const Step *byTask[64] = {};
-  std::vector<int64_t> startupOf, groupOf;
+  std::vector<int64_t> startupOf, groupOf, lengthOf;
   for (const Step &s : steps) {
     if (!byTask[s.task & 63])
       byTask[s.task & 63] = &s;
     startupOf.push_back(wt::info(s.op).startup);
     groupOf.push_back(wt::info(s.op).cyclesPerGroup);
+    lengthOf.push_back(s.length > 0 ? s.length : L);
   }
   Micro micro[8];
   uint64_t active = 0;
@@ -283,7 +321,7 @@ int64_t predictJoinKernelCycles(const JoinKernel &k) {
           ++fifo[s.push];
         if (s.pop != kNoFifo)
           --fifo[s.pop];
-        m.finished = ++m.done >= L;
+        m.finished = ++m.done >= lengthOf[size_t(m.step - steps.data())];
         m.busy = groupOf[size_t(m.step - steps.data())] - 1;
         if (m.finished && m.busy == 0)
           retire(m);

@@ -18,6 +18,7 @@
 #include "weft/Conversion/JoinKernel.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/PoolKernel.h"
 #include "weft/InitDialects.h"
 #include "weft/Sim/Simulator.h"
 #include "weft/Translate/Wfb.h"
@@ -96,6 +97,8 @@ bool sameFloat(float x, float y) {
 struct SimRun {
   std::vector<float> out;
   std::vector<uint64_t> sampleDone;
+  /// The CE-busy cycles of the join's busiest PE over the run.
+  uint64_t joinBusy = 0;
   int64_t predicted = 0;
   std::string error;
   weft::sim::Status status = weft::sim::Status::Done;
@@ -114,6 +117,9 @@ enum class Feed {
   /// A fork: the host's x multicast at column 0 to the join (a = x) and to
   /// a column kernel (`forkOp`) whose result is b, the join at column 1.
   Fork,
+  /// The same fork into a global max pooling (`pool`) of the feature map
+  /// x: b is per channel (a squeeze-and-excitation block's y = x s).
+  ForkPool,
 };
 
 constexpr int64_t kColorA = 3, kColorB = 5, kColorOut = 7;
@@ -122,6 +128,7 @@ struct Case {
   JoinKernel k;
   Feed feed = Feed::TwoInputs;
   ColumnOp forkOp = ColumnOp::Neg;
+  PoolShape pool;
   int64_t samples = 4;
   weft::sim::Mode mode = weft::sim::Mode::Fast;
 };
@@ -131,7 +138,7 @@ SimRun simulate(Case su, const std::vector<float> &a,
   SimRun run;
   JoinKernel &k = su.k;
   const RowChunks lay = k.layout;
-  const bool fork = su.feed == Feed::Fork;
+  const bool fork = su.feed != Feed::TwoInputs;
   k.x = fork ? 1 : 0;
   k.colorA = kColorA;
   k.colorB = kColorB;
@@ -149,7 +156,8 @@ SimRun simulate(Case su, const std::vector<float> &a,
   std::string src = "wavelet.program @t attributes {target = "
                     "#weft.target<" +
                     std::to_string(k.x + 1) + "x" + std::to_string(lay.rows) +
-                    ">, layers = [\"j\"]} {\n" +
+                    ">, layers = [\"j\"" +
+                    (su.feed == Feed::ForkPool ? ", \"f\"" : "") + "]} {\n" +
                     io("a", "input", "west", kColorA) +
                     (fork ? "" : io("b", "input", "west", kColorB)) +
                     io("y", "output", "east", kColorOut) + "}\n";
@@ -184,8 +192,20 @@ SimRun simulate(Case su, const std::vector<float> &a,
       routes[{0, r}][kColorB] = {DirSet(1u << unsigned(wt::Dir::Ramp)),
                                  DirSet(1u << unsigned(wt::Dir::East))};
     }
-    if (mlir::failed(emitColumnKernel(builder, program.getLoc(), ck, "f", "j",
-                                      &routes))) {
+    if (su.feed == Feed::ForkPool) {
+      PoolKernel pk;
+      pk.shape = su.pool;
+      pk.x = 0;
+      pk.rows = lay.rows;
+      pk.inColor = kColorA;
+      pk.outColor = kColorB;
+      if (mlir::failed(
+              emitPoolKernel(builder, program.getLoc(), pk, "f", routes))) {
+        run.error = "emit pool: " + diags;
+        return run;
+      }
+    } else if (mlir::failed(emitColumnKernel(builder, program.getLoc(), ck,
+                                             "f", "j", &routes))) {
       run.error = "emit fork: " + diags;
       return run;
     }
@@ -233,6 +253,9 @@ SimRun simulate(Case su, const std::vector<float> &a,
   run.out.resize(y.size() / 4);
   std::memcpy(run.out.data(), y.data(), y.size());
   run.sampleDone = sim->stats().sampleDone;
+  for (const weft::sim::PeStats &pe : sim->stats().pes)
+    if (int64_t(pe.x) == k.x)
+      run.joinBusy = std::max(run.joinBusy, pe.ceBusyCycles);
   return run;
 }
 
@@ -391,6 +414,107 @@ TEST(JoinKernel, CostModelMatchesSimulation) {
                   (long long)sh.rows, buffered, (long long)fifo,
                   (long long)run.predicted, sim);
           }
+}
+
+TEST(JoinKernel, PerChannelScaleBehindAGlobalPool) {
+  // y = x * s with s = GlobalMaxPool(x) per channel: the fork sends the
+  // feature map x to the join (a, buffered: the pool sends s only once it
+  // has all of x) and to the pooling. Chunk r of x holds Lc = C / R
+  // channels pixel by pixel, element (c, p) at p Lc + c, so the scale of
+  // element i of chunk r is s[r Lc + i % Lc]. Exact, and the cost model
+  // against the simulated pace (the join's or the pool's, the slower).
+  struct Shape {
+    int64_t c, h, w, rows, fifo;
+  };
+  const Shape shapes[] = {{8, 6, 6, 1, 1},   {8, 6, 6, 4, 2},
+                          {8, 6, 6, 8, 1},   {3, 5, 7, 3, 1},
+                          {16, 16, 16, 4, 2}, {24, 4, 4, 6, 3}};
+  for (Shape sh : shapes) {
+    Case su;
+    su.feed = Feed::ForkPool;
+    su.pool.max = true;
+    su.pool.c = sh.c;
+    su.pool.hin = su.pool.kh = sh.h;
+    su.pool.win = su.pool.kw = sh.w;
+    const int64_t pixels = sh.h * sh.w, n = sh.c * pixels;
+    su.k.op = JoinOp::Mul;
+    su.k.layout = {n, sh.rows, 0};
+    su.k.buffered = 0;
+    su.k.broadcast = 1;
+    su.k.pixels = pixels;
+    su.k.fifoSamples = sh.fifo;
+    su.samples = 8;
+    SCOPED_TRACE("C=" + std::to_string(sh.c) + " " + std::to_string(sh.h) +
+                 "x" + std::to_string(sh.w) + " rows=" +
+                 std::to_string(sh.rows) + " fifo=" +
+                 std::to_string(sh.fifo));
+    const int64_t L = n / sh.rows, lc = sh.c / sh.rows;
+    EXPECT_EQ(joinBroadcastLength(su.k), lc);
+    std::vector<float> x = randomInputs(n * su.samples, 17 + int(n));
+    for (weft::sim::Mode mode :
+         {weft::sim::Mode::Fast, weft::sim::Mode::Reference}) {
+      su.mode = mode;
+      SimRun run = simulate(su, x, {});
+      ASSERT_TRUE(run.error.empty()) << run.error;
+      ASSERT_EQ(run.out.size(), x.size());
+      for (int64_t smp = 0; smp < su.samples; ++smp)
+        for (int64_t r = 0; r < sh.rows; ++r) {
+          const float *chunk = x.data() + smp * n + r * L;
+          for (int64_t i = 0; i < L; ++i) {
+            float scale = -INFINITY;
+            for (int64_t p = 0; p < pixels; ++p)
+              scale = std::max(scale, chunk[p * lc + i % lc]);
+            size_t at = size_t(smp * n + r * L + i);
+            ASSERT_TRUE(sameFloat(run.out[at], chunk[i] * scale))
+                << "sample " << smp << " row " << r << " element " << i;
+          }
+        }
+      if (mode != weft::sim::Mode::Fast)
+        continue;
+      // The pooling, about as fast, sets the pipeline's pace; the join's
+      // own cycles are its PE's CE-busy cycles per sample (as weftc run
+      // reports a kernel's), which the replay predicts.
+      double busy = double(run.joinBusy) / double(su.samples);
+      std::printf("per-channel C=%lld %lldx%lld R=%lld: join predicted %lld, "
+                  "busy %.1f per sample; pipeline %.1f\n",
+                  (long long)sh.c, (long long)sh.h, (long long)sh.w,
+                  (long long)sh.rows, (long long)run.predicted, busy,
+                  run.period());
+      // The datapath per sample: the copy and the product (L each) and the
+      // scale's receive (Lc).
+      EXPECT_GE(run.predicted, 2 * L + lc);
+      // (Within 3 % and 8 cycles: the busy cycles also count `init`'s
+      // loads, spread over the samples, and the picks of tasks the
+      // scale's late arrival leaves waiting.)
+      EXPECT_NEAR(busy, double(run.predicted),
+                  0.03 * double(run.predicted) + 8);
+    }
+  }
+}
+
+TEST(JoinKernel, PerChannelCostAndMemory) {
+  // The join sets the pace when its inputs are always at hand: the replay
+  // against the datapath's 2 L + Lc, and the memory bound against the
+  // FIFO and the scale's Lc words.
+  JoinKernel k;
+  k.op = JoinOp::Mul;
+  k.broadcast = 1;
+  k.buffered = 0;
+  k.pixels = 256;
+  k.layout = {16 * 256, 4, 0}; // L = 1024, Lc = 4
+  k.fifoSamples = 2;
+  EXPECT_EQ(joinBroadcastLength(k), 4);
+  EXPECT_EQ(joinBroadcastDims(k), (std::vector<int64_t>{4, 128, 2, 1}));
+  int64_t t = predictJoinKernelCycles(k);
+  EXPECT_GE(t, 2 * 1024 + 4);
+  EXPECT_LE(t, 2 * 1024 + 4 + 16);
+  EXPECT_EQ(joinMemoryPerPE(k), 2 * (1152 + 2 * 2 * 1024 + 2 * 4));
+  // 48 KiB: (24576 - 1152 - 8) / 2048 = 11 whole samples of the chunk.
+  EXPECT_EQ(maxJoinFifoSamples(k, 48 * 1024), 11);
+  // 257 pixels (a prime) cannot be split over the XDSD's 8-bit lengths.
+  k.pixels = 257;
+  k.layout = {4 * 257, 1, 0};
+  EXPECT_TRUE(joinBroadcastDims(k).empty());
 }
 
 TEST(JoinKernel, DelayedBranchNeedsTheFifo) {
@@ -614,6 +738,40 @@ TEST(JoinKernel, EmitErrors) {
   k.outColor = 30;
   refused(k, "color 30 of the result is not routable on a target with 24");
   k.outColor = 3;
+  // A per-channel b: only a mul with a buffered, of whole channels, whose
+  // pixels one 4-D DSD can repeat over.
+  JoinKernel se = k;
+  se.op = JoinOp::Mul;
+  se.broadcast = 1;
+  se.buffered = 0;
+  se.pixels = 2;
+  se.layout = {8, 4, 0};
+  se.op = JoinOp::Add;
+  refused(se, "a per-channel input is only implemented as b of a mul with a "
+              "buffered and no ReLU (got add, broadcast input 1, buffered "
+              "input 0)");
+  se.op = JoinOp::Mul;
+  se.buffered = 1;
+  refused(se, "(got mul, broadcast input 1, buffered input 1)");
+  se.buffered = 0;
+  se.pixels = 3;
+  refused(se, "a per-channel input needs equal chunks of whole channels of "
+              "a feature map, but 8 elements on 4 rows give chunks of 2, no "
+              "multiple of its 3 pixels");
+  se.pixels = 257;
+  se.layout = {257 * 4, 4, 0};
+  refused(se, "cannot repeat 1 channel values over 257 pixels with one 4-D "
+              "DSD");
+  se.pixels = 4;
+  se.layout = {4 * 4000, 1, 0};
+  se.fifoSamples = 2;
+  refused(se, "a FIFO of 2 chunks of 16000 elements needs 146304 bytes of "
+              "PE memory, more than the 49152 available");
+  se.pixels = 2;
+  se.layout = {8, 4, 0};
+  se.fifoSamples = 1;
+  EXPECT_TRUE(
+      mlir::succeeded(emitJoinKernel(b, program.getLoc(), se, "se", "j")));
   EXPECT_TRUE(
       mlir::succeeded(emitJoinKernel(b, program.getLoc(), k, "ok", "j")));
   // Outside a wavelet.program.

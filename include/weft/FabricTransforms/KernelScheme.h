@@ -68,8 +68,14 @@ struct KernelInfo {
   /// Laid out as a dense layer: a dense layer or a convolution (S columns
   /// of input chunks by R rows of output chunks).
   bool isDense() const { return layer.smeared(); }
-  /// Elements per sample into and out of the kernel.
+  /// Elements per sample into (input 0) and out of the kernel.
   int64_t inN = 0, outN = 0;
+  /// A join's per-channel input (JoinKernel::broadcast): its elements.
+  int64_t broadcastN = 0;
+  /// Elements per sample into input `port`.
+  int64_t inNOf(int64_t port) const {
+    return join.broadcast >= 0 && port == join.broadcast ? broadcastN : inN;
+  }
   /// The precision partitioning chose (fp32 before it).
   Precision precision = Precision::FP32;
   /// Multiply-accumulates per sample: the model's and the executed ones.

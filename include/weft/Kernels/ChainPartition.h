@@ -61,6 +61,8 @@ struct ChainLayer {
   /// Join: max(a op b, 0), a ReLU fused into it (one more vector step per
   /// element).
   bool relu = false;
+  /// Join: b is per channel of a's `pixels` (K is a's elements).
+  bool broadcast = false;
   ColumnOp op = ColumnOp::Relu; ///< column: what it computes
   std::vector<float> params;    ///< column: its constants (the cost may
                                 ///< depend on them, e.g. Clip's bounds)

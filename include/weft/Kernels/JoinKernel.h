@@ -22,6 +22,11 @@
 // and one more microthread sends max(0, each) on, element by element, so
 // the join still streams (a feature map's rows leave as they arrive).
 //
+// With `broadcast` (a squeeze-and-excitation block's y = x s) input b is
+// per channel: a feature map's chunk of L = P Lc elements meets the Lc
+// values of its channels, which step 1 receives into memory each sample
+// and step 2 reads through a 4-D DSD that repeats them for every pixel.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef WEFT_KERNELS_JOINKERNEL_H
@@ -63,7 +68,23 @@ struct JoinKernel {
   /// (when > 0, instead of whole chunks); `pixels` is the map's pixels per
   /// channel, so a chunk of L elements has L / pixels channels.
   int64_t fifoPixels = 0, pixels = 0;
+  /// The input that is per channel (a squeeze-and-excitation scale), or
+  /// -1: with 1, b has `pixels` times fewer elements than a and y, and
+  /// chunk r of b holds the channels of a's chunk r, one value each
+  /// (`layout` describes a and y). Only Mul, with a buffered (b waits for
+  /// a whole sample of a upstream) and no ReLU.
+  int broadcast = -1;
 };
+
+/// The per-channel input's chunk on the PE of the longest chunk (the
+/// chunk's channels, L / pixels), or 0 without a broadcast input.
+int64_t joinBroadcastLength(const JoinKernel &k);
+
+/// The lengths of the 4-D DSD that repeats a broadcast chunk of Lc values
+/// for each of the `pixels` pixels: {Lc, p1, p2, p3} with p1 p2 p3 =
+/// pixels, each within the XDSD's 8-bit fields (Lc within its 12-bit
+/// one); empty when no such split exists (a prime above 255 pixels).
+std::vector<int64_t> joinBroadcastDims(const JoinKernel &k);
 
 /// The FIFO's capacity in elements on the PE of the longest chunk.
 int64_t joinFifoCapacity(const JoinKernel &k);
@@ -129,7 +150,10 @@ enum Rec : int64_t {
   kRecBuf,      // mem1d: one chunk of scratch (two-step ops), DDSR 3 / S0DSR 2
   kRecRelu,     // fifo: the op's results (ReLU), DDSR 4 (push), S1DSR 4 (pop)
   kRecZero,     // mem1d, stride 0: +0 for the ReLU's fmax, S0DSR 2
+  kRecScale,    // mem4d: the broadcast chunk repeated per pixel, S0DSR 2
+  kRecXScale,   // its XDSD, XDSR 0
 };
+constexpr int32_t kXdsrScale = 0;
 constexpr int32_t kDsrFifo = 0, kDsrCopy = 1, kDsrLast = 2, kDsrFirst = 3,
                   kDsrRelu = 4;
 
@@ -142,6 +166,9 @@ struct Step {
   /// The FIFO the step pushes to (as its destination) and the one it pops
   /// (as its second source), or kNoFifo.
   Fifo push = kNoFifo, pop = kNoFifo;
+  /// Elements per sample; 0 for the chunk's L (a broadcast input's receive
+  /// takes its Lc).
+  int64_t length = 0;
 };
 
 /// The copy and the compute steps of a kernel. The result is a op b
@@ -151,12 +178,14 @@ struct Step {
 ///   Sub, a buffered:  (-b) + a    (x - y is defined as x + (-y))
 ///   Div, b buffered:  the copy pushes 1/b; a * fifo
 ///   Div, a buffered:  step 1 1/b into scratch; (1/b) * a
+///   Mul, b broadcast: step 1 receives b's Lc values into scratch; step 2
+///                     multiplies the scratch, repeated per pixel, by a
 /// With `relu`, step 1 pushes the one-step op's results into the ReLU's
 /// FIFO and step 2 sends fmax(+0, each) (a Vec instruction's first source
 /// is a DSR: a stride-0 vector of one word of zero; the FIFO the second).
 /// The copy and the steps of one-step ops relaunch themselves; the two
-/// steps of Sub and Div with a buffered hand over to each other (step 2
-/// reads the scratch step 1 wrote).
+/// steps of Sub and Div with a buffered (and of a broadcast) hand over to
+/// each other (step 2 reads the scratch step 1 wrote).
 struct JoinPlan {
   Step copy;
   std::vector<Step> compute;
@@ -164,7 +193,9 @@ struct JoinPlan {
   std::vector<int64_t> start;
 };
 
+/// Sub and Div with a buffered, and broadcasts: two compute steps.
 bool isTwoStep(const JoinKernel &k);
+bool isBroadcast(const JoinKernel &k);
 JoinPlan planOf(const JoinKernel &k);
 /// The longest chunk.
 int64_t chunkLength(const JoinKernel &k);

@@ -18,6 +18,9 @@
 //   or, with a fused ReLU,
 //   task 34 (utid 1): step 1   relu fifo <- unbuffered op fifo
 //   task 35 (utid 2): step 2   out <- max(+0, relu fifo)
+//   or, with b per channel (a squeeze-and-excitation scale),
+//   task 34 (utid 1): step 1   scale <- b (the chunk's Lc channels)
+//   task 35 (utid 2): step 2   out <- scale (repeated per pixel) * fifo
 //
 // The main thread only picks these tasks and launches (one cycle each), so
 // it never waits: the copy is relaunched as soon as it finishes a chunk,
@@ -113,7 +116,24 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
           .withAc(plan.copy.next));
   dsd("out", kRecOut,
       DsdFields::fabout(L, k.outColor).withUtid(last.utid).withAc(last.next));
-  if (two) {
+  if (isBroadcast(k)) {
+    // The chunk's channel values, and a 4-D vector reading them once per
+    // pixel (dimension 0 the channels, stride 1; the pixels over the
+    // others, stride 0), which the emitter checked exists.
+    const Step &first = plan.compute.front();
+    const int64_t lc = joinBroadcastLength(k);
+    dsd("other", kRecOther,
+        DsdFields::fabin(lc, otherColor)
+            .withUtid(first.utid)
+            .withAc(first.next));
+    dsd("buf", kRecBuf, DsdFields::mem1d(lc, kDataBase + fifoWords));
+    dsd("scale", kRecScale,
+        DsdFields::mem4d(kDataBase + fifoWords, kXdsrScale));
+    wv::XdsdOp::create(
+        b, loc, "x_scale", uint64_t(kDsdBase + 4 * kRecXScale),
+        joinBroadcastDims(k),
+        ArrayRef<int64_t>{kSelOne, kSelZero, kSelZero, kSelZero});
+  } else if (two) {
     const Step &first = plan.compute.front();
     dsd("other", kRecOther,
         DsdFields::fabin(L, otherColor)
@@ -152,7 +172,12 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
     dsrLoad(RF::s1dsr, kDsrFifo, "fifo");
     dsrLoad(RF::s0dsr, kDsrCopy, "in");
     dsrLoad(RF::ddsr, kDsrLast, "out");
-    if (two) {
+    if (isBroadcast(k)) {
+      dsrLoad(RF::xdsr, kXdsrScale, "x_scale");
+      dsrLoad(RF::s0dsr, kDsrLast, "scale");
+      dsrLoad(RF::ddsr, kDsrFirst, "buf");
+      dsrLoad(RF::s0dsr, kDsrFirst, "other");
+    } else if (two) {
       dsrLoad(RF::s0dsr, kDsrLast, "buf");
       dsrLoad(RF::ddsr, kDsrFirst, "buf");
       dsrLoad(RF::s0dsr, kDsrFirst, "other");
@@ -173,8 +198,8 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, int64_t L) {
   // copy: fifo <- in (1 / in for Div with b buffered).
   launchTask("copy", plan.copy, {ddsr(kDsrFifo), s0(kDsrCopy)}, false);
   if (two) {
-    // step 1: buf <- -other (Sub) or 1 / other (Div); step 2: out <- buf
-    // op fifo.
+    // step 1: buf <- -other (Sub), 1 / other (Div) or other (a broadcast);
+    // step 2: out <- buf op fifo (a broadcast's buf through `scale`).
     launchTask("step1", plan.compute[0], {ddsr(kDsrFirst), s0(kDsrFirst)},
                false);
     launchTask("step2", plan.compute[1], {dsr(kDsrLast), s1(kDsrFifo)}, false);
@@ -220,7 +245,29 @@ LogicalResult emitJoinKernel(OpBuilder &b, Location loc, const JoinKernel &k,
            << "join kernel " << name << ": cannot fuse a ReLU after " << op
            << " with a buffered (a third vector step, on memory alone, "
               "would need the main thread)";
-  if (k.fifoPixels > 0 && (k.pixels < 1 || L % k.pixels))
+  if (isBroadcast(k)) {
+    if (k.op != JoinOp::Mul || k.relu || k.broadcast != 1 || k.buffered != 0)
+      return emitError(loc)
+             << "join kernel " << name << ": a per-channel input is only "
+             << "implemented as b of a mul with a buffered and no ReLU (got "
+             << op << (k.relu ? " + relu" : "") << ", broadcast input "
+             << k.broadcast << ", buffered input " << k.buffered << ")";
+    if (k.pixels < 1 || L % k.pixels ||
+        chunkSize(lay.n, lay.rows, lay.rows - 1) != L)
+      return emitError(loc)
+             << "join kernel " << name << ": a per-channel input needs "
+             << "equal chunks of whole channels of a feature map, but "
+             << lay.n << " elements on " << lay.rows << " rows give chunks "
+             << "of " << L << ", no multiple of its " << k.pixels
+             << " pixels";
+    if (joinBroadcastDims(k).empty())
+      return emitError(loc)
+             << "join kernel " << name << ": cannot repeat "
+             << joinBroadcastLength(k) << " channel values over "
+             << k.pixels << " pixels with one 4-D DSD (at most 4095 "
+             << "channels, and the pixels a product of three factors of at "
+             << "most 255)";
+  } else if (k.fifoPixels > 0 && (k.pixels < 1 || L % k.pixels))
     return emitError(loc) << "join kernel " << name << ": a FIFO of "
                           << k.fifoPixels << " pixels needs chunks of whole "
                           << "channels of a feature map, but a chunk of " << L

@@ -428,6 +428,8 @@ struct Layer {
   wf::JoinKind join = wf::JoinKind::add;
   /// Join: the ReLU that followed it is fused (max(a op b, 0)).
   bool joinRelu = false;
+  /// Join: input 1 is per channel of input 0's feature map (a mul).
+  bool joinBroadcast = false;
   conversion::ColumnOp op = conversion::ColumnOp::Relu;
   /// A column kernel's constants (columnParamCount(op) of them, the
   /// constant tensor's elements, or an Expression's program).
@@ -620,12 +622,38 @@ static bool isDenseRooted(Operation *def) {
   return products == 1;
 }
 
+/// Whether input `i` of `g` is per channel of its result, a feature map
+/// [B, C, spatial...]: a [B, C, 1, ...] tensor read through (d0, d1, 0,
+/// ...), a squeeze-and-excitation scale broadcast over the pixels.
+static bool perChannelInput(linalg::GenericOp g, unsigned i) {
+  auto out = cast<RankedTensorType>(g.getResult(0).getType());
+  auto in = dyn_cast<RankedTensorType>(g.getDpsInputs()[i].getType());
+  if (!in || in.getRank() != out.getRank() || out.getRank() < 3 ||
+      !in.hasStaticShape() || !out.hasStaticShape() ||
+      in.getDimSize(1) != out.getDimSize(1))
+    return false;
+  AffineMap m = g.getIndexingMapsArray()[i];
+  if (m.getNumResults() != in.getRank() ||
+      m.getResult(0) != getAffineDimExpr(0, g.getContext()) ||
+      m.getResult(1) != getAffineDimExpr(1, g.getContext()))
+    return false;
+  for (int64_t d = 2; d < in.getRank(); ++d) {
+    auto c = dyn_cast<AffineConstantExpr>(m.getResult(unsigned(d)));
+    if (in.getDimSize(d) != 1 || !c || c.getValue() != 0)
+      return false;
+  }
+  return llvm::product_of(out.getShape().drop_front(2)) > 1;
+}
+
 /// The join of two streams `result` computes, if it is one: an
 /// elementwise linalg.generic over two non-constant tensors of its own shape
-/// whose body is one add, sub, mul, div, max or min of the two. `swapped`:
-/// the body computes b op a of the generic's inputs (a, b).
+/// whose body is one add, sub, mul, div, max or min of the two, or a mul
+/// of a feature map by a per-channel tensor (`broadcast`: that input's
+/// index, else -1). `swapped`: the body computes b op a of the generic's
+/// inputs (a, b).
 static std::optional<wf::JoinKind> matchJoin(Value result, bool &swapped,
-                                             std::string &why) {
+                                             std::string &why,
+                                             int *broadcast = nullptr) {
   auto g = result.getDefiningOp<linalg::GenericOp>();
   if (!g || g.getNumDpsInputs() != 2 || g.getNumResults() != 1) {
     why = "it is not an elementwise op of two tensors";
@@ -636,10 +664,22 @@ static std::optional<wf::JoinKind> matchJoin(Value result, bool &swapped,
       why = "one operand is a constant";
       return std::nullopt;
     }
-  if (!llvm::all_of(g.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }) ||
-      g.getDpsInputs()[0].getType() != result.getType() ||
-      g.getDpsInputs()[1].getType() != result.getType()) {
+  // One operand per channel of the other (y = x * s of a
+  // squeeze-and-excitation block), either way round.
+  int perChannel = -1;
+  for (unsigned i = 0; i < 2; ++i)
+    if (perChannelInput(g, i) &&
+        g.getIndexingMapsArray()[1 - i].isIdentity() &&
+        g.getIndexingMapsArray()[2].isIdentity() &&
+        g.getDpsInputs()[1 - i].getType() == result.getType())
+      perChannel = int(i);
+  if (broadcast)
+    *broadcast = perChannel;
+  if (perChannel < 0 &&
+      (!llvm::all_of(g.getIndexingMapsArray(),
+                     [](AffineMap m) { return m.isIdentity(); }) ||
+       g.getDpsInputs()[0].getType() != result.getType() ||
+       g.getDpsInputs()[1].getType() != result.getType())) {
     why = "its operands are broadcast or of another shape than its result";
     return std::nullopt;
   }
@@ -675,6 +715,16 @@ static std::optional<wf::JoinKind> matchJoin(Value result, bool &swapped,
   if (!kind)
     why = "'" + op.getName().getStringRef().str() +
           "' is not an add, sub, mul, div, max or min";
+  if (kind && perChannel >= 0 && *kind != wf::JoinKind::mul) {
+    why = "one operand is per channel of the other, which only a mul "
+          "takes, not " +
+          stringifyJoinKind(*kind).str();
+    return std::nullopt;
+  }
+  if (kind && perChannel >= 0 && !broadcast) {
+    why = "one operand is per channel of the other";
+    return std::nullopt;
+  }
   return kind;
 }
 
@@ -705,28 +755,40 @@ static Value joinUnderRelu(Value result, wf::JoinKind &kind, bool &swapped) {
 /// max(a op b, 0).
 static void buildJoinLayer(Value result, wf::JoinKind kind, bool swapped,
                            int64_t batch, Layer &layer,
-                           Operation *relu = nullptr) {
+                           Operation *relu = nullptr, int broadcast = -1) {
   auto g = result.getDefiningOp<linalg::GenericOp>();
   auto type = perSample(cast<RankedTensorType>(result.getType()), batch);
   Location loc = g.getLoc();
   layer.kind = Layer::Join;
   layer.join = kind;
+  // A per-channel operand is always b: x * s, or s * x (a mul commutes
+  // exactly), as the kernel takes it.
+  if (broadcast >= 0)
+    swapped = broadcast == 0;
+  layer.joinBroadcast = broadcast >= 0;
   layer.inputs = {g.getDpsInputs()[swapped ? 1 : 0],
                   g.getDpsInputs()[swapped ? 0 : 1]};
+  RankedTensorType typeB = type;
+  AffineMap id = AffineMap::getMultiDimIdentityMap(unsigned(type.getRank()),
+                                                   result.getContext());
+  AffineMap mapB = id;
+  if (broadcast >= 0) {
+    typeB = perSample(cast<RankedTensorType>(layer.inputs[1].getType()), batch);
+    mapB = g.getIndexingMapsArray()[unsigned(broadcast)];
+  }
   layer.body = std::make_unique<Block>();
-  layer.body->addArguments({type, type}, {loc, loc});
+  layer.body->addArguments({type, typeB}, {loc, loc});
   OpBuilder b(result.getContext());
   b.setInsertionPointToEnd(layer.body.get());
   Value empty =
       tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  AffineMap id = b.getMultiDimIdentityMap(unsigned(type.getRank()));
   SmallVector<utils::IteratorType> iters(size_t(type.getRank()),
                                          utils::IteratorType::parallel);
   Operation &op = g.getRegion().front().front();
   layer.bodyResult =
       linalg::GenericOp::create(
           b, loc, TypeRange{type}, layer.body->getArguments(),
-          ValueRange{empty}, ArrayRef<AffineMap>{id, id, id}, iters,
+          ValueRange{empty}, ArrayRef<AffineMap>{id, mapB, id}, iters,
           [&](OpBuilder &nb, Location l, ValueRange args) {
             IRMapping map;
             map.map(op.getOperand(0), swapped ? args[1] : args[0]);
@@ -902,8 +964,10 @@ private:
       buildJoinLayer(joined, reluOf, swapped, net.batch, layer, def);
       return success();
     }
-    if (std::optional<wf::JoinKind> kind = matchJoin(v, swapped, joinWhy)) {
-      buildJoinLayer(v, *kind, swapped, net.batch, layer);
+    int broadcast = -1;
+    if (std::optional<wf::JoinKind> kind =
+            matchJoin(v, swapped, joinWhy, &broadcast)) {
+      buildJoinLayer(v, *kind, swapped, net.batch, layer, nullptr, broadcast);
       return success();
     }
     // An elementwise op of a matrix product that is no dense layer's
@@ -1161,13 +1225,17 @@ featureMaps(const Network &net, ArrayRef<wf::KernelOp> kernels,
                   layer.op != conversion::ColumnOp::Softmax &&
                   layer.op != conversion::ColumnOp::LogSoftmax &&
                   !conversion::isAxisSoftmax(layer.op))) {
+        // (A join's per-channel input is a map of its own, one pixel.)
+        ArrayRef<Value> ins = layer.inputs;
+        if (layer.joinBroadcast)
+          ins = ins.take_front();
         int64_t p = 0;
-        for (Value in : layer.inputs)
+        for (Value in : ins)
           p = std::max(p, pixels.lookup(producer.lookup(in)));
         if (p) {
           if (failed(set(kernel, p, layer.namer)))
             return failure();
-          for (Value in : layer.inputs)
+          for (Value in : ins)
             if (failed(set(producer.lookup(in), p, layer.namer)))
               return failure();
         }
@@ -1330,7 +1398,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
             p.includePad));
       } else if (layer.kind == Layer::Join) {
         scheme = cast<fabric::KernelSchemeAttrInterface>(
-            wf::JoinSchemeAttr::get(ctx, layer.join, layer.joinRelu, -1, 0, 0));
+            wf::JoinSchemeAttr::get(ctx, layer.join, layer.joinRelu, -1, 0, 0,
+                                    layer.joinBroadcast ? 1 : -1));
       } else {
         std::string why;
         FailureOr<fabric::KernelSchemeAttrInterface> s =

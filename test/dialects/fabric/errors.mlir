@@ -438,6 +438,36 @@ fabric.program @join_relu_sub attributes {target = #weft.target<4x4>} {
 
 // -----
 
+fabric.program @join_broadcast_add attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{a join with a per-channel input is a mul without ReLU, not add}}
+  fabric.kernel @k : (tensor<1x2x2x2xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x2x2xf32> scheme #fabric.join<op = add, broadcast = 1> {
+  ^bb0(%a: tensor<1x2x2x2xf32>, %b: tensor<1x2x1x1xf32>):
+    fabric.yield %a : tensor<1x2x2x2xf32>
+  }
+}
+
+// -----
+
+fabric.program @join_broadcast_a attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{a join's per-channel input is b (broadcast = 1; a mul commutes, so the conversion puts it second), or none (-1), not 0}}
+  fabric.kernel @k : (tensor<1x2x1x1xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> scheme #fabric.join<op = mul, broadcast = 0> {
+  ^bb0(%a: tensor<1x2x1x1xf32>, %b: tensor<1x2x2x2xf32>):
+    fabric.yield %b : tensor<1x2x2x2xf32>
+  }
+}
+
+// -----
+
+fabric.program @join_broadcast_buffers_b attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{a join with a per-channel input buffers the feature map (input 0) in whole samples: the scale needs a whole sample of it first; got buffered = 1, fifo_pixels = 0}}
+  fabric.kernel @k : (tensor<1x2x2x2xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x2x2xf32> scheme #fabric.join<op = mul, buffered = 1, fifo = 1, broadcast = 1> {
+  ^bb0(%a: tensor<1x2x2x2xf32>, %b: tensor<1x2x1x1xf32>):
+    fabric.yield %a : tensor<1x2x2x2xf32>
+  }
+}
+
+// -----
+
 fabric.program @conv_groups attributes {target = #weft.target<4x4>} {
   // expected-error @below {{not a convolution: the groups (3) must divide the input and output channels}}
   fabric.kernel @k : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], groups = 3, weights = dense<1.0> : tensor<4x1x1x1xf32>> {

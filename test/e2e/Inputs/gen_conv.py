@@ -112,6 +112,26 @@ class Fire(nn.Module):
         return self.out(torch.cat([self.e1(s), self.e3(s)], 1))
 
 
+class SqueezeExcite(nn.Module):
+    """A convolution, then two squeeze-and-excitation blocks: x * s with a
+    Sigmoid scale (EfficientNet's), then s * x with a Hardsigmoid one
+    (MobileNetV3's), s = act(conv1x1(relu(conv1x1(GlobalAveragePool(x)))))."""
+
+    def __init__(self, c, squeeze):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(4, c, 3, padding=1), nn.ReLU())
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.se1 = nn.Sequential(nn.Conv2d(c, squeeze, 1), nn.ReLU(),
+                                 nn.Conv2d(squeeze, c, 1), nn.Sigmoid())
+        self.se2 = nn.Sequential(nn.Conv2d(c, squeeze, 1), nn.ReLU(),
+                                 nn.Conv2d(squeeze, c, 1), nn.Hardsigmoid())
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = x * self.se1(self.pool(x))
+        return self.se2(self.pool(x)) * x
+
+
 def model(kind):
     if kind == "two-convs":
         return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
@@ -147,6 +167,8 @@ def model(kind):
         return Inception(8), (2, 8, 8, 8)
     if kind == "fire":
         return Fire(8, 4, 16), (2, 8, 15, 15)
+    if kind == "squeeze-excite":
+        return SqueezeExcite(8, 4), (2, 4, 6, 6)
     if kind == "stem":
         # A ResNet-like stem whose 3 input channels leave a 16x16 fabric
         # idle unless its output columns are cut into bands, then a strided
