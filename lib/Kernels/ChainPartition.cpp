@@ -569,6 +569,8 @@ bool withinStateBudget(const std::vector<LayerTable> &tables,
 constexpr size_t kStateBudget = 20000;
 /// The bounded search keeps at most this many partial layouts per kernel.
 constexpr size_t kBeamWidth = 1024;
+/// The beam of the bounded search while `--grid auto` compares heights.
+constexpr size_t kGridBeamWidth = 64;
 
 /// Every kernel's choices on H rows, for every rows entering it.
 std::vector<std::vector<Choice>> allChoices(const std::vector<LayerTable> &tables,
@@ -1319,10 +1321,14 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
   };
   std::vector<Candidate> fits;
   // Heights on which the exact programs would exceed the state budget
-  // take the bounded search's bottlenecks (one run on the full width
-  // gives one for every width).
+  // take the bounded search's bottlenecks, on the full width only, with a
+  // beam of kGridBeamWidth, each height's bisection starting from the
+  // previous bounded height's bottleneck (heights increase, so the
+  // bottleneck mostly falls a little). The grid picked is searched again
+  // with the full beam.
   std::vector<std::vector<Choice>> choices;
   std::set<int64_t> bounded;
+  int64_t previous = kInf;
   for (int64_t h : heights) {
     std::optional<Bottleneck> g;
     std::vector<int64_t> estimates;
@@ -1333,7 +1339,10 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
         choices = allChoices(tables, shape, largest.height());
       estimates.assign(size_t(maxW + 1), kInf);
       estimates[size_t(maxW)] = boundedBottleneck(
-          tables, shape, RelaxedBounds(tables, choices, shape, h), h, maxW);
+          tables, shape, RelaxedBounds(tables, choices, shape, h), h, maxW,
+          kGridBeamWidth, previous);
+      if (estimates[size_t(maxW)] < kInf)
+        previous = estimates[size_t(maxW)];
       bounded.insert(h);
     }
     for (int64_t w : widths) {
@@ -1378,15 +1387,27 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
     choice.mapping = layout(tables, shape, pick->h, pick->w, pick->T);
     return choice;
   }
-  // The bounded search on the grid picked: its program 1 on this width may
-  // find a different bottleneck than the full-width run's estimate.
+  // The bounded search on the grid picked, with the full beam, starting
+  // from the estimate: it may find a smaller bottleneck than the narrow
+  // beam did.
   std::optional<ChainMapping> m = boundedPartition(
-      tables, shape, RelaxedBounds(tables, choices, shape, pick->h), pick->h, pick->w);
+      tables, shape, RelaxedBounds(tables, choices, shape, pick->h), pick->h,
+      pick->w, pick->T);
   if (!m) {
     why = "the bounded search found no layout on the " +
           std::to_string(pick->w) + "x" + std::to_string(pick->h) +
           " fabric it estimated";
     return std::nullopt;
+  }
+  if (m->bottleneckCycles != pick->T) {
+    double work = macs > 0 ? macs : 1.0;
+    choice.utilization = work / (double(pick->w * pick->h) * peak *
+                                 double(m->bottleneckCycles));
+    if (choice.utilization > choice.bestUtilization) {
+      choice.bestUtilization = choice.utilization;
+      choice.bestWidth = pick->w;
+      choice.bestHeight = pick->h;
+    }
   }
   choice.mapping = std::move(*m);
   return choice;
