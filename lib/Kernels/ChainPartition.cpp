@@ -69,14 +69,18 @@ struct LayerTable {
     std::array<int64_t, kNumTileOptions> cost, memory;
   };
   std::map<size_t, Bands> bands;
+  /// cost and memory keep only S = R, indexed by S (compactDiagonal).
+  bool diagonal = false;
 
   int64_t at(int64_t s, int64_t r) const {
     if (s < 1 || r < 1 || s > maxS || r > maxR)
       return -1;
+    if (diagonal)
+      return s == r ? cost[size_t(s)] : -1;
     return cost[size_t(s * (maxR + 1) + r)];
   }
   int64_t mem(int64_t s, int64_t r) const {
-    return memory[size_t(s * (maxR + 1) + r)];
+    return memory[size_t(diagonal ? s : s * (maxR + 1) + r)];
   }
 };
 
@@ -1176,13 +1180,37 @@ std::string whyNothingFits(const NetworkShape &net,
          " fabric has " + std::to_string(W) + " columns";
 }
 
+/// Keeps only the S = R entries of a table that has no other (a join,
+/// column kernel, pooling or grouped convolution): on 994 rows a full
+/// table is 995^2 entries, 16 MB, and DenseNet-121 has some 300 such
+/// kernels.
+void compactDiagonal(LayerTable &t) {
+  if (t.diagonal || !t.bands.empty() || t.maxS != t.maxR)
+    return;
+  size_t n = size_t(t.maxR + 1);
+  for (size_t s = 0; s < n; ++s)
+    for (size_t r = 0; r < n; ++r)
+      if (r != s && t.cost[s * n + r] >= 0)
+        return;
+  std::vector<int64_t> cost(n, -1), memory(n, 0);
+  for (size_t s = 0; s < n; ++s) {
+    cost[s] = t.cost[s * n + s];
+    memory[s] = t.memory[s * n + s];
+  }
+  t.cost = std::move(cost);
+  t.memory = std::move(memory);
+  t.diagonal = true;
+}
+
 std::vector<LayerTable> tabulateNetwork(const NetworkShape &net, Precision p,
                                         const machine::Target &t) {
   std::vector<LayerTable> tables;
   JoinCostCache joinCosts;
-  for (const NetworkLayer &l : net.layers)
+  for (const NetworkLayer &l : net.layers) {
     tables.push_back(tabulate(l.layer, p, int64_t(t.height()),
                               int64_t(t.memoryBytes()), joinCosts));
+    compactDiagonal(tables.back());
+  }
   return tables;
 }
 
