@@ -1151,14 +1151,42 @@ std::string whyNothingFits(const NetworkShape &net,
   }
   // Above the state budget, the relaxed count (every kernel's narrowest
   // choice) is still a number of columns the network needs at least.
+  bool exact = withinStateBudget(tables, shape, H, kStateBudget);
+  std::optional<RelaxedBounds> bounds;
+  if (!exact)
+    bounds.emplace(tables, allChoices(tables, shape, H), shape, H);
   int64_t minWidth =
-      withinStateBudget(tables, shape, H, kStateBudget)
-          ? minimumWidth(tables, shape, H)
-          : RelaxedBounds(tables, allChoices(tables, shape, H), shape, H)
-                .minimumColumns();
+      exact ? minimumWidth(tables, shape, H) : bounds->minimumColumns();
   if (minWidth >= kInf)
     return "no layout on at most " + std::to_string(H) +
            " rows gives the two streams into every join the same rows";
+  if (!exact && minWidth <= W && !bounds->costs().empty()) {
+    // The relaxed count fits but the search found nothing: say where the
+    // search with no bound on the cycles runs out of columns.
+    std::vector<std::vector<Partial>> levels;
+    fewestColumns(tables, shape, *bounds, H, W, bounds->costs().back(),
+                  kBeamWidth, levels);
+    size_t l = 0;
+    while (l + 1 < levels.size() && !levels[l + 1].empty())
+      ++l;
+    if (l < net.layers.size()) {
+      int64_t used = kInf;
+      for (const Partial &p : levels[l])
+        used = std::min(used, p.columns);
+      return "the bounded search (docs/execution-model.md) finds no layout "
+             "of the network of " +
+             std::to_string(net.layers.size()) + " kernels in " +
+             std::to_string(W) + " columns of at most " + std::to_string(H) +
+             " rows: none of its partial layouts extends to kernel " +
+             std::to_string(l) + " (" + describe(net.layers[l].layer) +
+             "), the narrowest of them already using " +
+             std::to_string(used) + " columns, though each kernel's "
+             "narrowest rectangle on its own would need only " +
+             std::to_string(minWidth) +
+             " columns side by side (the rows of the streams between the "
+             "kernels make them wider)";
+    }
+  }
   int64_t bytesPerWeight = p == Precision::Mixed ? 2 : 4;
   int64_t weightBytes = 0;
   for (const NetworkLayer &l : net.layers)
