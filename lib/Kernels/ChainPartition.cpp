@@ -941,7 +941,9 @@ int64_t columnsFound(const std::vector<std::vector<Partial>> &levels,
 /// the hint first and, if a layout fits there, walks down from it in steps
 /// that double until one fails, then bisects what is left; a bottleneck
 /// near the hint thus takes a few runs instead of the full bisection's
-/// log2 of the costs. (The beam makes "a layout fits at T" not quite
+/// log2 of the costs. Without a bottleneck known to fit it tries the
+/// largest cost first: if nothing fits there it gives up after one run.
+/// (The beam makes "a layout fits at T" not quite
 /// monotone in T, so where the search starts can move the answer a
 /// little; every start is deterministic.)
 int64_t boundedBottleneck(const std::vector<LayerTable> &tables,
@@ -986,6 +988,13 @@ int64_t boundedBottleneck(const std::vector<LayerTable> &tables,
     } else {
       lo = std::min(costs.size(), h + 1);
     }
+  }
+  // No bottleneck known to fit: try the loosest first, so that a network
+  // that does not fit at all costs one run, not a whole bisection.
+  if (hi == costs.size() && lo < hi) {
+    if (!fits(costs.size() - 1))
+      return kInf;
+    hi = costs.size() - 1;
   }
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
