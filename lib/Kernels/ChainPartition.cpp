@@ -36,6 +36,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <tuple>
 
 namespace weft::conversion {
@@ -68,14 +69,18 @@ struct LayerTable {
     std::array<int64_t, kNumTileOptions> cost, memory;
   };
   std::map<size_t, Bands> bands;
+  /// cost and memory keep only S = R, indexed by S (compactDiagonal).
+  bool diagonal = false;
 
   int64_t at(int64_t s, int64_t r) const {
     if (s < 1 || r < 1 || s > maxS || r > maxR)
       return -1;
+    if (diagonal)
+      return s == r ? cost[size_t(s)] : -1;
     return cost[size_t(s * (maxR + 1) + r)];
   }
   int64_t mem(int64_t s, int64_t r) const {
-    return memory[size_t(s * (maxR + 1) + r)];
+    return memory[size_t(diagonal ? s : s * (maxR + 1) + r)];
   }
 };
 
@@ -337,9 +342,15 @@ struct Shape {
   std::vector<int64_t> next(size_t l, const std::vector<int64_t> &state,
                             int64_t out) const {
     std::vector<int64_t> n;
+    nextInto(l, state, out, n);
+    return n;
+  }
+  /// next() into `n`, reusing its storage.
+  void nextInto(size_t l, const std::vector<int64_t> &state, int64_t out,
+                std::vector<int64_t> &n) const {
+    n.clear();
     for (int64_t st : live[l + 1])
       n.push_back(st == output[l] ? out : rowsOf(l, state, st));
-    return n;
   }
   /// Every assignment of 1..H rows to the streams live before kernel 0,
   /// in lexicographic order.
@@ -571,6 +582,8 @@ bool withinStateBudget(const std::vector<LayerTable> &tables,
 constexpr size_t kStateBudget = 20000;
 /// The bounded search keeps at most this many partial layouts per kernel.
 constexpr size_t kBeamWidth = 1024;
+/// The beam of the bounded search while `--grid auto` compares heights.
+constexpr size_t kGridBeamWidth = 64;
 
 /// Every kernel's choices on H rows, for every rows entering it.
 std::vector<std::vector<Choice>> allChoices(const std::vector<LayerTable> &tables,
@@ -664,7 +677,8 @@ public:
                        const std::vector<int64_t> &state) const {
     int64_t extra = 0;
     // (stream, rows): a column or join kernel passes its input's rows on.
-    std::vector<std::pair<int64_t, int64_t>> work;
+    std::vector<std::pair<int64_t, int64_t>> &work = scratch;
+    work.clear();
     for (size_t i = 0; i < state.size(); ++i)
       work.push_back({shape.live[l][i], state[i]});
     while (!work.empty()) {
@@ -717,6 +731,8 @@ public:
                     std::vector<int64_t> &keys) const;
 
 private:
+  /// extraColumns' work list, kept to spare the allocation.
+  mutable std::vector<std::pair<int64_t, int64_t>> scratch;
   std::vector<int64_t> allCosts;
   std::vector<std::vector<size_t>> readers;
   /// Per kernel: its output has its input's rows (not smeared).
@@ -755,55 +771,123 @@ struct Partial {
   Choice choice;
 };
 
+/// A hash of a row assignment (the bounded search's program 1 keeps one
+/// partial per assignment).
+struct StateHash {
+  size_t operator()(const std::vector<int64_t> &s) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : s)
+      h = (h ^ uint64_t(v)) * 1099511628211ull;
+    return size_t(h);
+  }
+};
+
 /// The bounded search: the programs of the exact search run forward over
 /// the kernels, keeping per row assignment only the partial layouts no
-/// other one beats in both columns and value, and at most kBeamWidth of
-/// them per kernel, the best by `rank` (deterministic: ties by columns,
-/// then by the rows). `T` < kInf: program 2 at bottleneck T; otherwise
-/// program 1. Returns the partials after the last kernel, with every
-/// kernel's for the trace in `levels`.
+/// other one beats in both columns and value, and at most `beam` of them
+/// per kernel, the best by `rank` (deterministic: ties by columns, then by
+/// the rows). `T` < kInf: program 2 at bottleneck T; otherwise program 1.
+/// `columnsOnly` (program 1, whose value is always 0): per row assignment
+/// only the fewest columns count, so the expansion keeps one partial per
+/// assignment as it goes (the first of the narrowest: lowest parent, then
+/// the choices' order) instead of sorting every candidate. Returns the
+/// partials after the last kernel, with every kernel's for the trace in
+/// `levels`.
 template <typename Value, typename Rank>
 void searchForward(const std::vector<LayerTable> &tables, const Shape &shape,
-                   int64_t H, int64_t W, int64_t T, Value value, Rank rank,
+                   int64_t H, int64_t W, int64_t T, size_t beam,
+                   bool columnsOnly, Value value, Rank rank,
                    std::vector<std::vector<Partial>> &levels) {
   size_t L = tables.size();
   levels.assign(L + 1, {});
   for (std::vector<int64_t> &s : shape.initialStates(H))
     levels[0].push_back(Partial{std::move(s), 0, 0, -1, Choice{}});
+  // Program 1's per-parent narrowest choice per rows out, and the index of
+  // each assignment's partial.
+  std::vector<int64_t> narrowestOut(size_t(H + 1), -1);
+  std::vector<Choice> choiceOut(size_t(H + 1));
+  std::vector<int64_t> outs;
+  std::unordered_map<std::vector<int64_t>, size_t, StateHash> index;
   for (size_t l = 0; l < L; ++l) {
-    std::vector<Partial> next;
-    const std::vector<Partial> &cur = levels[l];
-    for (size_t i = 0; i < cur.size(); ++i) {
-      const Partial &p = cur[i];
-      int64_t r = shape.inputRows(l, p.state);
-      if (!r)
-        continue;
-      forEachChoice(tables[l], r, H, shape.outChannels(l),
-                    [&](const Choice &ch) {
-                      if (ch.cost > T)
-                        return;
-                      int64_t cols = p.columns + ch.width;
-                      if (cols > W)
-                        return;
-                      int64_t v = value(p.value, ch);
-                      next.push_back(Partial{shape.next(l, p.state, ch.out),
-                                             cols, v, int64_t(i), ch});
-                    });
-    }
-    // Per state, the front of (columns, value): sorted by state, columns,
-    // value, an entry survives when its value beats every narrower one's.
-    std::sort(next.begin(), next.end(), [](const Partial &a, const Partial &b) {
-      return std::tie(a.state, a.columns, a.value, a.parent) <
-             std::tie(b.state, b.columns, b.value, b.parent);
-    });
     std::vector<Partial> front;
-    for (Partial &p : next) {
-      if (!front.empty() && front.back().state == p.state &&
-          front.back().value <= p.value)
-        continue;
-      front.push_back(std::move(p));
+    const std::vector<Partial> &cur = levels[l];
+    if (columnsOnly) {
+      index.clear();
+      std::vector<int64_t> st;
+      for (size_t i = 0; i < cur.size(); ++i) {
+        const Partial &p = cur[i];
+        int64_t r = shape.inputRows(l, p.state);
+        if (!r)
+          continue;
+        outs.clear();
+        forEachChoice(tables[l], r, H, shape.outChannels(l),
+                      [&](const Choice &ch) {
+                        if (ch.cost > T || p.columns + ch.width > W)
+                          return;
+                        int64_t &n = narrowestOut[size_t(ch.out)];
+                        if (n < 0)
+                          outs.push_back(ch.out);
+                        if (n < 0 || ch.width < n) {
+                          n = ch.width;
+                          choiceOut[size_t(ch.out)] = ch;
+                        }
+                      });
+        // Increasing rows out, as the sort by state would meet them.
+        std::sort(outs.begin(), outs.end());
+        for (int64_t out : outs) {
+          const Choice &ch = choiceOut[size_t(out)];
+          narrowestOut[size_t(out)] = -1;
+          shape.nextInto(l, p.state, out, st);
+          int64_t cols = p.columns + ch.width;
+          auto it = index.find(st);
+          if (it == index.end()) {
+            index.emplace(st, front.size());
+            front.push_back(Partial{st, cols, 0, int64_t(i), ch});
+          } else if (cols < front[it->second].columns) {
+            front[it->second].columns = cols;
+            front[it->second].parent = int64_t(i);
+            front[it->second].choice = ch;
+          }
+        }
+      }
+      std::sort(front.begin(), front.end(),
+                [](const Partial &a, const Partial &b) {
+                  return a.state < b.state;
+                });
+    } else {
+      std::vector<Partial> next;
+      for (size_t i = 0; i < cur.size(); ++i) {
+        const Partial &p = cur[i];
+        int64_t r = shape.inputRows(l, p.state);
+        if (!r)
+          continue;
+        forEachChoice(tables[l], r, H, shape.outChannels(l),
+                      [&](const Choice &ch) {
+                        if (ch.cost > T)
+                          return;
+                        int64_t cols = p.columns + ch.width;
+                        if (cols > W)
+                          return;
+                        int64_t v = value(p.value, ch);
+                        next.push_back(Partial{shape.next(l, p.state, ch.out),
+                                               cols, v, int64_t(i), ch});
+                      });
+      }
+      // Per state, the front of (columns, value): sorted by state, columns,
+      // value, an entry survives when its value beats every narrower one's.
+      std::sort(next.begin(), next.end(),
+                [](const Partial &a, const Partial &b) {
+                  return std::tie(a.state, a.columns, a.value, a.parent) <
+                         std::tie(b.state, b.columns, b.value, b.parent);
+                });
+      for (Partial &p : next) {
+        if (!front.empty() && front.back().state == p.state &&
+            front.back().value <= p.value)
+          continue;
+        front.push_back(std::move(p));
+      }
     }
-    // Drop what cannot fit, then keep the best kBeamWidth.
+    // Drop what cannot fit, then keep the best `beam`.
     std::vector<std::pair<std::array<int64_t, 2>, size_t>> order;
     for (size_t i = 0; i < front.size(); ++i) {
       std::array<int64_t, 2> k = rank(l + 1, front[i]);
@@ -815,8 +899,8 @@ void searchForward(const std::vector<LayerTable> &tables, const Shape &shape,
                        return std::tie(a.first, front[a.second].columns) <
                               std::tie(b.first, front[b.second].columns);
                      });
-    if (order.size() > kBeamWidth)
-      order.resize(kBeamWidth);
+    if (order.size() > beam)
+      order.resize(beam);
     std::sort(order.begin(), order.end(),
               [](const auto &a, const auto &b) { return a.second < b.second; });
     for (const auto &o : order)
@@ -830,9 +914,11 @@ void searchForward(const std::vector<LayerTable> &tables, const Shape &shape,
 /// what their streams' rows already fix, the fewest columns).
 void fewestColumns(const std::vector<LayerTable> &tables, const Shape &shape,
                    const RelaxedBounds &bounds, int64_t H, int64_t W,
-                   int64_t T, std::vector<std::vector<Partial>> &levels) {
+                   int64_t T, size_t beam,
+                   std::vector<std::vector<Partial>> &levels) {
   searchForward(
-      tables, shape, H, W, T, [](int64_t, const Choice &) { return 0; },
+      tables, shape, H, W, T, beam, /*columnsOnly=*/true,
+      [](int64_t, const Choice &) { return 0; },
       [&](size_t l, const Partial &p) {
         int64_t extra = bounds.extraColumns(shape, l, p.state);
         if (extra >= kInf)
@@ -856,18 +942,72 @@ int64_t columnsFound(const std::vector<std::vector<Partial>> &levels,
 }
 
 /// The bounded search's bottleneck on H x W: the smallest of the kernels'
-/// costs at which fewestColumns finds a layout in W columns, by bisection
-/// over the sorted costs (kInf if none).
+/// costs at which fewestColumns (with a beam of `beam`) finds a layout in W
+/// columns (kInf if none). It bisects over the sorted costs from the first
+/// at which the relaxed count fits W (below it no layout fits: every kernel
+/// is at least as wide as its narrowest choice of at most T cycles). With a
+/// `hint` (a bottleneck found before, on another height or beam), it tries
+/// the hint first and, if a layout fits there, walks down from it in steps
+/// that double until one fails, then bisects what is left; a bottleneck
+/// near the hint thus takes a few runs instead of the full bisection's
+/// log2 of the costs. Without a bottleneck known to fit it tries the
+/// largest cost first: if nothing fits there it gives up after one run.
+/// (The beam makes "a layout fits at T" not quite
+/// monotone in T, so where the search starts can move the answer a
+/// little; every start is deterministic.)
 int64_t boundedBottleneck(const std::vector<LayerTable> &tables,
                           const Shape &shape, const RelaxedBounds &bounds,
-                          int64_t H, int64_t W) {
+                          int64_t H, int64_t W, size_t beam = kBeamWidth,
+                          int64_t hint = kInf) {
   const std::vector<int64_t> &costs = bounds.costs();
   std::vector<std::vector<Partial>> levels;
+  auto fits = [&](size_t i) {
+    fewestColumns(tables, shape, bounds, H, W, costs[i], beam, levels);
+    return columnsFound(levels) <= W;
+  };
+  std::vector<int64_t> width, keys;
+  auto relaxedFits = [&](size_t i) {
+    bounds.atBottleneck(costs[i], width, keys);
+    return width[0] <= W;
+  };
   size_t lo = 0, hi = costs.size();
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    fewestColumns(tables, shape, bounds, H, W, costs[mid], levels);
-    if (columnsFound(levels) <= W)
+    if (relaxedFits(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  hi = costs.size();
+  if (hint < kInf) {
+    size_t h = size_t(std::lower_bound(costs.begin(), costs.end(), hint) -
+                      costs.begin());
+    if (h < lo) {
+      // The hint is below what can fit: search from lo as without a hint.
+    } else if (h < costs.size() && fits(h)) {
+      hi = h;
+      for (size_t step = 1; hi > lo; step *= 2) {
+        size_t probe = hi - std::min(step, hi - lo);
+        if (!fits(probe)) {
+          lo = probe + 1;
+          break;
+        }
+        hi = probe;
+      }
+    } else {
+      lo = std::min(costs.size(), h + 1);
+    }
+  }
+  // No bottleneck known to fit: try the loosest first, so that a network
+  // that does not fit at all costs one run, not a whole bisection.
+  if (hi == costs.size() && lo < hi) {
+    if (!fits(costs.size() - 1))
+      return kInf;
+    hi = costs.size() - 1;
+  }
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (fits(mid))
       hi = mid;
     else
       lo = mid + 1;
@@ -919,12 +1059,13 @@ ChainMapping trace(const Shape &shape,
 /// fits, program 1's layout); nullopt when it finds none.
 std::optional<ChainMapping>
 boundedPartition(const std::vector<LayerTable> &tables, const Shape &shape,
-                 const RelaxedBounds &bounds, int64_t H, int64_t W) {
-  int64_t T = boundedBottleneck(tables, shape, bounds, H, W);
+                 const RelaxedBounds &bounds, int64_t H, int64_t W,
+                 int64_t hint = kInf) {
+  int64_t T = boundedBottleneck(tables, shape, bounds, H, W, kBeamWidth, hint);
   if (T >= kInf)
     return std::nullopt;
   std::vector<std::vector<Partial>> first;
-  fewestColumns(tables, shape, bounds, H, W, T, first);
+  fewestColumns(tables, shape, bounds, H, W, T, kBeamWidth, first);
   size_t best = 0;
   columnsFound(first, &best);
   // The smallest key, then the fewest columns (the first of equals:
@@ -940,7 +1081,7 @@ boundedPartition(const std::vector<LayerTable> &tables, const Shape &shape,
   std::vector<int64_t> restWidth, restKey;
   bounds.atBottleneck(T, restWidth, restKey);
   std::vector<std::vector<Partial>> second;
-  searchForward(tables, shape, H, W, T,
+  searchForward(tables, shape, H, W, T, kBeamWidth, /*columnsOnly=*/false,
                 [](int64_t v, const Choice &ch) {
                   return v + key(ch.width * ch.out, ch.cost);
                 },
@@ -955,16 +1096,6 @@ boundedPartition(const std::vector<LayerTable> &tables, const Shape &shape,
   if (second.back().empty())
     return trace(shape, first, best);
   return trace(shape, second, bestOf(second.back()));
-}
-
-std::vector<LayerTable> tabulateChain(const std::vector<ChainLayer> &chain,
-                                      Precision p, const machine::Target &t) {
-  std::vector<LayerTable> tables;
-  JoinCostCache joinCosts;
-  for (const ChainLayer &l : chain)
-    tables.push_back(tabulate(l, p, int64_t(t.height()),
-                              int64_t(t.memoryBytes()), joinCosts));
-  return tables;
 }
 
 std::string describe(const ChainLayer &l) {
@@ -1038,14 +1169,42 @@ std::string whyNothingFits(const NetworkShape &net,
   }
   // Above the state budget, the relaxed count (every kernel's narrowest
   // choice) is still a number of columns the network needs at least.
+  bool exact = withinStateBudget(tables, shape, H, kStateBudget);
+  std::optional<RelaxedBounds> bounds;
+  if (!exact)
+    bounds.emplace(tables, allChoices(tables, shape, H), shape, H);
   int64_t minWidth =
-      withinStateBudget(tables, shape, H, kStateBudget)
-          ? minimumWidth(tables, shape, H)
-          : RelaxedBounds(tables, allChoices(tables, shape, H), shape, H)
-                .minimumColumns();
+      exact ? minimumWidth(tables, shape, H) : bounds->minimumColumns();
   if (minWidth >= kInf)
     return "no layout on at most " + std::to_string(H) +
            " rows gives the two streams into every join the same rows";
+  if (!exact && minWidth <= W && !bounds->costs().empty()) {
+    // The relaxed count fits but the search found nothing: say where the
+    // search with no bound on the cycles runs out of columns.
+    std::vector<std::vector<Partial>> levels;
+    fewestColumns(tables, shape, *bounds, H, W, bounds->costs().back(),
+                  kBeamWidth, levels);
+    size_t l = 0;
+    while (l + 1 < levels.size() && !levels[l + 1].empty())
+      ++l;
+    if (l < net.layers.size()) {
+      int64_t used = kInf;
+      for (const Partial &p : levels[l])
+        used = std::min(used, p.columns);
+      return "the bounded search (docs/execution-model.md) finds no layout "
+             "of the network of " +
+             std::to_string(net.layers.size()) + " kernels in " +
+             std::to_string(W) + " columns of at most " + std::to_string(H) +
+             " rows: none of its partial layouts extends to kernel " +
+             std::to_string(l) + " (" + describe(net.layers[l].layer) +
+             "), the narrowest of them already using " +
+             std::to_string(used) + " columns, though each kernel's "
+             "narrowest rectangle on its own would need only " +
+             std::to_string(minWidth) +
+             " columns side by side (the rows of the streams between the "
+             "kernels make them wider)";
+    }
+  }
   int64_t bytesPerWeight = p == Precision::Mixed ? 2 : 4;
   int64_t weightBytes = 0;
   for (const NetworkLayer &l : net.layers)
@@ -1067,13 +1226,37 @@ std::string whyNothingFits(const NetworkShape &net,
          " fabric has " + std::to_string(W) + " columns";
 }
 
+/// Keeps only the S = R entries of a table that has no other (a join,
+/// column kernel, pooling or grouped convolution): on 994 rows a full
+/// table is 995^2 entries, 16 MB, and DenseNet-121 has some 300 such
+/// kernels.
+void compactDiagonal(LayerTable &t) {
+  if (t.diagonal || !t.bands.empty() || t.maxS != t.maxR)
+    return;
+  size_t n = size_t(t.maxR + 1);
+  for (size_t s = 0; s < n; ++s)
+    for (size_t r = 0; r < n; ++r)
+      if (r != s && t.cost[s * n + r] >= 0)
+        return;
+  std::vector<int64_t> cost(n, -1), memory(n, 0);
+  for (size_t s = 0; s < n; ++s) {
+    cost[s] = t.cost[s * n + s];
+    memory[s] = t.memory[s * n + s];
+  }
+  t.cost = std::move(cost);
+  t.memory = std::move(memory);
+  t.diagonal = true;
+}
+
 std::vector<LayerTable> tabulateNetwork(const NetworkShape &net, Precision p,
                                         const machine::Target &t) {
   std::vector<LayerTable> tables;
   JoinCostCache joinCosts;
-  for (const NetworkLayer &l : net.layers)
+  for (const NetworkLayer &l : net.layers) {
     tables.push_back(tabulate(l.layer, p, int64_t(t.height()),
                               int64_t(t.memoryBytes()), joinCosts));
+    compactDiagonal(tables.back());
+  }
   return tables;
 }
 
@@ -1212,10 +1395,14 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
   };
   std::vector<Candidate> fits;
   // Heights on which the exact programs would exceed the state budget
-  // take the bounded search's bottlenecks (one run on the full width
-  // gives one for every width).
+  // take the bounded search's bottlenecks, on the full width only, with a
+  // beam of kGridBeamWidth, each height's bisection starting from the
+  // previous bounded height's bottleneck (heights increase, so the
+  // bottleneck mostly falls a little). The grid picked is searched again
+  // with the full beam.
   std::vector<std::vector<Choice>> choices;
   std::set<int64_t> bounded;
+  int64_t previous = kInf;
   for (int64_t h : heights) {
     std::optional<Bottleneck> g;
     std::vector<int64_t> estimates;
@@ -1226,7 +1413,10 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
         choices = allChoices(tables, shape, largest.height());
       estimates.assign(size_t(maxW + 1), kInf);
       estimates[size_t(maxW)] = boundedBottleneck(
-          tables, shape, RelaxedBounds(tables, choices, shape, h), h, maxW);
+          tables, shape, RelaxedBounds(tables, choices, shape, h), h, maxW,
+          kGridBeamWidth, previous);
+      if (estimates[size_t(maxW)] < kInf)
+        previous = estimates[size_t(maxW)];
       bounded.insert(h);
     }
     for (int64_t w : widths) {
@@ -1271,15 +1461,27 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
     choice.mapping = layout(tables, shape, pick->h, pick->w, pick->T);
     return choice;
   }
-  // The bounded search on the grid picked: its program 1 on this width may
-  // find a different bottleneck than the full-width run's estimate.
+  // The bounded search on the grid picked, with the full beam, starting
+  // from the estimate: it may find a smaller bottleneck than the narrow
+  // beam did.
   std::optional<ChainMapping> m = boundedPartition(
-      tables, shape, RelaxedBounds(tables, choices, shape, pick->h), pick->h, pick->w);
+      tables, shape, RelaxedBounds(tables, choices, shape, pick->h), pick->h,
+      pick->w, pick->T);
   if (!m) {
     why = "the bounded search found no layout on the " +
           std::to_string(pick->w) + "x" + std::to_string(pick->h) +
           " fabric it estimated";
     return std::nullopt;
+  }
+  if (m->bottleneckCycles != pick->T) {
+    double work = macs > 0 ? macs : 1.0;
+    choice.utilization = work / (double(pick->w * pick->h) * peak *
+                                 double(m->bottleneckCycles));
+    if (choice.utilization > choice.bestUtilization) {
+      choice.bestUtilization = choice.utilization;
+      choice.bestWidth = pick->w;
+      choice.bestHeight = pick->h;
+    }
   }
   choice.mapping = std::move(*m);
   return choice;

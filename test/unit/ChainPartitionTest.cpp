@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 
 using namespace weft;
@@ -537,4 +538,55 @@ TEST(NetworkPartition, SmallForkStaysExact) {
   ASSERT_TRUE(m) << why;
   EXPECT_EQ(m->bottleneckCycles, best.first);
   EXPECT_EQ(m->pes, best.second);
+}
+
+TEST(NetworkPartition, ChooseGridAboveTheBudgetIsFastAndDeterministic) {
+  // 12 branches: every height from 3 up exceeds the state budget, so
+  // --grid auto compares heights with the bounded search (a narrow beam,
+  // each height's bisection starting from the previous height's
+  // bottleneck) and searches the grid it picks again with the full beam.
+  NetworkShape net = wideFork(12, 256);
+  std::string why;
+  auto start = std::chrono::steady_clock::now();
+  auto g = chooseGrid(net, Precision::FP32, grid(40, 16), 0.05, why);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  ASSERT_TRUE(g) << why;
+  // About a second here; the bound only catches a return to a search per
+  // height that is orders of magnitude slower.
+  EXPECT_LT(seconds, 60.0);
+  // Heights 1 and 2 (exact) fit in no 40 columns (each branch's 256 x 256
+  // weights need 6 PEs); the bounded heights 3 .. 16 all fit on the full
+  // width, the only one they are tried on.
+  EXPECT_EQ(g->width, 40);
+  EXPECT_GE(g->height, 3);
+  EXPECT_EQ(g->gridsFitting, 14);
+  const ChainMapping &m = g->mapping;
+  EXPECT_LE(m.width, g->width);
+  EXPECT_LE(m.height, g->height);
+  EXPECT_GT(g->utilization, 0.0);
+  EXPECT_LE(g->utilization, g->bestUtilization);
+  // A valid layout: streams agree, the slowest kernel is the bottleneck.
+  int64_t worst = 0;
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    const NetworkLayer &nl = net.layers[l];
+    int64_t in = m.streamRows[size_t(nl.inputs[0])];
+    for (int64_t s : nl.inputs)
+      EXPECT_EQ(m.streamRows[size_t(s)], in) << "kernel " << l;
+    EXPECT_EQ(m.streamRows[size_t(nl.output)], m.kernels[l].rows);
+    worst = std::max(worst, m.kernels[l].predictedCycles);
+  }
+  EXPECT_EQ(m.bottleneckCycles, worst);
+  // Deterministic: the same input picks the same grid and layout.
+  auto again = chooseGrid(net, Precision::FP32, grid(40, 16), 0.05, why);
+  ASSERT_TRUE(again) << why;
+  EXPECT_EQ(again->width, g->width);
+  EXPECT_EQ(again->height, g->height);
+  EXPECT_EQ(again->mapping.bottleneckCycles, m.bottleneckCycles);
+  ASSERT_EQ(again->mapping.kernels.size(), m.kernels.size());
+  for (size_t l = 0; l < m.kernels.size(); ++l) {
+    EXPECT_EQ(again->mapping.kernels[l].width, m.kernels[l].width);
+    EXPECT_EQ(again->mapping.kernels[l].rows, m.kernels[l].rows);
+  }
 }
