@@ -31,19 +31,22 @@ int64_t Graph::streamOf(fab::IoOp io) const {
 /// (docs/execution-model.md, "Pooling", "Depthwise convolution").
 static LogicalResult placeWindowColumn(Stage &st, const KernelInfo &info,
                                        common::RectAttr rect, int64_t units,
-                                       StringRef what, StringRef unit) {
+                                       StringRef what, StringRef unit,
+                                       int64_t tiles = 1) {
   fab::KernelOp kernel = st.kernel;
   int64_t rows = rect.getHeight();
-  if (rect.getWidth() != 1 || rect.getY() != 0)
+  if (int64_t(rect.getWidth()) != tiles || rect.getY() != 0)
     return kernel.emitOpError("is a ")
-           << kernel.getScheme().getSummary()
-           << " and must occupy one column from row 0, not "
-           << rect.getWidth() << " columns from row " << rect.getY();
+           << kernel.getScheme().getSummary() << " and must occupy "
+           << (tiles == 1 ? std::string("one column")
+                          : std::to_string(tiles) + " columns (a band each)")
+           << " from row 0, not " << rect.getWidth() << " columns from row "
+           << rect.getY();
   if (units % rows)
     return kernel.emitOpError(what)
            << units << unit << "; its " << rows << " rows must divide them";
   st.x = rect.getX();
-  st.width = 1;
+  st.width = tiles;
   st.height = rows;
   st.inRows = st.outRows = rows;
   st.inN = info.inN;
@@ -121,9 +124,14 @@ static LogicalResult placeKernel(Stage &st) {
   if (info->isDepthwise()) {
     // A column of whole groups per row (docs/execution-model.md,
     // "Depthwise convolution").
+    int64_t tiles = int64_t(kernel.getTiles());
     if (failed(placeWindowColumn(st, *info, *rect, info->layer.conv.groups,
-                                 "is a convolution of ", " groups")))
+                                 "is a convolution of ", " groups", tiles)))
       return failure();
+    if (tiles > 1 && convTiles(info->layer.conv, tiles).empty())
+      return kernel.emitOpError("cannot cut its ")
+             << info->layer.conv.wout() << " output columns into " << tiles
+             << " bands";
     st.depthwise = true;
     st.layer = info->dense;
     return success();

@@ -148,6 +148,8 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
     const Stage &st = graph->stages[size_t(s.producer)];
     if (st.dense && st.layer.conv)
       return convResults(*st.layer.conv, st.m);
+    if (st.depthwise)
+      return depthwiseBandResults(*st.layer.conv, st.x, st.height, st.width);
     return st.dense ? denseResults(st.m) : columnResults(st.x, 0, st.height);
   };
   auto eastEdge = [&](const GraphStream &s) -> int64_t {
@@ -197,6 +199,9 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
           });
       if (c.dense && c.layer.conv)
         plan.append(convRowsToDiagonals(*c.layer.conv, c.m, passThrough));
+      else if (c.depthwise)
+        plan.append(depthwiseBandInputs(*c.layer.conv, c.x, c.height, c.width,
+                                        passThrough));
       else
         plan.append(c.dense ? denseRowsToDiagonal(c.m)
                             : columnInputs(c.x, 0, c.height));

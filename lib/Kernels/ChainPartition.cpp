@@ -202,6 +202,25 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           continue;
         t.cost[i] = predictDepthwiseCycles(l.conv, r);
         t.memory[i] = depthwiseMemoryPerPE(l.conv, r);
+        // Bands of output columns, a column each.
+        LayerTable::Bands bands;
+        bands.cost.fill(-1);
+        bands.memory.fill(0);
+        bool any = false;
+        for (size_t k = 0; k < kNumTileOptions; ++k) {
+          int64_t tiles = kTileOptions[k];
+          if (tiles > l.conv.wout() ||
+              !depthwiseBandsProblem(l.conv, r, tiles, memoryBytes).empty())
+            continue;
+          int64_t c = predictDepthwiseBandsCycles(l.conv, r, tiles);
+          if (c >= t.cost[i])
+            continue;
+          bands.cost[k] = c;
+          bands.memory[k] = depthwiseBandsMemoryPerPE(l.conv, r, tiles);
+          any = true;
+        }
+        if (any)
+          t.bands.emplace(i, bands);
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv) {
@@ -266,8 +285,16 @@ void forEachChoice(const LayerTable &t, int64_t r, int64_t H, int64_t channels,
                    F f) {
   if (!t.layer.smeared()) {
     int64_t c = t.at(r, r);
-    if (c >= 0 && r <= H && (!channels || channels % r == 0))
-      f(Choice{1, r, r, c, 1, t.mem(r, r)});
+    if (c < 0 || r > H || (channels && channels % r))
+      return;
+    f(Choice{1, r, r, c, 1, t.mem(r, r)});
+    // A depthwise convolution in bands: a column a band.
+    auto it = t.bands.find(size_t(r * (t.maxR + 1) + r));
+    if (it != t.bands.end())
+      for (size_t k = 0; k < kNumTileOptions; ++k)
+        if (int64_t ct = it->second.cost[k]; ct >= 0)
+          f(Choice{kTileOptions[k], r, r, ct, kTileOptions[k],
+                   it->second.memory[k]});
     return;
   }
   if (r > H)

@@ -159,4 +159,44 @@ std::string depthwiseMappingProblem(const ConvShape &s, int64_t rows,
   return "";
 }
 
+std::string depthwiseBandsProblem(const ConvShape &s, int64_t rows,
+                                  int64_t tiles, int64_t memoryBytes) {
+  if (tiles == 1)
+    return depthwiseMappingProblem(s, rows, memoryBytes);
+  std::vector<ConvTile> bands = convTiles(s, tiles);
+  if (bands.empty())
+    return "cannot cut its " + std::to_string(s.wout()) +
+           " output columns into " + std::to_string(tiles) + " bands";
+  for (const ConvTile &b : bands)
+    if (std::string why = depthwiseMappingProblem(b.shape, rows, memoryBytes);
+        !why.empty())
+      return "band of output columns [" + std::to_string(b.out0) + ", " +
+             std::to_string(b.out1) + "): " + why;
+  return "";
+}
+
+int64_t predictDepthwiseBandsCycles(const ConvShape &s, int64_t rows,
+                                    int64_t tiles) {
+  if (tiles == 1)
+    return predictDepthwiseCycles(s, rows);
+  int64_t most = 0;
+  for (const ConvTile &b : convTiles(s, tiles))
+    most = std::max(most, predictDepthwiseCycles(b.shape, rows));
+  // Every band's input columns pass one lane a row, and every band's output
+  // columns leave on one.
+  int64_t in = s.hin * s.win * depthwiseLc(s, rows);
+  int64_t out = s.hout() * s.wout() * depthwiseLo(s, rows);
+  return std::max({most, in, out});
+}
+
+int64_t depthwiseBandsMemoryPerPE(const ConvShape &s, int64_t rows,
+                                  int64_t tiles) {
+  if (tiles == 1)
+    return depthwiseMemoryPerPE(s, rows);
+  int64_t most = 0;
+  for (const ConvTile &b : convTiles(s, tiles))
+    most = std::max(most, depthwiseMemoryPerPE(b.shape, rows));
+  return most;
+}
+
 } // namespace weft::conversion

@@ -168,6 +168,62 @@ RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m,
   return p;
 }
 
+RoutePlan depthwiseBandInputs(const ConvShape &s, int64_t x, int64_t rows,
+                              int64_t tiles, bool passThrough) {
+  if (tiles <= 1)
+    return columnInputs(x, 0, rows);
+  std::vector<ConvTile> bands = convTiles(s, tiles);
+  assert(!bands.empty() && "the bands were checked at placement");
+  const int64_t lc = s.cin / rows;
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
+               ramp = dirBit(Dir::Ramp);
+  RoutePlan p;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t t = 0; t < tiles; ++t) {
+      const ConvTile &b = bands[size_t(t)];
+      if (passThrough) {
+        p.addPositions(x + t, r,
+                       {{west, east, b.in0 * lc},
+                        {west, ramp | east, (b.in1 - b.in0) * lc},
+                        {west, east, (s.win - b.in1) * lc}});
+      } else if (t + 1 == tiles) {
+        // What arrives: input columns [b.in0, win) (the west bands took
+        // theirs).
+        p.add(x + t, r, west, ramp);
+      } else {
+        const ConvTile &next = bands[size_t(t + 1)];
+        p.addPositions(x + t, r,
+                       {{west, ramp, (next.in0 - b.in0) * lc},
+                        {west, ramp | east, (b.in1 - next.in0) * lc},
+                        {west, east, (s.win - b.in1) * lc}});
+      }
+    }
+  return p;
+}
+
+RoutePlan depthwiseBandResults(const ConvShape &s, int64_t x, int64_t rows,
+                               int64_t tiles) {
+  if (tiles <= 1)
+    return columnResults(x, 0, rows);
+  std::vector<ConvTile> bands = convTiles(s, tiles);
+  assert(!bands.empty() && "the bands were checked at placement");
+  const int64_t lo = s.cout / rows;
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
+               ramp = dirBit(Dir::Ramp);
+  RoutePlan p;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t t = 0; t < tiles; ++t) {
+      const ConvTile &b = bands[size_t(t)];
+      if (t == 0)
+        p.add(x, r, ramp, east);
+      else
+        p.addPositions(x + t, r,
+                       {{west, east, b.out0 * lo},
+                        {ramp, east, (b.out1 - b.out0) * lo}});
+    }
+  return p;
+}
+
 RoutePlan convResults(const ConvShape &s, const DenseMapping &m) {
   if (m.tiles <= 1)
     return denseResults(m);

@@ -306,3 +306,105 @@ TEST(Routing, ConvBandsTakeTheirColumnsAndMergeInOrder) {
         }
   EXPECT_GT(cases, 40);
 }
+
+// A depthwise convolution in bands, a column each: on every row the lane's
+// columns reach exactly the bands that read them (with and without a
+// reader further east), and the bands' output columns leave merged in
+// order.
+TEST(Routing, DepthwiseBandsTakeTheirColumnsAndMergeInOrder) {
+  auto dw = [](int64_t c, int64_t w, int64_t k, int64_t st, int64_t pad,
+               int64_t mult) {
+    ConvShape s;
+    s.cin = c, s.hin = 3, s.win = w, s.cout = c * mult, s.groups = c;
+    s.kh = s.kw = k, s.sh = s.sw = st, s.pt = s.pl = s.pb = s.pr = pad;
+    return s;
+  };
+  int cases = 0;
+  for (const ConvShape &s : {dw(4, 16, 3, 1, 1, 1), dw(6, 15, 3, 2, 1, 2),
+                             dw(4, 12, 5, 1, 2, 1), dw(2, 9, 3, 2, 0, 1)})
+    for (int64_t rows : {1, 2})
+      for (int64_t tiles = 2; tiles <= 5; ++tiles) {
+        std::vector<ConvTile> bands = convTiles(s, tiles);
+        if (s.groups % rows || bands.empty())
+          continue;
+        ++cases;
+        const int64_t x0 = 3, lc = s.cin / rows, lo = s.cout / rows;
+        for (bool passThrough : {false, true}) {
+          RoutePlan in = depthwiseBandInputs(s, x0, rows, tiles, passThrough);
+          for (int64_t r = 0; r < rows; ++r) {
+            std::map<PE, std::pair<size_t, int64_t>> state;
+            std::map<int64_t, std::vector<int64_t>> got; // band -> columns
+            int64_t beyond = 0;
+            for (int64_t row = 0; row < 3; ++row)
+              for (int64_t i = 0; i < s.win * lc; ++i)
+                for (PE pe{x0, r};; ++pe.first) {
+                  if (pe.first == x0 + tiles) {
+                    ++beyond;
+                    break;
+                  }
+                  auto it = in.get().find(pe);
+                  ASSERT_NE(it, in.get().end()) << "lane " << r << " dropped";
+                  const Switch &sw = it->second;
+                  DirSet out = sw.out;
+                  if (!sw.positions.empty()) {
+                    auto &[k, taken] = state[pe];
+                    out = sw.positions[k].out;
+                    if (++taken == sw.positions[k].count) {
+                      taken = 0;
+                      k = (k + 1) % sw.positions.size();
+                    }
+                  }
+                  if (out & dirBit(Dir::Ramp))
+                    got[pe.first - x0].push_back(i / lc);
+                  if (!(out & dirBit(Dir::East)))
+                    break;
+                }
+            for (int64_t t = 0; t < tiles; ++t) {
+              std::vector<int64_t> want;
+              for (int64_t row = 0; row < 3; ++row)
+                for (int64_t c = bands[size_t(t)].in0; c < bands[size_t(t)].in1;
+                     ++c)
+                  for (int64_t j = 0; j < lc; ++j)
+                    want.push_back(c);
+              EXPECT_EQ(got[t], want) << "band " << t << " of " << tiles;
+            }
+            EXPECT_EQ(beyond, passThrough ? 3 * s.win * lc : 0);
+          }
+        }
+        // The output lanes.
+        RoutePlan outPlan = depthwiseBandResults(s, x0, rows, tiles);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::vector<int64_t> lane;
+          for (int64_t row = 0; row < 3; ++row)
+            for (int64_t c = bands[0].out0; c < bands[0].out1; ++c)
+              for (int64_t j = 0; j < lo; ++j)
+                lane.push_back(c);
+          ASSERT_EQ(outPlan.get().at({x0, r}).out, dirBit(Dir::East));
+          for (int64_t t = 1; t < tiles; ++t) {
+            const ConvTile &b = bands[size_t(t)];
+            const Switch &sw = outPlan.get().at({x0 + t, r});
+            ASSERT_EQ(sw.positions.size(), 2u);
+            std::vector<int64_t> own, merged;
+            for (int64_t row = 0; row < 3; ++row)
+              for (int64_t c = b.out0; c < b.out1; ++c)
+                for (int64_t j = 0; j < lo; ++j)
+                  own.push_back(c);
+            size_t w = 0, o = 0;
+            while (w < lane.size() || o < own.size()) {
+              for (int64_t k = 0; k < sw.positions[0].count; ++k)
+                merged.push_back(lane.at(w++));
+              for (int64_t k = 0; k < sw.positions[1].count; ++k)
+                merged.push_back(own.at(o++));
+            }
+            lane = merged;
+          }
+          std::vector<int64_t> want;
+          for (int64_t row = 0; row < 3; ++row)
+            for (int64_t c = 0; c < s.wout(); ++c)
+              for (int64_t j = 0; j < lo; ++j)
+                want.push_back(c);
+          EXPECT_EQ(lane, want) << "output lane " << r;
+        }
+      }
+  EXPECT_GT(cases, 20);
+}

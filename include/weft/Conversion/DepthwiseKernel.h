@@ -33,6 +33,9 @@ struct DepthwiseKernel {
   /// bias (cout values, or empty).
   std::vector<float> weights, bias;
   int64_t x = 0, rows = 1;
+  /// Bands of output columns (convTiles), band t on column x + t, each
+  /// running the program of its band's convolution.
+  int64_t tiles = 1;
   int64_t inColor = 1, outColor = 2;
 };
 

@@ -76,6 +76,20 @@ DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows);
 /// Bytes of PE memory a PE needs.
 int64_t depthwiseMemoryPerPE(const ConvShape &s, int64_t rows);
 
+/// A depthwise (grouped) convolution cut into `tiles` bands of output
+/// columns (convTiles), each band a column of its own running the program
+/// of its band's convolution (docs/execution-model.md, "Depthwise
+/// convolution", "Bands"): why it cannot run (the first band that cannot,
+/// or no such cut), its cycles per sample (the slowest band, or the input
+/// or output lane, one wavelet a cycle, when that is slower) and the most
+/// PE memory of a band. tiles = 1 is the kernel above.
+std::string depthwiseBandsProblem(const ConvShape &s, int64_t rows,
+                                  int64_t tiles, int64_t memoryBytes);
+int64_t predictDepthwiseBandsCycles(const ConvShape &s, int64_t rows,
+                                    int64_t tiles);
+int64_t depthwiseBandsMemoryPerPE(const ConvShape &s, int64_t rows,
+                                  int64_t tiles);
+
 } // namespace weft::conversion
 
 #endif // WEFT_KERNELS_DEPTHWISEMAPPING_H

@@ -61,8 +61,12 @@ enum : int64_t {
 
 class Emitter : WaveletBuilder {
 public:
-  Emitter(OpBuilder &b, Location loc, const DepthwiseKernel &k, StringRef name)
+  /// `k` is one band's (its shape and column); `band` its index, -1 when
+  /// the kernel is not cut into bands.
+  Emitter(OpBuilder &b, Location loc, const DepthwiseKernel &k, StringRef name,
+          int64_t band)
       : WaveletBuilder(b, loc), k(k), s(k.shape), name(name),
+        prefix(band < 0 ? name.str() : (name + "_b" + Twine(band)).str()),
         sch(depthwiseSchedule(s)), mm(depthwiseMemoryMap(s, k.rows)),
         gl(depthwiseGroups(s, k.rows)), lc(depthwiseLc(s, k.rows)),
         lo(depthwiseLo(s, k.rows)), kg(s.groupIn()), rowLen(lo * s.wout()) {}
@@ -70,7 +74,7 @@ public:
   void emitGroup(int64_t r0, int64_t r1, const RouteTable &routes) {
     int64_t h = r1 - r0;
     std::string sym =
-        (name + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
+        (prefix + "_r" + Twine(r0) + (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
             .str();
     Block *body = peOrGroup(sym, k.x, r0, 1, h, name);
     OpBuilder::InsertionGuard guard(b);
@@ -92,7 +96,7 @@ private:
   ElementsAttr blob(StringRef what, ArrayRef<int64_t> shape,
                     ArrayRef<char> bytes) {
     auto type = RankedTensorType::get(shape, b.getF32Type());
-    std::string key = (name + "_" + what + "_" + Twine(blobs++)).str();
+    std::string key = (prefix + "_" + what + "_" + Twine(blobs++)).str();
     return DenseResourceElementsAttr::get(
         type, key, HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes));
   }
@@ -103,6 +107,7 @@ private:
   const DepthwiseKernel &k;
   const ConvShape &s;
   StringRef name;
+  std::string prefix;
   const ConvSchedule sch;
   const DepthwiseMemoryMap mm;
   const int64_t gl, lc, lo, kg, rowLen;
@@ -271,14 +276,15 @@ void Emitter::emitProgram() {
 LogicalResult emitDepthwiseKernel(OpBuilder &b, Location loc,
                                   const DepthwiseKernel &k, StringRef name,
                                   const RouteTable &routes) {
-  FailureOr<machine::Target> target =
-      columnTarget(b, loc, "depthwise kernel " + name, k.x, 0, k.rows);
+  FailureOr<machine::Target> target = columnTarget(
+      b, loc, "depthwise kernel " + name, k.x + k.tiles - 1, 0, k.rows);
   if (failed(target))
     return failure();
   const ConvShape &s = k.shape;
   std::string why = s.check();
   if (why.empty())
-    why = depthwiseMappingProblem(s, k.rows, int64_t(target->memoryBytes()));
+    why = depthwiseBandsProblem(s, k.rows, k.tiles,
+                                int64_t(target->memoryBytes()));
   if (!why.empty())
     return emitError(loc) << "depthwise kernel " << name << " on " << k.rows
                           << " rows: " << why;
@@ -293,10 +299,27 @@ LogicalResult emitDepthwiseKernel(OpBuilder &b, Location loc,
     return emitError(loc) << "depthwise kernel " << name
                           << " receives and sends on the same color "
                           << k.inColor;
-  Emitter e(b, loc, k, name);
-  forEachRowGroup(
-      routes, k.x, 0, k.rows, [](int64_t, int64_t) { return true; },
-      [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
+  if (k.tiles == 1) {
+    Emitter e(b, loc, k, name, /*band=*/-1);
+    forEachRowGroup(
+        routes, k.x, 0, k.rows, [](int64_t, int64_t) { return true; },
+        [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
+    return success();
+  }
+  // Bands of output columns (docs/execution-model.md, "Depthwise
+  // convolution"): each band's column runs the program of its own
+  // convolution; the routers split the input rows and merge the output rows
+  // (lib/Kernels/Routing).
+  for (auto [t, band] : llvm::enumerate(convTiles(s, k.tiles))) {
+    DepthwiseKernel bk = k;
+    bk.shape = band.shape;
+    bk.x = k.x + int64_t(t);
+    bk.tiles = 1;
+    Emitter e(b, loc, bk, name, int64_t(t));
+    forEachRowGroup(
+        routes, bk.x, 0, bk.rows, [](int64_t, int64_t) { return true; },
+        [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
+  }
   return success();
 }
 

@@ -317,6 +317,7 @@ struct LowerFabricToWaveletPass
         k.bias = s.layer.bias;
         k.x = s.x;
         k.rows = s.height;
+        k.tiles = s.width;
         k.inColor = streamColor(s.inputs[0]);
         k.outColor = cout;
         if (failed(emitDepthwiseKernel(b, s.kernel.getLoc(), k, name, table)))

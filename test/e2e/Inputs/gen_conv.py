@@ -34,6 +34,8 @@
 #   inception   GoogLeNet's block: 1x1 8->4; 1x1 8->4, 3x3 4->4; 1x1 8->2,
 #               5x5 2->4; maxpool 3x3 stride 1 pad 1, 1x1 8->4 (each conv
 #               + ReLU); Concat along the channels, conv 16->8 1x1      (8x8)
+#   dw-bands    conv 3->4 3x3 + ReLU, depthwise 3x3 pad 1 + ReLU6, conv 4->8
+#               1x1                                                (24x30)
 #   fire        SqueezeNet's Fire module: squeeze 8->4 1x1, expand 4->16 1x1
 #               and 3x3 (each + ReLU), Concat, conv 32->4 1x1        (15x15)
 # ===-----------------------------------------------------------------------===#
@@ -169,6 +171,12 @@ def model(kind):
         return Fire(8, 4, 16), (2, 8, 15, 15)
     if kind == "squeeze-excite":
         return SqueezeExcite(8, 4), (2, 4, 6, 6)
+    if kind == "dw-bands":
+        # A depthwise convolution of 4 channels on a 24x30 map: one column
+        # of at most 4 PEs unless its output columns are cut into bands.
+        return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(),
+                             nn.Conv2d(4, 4, 3, padding=1, groups=4),
+                             nn.ReLU6(), nn.Conv2d(4, 8, 1)), (2, 3, 24, 30)
     if kind == "stem":
         # A ResNet-like stem whose 3 input channels leave a 16x16 fabric
         # idle unless its output columns are cut into bands, then a strided
