@@ -166,11 +166,23 @@ TEST(DepthwisePartition, LaidOutAsAColumnOfWholeGroups) {
   std::optional<ChainMapping> m =
       partitionNetwork(net, Precision::FP32, *t, why);
   ASSERT_TRUE(m) << why;
+  // The fastest: one channel per PE, and the 7 columns left cut into
+  // bands of output columns, a column a band.
   const ChainPlacement &k = m->kernels[1];
-  EXPECT_EQ(k.width, 1);
-  EXPECT_EQ(k.rows, 6); // the fastest: one channel per PE
-  EXPECT_EQ(k.predictedCycles, predictDepthwiseCycles(d, k.rows));
+  EXPECT_EQ(k.rows, 6);
+  EXPECT_EQ(k.width, k.tiles);
+  EXPECT_GT(k.tiles, 1);
+  EXPECT_EQ(k.predictedCycles, predictDepthwiseBandsCycles(d, 6, k.tiles));
+  EXPECT_LT(k.predictedCycles, predictDepthwiseCycles(d, 6));
   EXPECT_EQ(m->streamRows[2], k.rows);
+  // With one column left it is one column of whole groups.
+  std::optional<ChainMapping> narrow = partitionNetwork(
+      net, Precision::FP32, *weft::machine::Target::parse("2x8"), why);
+  ASSERT_TRUE(narrow) << why;
+  EXPECT_EQ(narrow->kernels[1].width, 1);
+  EXPECT_EQ(narrow->kernels[1].tiles, 1);
+  EXPECT_EQ(narrow->kernels[1].predictedCycles,
+            predictDepthwiseCycles(d, narrow->kernels[1].rows));
   // The network's MACs are the depthwise convolution's.
   EXPECT_EQ(networkMacsPerSample(net), d.modelMacs());
   // On one row of memory too small for the weights and line buffer, the
