@@ -92,7 +92,7 @@ fabric.program @p attributes {target = #weft.target<3x2>} {
 fabric.program @p attributes {target = #weft.target<3x2>} {
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
-  // expected-error @below {{is not the diagonal turn of @fc (from #fabric.layout<row_chunks, 2> to #fabric.layout<col_chunks, 2> at the 2x2 square where its columns start); the diagonal turn is the only redistribution weft lowers}}
+  // expected-error @below {{is not the turn of @fc (from #fabric.layout<row_chunks, 2> to #fabric.layout<col_chunks, 2> at the 2x2 rectangle where its columns start, 1 lane(s) a column); weft lowers only the turn of the lanes a kernel takes}}
   fabric.redistribute @t : !fabric.wavelets<f32, 4> at #weft.rect<0, 0, 2, 2>
       from #fabric.layout<replicated, 1> to #fabric.layout<col_chunks, 2>
   fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<0.5> : tensor<4x2xf32>> at #weft.rect<0, 0, 2, 1>

@@ -47,7 +47,10 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
            "to max-grid), or WxH[,mem=..,colors=..]">,
     Option<"maxGrid", "max-grid", "std::string", "\"64x64\"",
            "The largest fabric grid=auto considers (its memory and colors "
-           "apply to every grid)">];
+           "apply to every grid)">,
+    Option<"mergeLanes", "merge-lanes", "bool", "true",
+           "Let an unbanded convolution merge k of its producer's row lanes "
+           "into one column (S = rows / k)">];
   let statistics = [Statistic<"numPartitioned", "num-partitioned",
                               "Kernels partitioned">,
                     Statistic<"bottleneck", "bottleneck-cycles",

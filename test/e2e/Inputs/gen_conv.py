@@ -112,6 +112,22 @@ class Fire(nn.Module):
         return self.out(torch.cat([self.e1(s), self.e3(s)], 1))
 
 
+class Merge(nn.Module):
+    """A convolution of 16 output channels, read by a 16 -> 16 convolution
+    and by the join after it: on a fabric narrower than 16 columns the
+    second convolution merges the first one's lanes into fewer columns,
+    and the join's copy of them passes its merge PEs."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        h = torch.relu(self.conv1(x))
+        return torch.relu(self.conv2(h) + h)
+
+
 def model(kind):
     if kind == "two-convs":
         return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
@@ -154,6 +170,8 @@ def model(kind):
         return nn.Sequential(nn.Conv2d(3, 16, 7, stride=2, padding=3),
                              nn.ReLU(), nn.Conv2d(16, 8, 1, stride=2)), \
             (2, 3, 32, 34)
+    if kind == "merge":
+        return Merge(), (2, 4, 6, 7)
     raise SystemExit("unknown model " + kind)
 
 
