@@ -24,6 +24,9 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     PEs (`partitionChain`, docs/execution-model.md): rectangles west to east
     from column 0, all at row 0, a dense kernel (x, 0, S, R) with smear S
     equal to the rows of the kernel before it, a column kernel (x, 0, 1, R).
+    A convolution may be narrower than the rows entering it, merging k of
+    them into each column (`merge-lanes`, docs/execution-model.md "Merged
+    lanes"): the pass then records `merge = k`.
     Records `rect`, `smear`, `weft.precision` ("fp32" or "mixed") and
     `weft.predicted_cycles` on every kernel and the rows of the host ports.
     `grid=auto` first chooses the fabric (`chooseGrid`: the smallest grid up
