@@ -172,6 +172,12 @@ def model(kind):
             (2, 3, 32, 34)
     if kind == "merge":
         return Merge(), (2, 4, 6, 7)
+    if kind == "merge-short":
+        # 16 lanes into a convolution of 2 output channels: its columns'
+        # turn PEs (rows 0, 4, 8, 12 with 4 lanes a column) lie below its
+        # 2 rows and only turn their input north.
+        return nn.Sequential(nn.Conv2d(4, 16, 3, padding=1), nn.ReLU(),
+                             nn.Conv2d(16, 2, 3, padding=1)), (2, 4, 6, 7)
     raise SystemExit("unknown model " + kind)
 
 
