@@ -189,6 +189,14 @@ LogicalResult KernelOp::verify() {
                            << " bands of " << int64_t(getSmear())
                            << " columns need " << tiles * int64_t(getSmear());
   }
+  if (int64_t merge = int64_t(getMerge()); merge != 1) {
+    if (merge < 1)
+      return emitOpError() << "merge " << merge << " is below 1";
+    if (!isa<ConvSchemeAttr>(getScheme()) || getTiles() != 1)
+      return emitOpError() << "merges " << merge
+                           << " input lanes into a column, but only an "
+                              "unbanded convolution can";
+  }
   if (auto tile = getTileAttr())
     for (int64_t s : tile.asArrayRef())
       if (s < 1)

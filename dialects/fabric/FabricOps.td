@@ -87,7 +87,11 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     smearing factor (how many PEs share one neuron's fan-in); a convolution's
     `tiles` is the number of bands of output columns it is cut into, each on
     its own copy of the `smear` x rows rectangle, side by side (the rectangle
-    is `tiles` x `smear` columns wide); `precision` and
+    is `tiles` x `smear` columns wide); `merge` is the number of the
+    producer's row lanes a column of an unbanded convolution takes (its
+    input arrives on `merge` x `smear` rows, lanes jk .. jk + k - 1 merging
+    into column j at row jk: docs/execution-model.md, "Merged lanes");
+    `precision` and
     `predicted_cycles` (steady-state cycles per sample, from the cost model)
     are set by partitioning; `tile` holds frustum-tiling sizes when the layer
     is tiled.
@@ -109,6 +113,7 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
                        OptionalAttr<Weft_RectAttr>:$rect,
                        DefaultValuedAttr<I64Attr, "1">:$smear,
                        DefaultValuedAttr<I64Attr, "1">:$tiles,
+                       DefaultValuedAttr<I64Attr, "1">:$merge,
                        OptionalAttr<DenseI64ArrayAttr>:$tile,
                        OptionalAttr<Fabric_PrecisionAttr>:$precision,
                        OptionalAttr<I64Attr>:$predicted_cycles,

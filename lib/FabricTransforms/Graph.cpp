@@ -71,6 +71,7 @@ static LogicalResult placeKernel(Stage &st) {
     m.y0 = rect->getY();
     m.smear = int64_t(kernel.getSmear());
     m.tiles = int64_t(kernel.getTiles());
+    m.merge = int64_t(kernel.getMerge());
     m.rows = rect->getHeight();
     m.precision = precision;
     if (m.tiles > 1) {
@@ -101,11 +102,15 @@ static LogicalResult placeKernel(Stage &st) {
              << layer->conv->cin << " input and " << layer->conv->cout
              << " output channels; its " << m.smear << " columns and "
              << m.rows << " rows must divide them";
+    if (m.merge > 1 && (!layer->conv || m.tiles > 1))
+      return kernel.emitOpError("merges ")
+             << m.merge << " input lanes into a column, but only an "
+             << "unbanded convolution can";
     st.layer = *layer;
     st.x = m.x0;
     st.width = m.smear * m.tiles;
-    st.height = std::max(m.smear, m.rows);
-    st.inRows = m.smear;
+    st.height = m.footprint();
+    st.inRows = m.lanes();
     st.outRows = m.rows;
     st.inN = st.layer.K;
     st.outN = st.layer.M;

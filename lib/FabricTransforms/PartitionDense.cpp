@@ -226,6 +226,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     if (graph->stages.empty())
       return success();
     wc::NetworkShape net = shapeOf(*graph);
+    net.mergeLanes = mergeLanes;
     FailureOr<machine::Target> t = chooseTarget(program, net, p);
     if (failed(t))
       return failure();
@@ -253,6 +254,13 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       k.setSmear(placed.width / placed.tiles);
       if (placed.tiles > 1)
         k.setTiles(placed.tiles);
+      // A convolution narrower than the rows entering it merges their
+      // lanes, inRows / S per column (docs/execution-model.md, "Merged
+      // lanes").
+      if (int64_t inRows = mapping->streamRows[size_t(st.inputs[0])];
+          st.info.layer.kind == wc::ChainLayer::Kind::Conv &&
+          placed.tiles == 1 && inRows > placed.width)
+        k.setMerge(inRows / placed.width);
       // (Convolutions run in fp32 whatever the network's precision.)
       k.setPrecisionAttr(st.info.layer.kind == wc::ChainLayer::Kind::Conv
                              ? wf::PrecisionAttr::get(ctx, wf::Precision::fp32)

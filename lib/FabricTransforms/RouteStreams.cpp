@@ -107,14 +107,17 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
       continue;
     fab::StreamOp into = graph->streams[size_t(st.inputs[0])].op;
     b.setInsertionPoint(st.kernel);
-    int64_t S = st.m.smear;
+    // The producer's lanes (k per column when the partitioner merged
+    // them) turn into the S columns on the S x kS rectangle where they
+    // meet them.
+    int64_t S = st.m.smear, lanes = st.m.lanes();
     auto payload = cast<fab::WaveletsType>(into.getPayload());
     auto rd = fab::RedistributeOp::create(
         b, st.kernel.getLoc(),
         b.getStringAttr((st.kernel.getSymName() + "_turn").str()),
-        fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, S),
+        fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, lanes),
         fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, S), payload,
-        common::RectAttr::get(ctx, st.m.x0, st.m.y0, S, S));
+        common::RectAttr::get(ctx, st.m.x0, st.m.y0, S, lanes));
     symbols.insert(rd); // uniquifies the name if taken
     st.turn = rd;
     ++counts.redistributions;

@@ -56,6 +56,10 @@ constexpr int64_t kMaxVector = 32767;
 constexpr int64_t kTileOptions[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
 constexpr size_t kNumTileOptions = std::size(kTileOptions);
 
+/// The numbers of input lanes an unbanded convolution may merge into one
+/// column besides 1 (docs/execution-model.md, "Merged lanes").
+constexpr int64_t kMergeOptions[] = {2, 4, 8, 16, 32, 64, 128, 256, 512};
+
 /// The costs of one kernel for every (S, R) up to the largest fabric: -1
 /// where the mapping is not allowed (an empty chunk, too much memory); a
 /// convolution's also for every number of bands in kTileOptions.
@@ -71,6 +75,12 @@ struct LayerTable {
   std::map<size_t, Bands> bands;
   /// cost and memory keep only S = R, indexed by S (compactDiagonal).
   bool diagonal = false;
+  /// Unbanded convolutions, by (S, R) index: the cost and memory when the
+  /// input arrives on k S lanes, k of them merging into each column.
+  struct Merged {
+    int64_t k, cost, memory;
+  };
+  std::map<size_t, std::vector<Merged>> merged;
 
   int64_t at(int64_t s, int64_t r) const {
     if (s < 1 || r < 1 || s > maxS || r > maxR)
@@ -120,7 +130,8 @@ using JoinCostCache =
              int64_t>;
 
 LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
-                    int64_t memoryBytes, JoinCostCache &joinCosts) {
+                    int64_t memoryBytes, JoinCostCache &joinCosts,
+                    bool mergeLanes = false) {
   LayerTable t;
   t.layer = l;
   if (l.kind == ChainLayer::Kind::Dense) {
@@ -251,6 +262,19 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         }
         if (any)
           t.bands.emplace(i, bands);
+        // Merged lanes: k s lanes (each of whole channels) into s columns.
+        m.tiles = 1;
+        for (int64_t k : kMergeOptions) {
+          if (!mergeLanes || s * k > maxH)
+            break;
+          if (l.conv.cin % (s * k))
+            continue;
+          m.merge = k;
+          if (!convMappingProblem(l.conv, m, memoryBytes).empty())
+            continue;
+          t.merged[i].push_back({k, predictConvCycles(l.conv, m),
+                                 convMemoryPerPE(l.conv, m)});
+        }
         continue;
       }
       if (chunkSize(l.M, r, r - 1) == 0)
@@ -270,7 +294,8 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
 }
 
 /// One way to lay out a kernel: its columns, the rows leaving it, the rows
-/// it occupies, its predicted cycles per sample, bands and PE memory.
+/// it occupies, its predicted cycles per sample, bands and PE memory (and
+/// the input lanes merged into each column: the rows entering / width).
 struct Choice {
   int64_t width = 1, out = 1, footprint = 1, cost = 0, tiles = 1, memory = 0;
   /// The rows entering (set by allChoices only).
@@ -311,6 +336,24 @@ void forEachChoice(const LayerTable &t, int64_t r, int64_t H, int64_t channels,
       if (int64_t ct = it->second.cost[k]; ct >= 0)
         f(Choice{r * kTileOptions[k], R, std::max(r, R), ct, kTileOptions[k],
                  it->second.memory[k]});
+  }
+  // Merged lanes: S = r / k columns, k lanes each.
+  if (t.merged.empty())
+    return;
+  for (int64_t k : kMergeOptions) {
+    if (r % k)
+      continue;
+    int64_t S = r / k;
+    for (int64_t R = 1; R <= std::min(t.maxR, H); ++R) {
+      if (S > t.maxS || (channels && channels % R))
+        continue;
+      auto it = t.merged.find(size_t(S * (t.maxR + 1) + R));
+      if (it == t.merged.end())
+        continue;
+      for (const LayerTable::Merged &mg : it->second)
+        if (mg.k == k)
+          f(Choice{S, R, std::max(r, R), mg.cost, 1, mg.memory});
+    }
   }
 }
 
@@ -1258,7 +1301,7 @@ std::string whyNothingFits(const NetworkShape &net,
 /// table is 995^2 entries, 16 MB, and DenseNet-121 has some 300 such
 /// kernels.
 void compactDiagonal(LayerTable &t) {
-  if (t.diagonal || !t.bands.empty() || t.maxS != t.maxR)
+  if (t.diagonal || !t.bands.empty() || !t.merged.empty() || t.maxS != t.maxR)
     return;
   size_t n = size_t(t.maxR + 1);
   for (size_t s = 0; s < n; ++s)
@@ -1281,7 +1324,8 @@ std::vector<LayerTable> tabulateNetwork(const NetworkShape &net, Precision p,
   JoinCostCache joinCosts;
   for (const NetworkLayer &l : net.layers) {
     tables.push_back(tabulate(l.layer, p, int64_t(t.height()),
-                              int64_t(t.memoryBytes()), joinCosts));
+                              int64_t(t.memoryBytes()), joinCosts,
+                              net.mergeLanes));
     compactDiagonal(tables.back());
   }
   return tables;

@@ -187,13 +187,13 @@ static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
     if (st.receive) {
       // (The diagonal first launches the copy of the row into its
       // column.) Load the slot's record, then move the row in.
-      // Where the column's diagonal PE holds weights too, its copy and its
+      // Where the column's turn PE holds weights too, its copy and its
       // own receive share its datapath: every element of the row takes two
       // of its cycles, and the column receives at that pace.
       if (diagonal)
         add(1, 1);
       add(2, 1 + wt::vectorCycles(wt::Opcode::MOV32, s.win * lk) +
-                 (c < m.rows ? s.win * lk : 0));
+                 (m.turnRow(c) < m.rows ? s.win * lk : 0));
       continue;
     }
     for (size_t k = 0; k < st.taps.size(); ++k)
@@ -226,8 +226,9 @@ static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
 }
 
 /// The programs of one band's columns, the most of `f` over them: columns
-/// differ only in being first, last, diagonal and holding weights on the
-/// diagonal (c < rows), so one of each kind is counted.
+/// differ only in being first, last, and holding weights on their turn PE
+/// (row ck < rows, k = m.merge lanes a column), so one of each kind is
+/// counted.
 template <typename F>
 static int64_t mostOverColumns(const ConvShape &s, const DenseMapping &m,
                                F f) {
@@ -235,12 +236,14 @@ static int64_t mostOverColumns(const ConvShape &s, const DenseMapping &m,
   int64_t most = 0;
   auto visit = [&](int64_t c) {
     if (c >= 0 && c < m.smear)
-      most = std::max(most, f(columnProgram(s, sch, m, c, c < m.rows)));
+      most = std::max(most,
+                      f(columnProgram(s, sch, m, c, m.turnRow(c) < m.rows)));
   };
-  // First, last, the last column with weights on its diagonal and the
+  // First, last, the last column with weights on its turn PE and the
   // first without, and one in between of each.
+  const int64_t firstBare = (m.rows + m.merge - 1) / m.merge;
   for (int64_t c : {int64_t(0), int64_t(1), m.smear - 1, m.smear - 2,
-                    m.rows - 1, m.rows, m.rows + 1})
+                    firstBare - 1, firstBare, firstBare + 1})
     visit(c);
   return most;
 }
@@ -305,6 +308,11 @@ std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
            "whole groups per row (depthwiseMappingProblem)";
   if (s.cin % m.smear || s.cout % m.rows)
     return "the chunks must divide the channels";
+  if (m.merge > 1 && m.tiles > 1)
+    return "a convolution cut into bands does not merge input lanes";
+  if (m.merge > 1 && s.cin % m.lanes())
+    return "its " + std::to_string(m.lanes()) + " input lanes must divide its " +
+           std::to_string(s.cin) + " input channels";
   if (m.tiles > 1) {
     if (convTiles(s, m.tiles).empty())
       return "its " + std::to_string(s.wout()) +

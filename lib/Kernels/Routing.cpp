@@ -14,14 +14,32 @@ namespace weft::conversion {
 using machine::Dir;
 using machine::dirBit;
 
+/// Whether a setting from `in` joins position `p`: the positions whose
+/// inputs overlap `in` (the wavelets it adds arrive there), or every
+/// position when none does.
+static bool joins(const Switch &s, const SwitchPosition &p, DirSet in) {
+  bool any = false;
+  for (const SwitchPosition &q : s.positions)
+    any |= (q.in & in) != 0;
+  return !any || (p.in & in) != 0;
+}
+
 void RoutePlan::add(int64_t x, int64_t y, DirSet in, DirSet out) {
   Switch &s = switches[{x, y}];
+  // A plain setting joins the positions that take wavelets from its
+  // inputs (a lane relayed on east past a merge PE leaves with the lane's
+  // own position, not with the lanes merged in from the south), or every
+  // position when none does.
+  std::vector<bool> join;
+  for (const SwitchPosition &p : s.positions)
+    join.push_back(joins(s, p, in));
+  for (size_t i = 0; i < s.positions.size(); ++i)
+    if (join[i]) {
+      s.positions[i].in |= in;
+      s.positions[i].out |= out;
+    }
   s.in |= in;
   s.out |= out;
-  for (SwitchPosition &p : s.positions) {
-    p.in |= in;
-    p.out |= out;
-  }
 }
 
 void RoutePlan::addPositions(int64_t x, int64_t y,
@@ -36,11 +54,15 @@ void RoutePlan::addPositions(int64_t x, int64_t y,
     add(x, y, kept[0].in, kept[0].out);
     return;
   }
-  // A plain setting already there joins every position.
-  for (SwitchPosition &p : kept) {
-    p.in |= s.in;
-    p.out |= s.out;
-  }
+  // A plain setting already there joins the positions taking wavelets from
+  // its inputs (or every position, when none does).
+  Switch cycle;
+  cycle.positions = kept;
+  for (SwitchPosition &p : kept)
+    if (joins(cycle, p, s.in)) {
+      p.in |= s.in;
+      p.out |= s.out;
+    }
   for (const SwitchPosition &p : kept) {
     s.in |= p.in;
     s.out |= p.out;
@@ -65,34 +87,48 @@ std::vector<std::pair<int64_t, int64_t>> RoutePlan::pes() const {
   return out;
 }
 
-RoutePlan denseRowsToDiagonal(const DenseMapping &m) {
+RoutePlan denseRowsToDiagonal(const DenseMapping &m, int64_t laneChunk) {
   RoutePlan p;
-  for (int64_t r = 0; r < m.smear; ++r) {
-    for (int64_t c = 0; c < r; ++c)
-      p.add(m.x0 + c, m.y0 + r, dirBit(Dir::West), dirBit(Dir::East));
-    p.add(m.x0 + r, m.y0 + r, dirBit(Dir::West), dirBit(Dir::Ramp));
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
+               south = dirBit(Dir::South), north = dirBit(Dir::North),
+               ramp = dirBit(Dir::Ramp);
+  const int64_t k = m.merge;
+  for (int64_t l = 0; l < m.lanes(); ++l) {
+    // Lane l = jk + i goes east to column j, then north to row jk.
+    int64_t j = l / k, i = l % k, y = m.y0 + l, x = m.x0 + j;
+    for (int64_t c = 0; c < j; ++c)
+      p.add(m.x0 + c, y, west, east);
+    DirSet to = i == 0 ? ramp : north;
+    if (i + 1 == k) {
+      p.add(x, y, west, to);
+      continue;
+    }
+    // Per pixel: the lane's own channels, then those of the lanes below
+    // it, already merged (docs/execution-model.md, "Merged lanes").
+    p.addPositions(x, y,
+                   {{west, to, laneChunk}, {south, to, (k - 1 - i) * laneChunk}});
   }
   return p;
 }
 
 RoutePlan denseColumns(const DenseMapping &m) {
   RoutePlan p;
-  int64_t height = std::max(m.smear, m.rows);
+  int64_t height = m.footprint();
   for (int64_t tc = 0; tc < m.smear * m.tiles; ++tc) {
-    int64_t c = tc % m.smear, x = m.x0 + tc;
+    int64_t c = tc % m.smear, x = m.x0 + tc, d = m.turnRow(c);
     for (int64_t r = 0; r < height; ++r) {
-      // Column c's multicast starts at the diagonal PE (c, c) and reaches
-      // rows 0 .. rows-1; between a diagonal below the rectangle and the
-      // last row it only passes north.
-      if (!(r <= c || r < m.rows))
+      // Column c's multicast starts at its turn PE (c, d) and reaches
+      // rows 0 .. rows-1; between a turn below the rectangle and the last
+      // row it only passes north.
+      if (!(r <= d || r < m.rows))
         continue;
-      Dir from = r == c ? Dir::Ramp : r < c ? Dir::South : Dir::North;
+      Dir from = r == d ? Dir::Ramp : r < d ? Dir::South : Dir::North;
       DirSet to = 0;
       if (r < m.rows)
         to |= dirBit(Dir::Ramp);
-      if (r > 0 && r <= c)
+      if (r > 0 && r <= d)
         to |= dirBit(Dir::North);
-      if (r >= c && r + 1 < m.rows)
+      if (r >= d && r + 1 < m.rows)
         to |= dirBit(Dir::South);
       p.add(x, m.y0 + r, dirBit(from), to);
     }
@@ -122,7 +158,8 @@ RoutePlan denseResults(const DenseMapping &m) {
 RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m,
                               bool passThrough) {
   if (m.tiles <= 1)
-    return denseRowsToDiagonal(m);
+    return denseRowsToDiagonal(m, convLk(s, m) / m.merge);
+  assert(m.merge == 1 && "only an unbanded convolution merges lanes");
   std::vector<ConvTile> bands = convTiles(s, m.tiles);
   assert(!bands.empty() && "the bands were checked at placement");
   const int64_t S = m.smear, lk = convLk(s, m);

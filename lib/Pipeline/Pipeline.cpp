@@ -84,6 +84,7 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     PartitionDenseOptions o;
     o.precision =
         options.precision == PipelinePrecision::Mixed ? "mixed" : "fp32";
+    o.mergeLanes = options.mergeLanes;
     if (autoGrid) {
       o.grid = "auto";
       o.maxGrid = largest;

@@ -271,3 +271,52 @@ TEST(ConvMapping, BandsCostLessAndAreChecked) {
   ConvShape pads = shape(1, 4, 2, 1, 3, 3, 1, 1, 4, 4, 4, 4);
   EXPECT_TRUE(convTiles(pads, pads.wout()).empty());
 }
+
+// Merged lanes (docs/execution-model.md, "Merged lanes"): the columns'
+// programs do not change, only which turn PEs hold weights (row ck < R), so
+// merging never costs more than S = R_in columns fed one lane each; the
+// checks refuse lanes that split channels and merging with bands; and on a
+// fabric too narrow for a 16-column layer the partitioner merges lanes.
+TEST(ConvMapping, MergedLanesCostAndChoice) {
+  ConvShape s = shape(16, 6, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1);
+  for (int64_t S : {1, 2, 4, 8})
+    for (int64_t k : {1, 2, 4, 8, 16})
+      for (int64_t R : {1, 2, 4, 8, 16}) {
+        if (S * k > 16)
+          continue;
+        DenseMapping m, one;
+        m.smear = one.smear = S;
+        m.rows = one.rows = R;
+        m.merge = k;
+        ASSERT_EQ(convMappingProblem(s, m, 48 * 1024), "");
+        EXPECT_LE(predictConvCycles(s, m), predictConvCycles(s, one))
+            << S << " columns of " << k << " lanes, " << R << " rows";
+        EXPECT_EQ(m.footprint(), std::max(S * k, R));
+      }
+  DenseMapping bad;
+  bad.smear = 4;
+  bad.merge = 8; // 32 lanes for 16 channels
+  EXPECT_NE(convMappingProblem(s, bad, 48 * 1024), "");
+  bad.merge = 2;
+  bad.tiles = 2;
+  EXPECT_NE(convMappingProblem(s, bad, 48 * 1024), "");
+
+  ConvShape a = shape(4, 6, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1);
+  auto t = weft::machine::Target::parse("8x16");
+  ASSERT_TRUE(t);
+  for (bool merge : {false, true}) {
+    NetworkShape net = NetworkShape::chain(
+        {ChainLayer::convolution(a), ChainLayer::convolution(s)});
+    net.streamChannels = {4, 16, 16};
+    net.mergeLanes = merge;
+    std::string why;
+    std::optional<ChainMapping> m =
+        partitionNetwork(net, Precision::FP32, *t, why);
+    ASSERT_TRUE(m) << why;
+    // Merging lets the first layer be taller than the second is wide.
+    if (merge)
+      EXPECT_GT(m->streamRows[1], m->kernels[1].width);
+    else
+      EXPECT_EQ(m->streamRows[1], m->kernels[1].width);
+  }
+}

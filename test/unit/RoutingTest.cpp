@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <set>
 #include <tuple>
@@ -407,4 +408,145 @@ TEST(Routing, DepthwiseBandsTakeTheirColumnsAndMergeInOrder) {
         }
       }
   EXPECT_GT(cases, 20);
+/// Runs wavelets through `plan` with router positions and unbounded input
+/// queues until nothing moves: `inject` lists, per (PE, entry port), the
+/// wavelets entering there in order. Returns what each PE's CE receives
+/// and what leaves each PE off the plan's east side, in order; `stuck`
+/// counts the wavelets left in queues.
+struct Flow {
+  std::map<PE, std::vector<int64_t>> ramps, offEast;
+  int64_t stuck = 0;
+};
+static Flow flow(const RoutePlan &plan,
+                 const std::map<std::pair<PE, Dir>, std::vector<int64_t>>
+                     &inject) {
+  std::map<std::pair<PE, Dir>, std::deque<int64_t>> queues;
+  for (const auto &[at, ws] : inject)
+    queues[at].insert(queues[at].end(), ws.begin(), ws.end());
+  std::map<PE, std::pair<size_t, int64_t>> state; // position, taken
+  Flow f;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (const auto &[pe, sw] : plan.get()) {
+      DirSet in = sw.in, out = sw.out;
+      if (!sw.positions.empty()) {
+        in = sw.positions[state[pe].first].in;
+        out = sw.positions[state[pe].first].out;
+      }
+      for (Dir d : {Dir::West, Dir::South, Dir::North, Dir::East, Dir::Ramp}) {
+        auto q = queues.find({pe, d});
+        if (!(in & dirBit(d)) || q == queues.end() || q->second.empty())
+          continue;
+        int64_t w = q->second.front();
+        q->second.pop_front();
+        progress = true;
+        if (out & dirBit(Dir::Ramp))
+          f.ramps[pe].push_back(w);
+        for (Dir o : {Dir::North, Dir::East, Dir::South, Dir::West}) {
+          if (!(out & dirBit(o)))
+            continue;
+          PE next = pe;
+          next.first += o == Dir::East ? 1 : o == Dir::West ? -1 : 0;
+          next.second += o == Dir::South ? 1 : o == Dir::North ? -1 : 0;
+          if (!plan.get().count(next)) {
+            EXPECT_EQ(o, Dir::East) << "leaves the plan " << int(o);
+            f.offEast[pe].push_back(w);
+            continue;
+          }
+          queues[{next, weft::machine::opposite(o)}].push_back(w);
+        }
+        if (!sw.positions.empty()) {
+          auto &[k, taken] = state[pe];
+          if (++taken == sw.positions[k].count) {
+            taken = 0;
+            k = (k + 1) % sw.positions.size();
+          }
+        }
+        break; // one wavelet per PE and sweep
+      }
+    }
+  }
+  for (const auto &[at, q] : queues)
+    f.stuck += int64_t(q.size());
+  return f;
+}
+
+// docs/execution-model.md, "Merged lanes": lane jk + i carries, pixel by
+// pixel, channels [(jk + i) Lc, (jk + i + 1) Lc); column j's turn PE (x0 + j,
+// jk) must receive, pixel by pixel, the k Lc channels of lanes jk .. jk + k
+// - 1 in order. With a reader further east the lanes also go on east
+// unchanged (a relay added over the merge PEs).
+TEST(Routing, MergedLanesArriveInChannelOrder) {
+  int cases = 0;
+  for (int64_t S : {1, 2, 3, 4})
+    for (int64_t k : {1, 2, 3, 4, 8})
+      for (int64_t lc : {1, 2, 3})
+        for (int64_t pixels : {1, 5})
+          for (bool passThrough : {false, true}) {
+            DenseMapping m;
+            m.x0 = 1;
+            m.smear = S;
+            m.merge = k;
+            m.rows = 2;
+            RoutePlan plan = denseRowsToDiagonal(m, lc);
+            if (passThrough)
+              plan.append(relayEast(m.x0, m.x0 + S, m.lanes()));
+            // A wavelet is pixel * 10000 + channel.
+            std::map<std::pair<PE, Dir>, std::vector<int64_t>> inject;
+            for (int64_t l = 0; l < m.lanes(); ++l)
+              for (int64_t p = 0; p < pixels; ++p)
+                for (int64_t c = 0; c < lc; ++c)
+                  inject[{{m.x0, l}, Dir::West}].push_back(p * 10000 +
+                                                           l * lc + c);
+            Flow f = flow(plan, inject);
+            ++cases;
+            std::string what = "S " + std::to_string(S) + ", k " +
+                               std::to_string(k) + ", Lc " +
+                               std::to_string(lc) + ", " +
+                               std::to_string(pixels) + " pixels" +
+                               (passThrough ? ", passing through" : "");
+            EXPECT_EQ(f.stuck, 0) << what;
+            EXPECT_EQ(f.ramps.size(), size_t(S)) << what;
+            for (int64_t j = 0; j < S; ++j) {
+              std::vector<int64_t> want;
+              for (int64_t p = 0; p < pixels; ++p)
+                for (int64_t c = j * k * lc; c < (j + 1) * k * lc; ++c)
+                  want.push_back(p * 10000 + c);
+              PE turn{m.x0 + j, m.turnRow(j)};
+              EXPECT_EQ(f.ramps[turn], want) << what << ", column " << j;
+            }
+            if (!passThrough) {
+              EXPECT_TRUE(f.offEast.empty()) << what;
+              continue;
+            }
+            for (int64_t l = 0; l < m.lanes(); ++l) {
+              PE last{m.x0 + S - 1, l}, first{m.x0, l};
+              std::pair<PE, Dir> entry{first, Dir::West};
+              EXPECT_EQ(f.offEast[last], inject[entry])
+                  << what << ", lane " << l;
+            }
+          }
+  EXPECT_EQ(cases, 4 * 5 * 3 * 2 * 2);
+}
+
+// The column multicast of a merged layout starts at each column's turn PE
+// (row jk) and reaches every row of the rectangle.
+TEST(Routing, MergedColumnsStartAtTheTurn) {
+  for (int64_t S : {1, 2, 3})
+    for (int64_t k : {2, 4})
+      for (int64_t R : {1, 3, 8, 13}) {
+        DenseMapping m;
+        m.smear = S;
+        m.merge = k;
+        m.rows = R;
+        RoutePlan cols = denseColumns(m);
+        for (int64_t c = 0; c < S; ++c) {
+          Walk w = follow(cols, {c, m.turnRow(c)}, Dir::Ramp);
+          EXPECT_TRUE(w.problems.empty());
+          std::set<PE> want;
+          for (int64_t r = 0; r < R; ++r)
+            want.insert({c, r});
+          EXPECT_EQ(w.ramps, want) << "S " << S << ", k " << k << ", R " << R;
+        }
+      }
 }

@@ -43,6 +43,8 @@ struct CompileOptions {
   std::string grid = "16x16";
   std::string maxGrid = "64x64";
   std::string precision = "fp32";
+  /// --weft-partition-dense's merge-lanes.
+  bool mergeLanes = true;
   int64_t batchSize = 1;
   /// Graph inputs frozen into the program as constants (weights the model
   /// takes as inputs, as the ONNX node tests do): NAME=FILE.
@@ -56,6 +58,7 @@ struct CompileOptions {
 struct FabricFlags {
   explicit FabricFlags(llvm::cl::OptionCategory &category);
   llvm::cl::opt<std::string> grid, maxGrid, precision;
+  llvm::cl::opt<bool> mergeLanes;
   /// Copies the flags into `options`.
   void apply(CompileOptions &options) const;
 };

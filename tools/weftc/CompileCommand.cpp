@@ -239,6 +239,7 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   weft::PipelineOptions pipeline;
   pipeline.grid = options.grid;
   pipeline.maxGrid = options.maxGrid;
+  pipeline.mergeLanes = options.mergeLanes;
   if (options.precision != "fp32" && options.precision != "mixed") {
     error = "precision must be fp32 or mixed, not '" + options.precision + "'";
     return false;
@@ -329,12 +330,18 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
       precision("precision", cl::init("fp32"),
                 cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 "
                          "accumulate)"),
-                cl::cat(category)) {}
+                cl::cat(category)),
+      mergeLanes("merge-lanes", cl::init(false),
+                 cl::desc("Let a convolution merge several of its "
+                          "producer's row lanes into one column "
+                          "(docs/execution-model.md, \"Merged lanes\")"),
+                 cl::cat(category)) {}
 
 void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.grid = grid;
   options.maxGrid = maxGrid;
   options.precision = precision;
+  options.mergeLanes = mergeLanes;
 }
 
 int weftc::compileMain(int argc, char **argv) {

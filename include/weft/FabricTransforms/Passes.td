@@ -24,6 +24,9 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     PEs (`partitionChain`, docs/execution-model.md): rectangles west to east
     from column 0, all at row 0, a dense kernel (x, 0, S, R) with smear S
     equal to the rows of the kernel before it, a column kernel (x, 0, 1, R).
+    A convolution may be narrower than the rows entering it, merging k of
+    them into each column (`merge-lanes`, docs/execution-model.md "Merged
+    lanes"): the pass then records `merge = k`.
     Records `rect`, `smear`, `weft.precision` ("fp32" or "mixed") and
     `weft.predicted_cycles` on every kernel and the rows of the host ports.
     `grid=auto` first chooses the fabric (`chooseGrid`: the smallest grid up
@@ -47,7 +50,10 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
            "to max-grid), or WxH[,mem=..,colors=..]">,
     Option<"maxGrid", "max-grid", "std::string", "\"64x64\"",
            "The largest fabric grid=auto considers (its memory and colors "
-           "apply to every grid)">];
+           "apply to every grid)">,
+    Option<"mergeLanes", "merge-lanes", "bool", "false",
+           "Let an unbanded convolution merge k of its producer's row lanes "
+           "into one column (S = rows / k)">];
   let statistics = [Statistic<"numPartitioned", "num-partitioned",
                               "Kernels partitioned">,
                     Statistic<"bottleneck", "bottleneck-cycles",

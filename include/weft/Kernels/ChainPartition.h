@@ -159,6 +159,10 @@ struct NetworkShape {
   /// Feature-map streams: the channels the rows of stream i must divide
   /// (every row chunk holds whole channels); 0 or missing: any rows.
   std::vector<int64_t> streamChannels;
+  /// Unbanded convolutions may take their input on k S lanes, k per column
+  /// (docs/execution-model.md, "Merged lanes"): a kernel entered by r rows
+  /// may then be r / k columns wide.
+  bool mergeLanes = false;
   /// The chain host -> 0 -> 1 -> ... -> host (stream l enters kernel l).
   static NetworkShape chain(const std::vector<ChainLayer> &chain);
 };

@@ -37,11 +37,23 @@ enum class Precision { FP32, Mixed };
 /// A convolution may repeat the rectangle `tiles` times side by side, each
 /// copy computing one band of output columns (docs/execution-model.md,
 /// "Bands of output columns"); dense layers have one.
+/// An unbanded convolution may take its input on `merge` x `smear` row
+/// lanes, `merge` of them per column: lanes jk .. jk + k - 1 merge into
+/// column j, which turns at row jk (docs/execution-model.md, "Merged
+/// lanes"); the footprint is then max(merge x smear, rows) rows.
 struct DenseMapping {
   int64_t x0 = 0, y0 = 0;
   int64_t smear = 1, rows = 1;
   int64_t tiles = 1;
+  int64_t merge = 1;
   Precision precision = Precision::FP32;
+
+  /// The row lanes the input arrives on.
+  int64_t lanes() const { return smear * merge; }
+  /// The row (from y0) where column c's input turns into the column.
+  int64_t turnRow(int64_t c) const { return c * merge; }
+  /// Rows the layout occupies.
+  int64_t footprint() const { return lanes() > rows ? lanes() : rows; }
 };
 
 /// The cost model (docs/execution-model.md, "Cost model"): steady-state

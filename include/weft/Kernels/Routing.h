@@ -98,12 +98,18 @@ bool sameSwitches(const RouteTable &table, int64_t x, int64_t ya, int64_t yb);
 
 /// The receiving end of the row-chunk stream into a dense layer's
 /// redistribution: row r's chunk is relayed east to the diagonal PE
-/// (x0 + r, y0 + r), which takes it off the fabric.
-RoutePlan denseRowsToDiagonal(const DenseMapping &m);
+/// (x0 + r, y0 + r), which takes it off the fabric. With m.merge = k > 1
+/// (a convolution; docs/execution-model.md, "Merged lanes") lane jk + i is
+/// relayed east to column j and north to its turn PE (x0 + j, y0 + jk):
+/// lane jk + i's PE there cycles per pixel through [west x laneChunk, south
+/// x (k - 1 - i) laneChunk], so the turn PE receives lane jk's channels of
+/// a pixel, then jk + 1's, ...: the column's k x laneChunk channels in
+/// order. `laneChunk` (the channels of one lane) only matters when k > 1.
+RoutePlan denseRowsToDiagonal(const DenseMapping &m, int64_t laneChunk = 1);
 
-/// The redistribution's output: the diagonal PE of column c multicasts
-/// chunk c north and south to every row of column c (to the ramps of rows
-/// < m.rows).
+/// The redistribution's output: the turn PE of column c (row
+/// m.turnRow(c)) multicasts chunk c north and south to every row of column
+/// c (to the ramps of rows < m.rows).
 RoutePlan denseColumns(const DenseMapping &m);
 
 /// The partial sums moving east along the rows: the hops leaving column c

@@ -43,6 +43,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       *this, "max-grid",
       llvm::cl::desc("The largest fabric grid=auto considers"),
       llvm::cl::init("64x64")};
+  Option<bool> mergeLanes{
+      *this, "merge-lanes",
+      llvm::cl::desc("Let a convolution merge several of its producer's row "
+                     "lanes into one column"),
+      llvm::cl::init(false)};
   Option<PipelinePrecision> precision{
       *this, "precision", llvm::cl::desc("The dense layers' arithmetic"),
       llvm::cl::init(PipelinePrecision::FP32),

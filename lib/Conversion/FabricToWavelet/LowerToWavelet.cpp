@@ -272,18 +272,23 @@ struct LowerFabricToWaveletPass
           return s.kernel.emitOpError("has no redistribution in front: run "
                                       "--weft-route-streams first");
         fab::RedistributeOp t = s.turn;
+        // The turn the partitioner decided: the producer's lanes (k of
+        // them per column when it merged them) into the S columns, on the
+        // S x kS rectangle where they turn.
+        const int64_t S = s.m.smear, lanes = s.m.lanes();
         auto rowChunks =
-            fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, s.m.smear);
+            fab::LayoutAttr::get(ctx, fab::LayoutKind::row_chunks, lanes);
         auto colChunks =
-            fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, s.m.smear);
+            fab::LayoutAttr::get(ctx, fab::LayoutKind::col_chunks, S);
         if (t.getFrom() != rowChunks || t.getTo() != colChunks ||
-            t.getRectAttr() != common::RectAttr::get(ctx, s.m.x0, s.m.y0,
-                                                     s.m.smear, s.m.smear))
-          return t.emitOpError("is not the diagonal turn of @")
+            t.getRectAttr() !=
+                common::RectAttr::get(ctx, s.m.x0, s.m.y0, S, lanes))
+          return t.emitOpError("is not the turn of @")
                  << name << " (from " << rowChunks << " to " << colChunks
-                 << " at the " << s.m.smear << "x" << s.m.smear
-                 << " square where its columns start); the diagonal turn is "
-                    "the only redistribution weft lowers";
+                 << " at the " << S << "x" << lanes
+                 << " rectangle where its columns start, " << s.m.merge
+                 << " lane(s) a column); weft lowers only the turn of the "
+                    "lanes a kernel takes";
         DenseColors dc;
         dc.in = streamColor(s.inputs[0]);
         dc.column = colorOfStream(s.turnStream);

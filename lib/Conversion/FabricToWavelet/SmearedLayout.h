@@ -6,7 +6,8 @@
 //
 // The PEs of a layer laid out like a dense layer (a dense layer or a
 // convolution): S columns of input chunks by R rows of output chunks, input
-// chunk c turning into column c at the diagonal PE (c, c). What each PE
+// chunk c turning into column c at the diagonal PE (c, c), or with k lanes
+// merged per column at its turn PE (c, ck). What each PE
 // does there, and the runs of PEs of one column with equal roles and
 // routes, which the emitters write as one wavelet.pe_group.
 //
@@ -30,16 +31,18 @@ struct SmearedRole {
   bool compute = false;                   // holds weights (row < rows)
   bool diagonal = false;                  // turns input chunk c into column c
   bool relayIn = false;                   // passes a row's input chunk east
+  bool mergeIn = false;                   // passes a lane north to the turn
   bool hasColumn = false;                 // on column c's multicast
   machine::Dir columnIn = machine::Dir::Ramp; // where the multicast comes from
   bool north = false, south = false;      // the multicast continues north/south
   int64_t lm = 0;                         // outputs of its row chunk
   bool empty() const {
-    return !compute && !diagonal && !relayIn && !hasColumn;
+    return !compute && !diagonal && !relayIn && !mergeIn && !hasColumn;
   }
   bool operator==(const SmearedRole &o) const {
     return column == o.column && compute == o.compute &&
            diagonal == o.diagonal && relayIn == o.relayIn &&
+           mergeIn == o.mergeIn &&
            hasColumn == o.hasColumn && columnIn == o.columnIn &&
            north == o.north && south == o.south && lm == o.lm;
   }
@@ -51,17 +54,21 @@ inline SmearedRole smearedRole(const DenseMapping &m, int64_t M, int64_t c,
   SmearedRole role;
   role.column = c;
   role.compute = r < m.rows;
-  role.diagonal = r == c;
-  role.relayIn = c < r && r < m.smear;
-  // Column c's multicast starts at the diagonal PE (c, c) and reaches rows
-  // 0 .. rows-1; between a diagonal below the rectangle and its last row it
+  // Lane r turns into column r / k at row (r / k) k (k = m.merge; the
+  // diagonal when k = 1).
+  const int64_t d = m.turnRow(c);
+  role.diagonal = r == d;
+  role.relayIn = r < m.lanes() && r / m.merge > c;
+  role.mergeIn = d < r && r < d + m.merge;
+  // Column c's multicast starts at the turn PE (c, d) and reaches rows
+  // 0 .. rows-1; between a turn below the rectangle and its last row it
   // only passes north.
-  role.hasColumn = r <= c || r < m.rows;
-  role.columnIn = r == c   ? machine::Dir::Ramp
-                  : r < c ? machine::Dir::South
+  role.hasColumn = r <= d || r < m.rows;
+  role.columnIn = r == d   ? machine::Dir::Ramp
+                  : r < d ? machine::Dir::South
                           : machine::Dir::North;
-  role.north = r > 0 && r <= c;
-  role.south = r >= c && r + 1 < m.rows;
+  role.north = r > 0 && r <= d;
+  role.south = r >= d && r + 1 < m.rows;
   role.lm = role.compute ? chunkSize(M, m.rows, r) : 0;
   return role;
 }
@@ -71,7 +78,7 @@ inline SmearedRole smearedRole(const DenseMapping &m, int64_t M, int64_t c,
 template <typename F>
 void forEachSmearedGroup(const DenseMapping &m, int64_t M,
                          const RouteTable &routes, F emit) {
-  int64_t height = std::max(m.smear, m.rows);
+  int64_t height = m.footprint();
   for (int64_t c = 0; c < m.smear; ++c) {
     int64_t r0 = 0;
     for (int64_t r = 1; r <= height; ++r) {

@@ -1412,7 +1412,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       }
       auto kernel = wf::KernelOp::create(
           b, kernelLoc, b.getStringAttr(kernelName), scheme, /*rect=*/nullptr,
-          b.getI64IntegerAttr(1), b.getI64IntegerAttr(1), /*tile=*/nullptr,
+          /*smear=*/b.getI64IntegerAttr(1), /*tiles=*/b.getI64IntegerAttr(1),
+          /*merge=*/b.getI64IntegerAttr(1), /*tile=*/nullptr,
           /*precision=*/nullptr,
           /*predicted_cycles=*/nullptr,
           TypeAttr::get(b.getFunctionType(kin, {kout})));

@@ -567,6 +567,17 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
 
 // -----
 
+// Only an unbanded convolution merges its producer's lanes.
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{merges 2 input lanes into a column, but only an unbanded convolution can}}
+  fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<0, 0, 1, 1> attributes {merge = 2 : i64} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
 fabric.program @p attributes {target = #weft.target<8x4>} {
   // expected-error @below {{rectangle is 3 columns wide, but its 2 bands of 2 columns need 4}}
   fabric.kernel @c : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> scheme #fabric.conv<in_channels = 2, out_channels = 2, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.0> : tensor<2x2x1x1xf32>> at #weft.rect<0, 0, 3, 2> attributes {smear = 2 : i64, tiles = 2 : i64} {

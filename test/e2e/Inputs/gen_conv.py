@@ -134,6 +134,22 @@ class SqueezeExcite(nn.Module):
         return self.se2(self.pool(x)) * x
 
 
+class Merge(nn.Module):
+    """A convolution of 16 output channels, read by a 16 -> 16 convolution
+    and by the join after it: on a fabric narrower than 16 columns the
+    second convolution merges the first one's lanes into fewer columns,
+    and the join's copy of them passes its merge PEs."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        h = torch.relu(self.conv1(x))
+        return torch.relu(self.conv2(h) + h)
+
+
 def model(kind):
     if kind == "two-convs":
         return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
@@ -184,6 +200,14 @@ def model(kind):
         return nn.Sequential(nn.Conv2d(3, 16, 7, stride=2, padding=3),
                              nn.ReLU(), nn.Conv2d(16, 8, 1, stride=2)), \
             (2, 3, 32, 34)
+    if kind == "merge":
+        return Merge(), (2, 4, 6, 7)
+    if kind == "merge-short":
+        # 16 lanes into a convolution of 2 output channels: its columns'
+        # turn PEs (rows 0, 4, 8, 12 with 4 lanes a column) lie below its
+        # 2 rows and only turn their input north.
+        return nn.Sequential(nn.Conv2d(4, 16, 3, padding=1), nn.ReLU(),
+                             nn.Conv2d(16, 2, 3, padding=1)), (2, 4, 6, 7)
     raise SystemExit("unknown model " + kind)
 
 
