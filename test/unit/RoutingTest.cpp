@@ -408,6 +408,8 @@ TEST(Routing, DepthwiseBandsTakeTheirColumnsAndMergeInOrder) {
         }
       }
   EXPECT_GT(cases, 20);
+}
+
 /// Runs wavelets through `plan` with router positions and unbounded input
 /// queues until nothing moves: `inject` lists, per (PE, entry port), the
 /// wavelets entering there in order. Returns what each PE's CE receives
