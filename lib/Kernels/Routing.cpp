@@ -155,6 +155,55 @@ RoutePlan denseResults(const DenseMapping &m) {
   return columnResults(m.x0 + m.smear - 1, m.y0, m.rows);
 }
 
+/// Band t's taking PE (x, y) on a lane carrying rows of `win` pixels of
+/// `lk` wavelets: its input columns [in0, in1) go to the ramp. Without
+/// `passThrough` the lane holds only what the west bands left, [in0, win),
+/// and passes on what the bands east of it read; with it the whole row
+/// arrives and goes on east (docs/execution-model.md, "Bands of output
+/// columns").
+static void takeBandColumns(RoutePlan &p, int64_t x, int64_t y,
+                            const std::vector<ConvTile> &bands, size_t t,
+                            int64_t win, int64_t lk, bool passThrough) {
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
+               ramp = dirBit(Dir::Ramp);
+  const ConvTile &b = bands[t];
+  if (passThrough) {
+    p.addPositions(x, y,
+                   {{west, east, b.in0 * lk},
+                    {west, ramp | east, (b.in1 - b.in0) * lk},
+                    {west, east, (win - b.in1) * lk}});
+    return;
+  }
+  if (t + 1 == bands.size()) {
+    p.add(x, y, west, ramp);
+    return;
+  }
+  // This band reads [in0, in1), the bands east of it [next.in0, win), and
+  // next.in0 <= in1.
+  const ConvTile &next = bands[t + 1];
+  p.addPositions(x, y,
+                 {{west, ramp, (next.in0 - b.in0) * lk},
+                  {west, ramp | east, (b.in1 - next.in0) * lk},
+                  {west, east, (win - b.in1) * lk}});
+}
+
+/// Band t's sending PE (x, y): band 0 sends its columns east; a later band
+/// first passes the row's columns of the bands west of it, then its own
+/// (`lm` wavelets a pixel).
+static void mergeBandColumns(RoutePlan &p, int64_t x, int64_t y,
+                             const std::vector<ConvTile> &bands, size_t t,
+                             int64_t lm) {
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
+               ramp = dirBit(Dir::Ramp);
+  const ConvTile &b = bands[t];
+  if (t == 0)
+    p.add(x, y, ramp, east);
+  else
+    p.addPositions(x, y,
+                   {{west, east, b.out0 * lm},
+                    {ramp, east, (b.out1 - b.out0) * lm}});
+}
+
 RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m,
                               bool passThrough) {
   if (m.tiles <= 1)
@@ -163,8 +212,7 @@ RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m,
   std::vector<ConvTile> bands = convTiles(s, m.tiles);
   assert(!bands.empty() && "the bands were checked at placement");
   const int64_t S = m.smear, lk = convLk(s, m);
-  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
-               ramp = dirBit(Dir::Ramp);
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East);
   RoutePlan p;
   for (int64_t r = 0; r < S; ++r) {
     int64_t y = m.y0 + r;
@@ -174,32 +222,12 @@ RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m,
       // the rectangle) to this band's.
       for (int64_t x = t == 0 ? m.x0 : x0 - S + r + 1; x < x0 + r; ++x)
         p.add(x, y, west, east);
-      const ConvTile &b = bands[size_t(t)];
-      if (passThrough) {
-        // The whole row goes on east (another reader of the stream lies
-        // beyond the rectangle), so every band sees every column and takes
-        // its own off a copy of the lane.
-        p.addPositions(x0 + r, y,
-                       {{west, east, b.in0 * lk},
-                        {west, ramp | east, (b.in1 - b.in0) * lk},
-                        {west, east, (s.win - b.in1) * lk}});
-        if (t + 1 == m.tiles)
-          for (int64_t x = x0 + r + 1; x < x0 + S; ++x)
-            p.add(x, y, west, east);
-        continue;
-      }
-      if (t + 1 == m.tiles) {
-        p.add(x0 + r, y, west, ramp);
-        continue;
-      }
-      // What arrives: input columns [b.in0, win) of every row (the west
-      // bands took theirs); this band reads [b.in0, b.in1), the bands east
-      // of it [next.in0, win), and next.in0 <= b.in1.
-      const ConvTile &next = bands[size_t(t + 1)];
-      p.addPositions(x0 + r, y,
-                     {{west, ramp, (next.in0 - b.in0) * lk},
-                      {west, ramp | east, (b.in1 - next.in0) * lk},
-                      {west, east, (s.win - b.in1) * lk}});
+      // With passThrough the whole row goes on east (another reader of the
+      // stream lies beyond the rectangle): every band sees every column.
+      takeBandColumns(p, x0 + r, y, bands, size_t(t), s.win, lk, passThrough);
+      if (passThrough && t + 1 == m.tiles)
+        for (int64_t x = x0 + r + 1; x < x0 + S; ++x)
+          p.add(x, y, west, east);
     }
   }
   return p;
@@ -211,30 +239,11 @@ RoutePlan depthwiseBandInputs(const ConvShape &s, int64_t x, int64_t rows,
     return columnInputs(x, 0, rows);
   std::vector<ConvTile> bands = convTiles(s, tiles);
   assert(!bands.empty() && "the bands were checked at placement");
-  const int64_t lc = s.cin / rows;
-  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
-               ramp = dirBit(Dir::Ramp);
   RoutePlan p;
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t t = 0; t < tiles; ++t) {
-      const ConvTile &b = bands[size_t(t)];
-      if (passThrough) {
-        p.addPositions(x + t, r,
-                       {{west, east, b.in0 * lc},
-                        {west, ramp | east, (b.in1 - b.in0) * lc},
-                        {west, east, (s.win - b.in1) * lc}});
-      } else if (t + 1 == tiles) {
-        // What arrives: input columns [b.in0, win) (the west bands took
-        // theirs).
-        p.add(x + t, r, west, ramp);
-      } else {
-        const ConvTile &next = bands[size_t(t + 1)];
-        p.addPositions(x + t, r,
-                       {{west, ramp, (next.in0 - b.in0) * lc},
-                        {west, ramp | east, (b.in1 - next.in0) * lc},
-                        {west, east, (s.win - b.in1) * lc}});
-      }
-    }
+    for (int64_t t = 0; t < tiles; ++t)
+      takeBandColumns(p, x + t, r, bands, size_t(t), s.win, s.cin / rows,
+                      passThrough);
   return p;
 }
 
@@ -244,20 +253,10 @@ RoutePlan depthwiseBandResults(const ConvShape &s, int64_t x, int64_t rows,
     return columnResults(x, 0, rows);
   std::vector<ConvTile> bands = convTiles(s, tiles);
   assert(!bands.empty() && "the bands were checked at placement");
-  const int64_t lo = s.cout / rows;
-  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
-               ramp = dirBit(Dir::Ramp);
   RoutePlan p;
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t t = 0; t < tiles; ++t) {
-      const ConvTile &b = bands[size_t(t)];
-      if (t == 0)
-        p.add(x, r, ramp, east);
-      else
-        p.addPositions(x + t, r,
-                       {{west, east, b.out0 * lo},
-                        {ramp, east, (b.out1 - b.out0) * lo}});
-    }
+    for (int64_t t = 0; t < tiles; ++t)
+      mergeBandColumns(p, x + t, r, bands, size_t(t), s.cout / rows);
   return p;
 }
 
@@ -267,23 +266,16 @@ RoutePlan convResults(const ConvShape &s, const DenseMapping &m) {
   std::vector<ConvTile> bands = convTiles(s, m.tiles);
   assert(!bands.empty() && "the bands were checked at placement");
   const int64_t S = m.smear, lm = convLm(s, m);
-  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
-               ramp = dirBit(Dir::Ramp);
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East);
   RoutePlan p;
   for (int64_t r = 0; r < m.rows; ++r) {
     int64_t y = m.y0 + r;
     for (int64_t t = 0; t < m.tiles; ++t) {
       int64_t last = m.x0 + t * S + S - 1;
-      const ConvTile &b = bands[size_t(t)];
-      if (t == 0) {
-        p.add(last, y, ramp, east);
-        continue;
-      }
-      for (int64_t x = last - S + 1; x < last; ++x)
-        p.add(x, y, west, east);
-      p.addPositions(last, y,
-                     {{west, east, b.out0 * lm},
-                      {ramp, east, (b.out1 - b.out0) * lm}});
+      if (t > 0)
+        for (int64_t x = last - S + 1; x < last; ++x)
+          p.add(x, y, west, east);
+      mergeBandColumns(p, last, y, bands, size_t(t), lm);
     }
   }
   return p;
