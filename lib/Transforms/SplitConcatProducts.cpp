@@ -42,6 +42,34 @@ bool isConstant(Value v) {
   return fill && matchPattern(fill.getInputs()[0], m_Constant());
 }
 
+/// a + b elementwise, as the importer writes Add (a join on the fabric).
+Value addTensors(OpBuilder &b, Location loc, Value x, Value y) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iters(type.getRank(),
+                                         utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{x, y}, ValueRange{empty},
+             ArrayRef<AffineMap>{id, id, id}, iters,
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               Value v = arith::AddFOp::create(nb, l, args[0], args[1]);
+               linalg::YieldOp::create(nb, l, v);
+             })
+      .getResult(0);
+}
+
+/// A tensor of `type` filled with zeros (a product's accumulator).
+Value zerosOf(OpBuilder &b, Location loc, RankedTensorType type) {
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getZeroAttr(type.getElementType()));
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
+  return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+      .getResult(0);
+}
+
 struct SplitConcatProduct : OpRewritePattern<linalg::MatmulOp> {
   SplitConcatProduct(MLIRContext *ctx, int64_t &count)
       : OpRewritePattern(ctx), count(count) {}
@@ -103,16 +131,7 @@ struct SplitConcatProduct : OpRewritePattern<linalg::MatmulOp> {
           rewriter, loc,
           weft::makeF32(RankedTensorType::get({Kp, M}, f32), rows,
                         "concat_weights"));
-      Value init = mm.getDpsInits()[0];
-      if (sum) {
-        Value zero =
-            arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
-        Value empty =
-            tensor::EmptyOp::create(rewriter, loc, outType.getShape(), f32);
-        init = linalg::FillOp::create(rewriter, loc, ValueRange{zero},
-                                      ValueRange{empty})
-                   .getResult(0);
-      }
+      Value init = sum ? zerosOf(rewriter, loc, outType) : mm.getDpsInits()[0];
       auto product = linalg::MatmulOp::create(
           rewriter, loc, TypeRange{outType}, ValueRange{part, wp},
           ValueRange{init});
@@ -123,18 +142,7 @@ struct SplitConcatProduct : OpRewritePattern<linalg::MatmulOp> {
         sum = p;
         continue;
       }
-      Value empty =
-          tensor::EmptyOp::create(rewriter, loc, outType.getShape(), f32);
-      AffineMap id = rewriter.getMultiDimIdentityMap(2);
-      SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
-      sum = linalg::GenericOp::create(
-                rewriter, loc, TypeRange{outType}, ValueRange{sum, p},
-                ValueRange{empty}, ArrayRef<AffineMap>{id, id, id}, iters,
-                [](OpBuilder &b, Location l, ValueRange args) {
-                  Value s = arith::AddFOp::create(b, l, args[0], args[1]);
-                  linalg::YieldOp::create(b, l, s);
-                })
-                .getResult(0);
+      sum = addTensors(rewriter, loc, sum, p);
     }
     rewriter.replaceOp(mm, sum);
     rewriter.eraseOp(concat);
@@ -301,20 +309,11 @@ struct SplitConcatConv : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(conv, "the weight is no constant");
     Location loc = conv.getLoc();
     auto outType = cast<RankedTensorType>(conv.getResult(0).getType());
-    Type f32 = outType.getElementType();
     SmallVector<Value> parts = partsOf(rewriter, loc, *c);
     Value sum;
     for (auto [part, w] : llvm::zip(parts, *weights)) {
-      Value init = conv.getDpsInits()[0];
-      if (sum) {
-        Value zero = arith::ConstantOp::create(rewriter, loc,
-                                               rewriter.getZeroAttr(f32));
-        Value empty =
-            tensor::EmptyOp::create(rewriter, loc, outType.getShape(), f32);
-        init = linalg::FillOp::create(rewriter, loc, ValueRange{zero},
-                                      ValueRange{empty})
-                   .getResult(0);
-      }
+      Value init =
+          sum ? zerosOf(rewriter, loc, outType) : conv.getDpsInits()[0];
       Value wp = arith::ConstantOp::create(rewriter, loc, w);
       Operation *partConv = rewriter.clone(*conv.getOperation());
       partConv->setOperand(0, part);
@@ -325,19 +324,7 @@ struct SplitConcatConv : OpRewritePattern<ConvOp> {
         sum = p;
         continue;
       }
-      Value empty =
-          tensor::EmptyOp::create(rewriter, loc, outType.getShape(), f32);
-      AffineMap id = rewriter.getMultiDimIdentityMap(outType.getRank());
-      SmallVector<utils::IteratorType> iters(outType.getRank(),
-                                             utils::IteratorType::parallel);
-      sum = linalg::GenericOp::create(
-                rewriter, loc, TypeRange{outType}, ValueRange{sum, p},
-                ValueRange{empty}, ArrayRef<AffineMap>{id, id, id}, iters,
-                [](OpBuilder &b, Location l, ValueRange args) {
-                  Value s = arith::AddFOp::create(b, l, args[0], args[1]);
-                  linalg::YieldOp::create(b, l, s);
-                })
-                .getResult(0);
+      sum = addTensors(rewriter, loc, sum, p);
     }
     rewriter.replaceOp(conv, sum);
     ++count;
