@@ -26,12 +26,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelBodies.h"
+
 #include "fabric/FabricOps.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/Conversion/PoolKernel.h"
 #include "weft/FabricTransforms/KernelScheme.h"
 #include "weft/Conversion/Passes.h"
+#include "weft/Transforms/ConstantData.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -102,289 +105,6 @@ static std::string uniqueName(SymbolTable &table, StringRef base) {
   for (unsigned i = 1; table.lookup(name); ++i)
     name = (base + "_" + Twine(i)).str();
   return name;
-}
-
-/// A [K, M]-style f32 constant: inline when small, otherwise a blob (weights
-/// are never printed inline).
-static ElementsAttr f32Constant(MLIRContext *ctx, ArrayRef<int64_t> shape,
-                                ArrayRef<float> values, StringRef blobName) {
-  auto type = RankedTensorType::get(shape, Float32Type::get(ctx));
-  if (values.size() <= 16)
-    return DenseElementsAttr::get(type, values);
-  return DenseResourceElementsAttr::get(
-      type, blobName, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
-}
-
-/// Builds the body of the kernel for `layer` on one sample:
-/// y = relu?(x W + b) with x : tensor<1xKxf32>, W and b the constants the
-/// kernel's scheme holds.
-static Value buildLayerBody(OpBuilder &b, Location loc, Value x,
-                            const conversion::DenseLayer &layer,
-                            ElementsAttr weights, ElementsAttr biasAttr) {
-  Type f32 = b.getF32Type();
-  auto outType = RankedTensorType::get({1, layer.M}, f32);
-  Value w = arith::ConstantOp::create(b, loc, weights);
-  Value init = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
-  if (biasAttr) {
-    Value bias = arith::ConstantOp::create(b, loc, biasAttr);
-    init = linalg::BroadcastOp::create(b, loc, bias, init, ArrayRef<int64_t>{0})
-               .getResult()[0];
-  } else {
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-    init = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{init})
-               .getResult(0);
-  }
-  Value y = linalg::MatmulOp::create(b, loc, TypeRange{outType},
-                                     ValueRange{x, w}, ValueRange{init})
-                .getResult(0);
-  if (!layer.relu)
-    return y;
-  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
-  AffineMap id = b.getMultiDimIdentityMap(2);
-  SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{outType}, ValueRange{y}, ValueRange{empty},
-             ArrayRef<AffineMap>{id, id}, iters,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value zero =
-                   arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
-               Value r = arith::MaximumFOp::create(nb, l, args[0], zero);
-               linalg::YieldOp::create(nb, l, r);
-             })
-      .getResult(0);
-}
-
-/// max(y, 0), or min(max(y, 0), reluMax), elementwise.
-static Value buildRelu(OpBuilder &b, Location loc, Value y,
-                       std::optional<float> reluMax) {
-  auto type = cast<RankedTensorType>(y.getType());
-  Value empty =
-      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  unsigned rank = unsigned(type.getRank());
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, ValueRange{y}, ValueRange{empty},
-             ArrayRef<AffineMap>{id, id}, iters,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value z =
-                   arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
-               Value r = arith::MaximumFOp::create(nb, l, args[0], z);
-               if (reluMax) {
-                 Value hi = arith::ConstantOp::create(
-                     nb, l, nb.getF32FloatAttr(*reluMax));
-                 r = arith::MinimumFOp::create(nb, l, r, hi);
-               }
-               linalg::YieldOp::create(nb, l, r);
-             })
-      .getResult(0);
-}
-
-/// The grouped convolution of the padded sample `x` with the OIHW weights
-/// `w` (I = cin / groups) in the importer's general form: x reshaped to
-/// [1, G, C/G, H, W], linalg.conv_2d_ngchw_gfchw with the weights as
-/// [G, M/G, C/G, kh, kw] into the bias broadcast (or zeros), the result
-/// reshaped back to `outType`, then the ReLU.
-static Value buildGroupedConvBody(OpBuilder &b, Location loc, Value x, Value w,
-                                  RankedTensorType outType,
-                                  const conversion::ConvShape &s,
-                                  ElementsAttr biasAttr) {
-  Type f32 = b.getF32Type();
-  int64_t g = s.groups, cg = s.groupIn(), mg = s.groupOut();
-  ArrayRef<int64_t> xs = cast<RankedTensorType>(x.getType()).getShape();
-  using Re = SmallVector<ReassociationIndices>;
-  x = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({1, g, cg, xs[2], xs[3]}, f32), x,
-      Re{{0}, {1, 2}, {3}, {4}});
-  w = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({g, mg, cg, s.kh, s.kw}, f32), w,
-      Re{{0, 1}, {2}, {3}, {4}});
-  auto gType = RankedTensorType::get({1, g, mg, s.hout(), s.wout()}, f32);
-  Value init = tensor::EmptyOp::create(b, loc, gType.getShape(), f32);
-  if (biasAttr) {
-    Value bias = arith::ConstantOp::create(b, loc, biasAttr);
-    bias = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({g, mg}, f32), bias, Re{{0, 1}});
-    init = linalg::BroadcastOp::create(b, loc, bias, init,
-                                       ArrayRef<int64_t>{0, 3, 4})
-               .getResult()[0];
-  } else {
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-    init = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{init})
-               .getResult(0);
-  }
-  Value y =
-      linalg::Conv2DNgchwGfchwOp::create(
-          b, loc, TypeRange{gType}, ValueRange{x, w}, ValueRange{init},
-          b.getI64TensorAttr({s.sh, s.sw}), b.getI64TensorAttr({s.dh, s.dw}))
-          .getResult(0);
-  y = tensor::CollapseShapeOp::create(b, loc, outType, y,
-                                      Re{{0}, {1, 2}, {3}, {4}});
-  return s.relu ? buildRelu(b, loc, y, s.reluMax) : y;
-}
-
-/// Builds the body of a convolution kernel on one sample: the zero pad,
-/// linalg.conv_2d_nchw_fchw (or conv_1d_ncw_fcw for a 3-D input) into the
-/// bias broadcast (or zeros), and the ReLU, from the scheme's constants.
-static Value buildConvBody(OpBuilder &b, Location loc, Value x,
-                           RankedTensorType outType,
-                           const conversion::ConvShape &s,
-                           ElementsAttr weights, ElementsAttr biasAttr) {
-  Type f32 = b.getF32Type();
-  auto inType = cast<RankedTensorType>(x.getType());
-  bool is1d = inType.getRank() == 3;
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  if (s.pt || s.pl || s.pb || s.pr) {
-    SmallVector<int64_t> low(size_t(inType.getRank()), 0), high = low;
-    SmallVector<int64_t> shape(inType.getShape());
-    if (is1d) {
-      low[2] = s.pl, high[2] = s.pr;
-    } else {
-      low[2] = s.pt, low[3] = s.pl, high[2] = s.pb, high[3] = s.pr;
-    }
-    for (size_t i = 0; i < shape.size(); ++i)
-      shape[i] += low[i] + high[i];
-    SmallVector<OpFoldResult> lo, hi;
-    for (size_t i = 0; i < shape.size(); ++i) {
-      lo.push_back(b.getIndexAttr(low[i]));
-      hi.push_back(b.getIndexAttr(high[i]));
-    }
-    x = tensor::PadOp::create(b, loc, RankedTensorType::get(shape, f32), x, lo,
-                              hi, zero);
-  }
-  Value w = arith::ConstantOp::create(b, loc, weights);
-  if (is1d)
-    w = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get({s.cout, s.cin, s.kw}, f32), w,
-        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-  if (s.grouped())
-    return buildGroupedConvBody(b, loc, x, w, outType, s, biasAttr);
-  Value init = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
-  if (biasAttr) {
-    Value bias = arith::ConstantOp::create(b, loc, biasAttr);
-    SmallVector<int64_t> dims = {0};
-    for (int64_t d = 2; d < outType.getRank(); ++d)
-      dims.push_back(d);
-    init = linalg::BroadcastOp::create(b, loc, bias, init, dims).getResult()[0];
-  } else {
-    init = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{init})
-               .getResult(0);
-  }
-  Value y;
-  if (is1d)
-    y = linalg::Conv1DNcwFcwOp::create(
-            b, loc, TypeRange{outType}, ValueRange{x, w}, ValueRange{init},
-            b.getI64TensorAttr({s.sw}), b.getI64TensorAttr({s.dw}))
-            .getResult(0);
-  else
-    y = linalg::Conv2DNchwFchwOp::create(
-            b, loc, TypeRange{outType}, ValueRange{x, w}, ValueRange{init},
-            b.getI64TensorAttr({s.sh, s.sw}), b.getI64TensorAttr({s.dh, s.dw}))
-            .getResult(0);
-  return s.relu ? buildRelu(b, loc, y, s.reluMax) : y;
-}
-
-/// Builds the body of a pooling kernel on one sample in the importer's form:
-/// the -inf or 0 pad the windows read, linalg.pooling_nchw_max or _sum
-/// (pooling_ncw_* for a 3-D input) into a -inf or 0 fill, an average's
-/// division by its divisor per output pixel, reshaped to `outType`.
-static Value buildPoolBody(OpBuilder &b, Location loc, Value x,
-                           RankedTensorType outType,
-                           const conversion::PoolShape &s) {
-  Type f32 = b.getF32Type();
-  auto inType = cast<RankedTensorType>(x.getType());
-  bool is1d = inType.getRank() == 3;
-  Value init = arith::ConstantOp::create(
-      b, loc,
-      b.getF32FloatAttr(s.max ? -std::numeric_limits<float>::infinity() : 0));
-  int64_t pb = s.padBottom(), pr = s.padRight();
-  if (s.pt || s.pl || pb || pr) {
-    SmallVector<int64_t> low(size_t(inType.getRank()), 0), high = low;
-    SmallVector<int64_t> shape(inType.getShape());
-    if (is1d) {
-      low[2] = s.pl, high[2] = pr;
-    } else {
-      low[2] = s.pt, low[3] = s.pl, high[2] = pb, high[3] = pr;
-    }
-    SmallVector<OpFoldResult> lo, hi;
-    for (size_t i = 0; i < shape.size(); ++i) {
-      shape[i] += low[i] + high[i];
-      lo.push_back(b.getIndexAttr(low[i]));
-      hi.push_back(b.getIndexAttr(high[i]));
-    }
-    x = tensor::PadOp::create(b, loc, RankedTensorType::get(shape, f32), x, lo,
-                              hi, init);
-  }
-  SmallVector<int64_t> pooled = {1, s.c};
-  if (!is1d)
-    pooled.push_back(s.hout());
-  pooled.push_back(s.wout());
-  auto pooledType = RankedTensorType::get(pooled, f32);
-  Value acc = tensor::EmptyOp::create(b, loc, pooled, f32);
-  acc = linalg::FillOp::create(b, loc, ValueRange{init}, ValueRange{acc})
-            .getResult(0);
-  Value window =
-      is1d ? tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{s.kw}, f32)
-           : tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{s.kh, s.kw},
-                                     f32);
-  Value y;
-  auto strides = is1d ? b.getI64TensorAttr({s.sw})
-                      : b.getI64TensorAttr({s.sh, s.sw});
-  auto dilations = is1d ? b.getI64TensorAttr({s.dw})
-                        : b.getI64TensorAttr({s.dh, s.dw});
-  SmallVector<Value> in = {x, window};
-  if (s.max && is1d)
-    y = linalg::PoolingNcwMaxOp::create(b, loc, TypeRange{pooledType}, in,
-                                        ValueRange{acc}, strides, dilations)
-            .getResult(0);
-  else if (s.max)
-    y = linalg::PoolingNchwMaxOp::create(b, loc, TypeRange{pooledType}, in,
-                                         ValueRange{acc}, strides, dilations)
-            .getResult(0);
-  else if (is1d)
-    y = linalg::PoolingNcwSumOp::create(b, loc, TypeRange{pooledType}, in,
-                                        ValueRange{acc}, strides, dilations)
-            .getResult(0);
-  else
-    y = linalg::PoolingNchwSumOp::create(b, loc, TypeRange{pooledType}, in,
-                                         ValueRange{acc}, strides, dilations)
-            .getResult(0);
-  if (!s.max) {
-    SmallVector<float> divisors;
-    for (int64_t oh = 0; oh < s.hout(); ++oh)
-      for (int64_t ow = 0; ow < s.wout(); ++ow)
-        divisors.push_back(float(s.rowCount(oh) * s.colCount(ow)));
-    SmallVector<int64_t> spatial(pooled.begin() + 2, pooled.end());
-    Value d = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(RankedTensorType::get(spatial, f32),
-                               ArrayRef<float>(divisors)));
-    unsigned rank = unsigned(pooled.size());
-    AffineMap id = b.getMultiDimIdentityMap(rank);
-    SmallVector<AffineExpr> trailing;
-    for (unsigned i = 2; i < rank; ++i)
-      trailing.push_back(b.getAffineDimExpr(i));
-    AffineMap px = AffineMap::get(rank, 0, trailing, b.getContext());
-    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    Value empty = tensor::EmptyOp::create(b, loc, pooled, f32);
-    y = linalg::GenericOp::create(
-            b, loc, TypeRange{pooledType}, ValueRange{y, d}, ValueRange{empty},
-            ArrayRef<AffineMap>{id, px, id}, iters,
-            [&](OpBuilder &nb, Location l, ValueRange args) {
-              Value r = arith::DivFOp::create(nb, l, args[0], args[1]);
-              linalg::YieldOp::create(nb, l, r);
-            })
-            .getResult(0);
-  }
-  if (pooledType != outType)
-    y = tensor::ReshapeOp::create(
-        b, loc, outType, y,
-        arith::ConstantOp::create(
-            b, loc,
-            DenseIntElementsAttr::get(
-                RankedTensorType::get({outType.getRank()}, b.getI64Type()),
-                outType.getShape())));
-  return y;
 }
 
 /// Whether the body of `g` is exactly one arithmetic op on its block
@@ -1365,19 +1085,22 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
       fabric::KernelSchemeAttrInterface scheme;
       if (layer.kind == Layer::Dense) {
         const conversion::DenseLayer &d = layer.denseLayer;
-        weights = f32Constant(ctx, {d.K, d.M}, d.weights,
-                              kernelName + "_weights");
+        weights = weft::makeF32(RankedTensorType::get({d.K, d.M}, f32), d.weights,
+                                kernelName + "_weights");
         if (!d.bias.empty())
-          bias = f32Constant(ctx, {d.M}, d.bias, kernelName + "_bias");
+          bias = weft::makeF32(RankedTensorType::get({d.M}, f32), d.bias,
+                               kernelName + "_bias");
         scheme = conversion::denseScheme(ctx, d.K, d.M, d.relu,
                                          layer.synthetic, weights, bias);
       } else if (layer.kind == Layer::Conv) {
         const conversion::DenseLayer &d = layer.denseLayer;
         const conversion::ConvShape &c = *d.conv;
-        weights = f32Constant(ctx, {c.cout, c.groupIn(), c.kh, c.kw}, d.weights,
-                              kernelName + "_weights");
+        weights = weft::makeF32(
+            RankedTensorType::get({c.cout, c.groupIn(), c.kh, c.kw}, f32),
+            d.weights, kernelName + "_weights");
         if (!d.bias.empty())
-          bias = f32Constant(ctx, {c.cout}, d.bias, kernelName + "_bias");
+          bias = weft::makeF32(RankedTensorType::get({c.cout}, f32), d.bias,
+                               kernelName + "_bias");
         scheme =
             cast<fabric::KernelSchemeAttrInterface>(wf::ConvSchemeAttr::get(
                 ctx, c.cin, c.cout, c.hin, c.win,
@@ -1422,17 +1145,17 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
         OpBuilder::InsertionGuard guard(b);
         if (layer.kind == Layer::Dense) {
           Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});
-          Value y = buildLayerBody(b, kernelLoc, kb->getArgument(0),
+          Value y = conversion::buildLayerBody(b, kernelLoc, kb->getArgument(0),
                                    layer.denseLayer, weights, bias);
           wf::YieldOp::create(b, kernelLoc, ValueRange{y});
         } else if (layer.kind == Layer::Conv) {
           Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});
-          Value y = buildConvBody(b, kernelLoc, kb->getArgument(0), kout,
+          Value y = conversion::buildConvBody(b, kernelLoc, kb->getArgument(0), kout,
                                   *layer.denseLayer.conv, weights, bias);
           wf::YieldOp::create(b, kernelLoc, ValueRange{y});
         } else if (layer.kind == Layer::Pool) {
           Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});
-          Value y = buildPoolBody(b, kernelLoc, kb->getArgument(0), kout,
+          Value y = conversion::buildPoolBody(b, kernelLoc, kb->getArgument(0), kout,
                                   layer.poolLayer.shape);
           wf::YieldOp::create(b, kernelLoc, ValueRange{y});
         } else {
