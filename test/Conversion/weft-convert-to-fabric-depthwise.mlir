@@ -44,7 +44,7 @@ func.func @depthwise(%x: tensor<1x2x4x4xf32> {onnx.name = "x"}) -> (tensor<1x2x4
 // ngchw_gfchw form, its input reshaped to [N, G, 1, H, W] (the importer
 // groups the unit dimension with H) and its result collapsed back.
 // CHECK-LABEL: fabric.program @multiplier
-// CHECK: fabric.kernel @dwm : (tensor<1x2x5x5xf32>) -> tensor<1x4x2x2xf32> scheme #fabric.conv<in_channels = 2, out_channels = 4, in_height = 5, in_width = 5, kernel = [3, 3], strides = [2, 2], dilations = [1, 1], pads = [0, 0, 0, 0], groups = 2, weights = dense_resource<dwm_weights> : tensor<4x1x3x3xf32>>
+// CHECK: fabric.kernel @dwm : (tensor<1x2x5x5xf32>) -> tensor<1x4x2x2xf32> scheme #fabric.conv<in_channels = 2, out_channels = 4, in_height = 5, in_width = 5, kernel = [3, 3], strides = [2, 2], dilations = [1, 1], pads = [0, 0, 0, 0], groups = 2, weights = dense<2.500000e-01> : tensor<4x1x3x3xf32>>
 // CHECK: linalg.fill
 // CHECK: linalg.conv_2d_ngchw_gfchw
 // CHECK: fabric.stream @dwm_to_y @dwm[0] -> @y[0] : !fabric.wavelets<f32, 16> {pixels = 4 : i64}
