@@ -159,6 +159,15 @@ std::string depthwiseMappingProblem(const ConvShape &s, int64_t rows,
   return "";
 }
 
+/// The most of f over the band convolutions of `s` cut into `tiles`.
+template <typename F>
+static int64_t mostOverBands(const ConvShape &s, int64_t tiles, F f) {
+  int64_t most = 0;
+  for (const ConvTile &b : convTiles(s, tiles))
+    most = std::max(most, f(b.shape));
+  return most;
+}
+
 std::string depthwiseBandsProblem(const ConvShape &s, int64_t rows,
                                   int64_t tiles, int64_t memoryBytes) {
   if (tiles == 1)
@@ -179,9 +188,9 @@ int64_t predictDepthwiseBandsCycles(const ConvShape &s, int64_t rows,
                                     int64_t tiles) {
   if (tiles == 1)
     return predictDepthwiseCycles(s, rows);
-  int64_t most = 0;
-  for (const ConvTile &b : convTiles(s, tiles))
-    most = std::max(most, predictDepthwiseCycles(b.shape, rows));
+  int64_t most = mostOverBands(s, tiles, [&](const ConvShape &b) {
+    return predictDepthwiseCycles(b, rows);
+  });
   // Every band's input columns pass one lane a row, and every band's output
   // columns leave on one.
   int64_t in = s.hin * s.win * depthwiseLc(s, rows);
@@ -193,10 +202,9 @@ int64_t depthwiseBandsMemoryPerPE(const ConvShape &s, int64_t rows,
                                   int64_t tiles) {
   if (tiles == 1)
     return depthwiseMemoryPerPE(s, rows);
-  int64_t most = 0;
-  for (const ConvTile &b : convTiles(s, tiles))
-    most = std::max(most, depthwiseMemoryPerPE(b.shape, rows));
-  return most;
+  return mostOverBands(s, tiles, [&](const ConvShape &b) {
+    return depthwiseMemoryPerPE(b, rows);
+  });
 }
 
 } // namespace weft::conversion

@@ -28,6 +28,31 @@ namespace {
 
 using PE = std::pair<int64_t, int64_t>;
 
+/// Three rows of output columns [c0, c1), `per` wavelets each.
+std::vector<int64_t> threeRows(int64_t c0, int64_t c1, int64_t per) {
+  std::vector<int64_t> v;
+  for (int64_t row = 0; row < 3; ++row)
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t j = 0; j < per; ++j)
+        v.push_back(c);
+  return v;
+}
+
+/// What leaves band t's merge switch `sw` (positions [west, ramp]) when
+/// `lane` arrives from the west and band t's own columns from its ramp.
+std::vector<int64_t> mergeAt(const Switch &sw, const std::vector<int64_t> &lane,
+                             const std::vector<int64_t> &own) {
+  std::vector<int64_t> merged;
+  size_t w = 0, o = 0;
+  while (w < lane.size() || o < own.size()) {
+    for (int64_t k = 0; k < sw.positions[0].count; ++k)
+      merged.push_back(lane.at(w++));
+    for (int64_t k = 0; k < sw.positions[1].count; ++k)
+      merged.push_back(own.at(o++));
+  }
+  return merged;
+}
+
 struct Walk {
   std::set<PE> ramps;   ///< PEs whose CE receives the wavelet
   std::set<PE> offEdge; ///< PEs it leaves the mapped area from (east/west)
@@ -270,11 +295,9 @@ TEST(Routing, ConvBandsTakeTheirColumnsAndMergeInOrder) {
           // walk the lane from the first band's last column east.
           RoutePlan outPlan = convResults(s, m);
           for (int64_t r = 0; r < R; ++r) {
-            std::vector<int64_t> lane; // output columns leaving band 0
-            for (int64_t row = 0; row < 3; ++row)
-              for (int64_t c = bands[0].out0; c < bands[0].out1; ++c)
-                for (int64_t j = 0; j < lm; ++j)
-                  lane.push_back(c);
+            // The output columns leaving band 0.
+            std::vector<int64_t> lane =
+                threeRows(bands[0].out0, bands[0].out1, lm);
             for (int64_t t = 1; t < tiles; ++t) {
               const ConvTile &b = bands[size_t(t)];
               int64_t x = m.x0 + t * S + S - 1;
@@ -283,26 +306,10 @@ TEST(Routing, ConvBandsTakeTheirColumnsAndMergeInOrder) {
                           dirBit(Dir::East));
               const Switch &sw = outPlan.get().at({x, r});
               ASSERT_EQ(sw.positions.size(), 2u);
-              std::vector<int64_t> own, merged;
-              for (int64_t row = 0; row < 3; ++row)
-                for (int64_t c = b.out0; c < b.out1; ++c)
-                  for (int64_t j = 0; j < lm; ++j)
-                    own.push_back(c);
-              size_t w = 0, o = 0;
-              while (w < lane.size() || o < own.size()) {
-                for (int64_t k = 0; k < sw.positions[0].count; ++k)
-                  merged.push_back(lane.at(w++));
-                for (int64_t k = 0; k < sw.positions[1].count; ++k)
-                  merged.push_back(own.at(o++));
-              }
-              lane = merged;
+              lane = mergeAt(sw, lane, threeRows(b.out0, b.out1, lm));
             }
-            std::vector<int64_t> want;
-            for (int64_t row = 0; row < 3; ++row)
-              for (int64_t c = 0; c < s.wout(); ++c)
-                for (int64_t j = 0; j < lm; ++j)
-                  want.push_back(c);
-            EXPECT_EQ(lane, want) << "output lane " << r;
+            EXPECT_EQ(lane, threeRows(0, s.wout(), lm))
+                << "output lane " << r;
           }
         }
   EXPECT_GT(cases, 40);
@@ -375,36 +382,16 @@ TEST(Routing, DepthwiseBandsTakeTheirColumnsAndMergeInOrder) {
         // The output lanes.
         RoutePlan outPlan = depthwiseBandResults(s, x0, rows, tiles);
         for (int64_t r = 0; r < rows; ++r) {
-          std::vector<int64_t> lane;
-          for (int64_t row = 0; row < 3; ++row)
-            for (int64_t c = bands[0].out0; c < bands[0].out1; ++c)
-              for (int64_t j = 0; j < lo; ++j)
-                lane.push_back(c);
+          std::vector<int64_t> lane =
+              threeRows(bands[0].out0, bands[0].out1, lo);
           ASSERT_EQ(outPlan.get().at({x0, r}).out, dirBit(Dir::East));
           for (int64_t t = 1; t < tiles; ++t) {
             const ConvTile &b = bands[size_t(t)];
             const Switch &sw = outPlan.get().at({x0 + t, r});
             ASSERT_EQ(sw.positions.size(), 2u);
-            std::vector<int64_t> own, merged;
-            for (int64_t row = 0; row < 3; ++row)
-              for (int64_t c = b.out0; c < b.out1; ++c)
-                for (int64_t j = 0; j < lo; ++j)
-                  own.push_back(c);
-            size_t w = 0, o = 0;
-            while (w < lane.size() || o < own.size()) {
-              for (int64_t k = 0; k < sw.positions[0].count; ++k)
-                merged.push_back(lane.at(w++));
-              for (int64_t k = 0; k < sw.positions[1].count; ++k)
-                merged.push_back(own.at(o++));
-            }
-            lane = merged;
+            lane = mergeAt(sw, lane, threeRows(b.out0, b.out1, lo));
           }
-          std::vector<int64_t> want;
-          for (int64_t row = 0; row < 3; ++row)
-            for (int64_t c = 0; c < s.wout(); ++c)
-              for (int64_t j = 0; j < lo; ++j)
-                want.push_back(c);
-          EXPECT_EQ(lane, want) << "output lane " << r;
+          EXPECT_EQ(lane, threeRows(0, s.wout(), lo)) << "output lane " << r;
         }
       }
   EXPECT_GT(cases, 20);
