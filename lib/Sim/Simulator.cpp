@@ -1186,6 +1186,9 @@ std::string Engine::statsJson() const {
   Stats s = stats();
   std::ostringstream os;
   os << "{\n  \"status\": \"" << statusName(st) << "\",\n";
+  // The fabric the program ran on, as `--grid` spells it: a run on a
+  // non-default memory or queue depth says so in its statistics.
+  os << "  \"fabric\": \"" << target.config().str() << "\",\n";
   os << "  \"cycles\": " << s.cycles << ",\n";
   os << "  \"samples\": " << opts.samples << ",\n";
   os << "  \"latency\": "

@@ -96,6 +96,9 @@ struct CompiledModel {
   int64_t batch = 1, predictedCycles = 0, macsPerSample = 0,
           executedMacsPerSample = 0;
   int64_t gridPEs = 0;
+  /// The fabric's parameters beyond its size (",mem=B,colors=N,rq=N,cq=N"),
+  /// or empty when they are the machine's defaults.
+  std::string fabricExtras;
   unsigned gridWidth = 0, gridHeight = 0, routableColors = 0;
   /// How --grid auto chose the fabric (empty otherwise).
   std::string gridAuto;

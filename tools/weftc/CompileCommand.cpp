@@ -122,6 +122,12 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
     out.gridWidth = t.width();
     out.gridHeight = t.height();
     out.gridPEs = int64_t(t.numPEs());
+    weft::machine::TargetConfig defaults;
+    defaults.width = t.width();
+    defaults.height = t.height();
+    std::string spec = t.config().str(), plain = defaults.str();
+    if (spec != plain)
+      out.fabricExtras = spec.substr(spec.find(','));
     out.routableColors = t.routableColors();
     if (auto b = program->getAttrOfType<IntegerAttr>("weft.batch"))
       out.batch = b.getInt();

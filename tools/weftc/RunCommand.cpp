@@ -145,6 +145,11 @@ struct RunOptions {
                "dimension (default: the model's batch)"),
       cl::cat(category)};
   FabricFlags fabric{category};
+  cl::opt<int64_t> maxCycles{
+      "max-cycles", cl::init(0),
+      cl::desc("Stop the simulation after N cycles (weft-sim's --max-cycles; "
+               "default: the simulator's)"),
+      cl::value_desc("N"), cl::cat(category)};
   cl::opt<double> rtol{"rtol", cl::init(-1),
                        cl::desc("Relative tolerance of --check (default: "
                                 "1e-3 fp32, 1e-2 mixed)"),
@@ -261,8 +266,38 @@ bool RunSession::validateOptions() {
   if (precision != "fp32" && precision != "mixed")
     return fail("--precision must be fp32 or mixed, not '" + precision + "'");
   bool mixed = precision == "mixed";
-  tolerance = {opts.rtol >= 0 ? opts.rtol : (mixed ? 1e-2 : 1e-3),
-               opts.atol >= 0 ? opts.atol : (mixed ? 1e-2 : 1e-4)};
+  // Given flags mean what they say: a count or a tolerance out of range is
+  // an error, never a silent default.
+  if (opts.samples.getNumOccurrences() && opts.samples <= 0)
+    return fail("--samples must be a positive number of samples, not " +
+                Twine(opts.samples.getValue()));
+  if (opts.maxCycles.getNumOccurrences() && opts.maxCycles <= 0)
+    return fail("--max-cycles must be a positive number of cycles, not " +
+                Twine(opts.maxCycles.getValue()));
+  for (const cl::opt<double> *t : {&opts.rtol, &opts.atol}) {
+    if (!t->getNumOccurrences() || t->getValue() >= 0)
+      continue;
+    std::string value;
+    raw_string_ostream(value) << format("%g", t->getValue());
+    return fail("--" + t->ArgStr + " must be a tolerance of 0 or more, not " +
+                value);
+  }
+  tolerance = {opts.rtol.getNumOccurrences() ? opts.rtol.getValue()
+                                             : (mixed ? 1e-2 : 1e-3),
+               opts.atol.getNumOccurrences() ? opts.atol.getValue()
+                                             : (mixed ? 1e-2 : 1e-4)};
+  // The output directory is made (or found unwritable) before a compile
+  // that may take a while.
+  if (!opts.outputDir.empty()) {
+    const std::string &dir = opts.outputDir;
+    if (std::error_code ec = sys::fs::create_directories(dir))
+      return fail("cannot create the output directory '" + dir +
+                  "': " + ec.message());
+    if (!sys::fs::is_directory(dir))
+      return fail("the output directory '" + dir + "' is not a directory");
+    if (sys::fs::access(dir, sys::fs::AccessMode::Write))
+      return fail("the output directory '" + dir + "' is not writable");
+  }
   return true;
 }
 
@@ -388,6 +423,9 @@ bool RunSession::runSimulator() {
   args.insert(args.end(), {"--output-dir", simOut, "--stats", stats,
                            "--samples", std::to_string(numSamples),
                            "--progress"});
+  if (opts.maxCycles > 0)
+    args.insert(args.end(),
+                {"--max-cycles", std::to_string(opts.maxCycles.getValue())});
   std::vector<StringRef> argRefs(args.begin(), args.end());
   // The simulator's stderr (its progress every ~2 s of a long run, its
   // diagnostics) goes straight to ours.
@@ -516,7 +554,7 @@ void RunSession::printKernels(const SimFigures &figures) const {
          << ", " << compiled.kernels.size()
          << (compiled.kernels.size() == 1 ? " kernel" : " kernels")
          << " on the " << compiled.gridWidth << "x" << compiled.gridHeight
-         << " fabric (" << (compiled.mixed ? "mixed" : "fp32") << "), "
+         << compiled.fabricExtras << " fabric (" << (compiled.mixed ? "mixed" : "fp32") << "), "
          << numSamples << (numSamples == 1 ? " sample" : " samples") << ", "
          << compiled.colorsUsed << " of " << compiled.routableColors
          << " colors\n";
