@@ -22,6 +22,10 @@
 #   pointwise   conv 8->16 1x1, ReLU, conv 16->8 1x1                  (5x5)
 #   basic-block a ResNet basic block: conv 8->8 3x3 + BN + ReLU, conv 8->8
 #               3x3 + BN, + x, ReLU                                   (6x6)
+#   bottleneck  a ResNet-50 bottleneck block with a projection shortcut:
+#               conv 8->4 1x1 + BN + ReLU, conv 4->4 3x3 stride 2 pad 1 +
+#               BN + ReLU, conv 4->16 1x1 + BN; shortcut conv 8->16 1x1
+#               stride 2 + BN; + , ReLU                               (8x8)
 #   inverted-residual
 #               a MobileNetV2 inverted residual: conv 8->48 1x1 + BN +
 #               ReLU6, depthwise 3x3 pad 1 + BN + ReLU6, conv 48->8 1x1 + BN,
@@ -57,6 +61,27 @@ class Basic(nn.Module):
     def forward(self, x):
         y = torch.relu(self.b1(self.c1(x)))
         return torch.relu(self.b2(self.c2(y)) + x)
+
+
+class Bottleneck(nn.Module):
+    """ResNet-50's block where it downsamples: 1x1, 3x3 stride 2, 1x1, and a
+    strided 1x1 projection on the shortcut."""
+
+    def __init__(self, c, mid, out):
+        super().__init__()
+
+        def conv_bn(i, o, k, stride=1):
+            return nn.Sequential(nn.Conv2d(i, o, k, stride=stride,
+                                           padding=k // 2, bias=False),
+                                 nn.BatchNorm2d(o))
+        self.reduce = nn.Sequential(conv_bn(c, mid, 1), nn.ReLU())
+        self.conv = nn.Sequential(conv_bn(mid, mid, 3, 2), nn.ReLU())
+        self.expand = conv_bn(mid, out, 1)
+        self.shortcut = conv_bn(c, out, 1, 2)
+
+    def forward(self, x):
+        y = self.expand(self.conv(self.reduce(x)))
+        return torch.relu(y + self.shortcut(x))
 
 
 class InvertedResidual(nn.Module):
@@ -171,6 +196,8 @@ def model(kind):
                              nn.Conv2d(16, 8, 1)), (2, 8, 5, 5)
     if kind == "basic-block":
         return Basic(8), (2, 8, 6, 6)
+    if kind == "bottleneck":
+        return Bottleneck(8, 4, 16), (2, 8, 8, 8)
     if kind == "inverted-residual":
         return InvertedResidual(8, 6), (2, 8, 6, 6)
     if kind == "dw-strided":
