@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The pipeline (docs/weftc.md): import -> --weft-import-cleanup ->
-// --weft-fabric-prepare -> --weft-convert-to-fabric -> --weft-partition-dense ->
+// --weft-fabric-prepare -> --weft-convert-to-fabric -> --weft-partition-dense
+// ->
 // --weft-route-streams -> --weft-allocate-colors ->
 // --weft-lower-fabric-to-wavelet -> .wfb, with the figures `weftc run` and the
 // Python package report read off the partitioned program and the simulator's
@@ -67,9 +68,11 @@ std::unique_ptr<MLIRContext> weft::driver::createContext() {
                                        MLIRContext::Threading::DISABLED);
 }
 
-OwningOpRef<ModuleOp> weft::driver::loadModel(MLIRContext &ctx, llvm::StringRef path,
-                                        int64_t batchSize, std::string &error,
-                                        llvm::StringRef bytes) {
+OwningOpRef<ModuleOp> weft::driver::loadModel(MLIRContext &ctx,
+                                              llvm::StringRef path,
+                                              int64_t batchSize,
+                                              std::string &error,
+                                              llvm::StringRef bytes) {
   error.clear();
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
     if (diag.getSeverity() != DiagnosticSeverity::Error)
@@ -210,9 +213,10 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
         program, /*placed=*/false, /*withData=*/false);
     if (succeeded(graph))
       for (const weft::conversion::Stage &st : graph->stages) {
-        auto it = byName.find(st.kernel->getAttrOfType<StringAttr>(
-                                          SymbolTable::getSymbolAttrName())
-                                  .str());
+        auto it = byName.find(
+            st.kernel
+                ->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName())
+                .str());
         if (it == byName.end())
           continue;
         out.kernels.push_back(it->second);
@@ -239,8 +243,8 @@ static int64_t countColors(ModuleOp module) {
 }
 
 bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
-                         const CompileOptions &options, CompiledModel &out,
-                         std::string &error) {
+                                const CompileOptions &options,
+                                CompiledModel &out, std::string &error) {
   DefaultTimingManager tm;
   if (options.commandLineOptions)
     applyDefaultTimingManagerCLOptions(tm);
@@ -410,8 +414,7 @@ std::string weft::driver::shapeOutput(tensorio::HostTensor &output,
 void weft::driver::addCompilerFigures(json::Object &stats,
                                       const CompiledModel &compiled) {
   stats.try_emplace("model_macs_per_sample", compiled.macsPerSample);
-  stats.try_emplace("executed_macs_per_sample",
-                    compiled.executedMacsPerSample);
+  stats.try_emplace("executed_macs_per_sample", compiled.executedMacsPerSample);
 }
 
 /// The median interval between consecutive samples: the pipeline's steady
@@ -469,13 +472,13 @@ RunFigures weft::driver::readRunFigures(const json::Object *st,
     figures.latency = figures.done.front() - figures.firstInjection;
   if (figures.done.size() >= 2)
     figures.steadyCycles = medianInterval(figures.done);
-  double t = figures.steadyCycles > 0 ? figures.steadyCycles
-                                      : double(figures.latency);
+  double t =
+      figures.steadyCycles > 0 ? figures.steadyCycles : double(figures.latency);
   figures.cyclesPerSample = t;
   double peak = double(machine::peakMacsPerCycle(compiled.mixed));
   if (t > 0 && compiled.gridPEs > 0) {
-    figures.utilization = double(compiled.macsPerSample) /
-                          (double(compiled.gridPEs) * peak * t);
+    figures.utilization =
+        double(compiled.macsPerSample) / (double(compiled.gridPEs) * peak * t);
     figures.executedUtilization = double(compiled.executedMacsPerSample) /
                                   (double(compiled.gridPEs) * peak * t);
   }

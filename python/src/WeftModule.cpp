@@ -1,4 +1,4 @@
-//===- WeftModule.cpp - The `weft._weft` extension module ---------------------===//
+//===- WeftModule.cpp - The weft._weft extension module -------------------===//
 //
 // Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
 //
@@ -144,15 +144,17 @@ struct HeatmapKind {
   bool needsRun;
 };
 const HeatmapKind kHeatmapKinds[] = {
-    {"busy", "cycles in which the router moved a wavelet or the CE made "
-             "progress",
+    {"busy",
+     "cycles in which the router moved a wavelet or the CE made "
+     "progress",
      true},
     {"ce_busy", "cycles in which the CE made progress", true},
     {"instructions", "instructions executed", true},
     {"macs", "multiply-accumulates executed", true},
     {"flops", "floating-point operations executed", true},
-    {"hops", "wavelets the router sent (north, east, south, west and the "
-             "ramp to the CE)",
+    {"hops",
+     "wavelets the router sent (north, east, south, west and the "
+     "ramp to the CE)",
      true},
     {"router_queue", "highest occupancy of a router input queue", true},
     {"ce_queue", "highest occupancy of a CE input queue", true},
@@ -243,8 +245,8 @@ int64_t Program::samplesOf(const Port &port,
       std::equal(p.begin(), p.end(), shape.begin() + 1) && shape[0] > 0)
     return shape[0];
   if (!p.empty() && shape.size() == p.size() && p[0] > 0 && shape[0] > 0 &&
-      shape[0] % p[0] == 0 && std::equal(p.begin() + 1, p.end(),
-                                         shape.begin() + 1))
+      shape[0] % p[0] == 0 &&
+      std::equal(p.begin() + 1, p.end(), shape.begin() + 1))
     return shape[0] / p[0];
   return 0;
 }
@@ -319,17 +321,16 @@ py::dict Program::run(const py::dict &named, uint64_t maxCycles,
       lastSamples = samples;
       ran = true;
       if (status != sim::Status::Done) {
-        error = std::string(sim::statusName(status)) + ": " +
-                simulator->message();
+        error =
+            std::string(sim::statusName(status)) + ": " + simulator->message();
         simFailed = true;
       } else {
         for (const Port &p : outputs) {
           tensorio::HostTensor t;
           t.dtype = p.dtype;
           t.bytes = simulator->output(p.port);
-          if (std::string bad =
-                  driver::shapeOutput(t, p.shape, samples,
-                                      fromCompile ? batch : 1);
+          if (std::string bad = driver::shapeOutput(t, p.shape, samples,
+                                                    fromCompile ? batch : 1);
               !bad.empty()) {
             error = "output '" + p.name + "' does not have its shape: " + bad;
             break;
@@ -371,8 +372,7 @@ py::object Program::stats() const {
       if (llvm::json::Object *obj = json->getAsObject()) {
         driver::addCompilerFigures(*obj, compiled);
         text.clear();
-        llvm::raw_string_ostream(text)
-            << llvm::json::Value(std::move(*obj));
+        llvm::raw_string_ostream(text) << llvm::json::Value(std::move(*obj));
       }
     } else {
       llvm::consumeError(json.takeError());
@@ -498,14 +498,14 @@ py::object Program::runFigures() const {
 py::list Program::kernels() const {
   py::list l;
   for (const driver::KernelFigures &k : compiled.kernels)
-    l.append(py::dict(
-        py::arg("name") = k.name, py::arg("what") = k.what,
-        py::arg("dense") = k.dense, py::arg("inputs") = k.K,
-        py::arg("outputs") = k.M, py::arg("column") = k.x0,
-        py::arg("width") = k.width, py::arg("rows") = k.rows,
-        py::arg("predicted_cycles_per_sample") = k.predictedCycles,
-        py::arg("model_macs") = k.modelMacs,
-        py::arg("executed_macs") = k.executedMacs));
+    l.append(
+        py::dict(py::arg("name") = k.name, py::arg("what") = k.what,
+                 py::arg("dense") = k.dense, py::arg("inputs") = k.K,
+                 py::arg("outputs") = k.M, py::arg("column") = k.x0,
+                 py::arg("width") = k.width, py::arg("rows") = k.rows,
+                 py::arg("predicted_cycles_per_sample") = k.predictedCycles,
+                 py::arg("model_macs") = k.modelMacs,
+                 py::arg("executed_macs") = k.executedMacs));
   return l;
 }
 
@@ -581,7 +581,7 @@ std::unique_ptr<Program> load(const std::string &path) {
 }
 
 py::dict runReference(const std::string &path, const py::object &bytes,
-                   const py::dict &named, int64_t batchSize) {
+                      const py::dict &named, int64_t batchSize) {
   ModelSource model = modelSource(path, bytes);
   std::string error;
   std::unique_ptr<mlir::MLIRContext> ctx = driver::createContext();
@@ -612,10 +612,9 @@ py::dict runReference(const std::string &path, const py::object &bytes,
                             shapeString(inputs.back().tensor.shape));
   }
   for (const reference::TensorSignature &s : sig->inputs)
-    if (std::none_of(inputs.begin(), inputs.end(),
-                     [&](const reference::NamedTensor &t) {
-                       return t.name == s.name;
-                     }))
+    if (std::none_of(
+            inputs.begin(), inputs.end(),
+            [&](const reference::NamedTensor &t) { return t.name == s.name; }))
       throw py::value_error("graph input '" + s.name + "' is not given");
   std::optional<std::vector<tensorio::HostTensor>> outputs;
   {
@@ -667,10 +666,10 @@ PYBIND11_MODULE(_weft, m) {
       .def_property_readonly("figures", &Program::figures)
       .def_property_readonly("run_figures", &Program::runFigures)
       .def_property_readonly("kernels", &Program::kernels)
-      .def_property_readonly(
-          "inputs", [](const Program &p) { return p.portList(false); })
-      .def_property_readonly(
-          "outputs", [](const Program &p) { return p.portList(true); })
+      .def_property_readonly("inputs",
+                             [](const Program &p) { return p.portList(false); })
+      .def_property_readonly("outputs",
+                             [](const Program &p) { return p.portList(true); })
       .def_property_readonly("compiled",
                              [](const Program &p) { return p.fromCompile; });
 

@@ -3,10 +3,12 @@
     PYTHONPATH=build/python /usr/bin/python3 -m unittest discover -s python/tests
 
 ctest runs them (entry python-api). WEFT_SOURCE_DIR names the checkout (for
-examples/dense.onnx); by default the directory above python/.
+examples/*.onnx; by default the directory above python/), WEFT_TOOLS_DIR the
+directory of weftc (build/bin; ctest sets it).
 """
 
 import os
+import subprocess
 import tempfile
 import threading
 import time
@@ -198,6 +200,19 @@ class Models(unittest.TestCase):
         x = np.random.default_rng(6).standard_normal((2, 64)).astype(np.float32)
         y = prog.run({"x": x})["y"]
         np.testing.assert_allclose(y, numpy_mlp(x, weights, softmax=False), rtol=2e-2, atol=2e-2)
+
+
+class SameAsWeftc(unittest.TestCase):
+    @unittest.skipUnless(os.environ.get("WEFT_TOOLS_DIR"), "needs WEFT_TOOLS_DIR (ctest sets it)")
+    def test_save_writes_the_bytes_weftc_writes(self):
+        weftc = os.path.join(os.environ["WEFT_TOOLS_DIR"], "weftc")
+        model = os.path.join(SOURCE_DIR, "examples", "mlp.onnx")
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "weftc.wfb"), os.path.join(tmp, "python.wfb")
+            subprocess.run([weftc, "compile", model, "--grid", "auto", "-o", a], check=True)
+            weft.compile(model, grid="auto").save(b)
+            with open(a, "rb") as fa, open(b, "rb") as fb:
+                self.assertEqual(fa.read(), fb.read())
 
 
 class Errors(unittest.TestCase):

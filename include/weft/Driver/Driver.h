@@ -132,11 +132,9 @@ std::unique_ptr<mlir::MLIRContext> createContext();
 /// path then names the model in messages), or parses it when it is a `.mlir`
 /// file already in the imported form (func @main_graph on tensors). On
 /// failure returns nullptr and sets `error` to the diagnostics, one per line.
-mlir::OwningOpRef<mlir::ModuleOp> loadModel(mlir::MLIRContext &ctx,
-                                            llvm::StringRef path,
-                                            int64_t batchSize,
-                                            std::string &error,
-                                            llvm::StringRef bytes = {});
+mlir::OwningOpRef<mlir::ModuleOp>
+loadModel(mlir::MLIRContext &ctx, llvm::StringRef path, int64_t batchSize,
+          std::string &error, llvm::StringRef bytes = {});
 
 /// How the graph meets the fabric: the graph inputs the host streams (those
 /// not frozen by a constant) beside the program's input ports, and the graph
