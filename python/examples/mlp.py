@@ -72,6 +72,7 @@ def main(argv):
     outs = prog.run(inputs)
     ran = time.perf_counter()
     ref = weft.reference(model, inputs, samples=samples)
+    referenced = time.perf_counter()
     for name, got in outs.items():
         err = float(np.max(np.abs(got - ref[name])))
         ok = np.allclose(got, ref[name], rtol=1e-3, atol=1e-4)
@@ -87,7 +88,8 @@ def main(argv):
                                   r["cycles_per_sample"], 100 * r["utilization"]))
     print("%d MACs, %d wavelet hops, %d instructions"
           % (s["macs"], s["wavelet_hops"], s["instructions"]))
-    print("compile %.2f s, run %.2f s" % (compiled - start, ran - compiled))
+    print("compile %.2f s, run %.2f s, host reference %.2f s"
+          % (compiled - start, ran - compiled, referenced - ran))
     print("busy cycles per PE (%s):" % weft.HEATMAP_KINDS["busy"])
     print(weft.format_heatmap(prog.heatmap("busy")))
     return 0
