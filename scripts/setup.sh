@@ -16,7 +16,9 @@ PACKAGES=(
   # ONNX and protobuf.
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
   # Python for lit, scripts and model export (Debian's interpreter).
-  python3 python3-numpy
+  python3 python3-numpy python3-dev
+  # The `weft` Python package (bindings built by CMake into build/python).
+  pybind11-dev
   # Exporting torchvision models for the import benchmark.
   python3-torch python3-torchvision
   # Unit tests and benchmarks.

@@ -10,319 +10,35 @@
 //               [--until-after=import|cleanup|fabric|partition|route|wavelet]
 //               [--mlir-print-ir-after-all] [--mlir-timing] ...
 //
-// The pipeline (docs/weftc.md): import -> --weft-import-cleanup ->
-// --weft-fabric-prepare -> --weft-convert-to-fabric -> --weft-partition-dense ->
-// --weft-route-streams -> --weft-allocate-colors ->
-// --weft-lower-fabric-to-wavelet -> .wfb. `--until-after` stops after a
-// stage and prints the IR there; `--emit` names what to write (mlir: the
-// imported IR, fabric: after routing and colors, wavelet: after lowering, wfb: the
-// binary). Output is deterministic: the same model and options give the same
-// bytes.
+// The pipeline (docs/weftc.md; compileModel in lib/Driver/Driver.cpp runs
+// it): import -> --weft-import-cleanup -> --weft-fabric-prepare ->
+// --weft-convert-to-fabric -> --weft-partition-dense -> --weft-route-streams ->
+// --weft-allocate-colors -> --weft-lower-fabric-to-wavelet -> .wfb.
+// `--until-after` stops after a stage and prints the IR there; `--emit` names
+// what to write (mlir: the imported IR, fabric: after routing and colors,
+// wavelet: after lowering, wfb: the binary). Output is deterministic: the
+// same model and options give the same bytes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 
-#include "fabric/FabricOps.h"
-#include "wavelet/WaveletOps.h"
 #include "weft/Binary/File.h"
-#include "weft/Binary/Routes.h"
-#include "weft/FabricTransforms/Graph.h"
 #include "weft/Pipeline/Pipeline.h"
-#include "weft/Translate/Wfb.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AsmState.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
-#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <map>
-#include <set>
 
 using namespace llvm;
 using namespace mlir;
 using namespace weftc;
-namespace wf = weft::fabric;
-
-/// Freezes graph input `name` to the tensor in `file`: its uses read a
-/// constant and the argument is removed.
-static LogicalResult bindConstant(func::FuncOp fn, StringRef spec,
-                                  std::string &error) {
-  auto [name, file] = spec.split('=');
-  if (name.empty() || file.empty()) {
-    error = "--constant " + spec.str() + ": expected NAME=FILE";
-    return failure();
-  }
-  std::optional<unsigned> index;
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (auto n = fn.getArgAttrOfType<StringAttr>(i, "onnx.name");
-        n && n.getValue() == name)
-      index = i;
-  if (!index) {
-    error = "--constant " + spec.str() + ": the graph has no input '" +
-            name.str() + "'";
-    return failure();
-  }
-  std::string why;
-  std::optional<weft::tensorio::HostTensor> t =
-      weft::tensorio::readTensorFile(file.str(), &why);
-  if (!t) {
-    error = "cannot read '" + file.str() + "': " + why;
-    return failure();
-  }
-  auto type = cast<RankedTensorType>(fn.getArgument(*index).getType());
-  if (t->dtype != weft::tensorio::DType::F32 ||
-      !type.getElementType().isF32() ||
-      ArrayRef<int64_t>(t->shape) != type.getShape()) {
-    std::string shape;
-    for (int64_t d : t->shape)
-      shape += (shape.empty() ? "" : "x") + std::to_string(d);
-    error = "--constant " + spec.str() + ": the file holds " +
-            weft::tensorio::dtypeName(t->dtype) + "[" + shape +
-            "], but input '" + name.str() + "' is " +
-            llvm::formatv("{0}", type).str();
-    return failure();
-  }
-  ArrayRef<float> values(reinterpret_cast<const float *>(t->bytes.data()),
-                         t->bytes.size() / sizeof(float));
-  ElementsAttr attr;
-  if (values.size() <= 16)
-    attr = DenseElementsAttr::get(type, values);
-  else
-    attr = DenseResourceElementsAttr::get(
-        type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
-  OpBuilder b(fn.getBody());
-  Value cst =
-      arith::ConstantOp::create(b, fn.getArgument(*index).getLoc(), attr);
-  fn.getArgument(*index).replaceAllUsesWith(cst);
-  if (failed(fn.eraseArgument(*index))) {
-    error = "cannot remove input '" + name.str() + "'";
-    return failure();
-  }
-  return success();
-}
-
-/// Reads the figures `weftc run` reports off the partitioned program.
-static void readFabricFigures(ModuleOp module, CompiledModel &out) {
-  for (auto program : module.getOps<wf::ProgramOp>()) {
-    weft::machine::Target t = program.getModel();
-    out.programName = program.getSymName().str();
-    out.gridWidth = t.width();
-    out.gridHeight = t.height();
-    out.gridPEs = int64_t(t.numPEs());
-    weft::machine::TargetConfig defaults;
-    defaults.width = t.width();
-    defaults.height = t.height();
-    std::string spec = t.config().str(), plain = defaults.str();
-    if (spec != plain)
-      out.fabricExtras = spec.substr(spec.find(','));
-    out.routableColors = t.routableColors();
-    if (auto b = program->getAttrOfType<IntegerAttr>("weft.batch"))
-      out.batch = b.getInt();
-    if (auto a = program->getAttrOfType<StringAttr>("weft.grid_auto"))
-      out.gridAuto = a.getValue().str();
-    std::map<std::string, KernelFigures> byName;
-    for (Operation &op : program.getBody().front()) {
-      if (auto io = dyn_cast<wf::IoOp>(op)) {
-        (io.getDirection() == weft::common::PortDir::input ? out.inputNames
-                                                           : out.outputNames)
-            .push_back(io.getSymName().str());
-      } else if (auto k = dyn_cast<wf::KernelOp>(op)) {
-        KernelFigures f;
-        f.name = k.getSymName().str();
-        auto in = cast<RankedTensorType>(k.getFunctionType().getInput(0));
-        auto res = cast<RankedTensorType>(k.getFunctionType().getResult(0));
-        f.K = in.getNumElements();
-        f.M = res.getNumElements();
-        // What the kernel is, as convert-to-fabric decided it.
-        weft::fabric::KernelSchemeAttrInterface scheme = k.getScheme();
-        f.dense = isa<weft::fabric::DenseSchemeAttr>(scheme);
-        f.what = scheme.getSummary();
-        if (!f.dense)
-          f.what += " of " + std::to_string(f.M);
-        f.modelMacs = scheme.getModelMacs();
-        f.executedMacs = scheme.getExecutedMacs();
-        if (auto r = k.getRectAttr()) {
-          f.x0 = r.getX();
-          f.width = r.getWidth();
-          f.rows = r.getHeight();
-        }
-        f.predictedCycles = k.getPredictedCycles().value_or(0);
-        if (k.getPrecision() == weft::fabric::Precision::mixed)
-          out.mixed = true;
-        byName[f.name] = f;
-      }
-    }
-    // Topological order, as the partitioner laid the kernels out.
-    out.kernels.clear();
-    ScopedDiagnosticHandler quiet(module.getContext(),
-                                  [](Diagnostic &) { return success(); });
-    FailureOr<weft::conversion::Graph> graph = weft::conversion::analyzeGraph(
-        program, /*placed=*/false, /*withData=*/false);
-    if (succeeded(graph))
-      for (const weft::conversion::Stage &st : graph->stages) {
-        auto it = byName.find(st.kernel->getAttrOfType<StringAttr>(
-                                          SymbolTable::getSymbolAttrName())
-                                  .str());
-        if (it == byName.end())
-          continue;
-        out.kernels.push_back(it->second);
-        byName.erase(it);
-      }
-    for (auto &[name, f] : byName) // (a graph that does not analyse)
-      out.kernels.push_back(f);
-    out.predictedCycles = 0;
-    out.macsPerSample = out.executedMacsPerSample = 0;
-    for (const KernelFigures &f : out.kernels) {
-      out.predictedCycles = std::max(out.predictedCycles, f.predictedCycles);
-      out.macsPerSample += f.modelMacs;
-      out.executedMacsPerSample += f.executedMacs;
-    }
-  }
-}
-
-/// Counts the distinct colors the routes of the lowered program use.
-static int64_t countColors(ModuleOp module) {
-  std::set<int64_t> colors;
-  module.walk(
-      [&](weft::wavelet::RouteOp r) { colors.insert(int64_t(r.getColor())); });
-  return int64_t(colors.size());
-}
-
-bool weftc::compileModel(MLIRContext &ctx, StringRef path,
-                         const CompileOptions &options, CompiledModel &out,
-                         std::string &error) {
-  DefaultTimingManager tm;
-  applyDefaultTimingManagerCLOptions(tm);
-  TimingScope root = tm.getRootScope();
-
-  {
-    TimingScope importTimer = root.nest("import");
-    out.imported = loadModel(ctx, path, options.batchSize, error);
-    if (!out.imported) {
-      error = "cannot import '" + path.str() + "':\n" + error;
-      return false;
-    }
-  }
-  out.module = OwningOpRef<ModuleOp>(out.imported->clone());
-
-  // Everything after the import reports through this handler.
-  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error)
-      error += (error.empty() ? "" : "\n") + diag.str();
-    return success();
-  });
-  error.clear();
-
-  if (!options.constants.empty()) {
-    auto fns = out.module->getOps<func::FuncOp>();
-    if (fns.empty()) {
-      error = "the model has no graph function";
-      return false;
-    }
-    for (const std::string &spec : options.constants)
-      if (failed(bindConstant(*fns.begin(), spec, error)))
-        return false;
-  }
-  if (options.untilAfter == Stage::Import)
-    return true;
-
-  // The stages of the pipeline library, one pass manager each (timed,
-  // and stopped after as --until-after asks); `weft-opt --weft-pipeline`
-  // runs the same passes with the same options.
-  weft::PipelineOptions pipeline;
-  pipeline.grid = options.grid;
-  pipeline.maxGrid = options.maxGrid;
-  pipeline.mergeLanes = options.mergeLanes;
-  if (options.precision != "fp32" && options.precision != "mixed") {
-    error = "precision must be fp32 or mixed, not '" + options.precision + "'";
-    return false;
-  }
-  pipeline.precision = options.precision == "mixed"
-                           ? weft::PipelinePrecision::Mixed
-                           : weft::PipelinePrecision::FP32;
-  auto runStage = [&](Stage stage, weft::PipelineStage ps) {
-    out.failedStage = stage;
-    PassManager pm(&ctx, ModuleOp::getOperationName(),
-                   OpPassManager::Nesting::Implicit);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return false;
-    TimingScope timer = root.nest(weft::stageName(ps));
-    pm.enableTiming(timer);
-    weft::addPipelineStage(pm, ps, pipeline);
-    if (failed(pm.run(*out.module))) {
-      if (error.empty())
-        error = std::string("the '") + weft::stageName(ps) + "' stage failed";
-      return false;
-    }
-    out.failedStage.reset();
-    return true;
-  };
-
-  if (!runStage(Stage::Cleanup, weft::PipelineStage::Cleanup))
-    return false;
-  if (options.untilAfter == Stage::Cleanup)
-    return true;
-  if (!runStage(Stage::Fabric, weft::PipelineStage::Fabric))
-    return false;
-  if (options.untilAfter == Stage::Fabric)
-    return true;
-  if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
-    return false;
-  readFabricFigures(*out.module, out);
-  if (options.untilAfter == Stage::Partition)
-    return true;
-  if (!runStage(Stage::Route, weft::PipelineStage::Route))
-    return false;
-  if (options.untilAfter == Stage::Route)
-    return true;
-  if (!runStage(Stage::Wavelet, weft::PipelineStage::Wavelet))
-    return false;
-  out.colorsUsed = countColors(*out.module);
-  if (options.untilAfter == Stage::Wavelet)
-    return true;
-
-  TimingScope emitTimer = root.nest("emit-wfb");
-  out.failedStage = Stage::Binary;
-  auto programs = out.module->getOps<weft::wavelet::ProgramOp>();
-  if (programs.empty()) {
-    error = "the lowering left no wavelet.program";
-    return false;
-  }
-  FailureOr<weft::binary::Program> binary =
-      weft::translate::lowerToBinary(*programs.begin());
-  if (failed(binary)) {
-    if (error.empty())
-      error = "the binary emitter failed";
-    return false;
-  }
-  // The static check before emission: every route complete, every host
-  // stream and every task color connected (the simulator's hang report is
-  // only the backstop).
-  std::vector<std::string> problems = weft::binary::checkRoutes(*binary);
-  if (!problems.empty()) {
-    error = "the compiled routes are incomplete (" +
-            std::to_string(problems.size()) + " problem(s)):";
-    for (size_t i = 0; i < problems.size() && i < 10; ++i)
-      error += "\n  " + problems[i];
-    return false;
-  }
-  out.binary = std::move(*binary);
-  out.failedStage.reset();
-  return true;
-}
 
 weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
     : grid("grid", cl::init("16x16"),

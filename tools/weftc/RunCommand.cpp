@@ -20,6 +20,7 @@
 #include "Commands.h"
 
 #include "weft/Binary/File.h"
+#include "weft/Driver/Driver.h"
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
 #include "weft/Machine/ISA.h"
@@ -177,17 +178,6 @@ struct Input {
   tensorio::HostTensor tensor;
 };
 
-/// What the simulator's statistics say about the run.
-struct SimFigures {
-  int64_t cycles = 0, latency = 0, macs = 0, firstInjection = 0;
-  /// Per sample: the cycle its last output arrived.
-  std::vector<int64_t> done;
-  /// Per kernel: the cycles of work of its busiest PE (CE-busy cycles with
-  /// the sends that ran while the main thread waited for input moved into
-  /// its free cycles), and that PE's CE-busy cycles.
-  std::map<std::string, std::pair<int64_t, int64_t>> busiest;
-};
-
 /// One `weftc run`: its steps in order, each returning false (with the exit
 /// status in `exitCode`) when the run ends there.
 class RunSession {
@@ -213,9 +203,9 @@ private:
   bool writeBinary();
   bool runSimulator();
   bool readOutputs();
-  bool readStatistics(SimFigures &figures);
-  void printKernels(const SimFigures &figures) const;
-  void printFigures(const SimFigures &figures) const;
+  bool readStatistics(driver::RunFigures &figures);
+  void printKernels(const driver::RunFigures &figures) const;
+  void printFigures(const driver::RunFigures &figures) const;
   bool checkWithReference();
 
   const RunOptions &opts;
@@ -227,7 +217,8 @@ private:
   std::unique_ptr<mlir::MLIRContext> ctx;
   CompiledModel compiled;
   int64_t numSamples = 0;
-  std::optional<reference::GraphSignature> signature;
+  /// The graph's streamed inputs and its outputs beside the host ports.
+  std::optional<driver::HostPorts> ports;
   /// The graph inputs the host streams (those not frozen), in order.
   std::vector<std::string> streamed;
   TempDir temp;
@@ -363,17 +354,15 @@ bool RunSession::isFrozen(StringRef name) const {
 /// Which --input feeds which graph input: the graph's inputs less the
 /// frozen ones, in order, are the fabric's host inputs.
 bool RunSession::mapInputs() {
-  auto sig = reference::readGraphSignature(*compiled.imported);
-  if (!sig)
-    return fail(toString(sig.takeError()));
-  signature = std::move(*sig);
-  for (const reference::TensorSignature &s : signature->inputs)
-    if (!isFrozen(s.name))
-      streamed.push_back(s.name);
-  if (streamed.size() != compiled.inputNames.size())
-    return fail("the fabric program has " +
-                Twine(compiled.inputNames.size()) + " host inputs for " +
-                Twine(streamed.size()) + " streamed graph inputs");
+  std::vector<std::string> frozen;
+  for (const std::string &spec : opts.constants)
+    frozen.push_back(StringRef(spec).split('=').first.str());
+  std::string error;
+  ports = driver::mapHostPorts(compiled, frozen, error);
+  if (!ports)
+    return fail(error);
+  for (const reference::TensorSignature &s : ports->inputs)
+    streamed.push_back(s.name);
   if (inputs.size() == 1 && inputs[0].name.empty() && streamed.size() == 1)
     inputs[0].name = streamed[0];
   for (const Input &in : inputs) {
@@ -452,19 +441,16 @@ bool RunSession::runSimulator() {
 /// written to --output-dir.
 bool RunSession::readOutputs() {
   std::string why;
-  if (signature->outputs.size() != compiled.outputNames.size())
-    return fail("the fabric program has " +
-                Twine(compiled.outputNames.size()) + " host outputs for " +
-                Twine(signature->outputs.size()) + " graph outputs");
   const std::string &outputDir = opts.outputDir;
   for (auto [outSig, port] :
-       llvm::zip(signature->outputs, compiled.outputNames)) {
+       llvm::zip(ports->outputs, compiled.outputNames)) {
     std::optional<tensorio::HostTensor> got = tensorio::readTensorFile(
         simOut + "/" + simFileStem(port) + ".npy", &why);
     if (!got)
       return fail("cannot read the simulator's output: " + why);
-    got->shape = outSig.shape;
-    if (std::string bad = got->validate(); !bad.empty())
+    if (std::string bad =
+            driver::shapeOutput(*got, outSig.shape, numSamples, compiled.batch);
+        !bad.empty())
       return fail("the simulator's output does not have the graph's shape: " +
                   bad);
     if (!outputDir.empty()) {
@@ -484,7 +470,7 @@ bool RunSession::readOutputs() {
 
 /// Reads the simulator's statistics; with --stats, first adds the
 /// compiler's MAC counts to the kept file.
-bool RunSession::readStatistics(SimFigures &figures) {
+bool RunSession::readStatistics(driver::RunFigures &figures) {
   auto json = json::parse(readText(stats));
   if (!json)
     return fail("cannot parse the simulator's statistics: " +
@@ -494,9 +480,7 @@ bool RunSession::readStatistics(SimFigures &figures) {
   // sample, which differ when weft writes a transpose, pad or reduction as
   // a 0/1 matrix.
   if (json::Object *obj = json->getAsObject(); obj && !opts.statsPath.empty()) {
-    obj->try_emplace("model_macs_per_sample", compiled.macsPerSample);
-    obj->try_emplace("executed_macs_per_sample",
-                     compiled.executedMacsPerSample);
+    driver::addCompilerFigures(*obj, compiled);
     {
       std::error_code ec;
       raw_fd_ostream os(stats, ec);
@@ -508,46 +492,14 @@ bool RunSession::readStatistics(SimFigures &figures) {
     if (!json)
       return fail("cannot parse the statistics: " + toString(json.takeError()));
   }
-  const json::Object *st = json->getAsObject();
-  figures.cycles = st ? st->getInteger("cycles").value_or(0) : 0;
-  figures.latency = st ? st->getInteger("latency").value_or(0) : 0;
-  figures.macs = st ? st->getInteger("macs").value_or(0) : 0;
-  figures.firstInjection =
-      st ? st->getInteger("first_injection").value_or(0) : 0;
-  if (const json::Array *a = st ? st->getArray("sample_done") : nullptr)
-    for (const json::Value &v : *a)
-      figures.done.push_back(v.getAsInteger().value_or(0));
-  // Per kernel, the cycles of work of its busiest PE per sample: its CE-busy
-  // cycles, except that the sends a microthread ran while the main thread
-  // waited for input (a slower producer) are counted as the kernel fed at
-  // its own pace runs them, in the cycles the main thread leaves the
-  // datapath free, and only their excess over those cycles. The figure is
-  // then the kernel's own pace (the slowest kernel's is the pipeline's)
-  // whether or not it waits (docs/weftc.md).
-  if (const json::Array *pes = st ? st->getArray("pes") : nullptr) {
-    const std::vector<std::string> &names = compiled.binary->layers;
-    for (const json::Value &v : *pes) {
-      const json::Object *pe = v.getAsObject();
-      if (!pe)
-        continue;
-      int64_t layer = pe->getInteger("layer").value_or(-1);
-      if (layer < 0 || size_t(layer) >= names.size())
-        continue;
-      int64_t busy = pe->getInteger("ce_busy_cycles").value_or(0);
-      int64_t sends = pe->getInteger("send_wait_cycles").value_or(0);
-      int64_t freeCycles = pe->getInteger("free_cycles").value_or(0);
-      int64_t work = busy - std::min(sends, freeCycles);
-      std::pair<int64_t, int64_t> &b = figures.busiest[names[size_t(layer)]];
-      if (work > b.first)
-        b = {work, busy};
-    }
-  }
+  figures =
+      driver::readRunFigures(json->getAsObject(), *compiled.binary, compiled);
   return true;
 }
 
 /// The program's line and one line per kernel: its predicted and simulated
 /// cycles per sample.
-void RunSession::printKernels(const SimFigures &figures) const {
+void RunSession::printKernels(const driver::RunFigures &figures) const {
   int64_t inK = compiled.kernels.empty() ? 0 : compiled.kernels.front().K;
   int64_t outM = compiled.kernels.empty() ? 0 : compiled.kernels.back().M;
   outs() << "weftc: @" << compiled.programName << ": " << inK << " -> " << outM
@@ -577,35 +529,18 @@ void RunSession::printKernels(const SimFigures &figures) const {
   }
 }
 
-/// The median interval between consecutive samples: the pipeline's steady
-/// state, robust to the fill (first) and drain (last) intervals.
-static double medianInterval(const std::vector<int64_t> &done) {
-  std::vector<int64_t> gaps;
-  for (size_t i = 1; i < done.size(); ++i)
-    gaps.push_back(done[i] - done[i - 1]);
-  std::sort(gaps.begin(), gaps.end());
-  size_t n = gaps.size();
-  return n % 2 ? double(gaps[n / 2])
-               : 0.5 * double(gaps[n / 2 - 1] + gaps[n / 2]);
-}
-
 /// The figures of docs/performance.md ("Definitions"): latency, cycles per sample,
 /// utilization and executed MACs.
-void RunSession::printFigures(const SimFigures &figures) const {
+void RunSession::printFigures(const driver::RunFigures &figures) const {
   const std::vector<int64_t> &done = figures.done;
   int64_t macsPerSample = compiled.macsPerSample;
   unsigned peak = machine::peakMacsPerCycle(compiled.mixed);
-  // Latency of one sample (architecture §5.4): from the first injection
-  // to the arrival of the first sample's last output wavelet.
   int64_t latency = figures.latency;
-  if (!done.empty())
-    latency = done.front() - figures.firstInjection;
   outs() << "weftc: simulated " << figures.cycles << " cycles, latency "
          << latency << " cycles (first sample), " << figures.macs
          << " MACs (network: " << macsPerSample << " per sample)\n";
-  double steady = 0;
+  double steady = figures.steadyCycles;
   if (done.size() >= 2) {
-    steady = medianInterval(done);
     double err = std::abs(double(compiled.predictedCycles) - steady) / steady;
     outs() << "weftc: cycles per sample: predicted " << compiled.predictedCycles
            << ", simulated " << format("%.1f", steady) << " (median of "
@@ -616,21 +551,17 @@ void RunSession::printFigures(const SimFigures &figures) const {
            << ", simulated: needs 2 or more samples (latency " << latency
            << ")\n";
   }
-  double t = steady > 0 ? steady : double(latency);
+  double t = figures.cyclesPerSample;
   if (t > 0)
     outs() << "weftc: utilization "
-           << format("%.2f%%", 100.0 * double(macsPerSample) /
-                                   (double(compiled.gridPEs) * peak * t))
-           << " (" << macsPerSample << " MACs of the model / ("
-           << compiled.gridPEs << " PEs x " << peak << " MAC/cycle x "
-           << format("%.1f", t)
+           << format("%.2f%%", 100.0 * figures.utilization) << " ("
+           << macsPerSample << " MACs of the model / (" << compiled.gridPEs
+           << " PEs x " << peak << " MAC/cycle x " << format("%.1f", t)
            << (steady > 0 ? " cycles per sample))" : " cycles of latency))")
            << "\n";
   if (t > 0 && compiled.executedMacsPerSample != macsPerSample)
     outs() << "weftc: executed MACs "
-           << format("%.2f%%",
-                     100.0 * double(compiled.executedMacsPerSample) /
-                         (double(compiled.gridPEs) * peak * t))
+           << format("%.2f%%", 100.0 * figures.executedUtilization)
            << " of the fabric's peak (" << compiled.executedMacsPerSample
            << " MACs per sample executed, " << macsPerSample
            << " of them the model's; the rest are transposes, pads or "
@@ -658,7 +589,7 @@ bool RunSession::checkWithReference() {
   auto want = (*exe)->run(refInputs);
   if (!want)
     return fail("the host reference: " + toString(want.takeError()));
-  for (auto [outSig, got, ref] : llvm::zip(signature->outputs, gots, *want))
+  for (auto [outSig, got, ref] : llvm::zip(ports->outputs, gots, *want))
     if (!checkOutput(outSig, got, ref, tolerance))
       exitCode = 3;
   return exitCode == 0;
@@ -668,7 +599,7 @@ int RunSession::run() {
   if (!validateOptions() || !readInputs() || !findSimulator() || !compile() ||
       !mapInputs() || !writeBinary() || !runSimulator() || !readOutputs())
     return exitCode;
-  SimFigures figures;
+  driver::RunFigures figures;
   if (!readStatistics(figures))
     return exitCode;
   printKernels(figures);

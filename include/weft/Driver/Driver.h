@@ -1,0 +1,202 @@
+//===- Driver.h - Compile a model and run it on the fabric ------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// What `weftc compile`, `weftc run` and the `weft` Python package share:
+// compiling an ONNX model through the pipeline (with the figures read off the
+// partitioned program), mapping the graph's inputs and outputs to the fabric's
+// host ports, and the figures of a run read from the simulator's statistics
+// (docs/performance.md, "Definitions").
+//
+//   auto ctx = weft::driver::createContext();
+//   weft::driver::CompiledModel compiled;
+//   std::string error;
+//   if (!weft::driver::compileModel(*ctx, "model.onnx", {}, compiled, error))
+//     ...;
+//   // compiled.binary runs on the simulator (include/weft/Sim/Simulator.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_DRIVER_DRIVER_H
+#define WEFT_DRIVER_DRIVER_H
+
+#include "weft/Binary/Binary.h"
+#include "weft/Reference/Reference.h"
+#include "weft/TensorIO/TensorIO.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace weft::driver {
+
+/// The stages of the fabric pipeline, in order (`--until-after`).
+enum class Stage { Import, Cleanup, Fabric, Partition, Route, Wavelet, Binary };
+
+/// How a model is compiled.
+struct CompileOptions {
+  /// WxH[,options], or auto[,options]: the smallest fabric up to `maxGrid`
+  /// within 5% of the best predicted utilization (--weft-partition-dense).
+  std::string grid = "16x16";
+  std::string maxGrid = "64x64";
+  std::string precision = "fp32";
+  /// --weft-partition-dense's merge-lanes.
+  bool mergeLanes = true;
+  int64_t batchSize = 1;
+  /// Graph inputs frozen into the program as constants (weights the model
+  /// takes as inputs, as the ONNX node tests do): NAME=FILE.
+  std::vector<std::string> constants;
+  /// The last stage to run.
+  Stage untilAfter = Stage::Binary;
+  /// The serialized ONNX model, when it comes from memory rather than from
+  /// the file at the path compileModel is given (the path then only names
+  /// the model in messages; external data is refused).
+  std::string modelBytes;
+  /// Apply the pass-manager and timing command-line options (a tool that
+  /// registered them); a library caller without a command line says false.
+  bool commandLineOptions = true;
+};
+
+/// One kernel of the partitioned program, as `weftc run` reports it.
+struct KernelFigures {
+  std::string name;
+  /// "dense 784 -> 256" or "Softmax of 10".
+  std::string what;
+  bool dense = true;
+  /// Multiply-accumulates per sample: the model's (0 for a matrix weft
+  /// made) and the executed ones.
+  int64_t modelMacs = 0, executedMacs = 0;
+  int64_t K = 0, M = 0, x0 = 0, width = 0, rows = 0, predictedCycles = 0;
+};
+
+/// What a compile produced, and the figures `weftc run` reports.
+struct CompiledModel {
+  /// The module as imported (before constants are bound): what the host
+  /// reference runs.
+  mlir::OwningOpRef<mlir::ModuleOp> imported;
+  /// The module after the last stage that ran.
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// The binary, when the pipeline ran to the end.
+  std::optional<weft::binary::Program> binary;
+  /// From the partitioned fabric program (when it ran that far): the host
+  /// ports, the kernels in chain order, the slowest kernel's predicted
+  /// cycles per sample and the dense kernels' MACs per sample.
+  std::string programName;
+  /// The host ports' names (the graph's inputs and outputs, in order).
+  std::vector<std::string> inputNames, outputNames;
+  std::vector<KernelFigures> kernels;
+  /// macsPerSample counts the model's MACs (Gemm/MatMul of the graph),
+  /// executedMacsPerSample every MAC the kernels execute.
+  int64_t batch = 1, predictedCycles = 0, macsPerSample = 0,
+          executedMacsPerSample = 0;
+  int64_t gridPEs = 0;
+  /// The fabric's parameters beyond its size (",mem=B,colors=N,rq=N,cq=N"),
+  /// or empty when they are the machine's defaults.
+  std::string fabricExtras;
+  unsigned gridWidth = 0, gridHeight = 0, routableColors = 0;
+  /// How --grid auto chose the fabric (empty otherwise).
+  std::string gridAuto;
+  /// Distinct colors the routes of the lowered program use.
+  int64_t colorsUsed = 0;
+  /// The stage that failed, when compileModel returned false.
+  std::optional<Stage> failedStage;
+  bool mixed = false;
+};
+
+/// Runs the pipeline on the model at `path` (or in `options.modelBytes`) up
+/// to `options.untilAfter`. With `options.commandLineOptions`, the
+/// pass-manager and timing command-line options apply (they must have been
+/// registered). On failure returns false with `error` set to the diagnostics.
+bool compileModel(mlir::MLIRContext &ctx, llvm::StringRef path,
+                  const CompileOptions &options, CompiledModel &out,
+                  std::string &error);
+
+/// A context with every dialect import and the host reference need.
+/// Single-threaded: conformance forks children from the driver, and runs
+/// must not depend on scheduling.
+std::unique_ptr<mlir::MLIRContext> createContext();
+
+/// Imports the ONNX model in `path` (or in `bytes` when they are given; the
+/// path then names the model in messages), or parses it when it is a `.mlir`
+/// file already in the imported form (func @main_graph on tensors). On
+/// failure returns nullptr and sets `error` to the diagnostics, one per line.
+mlir::OwningOpRef<mlir::ModuleOp>
+loadModel(mlir::MLIRContext &ctx, llvm::StringRef path, int64_t batchSize,
+          std::string &error, llvm::StringRef bytes = {});
+
+/// How the graph meets the fabric: the graph inputs the host streams (those
+/// not frozen by a constant) beside the program's input ports, and the graph
+/// outputs beside its output ports, all in order.
+struct HostPorts {
+  std::vector<reference::TensorSignature> inputs, outputs;
+  std::vector<std::string> inputPorts, outputPorts;
+};
+
+/// Pairs the imported graph's inputs and outputs with the compiled program's
+/// host ports; `frozen` names the inputs bound as constants. On failure (a
+/// signature the reference rejects, or port counts that differ) returns
+/// std::nullopt with `error` set.
+std::optional<HostPorts> mapHostPorts(const CompiledModel &compiled,
+                                      const std::vector<std::string> &frozen,
+                                      std::string &error);
+
+/// Gives an output read from the simulator its shape: the graph's `shape`
+/// when the run streamed as many samples as the program was compiled for
+/// (`batch`), else that shape with its batch dimension (or a new first one)
+/// counting `samples`. An empty string, or the mismatch with the bytes.
+std::string shapeOutput(tensorio::HostTensor &output,
+                        const std::vector<int64_t> &shape, int64_t samples,
+                        int64_t batch);
+
+/// Adds the compiler's MAC counts to the simulator's statistics (which count
+/// what the PEs executed, `macs`): the model's and the executed MACs per
+/// sample, which differ when weft writes a transpose, pad or reduction as a
+/// 0/1 matrix.
+void addCompilerFigures(llvm::json::Object &stats,
+                        const CompiledModel &compiled);
+
+/// What the simulator's statistics and the compiler's figures say about a
+/// run (docs/performance.md, "Definitions").
+struct RunFigures {
+  int64_t cycles = 0, macs = 0, firstInjection = 0;
+  /// From the first injection to the arrival of the first sample's last
+  /// output wavelet (the simulator's `latency` when no sample finished).
+  int64_t latency = 0;
+  /// Per sample: the cycle its last output arrived.
+  std::vector<int64_t> done;
+  /// The median interval between consecutive samples (the pipeline's
+  /// steady state), or 0 with fewer than two samples.
+  double steadyCycles = 0;
+  /// The cycles one sample takes: the steady state, else the latency.
+  double cyclesPerSample = 0;
+  /// The model's and the executed MACs per cycle over the fabric's peak
+  /// (0 when cyclesPerSample is 0).
+  double utilization = 0, executedUtilization = 0;
+  /// Per kernel: the cycles of work of its busiest PE (CE-busy cycles with
+  /// the sends that ran while the main thread waited for input moved into
+  /// its free cycles), and that PE's CE-busy cycles.
+  std::map<std::string, std::pair<int64_t, int64_t>> busiest;
+};
+
+/// Reads the figures of a run from the simulator's statistics `stats` of
+/// `program` (its layers name the kernels), with `compiled`'s MAC counts and
+/// fabric size.
+RunFigures readRunFigures(const llvm::json::Object *stats,
+                          const binary::Program &program,
+                          const CompiledModel &compiled);
+
+} // namespace weft::driver
+
+#endif // WEFT_DRIVER_DRIVER_H

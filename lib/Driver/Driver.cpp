@@ -1,0 +1,486 @@
+//===- Driver.cpp - Compile a model and run it on the fabric --------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pipeline (docs/weftc.md): import -> --weft-import-cleanup ->
+// --weft-fabric-prepare -> --weft-convert-to-fabric -> --weft-partition-dense
+// ->
+// --weft-route-streams -> --weft-allocate-colors ->
+// --weft-lower-fabric-to-wavelet -> .wfb, with the figures `weftc run` and the
+// Python package report read off the partitioned program and the simulator's
+// statistics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Driver/Driver.h"
+
+#include "fabric/FabricOps.h"
+#include "wavelet/WaveletOps.h"
+#include "weft/Binary/Routes.h"
+#include "weft/FabricTransforms/Graph.h"
+#include "weft/Import/ONNXImporter.h"
+#include "weft/InitDialects.h"
+#include "weft/Machine/ISA.h"
+#include "weft/Pipeline/Pipeline.h"
+#include "weft/Translate/Wfb.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+using namespace llvm;
+using namespace mlir;
+using namespace weft::driver;
+namespace wf = weft::fabric;
+
+/// The message, prefixed with file:line:col for a .mlir input. The
+/// importer's messages name the node and op themselves.
+static std::string formatDiagnostic(Diagnostic &diag) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto loc = dyn_cast<FileLineColLoc>(diag.getLocation());
+  if (loc && loc.getLine() > 0)
+    os << loc.getFilename().getValue() << ":" << loc.getLine() << ":"
+       << loc.getColumn() << ": ";
+  os << diag;
+  return text;
+}
+
+std::unique_ptr<MLIRContext> weft::driver::createContext() {
+  DialectRegistry registry;
+  weft::import::registerImportDialects(registry);
+  weft::reference::registerReferenceDialects(registry);
+  weft::registerAllDialects(registry);
+  return std::make_unique<MLIRContext>(registry,
+                                       MLIRContext::Threading::DISABLED);
+}
+
+OwningOpRef<ModuleOp> weft::driver::loadModel(MLIRContext &ctx,
+                                              llvm::StringRef path,
+                                              int64_t batchSize,
+                                              std::string &error,
+                                              llvm::StringRef bytes) {
+  error.clear();
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return success();
+    if (!error.empty())
+      error += "\n";
+    error += formatDiagnostic(diag);
+    return success();
+  });
+  OwningOpRef<ModuleOp> module;
+  weft::import::ImportOptions options;
+  options.batchSize = batchSize;
+  if (!bytes.empty())
+    module = weft::import::importOnnxBuffer(ctx, bytes, "", options);
+  else if (path.ends_with(".mlir"))
+    module = parseSourceFile<ModuleOp>(path, &ctx);
+  else
+    module = weft::import::importOnnxFile(ctx, path, options);
+  if (!module && error.empty())
+    error = "the importer failed without a diagnostic";
+  return module;
+}
+
+/// Freezes graph input `name` to the tensor in `file`: its uses read a
+/// constant and the argument is removed.
+static LogicalResult bindConstant(func::FuncOp fn, StringRef spec,
+                                  std::string &error) {
+  auto [name, file] = spec.split('=');
+  if (name.empty() || file.empty()) {
+    error = "--constant " + spec.str() + ": expected NAME=FILE";
+    return failure();
+  }
+  std::optional<unsigned> index;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (auto n = fn.getArgAttrOfType<StringAttr>(i, "onnx.name");
+        n && n.getValue() == name)
+      index = i;
+  if (!index) {
+    error = "--constant " + spec.str() + ": the graph has no input '" +
+            name.str() + "'";
+    return failure();
+  }
+  std::string why;
+  std::optional<weft::tensorio::HostTensor> t =
+      weft::tensorio::readTensorFile(file.str(), &why);
+  if (!t) {
+    error = "cannot read '" + file.str() + "': " + why;
+    return failure();
+  }
+  auto type = cast<RankedTensorType>(fn.getArgument(*index).getType());
+  if (t->dtype != weft::tensorio::DType::F32 ||
+      !type.getElementType().isF32() ||
+      ArrayRef<int64_t>(t->shape) != type.getShape()) {
+    std::string shape;
+    for (int64_t d : t->shape)
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    error = "--constant " + spec.str() + ": the file holds " +
+            weft::tensorio::dtypeName(t->dtype) + "[" + shape +
+            "], but input '" + name.str() + "' is " +
+            llvm::formatv("{0}", type).str();
+    return failure();
+  }
+  ArrayRef<float> values(reinterpret_cast<const float *>(t->bytes.data()),
+                         t->bytes.size() / sizeof(float));
+  ElementsAttr attr;
+  if (values.size() <= 16)
+    attr = DenseElementsAttr::get(type, values);
+  else
+    attr = DenseResourceElementsAttr::get(
+        type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
+  OpBuilder b(fn.getBody());
+  Value cst =
+      arith::ConstantOp::create(b, fn.getArgument(*index).getLoc(), attr);
+  fn.getArgument(*index).replaceAllUsesWith(cst);
+  if (failed(fn.eraseArgument(*index))) {
+    error = "cannot remove input '" + name.str() + "'";
+    return failure();
+  }
+  return success();
+}
+
+/// Reads the figures `weftc run` reports off the partitioned program.
+static void readFabricFigures(ModuleOp module, CompiledModel &out) {
+  for (auto program : module.getOps<wf::ProgramOp>()) {
+    weft::machine::Target t = program.getModel();
+    out.programName = program.getSymName().str();
+    out.gridWidth = t.width();
+    out.gridHeight = t.height();
+    out.gridPEs = int64_t(t.numPEs());
+    weft::machine::TargetConfig defaults;
+    defaults.width = t.width();
+    defaults.height = t.height();
+    std::string spec = t.config().str(), plain = defaults.str();
+    if (spec != plain)
+      out.fabricExtras = spec.substr(spec.find(','));
+    out.routableColors = t.routableColors();
+    if (auto b = program->getAttrOfType<IntegerAttr>("weft.batch"))
+      out.batch = b.getInt();
+    if (auto a = program->getAttrOfType<StringAttr>("weft.grid_auto"))
+      out.gridAuto = a.getValue().str();
+    std::map<std::string, KernelFigures> byName;
+    for (Operation &op : program.getBody().front()) {
+      if (auto io = dyn_cast<wf::IoOp>(op)) {
+        (io.getDirection() == weft::common::PortDir::input ? out.inputNames
+                                                           : out.outputNames)
+            .push_back(io.getSymName().str());
+      } else if (auto k = dyn_cast<wf::KernelOp>(op)) {
+        KernelFigures f;
+        f.name = k.getSymName().str();
+        auto in = cast<RankedTensorType>(k.getFunctionType().getInput(0));
+        auto res = cast<RankedTensorType>(k.getFunctionType().getResult(0));
+        f.K = in.getNumElements();
+        f.M = res.getNumElements();
+        // What the kernel is, as convert-to-fabric decided it.
+        weft::fabric::KernelSchemeAttrInterface scheme = k.getScheme();
+        f.dense = isa<weft::fabric::DenseSchemeAttr>(scheme);
+        f.what = scheme.getSummary();
+        if (!f.dense)
+          f.what += " of " + std::to_string(f.M);
+        f.modelMacs = scheme.getModelMacs();
+        f.executedMacs = scheme.getExecutedMacs();
+        if (auto r = k.getRectAttr()) {
+          f.x0 = r.getX();
+          f.width = r.getWidth();
+          f.rows = r.getHeight();
+        }
+        f.predictedCycles = k.getPredictedCycles().value_or(0);
+        if (k.getPrecision() == weft::fabric::Precision::mixed)
+          out.mixed = true;
+        byName[f.name] = f;
+      }
+    }
+    // Topological order, as the partitioner laid the kernels out.
+    out.kernels.clear();
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    FailureOr<weft::conversion::Graph> graph = weft::conversion::analyzeGraph(
+        program, /*placed=*/false, /*withData=*/false);
+    if (succeeded(graph))
+      for (const weft::conversion::Stage &st : graph->stages) {
+        auto it = byName.find(
+            st.kernel
+                ->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName())
+                .str());
+        if (it == byName.end())
+          continue;
+        out.kernels.push_back(it->second);
+        byName.erase(it);
+      }
+    for (auto &[name, f] : byName) // (a graph that does not analyse)
+      out.kernels.push_back(f);
+    out.predictedCycles = 0;
+    out.macsPerSample = out.executedMacsPerSample = 0;
+    for (const KernelFigures &f : out.kernels) {
+      out.predictedCycles = std::max(out.predictedCycles, f.predictedCycles);
+      out.macsPerSample += f.modelMacs;
+      out.executedMacsPerSample += f.executedMacs;
+    }
+  }
+}
+
+/// Counts the distinct colors the routes of the lowered program use.
+static int64_t countColors(ModuleOp module) {
+  std::set<int64_t> colors;
+  module.walk(
+      [&](weft::wavelet::RouteOp r) { colors.insert(int64_t(r.getColor())); });
+  return int64_t(colors.size());
+}
+
+bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
+                                const CompileOptions &options,
+                                CompiledModel &out, std::string &error) {
+  DefaultTimingManager tm;
+  if (options.commandLineOptions)
+    applyDefaultTimingManagerCLOptions(tm);
+  TimingScope root = tm.getRootScope();
+
+  {
+    TimingScope importTimer = root.nest("import");
+    out.imported =
+        loadModel(ctx, path, options.batchSize, error, options.modelBytes);
+    if (!out.imported) {
+      error = "cannot import '" + path.str() + "':\n" + error;
+      return false;
+    }
+  }
+  out.module = OwningOpRef<ModuleOp>(out.imported->clone());
+
+  // Everything after the import reports through this handler.
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      error += (error.empty() ? "" : "\n") + diag.str();
+    return success();
+  });
+  error.clear();
+
+  if (!options.constants.empty()) {
+    auto fns = out.module->getOps<func::FuncOp>();
+    if (fns.empty()) {
+      error = "the model has no graph function";
+      return false;
+    }
+    for (const std::string &spec : options.constants)
+      if (failed(bindConstant(*fns.begin(), spec, error)))
+        return false;
+  }
+  if (options.untilAfter == Stage::Import)
+    return true;
+
+  // The stages of the pipeline library, one pass manager each (timed,
+  // and stopped after as --until-after asks); `weft-opt --weft-pipeline`
+  // runs the same passes with the same options.
+  weft::PipelineOptions pipeline;
+  pipeline.grid = options.grid;
+  pipeline.maxGrid = options.maxGrid;
+  pipeline.mergeLanes = options.mergeLanes;
+  if (options.precision != "fp32" && options.precision != "mixed") {
+    error = "precision must be fp32 or mixed, not '" + options.precision + "'";
+    return false;
+  }
+  pipeline.precision = options.precision == "mixed"
+                           ? weft::PipelinePrecision::Mixed
+                           : weft::PipelinePrecision::FP32;
+  auto runStage = [&](Stage stage, weft::PipelineStage ps) {
+    out.failedStage = stage;
+    PassManager pm(&ctx, ModuleOp::getOperationName(),
+                   OpPassManager::Nesting::Implicit);
+    if (options.commandLineOptions && failed(applyPassManagerCLOptions(pm)))
+      return false;
+    TimingScope timer = root.nest(weft::stageName(ps));
+    pm.enableTiming(timer);
+    weft::addPipelineStage(pm, ps, pipeline);
+    if (failed(pm.run(*out.module))) {
+      if (error.empty())
+        error = std::string("the '") + weft::stageName(ps) + "' stage failed";
+      return false;
+    }
+    out.failedStage.reset();
+    return true;
+  };
+
+  if (!runStage(Stage::Cleanup, weft::PipelineStage::Cleanup))
+    return false;
+  if (options.untilAfter == Stage::Cleanup)
+    return true;
+  if (!runStage(Stage::Fabric, weft::PipelineStage::Fabric))
+    return false;
+  if (options.untilAfter == Stage::Fabric)
+    return true;
+  if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
+    return false;
+  readFabricFigures(*out.module, out);
+  if (options.untilAfter == Stage::Partition)
+    return true;
+  if (!runStage(Stage::Route, weft::PipelineStage::Route))
+    return false;
+  if (options.untilAfter == Stage::Route)
+    return true;
+  if (!runStage(Stage::Wavelet, weft::PipelineStage::Wavelet))
+    return false;
+  out.colorsUsed = countColors(*out.module);
+  if (options.untilAfter == Stage::Wavelet)
+    return true;
+
+  TimingScope emitTimer = root.nest("emit-wfb");
+  out.failedStage = Stage::Binary;
+  auto programs = out.module->getOps<weft::wavelet::ProgramOp>();
+  if (programs.empty()) {
+    error = "the lowering left no wavelet.program";
+    return false;
+  }
+  FailureOr<weft::binary::Program> binary =
+      weft::translate::lowerToBinary(*programs.begin());
+  if (failed(binary)) {
+    if (error.empty())
+      error = "the binary emitter failed";
+    return false;
+  }
+  // The static check before emission: every route complete, every host
+  // stream and every task color connected (the simulator's hang report is
+  // only the backstop).
+  std::vector<std::string> problems = weft::binary::checkRoutes(*binary);
+  if (!problems.empty()) {
+    error = "the compiled routes are incomplete (" +
+            std::to_string(problems.size()) + " problem(s)):";
+    for (size_t i = 0; i < problems.size() && i < 10; ++i)
+      error += "\n  " + problems[i];
+    return false;
+  }
+  out.binary = std::move(*binary);
+  out.failedStage.reset();
+  return true;
+}
+
+std::optional<HostPorts>
+weft::driver::mapHostPorts(const CompiledModel &compiled,
+                           const std::vector<std::string> &frozen,
+                           std::string &error) {
+  auto sig = reference::readGraphSignature(*compiled.imported);
+  if (!sig) {
+    error = toString(sig.takeError());
+    return std::nullopt;
+  }
+  HostPorts ports;
+  for (reference::TensorSignature &s : sig->inputs)
+    if (!llvm::is_contained(frozen, s.name))
+      ports.inputs.push_back(std::move(s));
+  ports.outputs = std::move(sig->outputs);
+  ports.inputPorts = compiled.inputNames;
+  ports.outputPorts = compiled.outputNames;
+  if (ports.inputs.size() != ports.inputPorts.size()) {
+    error = "the fabric program has " +
+            std::to_string(ports.inputPorts.size()) + " host inputs for " +
+            std::to_string(ports.inputs.size()) + " streamed graph inputs";
+    return std::nullopt;
+  }
+  if (ports.outputs.size() != ports.outputPorts.size()) {
+    error = "the fabric program has " +
+            std::to_string(ports.outputPorts.size()) + " host outputs for " +
+            std::to_string(ports.outputs.size()) + " graph outputs";
+    return std::nullopt;
+  }
+  return ports;
+}
+
+std::string weft::driver::shapeOutput(tensorio::HostTensor &output,
+                                      const std::vector<int64_t> &shape,
+                                      int64_t samples, int64_t batch) {
+  output.shape = shape;
+  if (samples != batch) {
+    if (!shape.empty() && shape[0] == batch)
+      output.shape[0] = samples;
+    else
+      output.shape.insert(output.shape.begin(), samples);
+  }
+  return output.validate();
+}
+
+void weft::driver::addCompilerFigures(json::Object &stats,
+                                      const CompiledModel &compiled) {
+  stats.try_emplace("model_macs_per_sample", compiled.macsPerSample);
+  stats.try_emplace("executed_macs_per_sample", compiled.executedMacsPerSample);
+}
+
+/// The median interval between consecutive samples: the pipeline's steady
+/// state, robust to the fill (first) and drain (last) intervals.
+static double medianInterval(const std::vector<int64_t> &done) {
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < done.size(); ++i)
+    gaps.push_back(done[i] - done[i - 1]);
+  std::sort(gaps.begin(), gaps.end());
+  size_t n = gaps.size();
+  return n % 2 ? double(gaps[n / 2])
+               : 0.5 * double(gaps[n / 2 - 1] + gaps[n / 2]);
+}
+
+RunFigures weft::driver::readRunFigures(const json::Object *st,
+                                        const binary::Program &program,
+                                        const CompiledModel &compiled) {
+  RunFigures figures;
+  figures.cycles = st ? st->getInteger("cycles").value_or(0) : 0;
+  figures.latency = st ? st->getInteger("latency").value_or(0) : 0;
+  figures.macs = st ? st->getInteger("macs").value_or(0) : 0;
+  figures.firstInjection =
+      st ? st->getInteger("first_injection").value_or(0) : 0;
+  if (const json::Array *a = st ? st->getArray("sample_done") : nullptr)
+    for (const json::Value &v : *a)
+      figures.done.push_back(v.getAsInteger().value_or(0));
+  // Per kernel, the cycles of work of its busiest PE per sample: its CE-busy
+  // cycles, except that the sends a microthread ran while the main thread
+  // waited for input (a slower producer) are counted as the kernel fed at
+  // its own pace runs them, in the cycles the main thread leaves the
+  // datapath free, and only their excess over those cycles. The figure is
+  // then the kernel's own pace (the slowest kernel's is the pipeline's)
+  // whether or not it waits (docs/weftc.md).
+  if (const json::Array *pes = st ? st->getArray("pes") : nullptr) {
+    const std::vector<std::string> &names = program.layers;
+    for (const json::Value &v : *pes) {
+      const json::Object *pe = v.getAsObject();
+      if (!pe)
+        continue;
+      int64_t layer = pe->getInteger("layer").value_or(-1);
+      if (layer < 0 || size_t(layer) >= names.size())
+        continue;
+      int64_t busy = pe->getInteger("ce_busy_cycles").value_or(0);
+      int64_t sends = pe->getInteger("send_wait_cycles").value_or(0);
+      int64_t freeCycles = pe->getInteger("free_cycles").value_or(0);
+      int64_t work = busy - std::min(sends, freeCycles);
+      std::pair<int64_t, int64_t> &b = figures.busiest[names[size_t(layer)]];
+      if (work > b.first)
+        b = {work, busy};
+    }
+  }
+  // Latency of one sample (architecture §5.4): from the first injection
+  // to the arrival of the first sample's last output wavelet.
+  if (!figures.done.empty())
+    figures.latency = figures.done.front() - figures.firstInjection;
+  if (figures.done.size() >= 2)
+    figures.steadyCycles = medianInterval(figures.done);
+  double t =
+      figures.steadyCycles > 0 ? figures.steadyCycles : double(figures.latency);
+  figures.cyclesPerSample = t;
+  double peak = double(machine::peakMacsPerCycle(compiled.mixed));
+  if (t > 0 && compiled.gridPEs > 0) {
+    figures.utilization =
+        double(compiled.macsPerSample) / (double(compiled.gridPEs) * peak * t);
+    figures.executedUtilization = double(compiled.executedMacsPerSample) /
+                                  (double(compiled.gridPEs) * peak * t);
+  }
+  return figures;
+}
