@@ -87,7 +87,7 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   std::string text = std::to_string(dims[0]) + "x" + std::to_string(dims[1]);
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
-    uint64_t value;
+    uint64_t value = 0;
     if (parser.parseKeyword(&key) || parser.parseEqual() ||
         parser.parseInteger(value))
       return {};

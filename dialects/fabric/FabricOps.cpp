@@ -46,7 +46,7 @@ static void printDests(OpAsmPrinter &p, Operation *, ArrayAttr dsts,
     if (i)
       p << ", ";
     p.printAttributeWithoutType(ref);
-    p << "[" << (i < ports.size() ? ports[i] : 0) << "]";
+    p << "[" << (i < size_t(ports.size()) ? ports[i] : 0) << "]";
   }
 }
 

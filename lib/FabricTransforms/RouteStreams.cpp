@@ -96,7 +96,6 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
   if (failed(graph))
     return failure();
   MLIRContext *ctx = program.getContext();
-  Location loc = program.getLoc();
   SymbolTable symbols(program);
   OpBuilder b(ctx);
 

@@ -228,7 +228,7 @@ weft::import::detail::parseModel(StringRef bytes) {
   // IR version 3+ models must name their opset; older ones mean opset 1.
   if (!haveDefault && model->ir_version() >= 3)
     return error("model imports no opset of the default ONNX domain");
-  return std::move(model);
+  return model;
 }
 
 /// Resolves an external-data location under `modelDir`, refusing absolute

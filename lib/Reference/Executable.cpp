@@ -252,7 +252,7 @@ ReferenceExecutable::compile(ModuleOp module, const ReferenceOptions &options) {
   });
   if (!diagnostics.empty())
     return fail("JIT compilation reported errors");
-  return std::move(exe);
+  return exe;
 }
 
 //===----------------------------------------------------------------------===//
@@ -380,7 +380,7 @@ ReferenceExecutable::run(llvm::ArrayRef<NamedTensor> inputs) const {
     packed.push_back(&p);
   if (llvm::Error err =
           engine->invokePacked("_mlir_ciface_" + entryPoint, packed))
-    return std::move(err);
+    return err;
   return outputs;
 }
 

@@ -32,8 +32,8 @@ int main(int argc, char **argv) {
   p.name = "seed";
   p.layers = {"l0"};
   CodeImage img;
-  img.routes = {{1, wt::dirBit(wt::Dir::West), wt::dirBit(wt::Dir::Ramp)},
-                {2, wt::dirBit(wt::Dir::Ramp), wt::dirBit(wt::Dir::East)}};
+  img.routes = {{1, wt::dirBit(wt::Dir::West), wt::dirBit(wt::Dir::Ramp), {}},
+                {2, wt::dirBit(wt::Dir::Ramp), wt::dirBit(wt::Dir::East), {}}};
   img.segments = {{0, {0x0001, 0x000f, 0, 0}, "", ""},
                   {700, {1, 2, 3, 4}, "", ""},
                   {800, {9}, "s", "tensor<1xi16>"}};
@@ -89,8 +89,11 @@ int main(int argc, char **argv) {
   Program q = p;
   wt::DirSet west = wt::dirBit(wt::Dir::West), east = wt::dirBit(wt::Dir::East),
              ramp = wt::dirBit(wt::Dir::Ramp);
-  Route tap{1, west, east | ramp, {}}, merge{2, west | ramp, east, {}};
-  tap.positions = {{west, east, 10}, {west, east | ramp, 6}, {west, ramp, 20}};
+  Route tap{1, west, wt::DirSet(east | ramp), {}},
+      merge{2, wt::DirSet(west | ramp), east, {}};
+  tap.positions = {{west, east, 10},
+                   {west, wt::DirSet(east | ramp), 6},
+                   {west, ramp, 20}};
   merge.positions = {{west, east, 12}, {ramp, east, 4}};
   q.images[0].routes = {tap, merge};
 

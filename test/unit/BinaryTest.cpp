@@ -29,8 +29,8 @@ Program sample() {
 
   CodeImage row;
   row.routes = {{1, wt::dirBit(wt::Dir::West),
-                 wt::dirBit(wt::Dir::East) | wt::dirBit(wt::Dir::Ramp)},
-                {2, wt::dirBit(wt::Dir::Ramp), wt::dirBit(wt::Dir::East)}};
+                 wt::dirBit(wt::Dir::East) | wt::dirBit(wt::Dir::Ramp), {}},
+                {2, wt::dirBit(wt::Dir::Ramp), wt::dirBit(wt::Dir::East), {}}};
   row.segments = {{0, {0x1234, 0x0005, 0, 0}, "", ""},
                   {1024, {1, 2, 3, 4}, "", ""},
                   {2048, {7}, "stride", "tensor<1xi16>"}};
@@ -668,8 +668,9 @@ TEST(BinaryTest, MalformedPositionRecordsAreRejected) {
       b[i] = v;
       reseal(b);
       std::optional<Program> p = read(b.data(), b.size(), &err);
-      if (p)
+      if (p) {
         EXPECT_EQ(verify(*p), "") << "byte " << i;
+      }
     }
 }
 

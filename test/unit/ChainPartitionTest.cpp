@@ -271,9 +271,10 @@ TEST(ChainPartition, ChooseGridFollowsItsRule) {
         continue;
       double u = macs / (double(w * h) * double(m->bottleneckCycles));
       EXPECT_LE(u, choice->bestUtilization * (1 + 1e-12));
-      if (w * h < choice->width * choice->height)
+      if (w * h < choice->width * choice->height) {
         EXPECT_LT(u, (1 - tolerance) * choice->bestUtilization)
             << w << "x" << h << " has fewer PEs";
+      }
     }
   // Nothing fits: the sentence for the largest grid.
   EXPECT_FALSE(chooseGrid(chain, Precision::FP32, grid(2, 2), tolerance, why));

@@ -96,9 +96,10 @@ TEST(ConvMapping, ScheduleReadsTheRowsItNeeds) {
         }
         // Late: the rows just received are taken for the step's first
         // kernel row, not earlier (a row of pads alone excepted).
-        if (late && afterReceive && !st.taps.empty() && received > 1)
+        if (late && afterReceive && !st.taps.empty() && received > 1) {
           EXPECT_EQ(s.inputRow(st.row, st.taps[0]), received - 1)
               << "output row " << st.row << " received a row early";
+        }
         afterReceive = false;
         EXPECT_TRUE(late || st.closeout);
         taps.insert(taps.end(), st.taps.begin(), st.taps.end());
@@ -241,8 +242,9 @@ TEST(ConvMapping, BandsReadWhatTheWholeConvolutionReads) {
             bool inLocal = local >= 0 && local < b.shape.win;
             ASSERT_EQ(inGlobal, inLocal)
                 << "band " << t << " of " << tiles << ", output column " << ow;
-            if (inGlobal)
+            if (inGlobal) {
               EXPECT_EQ(local + b.in0, global);
+            }
           }
       }
     }

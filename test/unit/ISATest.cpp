@@ -122,8 +122,9 @@ TEST(ISA, CostTableCoversEveryInstruction) {
     EXPECT_EQ(instructionCycles(i.opcode, n, true),
               i.startup + (n + i.simd - 1) / i.simd * i.cyclesPerGroup)
         << i.mnemonic;
-    if (i.macsPerElem)
+    if (i.macsPerElem) {
       EXPECT_EQ(i.flopsPerElem, 2 * i.macsPerElem) << i.mnemonic;
+    }
   }
   EXPECT_EQ(peakMacsPerCycle(false), 1u);
   EXPECT_EQ(peakMacsPerCycle(true), 4u);

@@ -188,9 +188,10 @@ SimRun simulate(Case su, const std::vector<float> &a,
       routes[{0, r}][kColorA] = {
           DirSet(1u << unsigned(wt::Dir::West)),
           DirSet((1u << unsigned(wt::Dir::Ramp)) |
-                 (1u << unsigned(wt::Dir::East)))};
+                 (1u << unsigned(wt::Dir::East))),
+          {}};
       routes[{0, r}][kColorB] = {DirSet(1u << unsigned(wt::Dir::Ramp)),
-                                 DirSet(1u << unsigned(wt::Dir::East))};
+                                 DirSet(1u << unsigned(wt::Dir::East)), {}};
     }
     if (su.feed == Feed::ForkPool) {
       PoolKernel pk;
@@ -668,12 +669,14 @@ TEST(JoinKernel, FusedReluOfFeatureMaps) {
     for (size_t i = 0; i < x.size(); ++i)
       ASSERT_TRUE(sameFloat(run.out[i], reference(su.k, x[i], -x[i])))
           << "element " << i;
-    if (op != JoinOp::Max)
+    if (op != JoinOp::Max) {
       for (float y : run.out)
         ASSERT_TRUE(sameFloat(y, 0.0f));
-    if (op == JoinOp::Max)
+    }
+    if (op == JoinOp::Max) {
       for (size_t i = 0; i < x.size(); ++i)
         ASSERT_EQ(run.out[i], std::fabs(x[i]));
+    }
   }
 }
 

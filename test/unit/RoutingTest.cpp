@@ -152,8 +152,9 @@ TEST(Routing, DenseSchemeDeliversEverywhereItShould) {
       // on one and sends on the other.
       RoutePlan even = densePartialSums(m, 0), odd = densePartialSums(m, 1);
       for (auto &[pe, sw] : even.get())
-        if (auto it = odd.get().find(pe); it != odd.get().end())
+        if (auto it = odd.get().find(pe); it != odd.get().end()) {
           EXPECT_NE(sw.in, it->second.in);
+        }
       RoutePlan out = denseResults(m);
       out.append(relayEast(m.x0 + S, m.x0 + S + 2, R));
       for (int64_t r = 0; r < R; ++r) {
@@ -187,8 +188,9 @@ TEST(Routing, ColumnReduceChannels) {
       want.insert({4, r});
     EXPECT_EQ(b.ramps, want);
     // Over two rows nobody sends on the even channel.
-    if (n == 2)
+    if (n == 2) {
       EXPECT_TRUE(ch[0].empty());
+    }
   }
 }
 
@@ -286,9 +288,10 @@ TEST(Routing, ConvBandsTakeTheirColumnsAndMergeInOrder) {
             }
             EXPECT_EQ(got.size(), size_t(tiles));
             EXPECT_EQ(beyond.size(), passThrough ? size_t(3 * s.win * lk) : 0u);
-            if (passThrough)
+            if (passThrough) {
               for (size_t i = 0; i < beyond.size(); ++i)
                 EXPECT_EQ(beyond[i], int64_t(i % size_t(s.win * lk)) / lk);
+            }
           }
           }
           // The output lanes: band t's ramp holds its columns of 3 rows;

@@ -331,11 +331,12 @@ TEST(SimBand, PositionedRoutesMatchOneProcess) {
       Result one = runRank(p, in, o, nullptr);
       ASSERT_EQ(one.status, shortInput ? Status::Deadlock : Status::Done)
           << one.message;
-      if (shortInput)
+      if (shortInput) {
         EXPECT_NE(one.message.find("waiting: color 1 is at position 1 of 2, "
                                    "taking from south, 1 left"),
                   std::string::npos)
             << one.message;
+      }
       EXPECT_EQ(one, runBands(p, in, o, 2));
     }
   }

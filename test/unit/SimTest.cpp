@@ -1030,7 +1030,7 @@ TEST(Sim, BatchedInstructionsMatchElementByElement) {
       binary::Program p = makeProgram(1, 1);
       ImageBuilder b;
       bool reduction = op == Opcode::FSUM;
-      unsigned dw = ew(oi.dstType), sw = ew(oi.srcType);
+      unsigned dw = ew(oi.dstType);
       int stride = variant == 1 ? -1 : 1;
       unsigned dstBase = stride < 0 ? 4096 + (n - 1) * dw : 4096;
       Dsd dst = mem1d(dstBase, reduction ? 1 : n, reduction ? 1 : stride);

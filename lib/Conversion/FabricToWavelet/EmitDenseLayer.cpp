@@ -89,7 +89,6 @@ public:
   void emitGroups();
 
 private:
-  Role roleOf(int64_t c, int64_t r) const;
   Group groupOf(int64_t c, int64_t r0, int64_t r1, const Role &role) const;
   void emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role);
   /// The weights (and bias) of every PE of the group, as per-PE segments.
@@ -113,10 +112,6 @@ private:
   const RouteTable &routes;
   unsigned blobs = 0;
 };
-
-Role Emitter::roleOf(int64_t c, int64_t r) const {
-  return smearedRole(m, layer.M, c, r);
-}
 
 ElementsAttr Emitter::blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
                            ArrayRef<char> bytes) {

@@ -42,7 +42,7 @@ struct DsdFields {
   }
   /// A 4-D memory vector at `base` whose dimensions are in XDSR `xdsr`.
   static DsdFields mem4d(int64_t base, int64_t xdsr) {
-    DsdFields f{wavelet::DsdKind::mem4d};
+    DsdFields f = make(wavelet::DsdKind::mem4d);
     f.base = base;
     f.xdsr = xdsr;
     return f;
@@ -61,13 +61,19 @@ struct DsdFields {
 private:
   static DsdFields fabric(wavelet::DsdKind kind, int64_t length,
                           int64_t color) {
-    DsdFields f{kind};
+    DsdFields f = make(kind);
     f.length = length;
     f.color = color;
     return f;
   }
+  /// Fields of `kind` with nothing else set.
+  static DsdFields make(wavelet::DsdKind kind) {
+    DsdFields f;
+    f.kind = kind;
+    return f;
+  }
   static DsdFields memory(wavelet::DsdKind kind, int64_t length, int64_t base) {
-    DsdFields f{kind};
+    DsdFields f = make(kind);
     f.length = length;
     f.base = base;
     return f;
