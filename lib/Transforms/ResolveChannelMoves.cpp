@@ -26,7 +26,10 @@
 // A range that is not a whole source is cut from its producer by output
 // channels: a convolution computes only those channels (its weight rows and
 // bias cut), an op that works channel by channel computes them from the same
-// range of its input. Every channel is computed once and no weight is zero
+// range of its input. A cut map that something still reads whole (another
+// op than the moves) is read as the concat of its ranges, the gaps cut too.
+// Every channel is computed once and no weight is zero, except where
+// ranges overlap (a warning) or a cut map is also a graph output
 // (docs/execution-model.md, "Channel shuffles and splits").
 //
 //===----------------------------------------------------------------------===//
@@ -36,14 +39,11 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Transforms/RegionUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/Support/DebugLog.h"
 
 #include <map>
 #include <tuple>
-
-#define DEBUG_TYPE "weft-resolve-channel-moves"
 
 namespace weft {
 #define GEN_PASS_DEF_RESOLVECHANNELMOVES
@@ -151,8 +151,8 @@ FailureOr<Value> gatherInit(OpBuilder &b, Location loc, Value v,
   if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
     if (!fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
       return failure();
-    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                          type.getElementType());
+    Value empty =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
     return linalg::FillOp::create(b, loc, fill.getInputs(), ValueRange{empty})
         .getResult(0);
   }
@@ -272,7 +272,16 @@ private:
 
   func::FuncOp fn;
   DenseMap<Value, ChannelMap> maps;
+  /// Erases what the moves and the cut producers leave behind.
+  void eraseDead();
+  /// A source that was cut and is still read whole elsewhere: that reader
+  /// reads the concat of its ranges instead, so no channel is computed
+  /// twice.
+  LogicalResult readWholeFromRanges(Value src);
+
   std::map<std::tuple<void *, int64_t, int64_t>, Value> pieces;
+  /// The ranges cut from each source, in the order they were cut.
+  llvm::MapVector<Value, SmallVector<std::pair<int64_t, int64_t>>> cuts;
 };
 
 ChannelMap Resolver::mapOf(Value v) const {
@@ -359,8 +368,8 @@ FailureOr<SmallVector<Range>> Resolver::rangesOf(Operation *user,
         ranges.back().positions.push_back(chans[i].second);
         continue;
       }
-      ranges.push_back({src, chans[i].first, chans[i].first + 1,
-                        {chans[i].second}});
+      ranges.push_back(
+          {src, chans[i].first, chans[i].first + 1, {chans[i].second}});
     }
   }
   return ranges;
@@ -405,8 +414,8 @@ FailureOr<Value> Resolver::cloneChannels(OpBuilder &b, Operation *op,
   return copy->getResult(0);
 }
 
-FailureOr<Value> Resolver::materialize(OpBuilder &b, Operation *user,
-                                       Value src, int64_t c0, int64_t c1) {
+FailureOr<Value> Resolver::materialize(OpBuilder &b, Operation *user, Value src,
+                                       int64_t c0, int64_t c1) {
   auto type = cast<RankedTensorType>(src.getType());
   if (c0 == 0 && c1 == type.getDimSize(1))
     return src;
@@ -414,16 +423,20 @@ FailureOr<Value> Resolver::materialize(OpBuilder &b, Operation *user,
   if (auto it = pieces.find(key); it != pieces.end())
     return it->second;
   Operation *def = src.getDefiningOp();
-  SmallVector<int64_t> channels =
-      llvm::to_vector(llvm::seq<int64_t>(c0, c1));
+  // The piece goes right after its producer, where every reader of the
+  // producer sees it.
+  OpBuilder::InsertionGuard guard(b);
+  if (def)
+    b.setInsertionPointAfter(def);
+  SmallVector<int64_t> channels = llvm::to_vector(llvm::seq<int64_t>(c0, c1));
   FailureOr<Value> piece = failure();
   int weight = -1;
   if (def && isConvolution(def)) {
     // The convolution's output channels [c0, c1): its weight rows and its
     // accumulator's channels.
     Location loc = def->getLoc();
-    FailureOr<Value> w = gatherConstant(b, loc, def->getOperand(1), 0,
-                                        channels);
+    FailureOr<Value> w =
+        gatherConstant(b, loc, def->getOperand(1), 0, channels);
     FailureOr<Value> acc = gatherInit(b, loc, def->getOperand(2), channels);
     if (failed(w) || failed(acc))
       return user->emitError()
@@ -456,6 +469,7 @@ FailureOr<Value> Resolver::materialize(OpBuilder &b, Operation *user,
   if (failed(piece))
     return failure();
   pieces[key] = *piece;
+  cuts[src].push_back({c0, c1});
   return piece;
 }
 
@@ -538,12 +552,92 @@ LogicalResult Resolver::run() {
         return failure();
     }
   }
-  // What the moves and the cut producers leave behind.
+  eraseDead();
+  // Iterate over a copy: covering a source may cut more ranges.
+  SmallVector<Value> cutSources;
+  for (auto &entry : cuts)
+    cutSources.push_back(entry.first);
+  for (Value src : cutSources)
+    if (failed(readWholeFromRanges(src)))
+      return failure();
+  eraseDead();
+  return success();
+}
+
+void Resolver::eraseDead() {
   for (Block &block : fn.getBody())
     for (Operation &op :
-         llvm::make_early_inc_range(llvm::reverse(block.getOperations())))
-      if (isOpTriviallyDead(&op))
-        op.erase();
+         llvm::make_early_inc_range(llvm::reverse(block.getOperations()))) {
+      if (!isOpTriviallyDead(&op))
+        continue;
+      // Forget the values that go with it.
+      for (Value v : op.getResults()) {
+        cuts.erase(v);
+        maps.erase(v);
+      }
+      void *result =
+          op.getNumResults() ? op.getResult(0).getAsOpaquePointer() : nullptr;
+      for (auto it = pieces.begin(); it != pieces.end();) {
+        if (it->second.getDefiningOp() == &op ||
+            std::get<0>(it->first) == result)
+          it = pieces.erase(it);
+        else
+          ++it;
+      }
+      op.erase();
+    }
+}
+
+LogicalResult Resolver::readWholeFromRanges(Value src) {
+  // A graph output keeps the whole map (its channels are then computed
+  // twice: by the producer and by the cuts).
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : src.getUses())
+    if (!isa<func::ReturnOp>(use.getOwner()))
+      uses.push_back(&use);
+  if (uses.empty())
+    return success();
+  SmallVector<std::pair<int64_t, int64_t>> ranges = cuts.lookup(src);
+  llvm::sort(ranges);
+  ranges.erase(llvm::unique(ranges), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second) {
+      // Overlapping ranges: the overlap is computed twice (correct, not
+      // minimal); say so instead of hiding it.
+      mlir::emitWarning(src.getLoc())
+          << "channels [" << ranges[i].first << ", " << ranges[i - 1].second
+          << ") of a feature map are read in overlapping ranges and computed "
+             "twice";
+      return success();
+    }
+  Operation *user = uses.front()->getOwner();
+  int64_t C = cast<RankedTensorType>(src.getType()).getDimSize(1);
+  OpBuilder b(user);
+  SmallVector<Value> parts;
+  int64_t c = 0;
+  auto cover = [&](int64_t c0, int64_t c1) -> LogicalResult {
+    FailureOr<Value> piece = materialize(b, user, src, c0, c1);
+    if (failed(piece))
+      return failure();
+    parts.push_back(*piece);
+    return success();
+  };
+  for (auto [c0, c1] : ranges) {
+    if (c < c0 && failed(cover(c, c0)))
+      return failure();
+    if (failed(cover(c0, c1)))
+      return failure();
+    c = c1;
+  }
+  if (c < C && failed(cover(c, C)))
+    return failure();
+  // The concat right before each remaining reader (the pieces follow the
+  // producer, so they come first).
+  for (OpOperand *use : uses) {
+    Operation *reader = use->getOwner();
+    b.setInsertionPoint(reader);
+    use->set(tensor::ConcatOp::create(b, reader->getLoc(), 1, parts));
+  }
   return success();
 }
 

@@ -234,9 +234,11 @@ def ResolveChannelMoves
     A range that is not a whole feature map is cut from its producer by
     output channels: a convolution keeps only those weight rows and bias
     channels, an op that works channel by channel computes them from the
-    same range of its input. Each channel is computed once and no weight is
-    a zero (docs/execution-model.md, "Channel shuffles and splits"). Moved
-    channels that reach anything else are an error naming the node.
+    same range of its input; a cut map that is still read whole elsewhere is
+    read as the concat of its ranges. Each channel is computed once and no
+    weight is a zero (docs/execution-model.md, "Channel shuffles and
+    splits"). Moved channels that reach anything else are an error naming
+    the node.
 
     Example (a shuffle of two groups, then the second half):
     ```mlir
