@@ -47,6 +47,10 @@ void weft::populateFabricPreparePipeline(OpPassManager &pm) {
   // ops it has one for. Ends with a canonicalization so that
   // --weft-convert-to-fabric sees one canonical form.
   OpPassManager &fn = pm.nest<func::FuncOp>();
+  // Channel shuffles and splits: read the moved channels where they are
+  // made (before --weft-linear-to-matmul, which would take a shuffle for an
+  // affine map).
+  fn.addPass(createResolveChannelMoves());
   fn.addPass(createFoldElementwiseConstants());
   fn.addPass(createLinearToMatmul());
   // Two towers joined by Concat in front of a dense layer: a dense layer per

@@ -209,6 +209,59 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::func::FuncOp"> {
                               "Producers fused into their consumer">];
 }
 
+def ResolveChannelMoves
+    : Pass<"weft-resolve-channel-moves", "mlir::func::FuncOp"> {
+  let summary = "Read shuffled and split channels from the feature maps "
+                "that make them";
+  let description = [{
+    A channel shuffle (tensor.expand_shape [N, C, ...] -> [N, g, C/g, ...],
+    linalg.transpose [0, 2, 1, ...], tensor.collapse_shape back) and a
+    channel split (tensor.extract_slice along dimension 1) only move and
+    select channels. The pass follows them, and the tensor.concat ops along
+    the channels between them, back to the computed feature maps whose
+    channels they are, and rewrites what reads them:
+
+    - a convolution (conv_2d_nchw_fchw, conv_1d_ncw_fcw) reads the concat of
+      the source channel ranges in a canonical order (by source, then
+      channel), its weights' input channels permuted to match (the
+      permutation costs nothing; --weft-split-concat-products then makes one
+      convolution per range, summed by joins);
+    - an op that works channel by channel (a constant spatial tensor.pad, a
+      pooling, a depthwise convolution, an elementwise generic of the map
+      alone) runs once per range with its per-channel constants gathered;
+      its result's channels are those of the copies.
+
+    A range that is not a whole feature map is cut from its producer by
+    output channels: a convolution keeps only those weight rows and bias
+    channels, an op that works channel by channel computes them from the
+    same range of its input; a cut map that is still read whole elsewhere is
+    read as the concat of its ranges. Each channel is computed once and no
+    weight is a zero (docs/execution-model.md, "Channel shuffles and
+    splits"). Moved channels that reach anything else are an error naming
+    the node.
+
+    Example (a shuffle of two groups, then the second half):
+    ```mlir
+    %c = tensor.concat dim(1) %a, %b : (tensor<1x2x4x4xf32>,
+        tensor<1x2x4x4xf32>) -> tensor<1x4x4x4xf32>
+    %e = tensor.expand_shape %c [[0], [1, 2], [3], [4]] ...
+        into tensor<1x2x2x4x4xf32>
+    %t = linalg.transpose ins(%e ...) ... permutation = [0, 2, 1, 3, 4]
+    %s = tensor.collapse_shape %t [[0], [1, 2], [3], [4]] ...
+    %x2 = tensor.extract_slice %s[0, 2, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1]
+    %y = linalg.conv_2d_nchw_fchw ins(%x2, %w ...) ...
+    // %x2 is channels a[1], b[1]: %y reads the concat of %a's channel 1
+    // and %b's channel 1 (each cut from its convolution) with %w.
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [Statistic<"numRewritten", "num-rewritten",
+                              "Ops rewritten to read the sources of moved "
+                              "channels">];
+}
+
 def SplitConcatProducts
     : Pass<"weft-split-concat-products", "mlir::func::FuncOp"> {
   let summary = "Split a matrix product of a concat of streams into a sum "

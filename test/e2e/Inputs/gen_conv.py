@@ -42,6 +42,9 @@
 #               1x1                                                (24x30)
 #   fire        SqueezeNet's Fire module: squeeze 8->4 1x1, expand 4->16 1x1
 #               and 3x3 (each + ReLU), Concat, conv 32->4 1x1        (15x15)
+#   shuffle     ShuffleNetV2 units (torchvision's): stride 2 8->16, then
+#               two of stride 1 16->16 (channel split, Concat, channel
+#               shuffle), conv 16->8 1x1                              (12x12)
 # ===-----------------------------------------------------------------------===#
 import sys
 
@@ -175,6 +178,22 @@ class Merge(nn.Module):
         return torch.relu(self.conv2(h) + h)
 
 
+class Shuffle(nn.Module):
+    """ShuffleNetV2's units: one of stride 2, two of stride 1 (each ends in
+    a channel shuffle; the stride-1 ones split the channels first), then a
+    1x1 convolution that reads all channels."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.shufflenetv2 import InvertedResidual as Unit
+        self.units = nn.Sequential(Unit(8, 16, 2), Unit(16, 16, 1),
+                                   Unit(16, 16, 1))
+        self.out = nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        return self.out(self.units(x))
+
+
 def model(kind):
     if kind == "two-convs":
         return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
@@ -212,6 +231,8 @@ def model(kind):
         return Inception(8), (2, 8, 8, 8)
     if kind == "fire":
         return Fire(8, 4, 16), (2, 8, 15, 15)
+    if kind == "shuffle":
+        return Shuffle(), (2, 8, 12, 12)
     if kind == "squeeze-excite":
         return SqueezeExcite(8, 4), (2, 4, 6, 6)
     if kind == "dw-bands":
