@@ -127,6 +127,8 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
       out.batch = b.getInt();
     if (auto a = program->getAttrOfType<StringAttr>("weft.grid_auto"))
       out.gridAuto = a.getValue().str();
+    if (auto a = program->getAttrOfType<StringAttr>("weft.slice"))
+      out.slice = a.getValue().str();
     std::map<std::string, KernelFigures> byName;
     for (Operation &op : program.getBody().front()) {
       if (auto io = dyn_cast<wf::IoOp>(op)) {
@@ -240,6 +242,7 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.grid = options.grid;
   pipeline.maxGrid = options.maxGrid;
   pipeline.mergeLanes = options.mergeLanes;
+  pipeline.onlyKernels = options.onlyKernels;
   if (options.precision != "fp32" && options.precision != "mixed") {
     error = "precision must be fp32 or mixed, not '" + options.precision + "'";
     return false;
@@ -335,13 +338,21 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                  cl::desc("Let a convolution merge several of its "
                           "producer's row lanes into one column "
                           "(docs/execution-model.md, \"Merged lanes\")"),
-                 cl::cat(category)) {}
+                 cl::cat(category)),
+      onlyKernels("only-kernels",
+                  cl::desc("Keep only the kernels FIRST..LAST after "
+                           "partitioning (0-based indices in the order "
+                           "`weftc run` lists them, or kernel names): a "
+                           "slice fed and drained by the host "
+                           "(docs/weftc.md, \"Slices\")"),
+                  cl::value_desc("FIRST..LAST"), cl::cat(category)) {}
 
 void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.grid = grid;
   options.maxGrid = maxGrid;
   options.precision = precision;
   options.mergeLanes = mergeLanes;
+  options.onlyKernels = onlyKernels;
 }
 
 int weftc::compileMain(int argc, char **argv) {
