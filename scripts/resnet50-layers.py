@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+# Simulates ResNet-50 (224 x 224, compiled for the full 750 x 994 fabric)
+# slice by slice and compares every kernel's simulated cycles per sample
+# with the cost model's prediction (docs/performance.md, "Real
+# architectures: ResNet-18 and ResNet-50").
+#
+# The whole network does not fit the simulator on a small machine, so each
+# slice (the stem with its max pool, every bottleneck block, the head) is
+# compiled with `weftc run --only-kernels FIRST..LAST`: partitioning decides
+# the layout of the whole network on 750 x 994 and --weft-extract-kernels
+# keeps the slice's kernels exactly as decided, fed by the host
+# (docs/weftc.md, "Slices").
+#
+#   /usr/bin/python3 scripts/resnet50-layers.py [--build build]
+#       [--work /tmp/resnet50-layers] [--merge-lanes] [--samples 2]
+#       [--slices stem,layer1.0,...] [--markdown FILE]
+#
+# Prints one line per kernel (layout, predicted, simulated, error), one per
+# slice (seconds and peak RSS of its `weftc run`), and the summary: the
+# largest and median errors and the whole network's predicted interval
+# against the largest simulated per-kernel cycles. Needs torch, torchvision
+# and onnx (/usr/bin/python3).
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+
+def export(path):
+    import warnings
+
+    import torch
+    import torchvision
+
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(11)
+    m = torchvision.models.resnet50(weights=None).eval()
+    torch.onnx.export(m, torch.zeros(1, 3, 224, 224), path, opset_version=13,
+                      input_names=["x"], output_names=["y"])
+
+
+def timed(cmd):
+    """Runs cmd under /usr/bin/time -v: (stdout, seconds, peak RSS in MB)."""
+    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True,
+                       text=True)
+    secs = rss = 0.0
+    m = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)",
+                  p.stderr)
+    if m:
+        secs = (int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 +
+                float(m.group(3)))
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    if m:
+        rss = int(m.group(1)) / 1024
+    if p.returncode != 0:
+        sys.exit("failed (%d): %s\n%s%s" % (p.returncode, " ".join(cmd),
+                                             p.stdout, p.stderr))
+    return p.stdout, secs, rss
+
+
+KERNEL = re.compile(r'fabric\.kernel @"?([^" ]+)"? : .*? scheme #fabric\.(\w+)'
+                    r'.* at <(\d+), (\d+), (\d+), (\d+)> attributes \{([^}]*)\}')
+
+
+def kernels_of(mlir):
+    """The partitioned kernels in the order partitioning laid them out."""
+    ks = []
+    for line in open(mlir):
+        m = KERNEL.search(line)
+        if not m:
+            continue
+        attrs = dict(re.findall(r"(\w+) = (\d+) : i64", m.group(7)))
+        ks.append({"name": m.group(1), "kind": m.group(2),
+                   "x": int(m.group(3)), "w": int(m.group(5)),
+                   "h": int(m.group(6)),
+                   "smear": int(attrs.get("smear", 1)),
+                   "tiles": int(attrs.get("tiles", 1)),
+                   "merge": int(attrs.get("merge", 1)),
+                   "predicted": int(attrs.get("predicted_cycles", 0))})
+    ks.sort(key=lambda k: k["x"])
+    return ks
+
+
+def slice_name(kernel):
+    m = re.match(r"/layer\d+/(layer\d+\.\d+)/", kernel)
+    if m:
+        return m.group(1)
+    return "stem" if kernel.startswith(("/conv1/", "/maxpool/")) else "head"
+
+
+def layout(k):
+    s = "%dx%d" % (k["w"], k["h"])
+    if k["tiles"] > 1:
+        s += ", %d bands" % k["tiles"]
+    if k["merge"] > 1:
+        s += ", merge %d" % k["merge"]
+    return s
+
+
+RUN = re.compile(r"weftc: @(\S+): .* cycles per sample predicted (\d+), "
+                 r"simulated ([\d.]+) \(busiest PE; error ([\d.]+)%; "
+                 r"CE-busy ([\d.]+)\)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--work", default="/tmp/resnet50-layers")
+    ap.add_argument("--merge-lanes", action="store_true")
+    ap.add_argument("--samples", type=int, default=2)
+    ap.add_argument("--slices", default="",
+                    help="comma-separated slice names (default: all)")
+    ap.add_argument("--markdown", default="")
+    a = ap.parse_args()
+    weftc = os.path.abspath(os.path.join(a.build, "bin", "weftc"))
+    os.makedirs(a.work, exist_ok=True)
+    model = os.path.join(a.work, "resnet50.onnx")
+    if not os.path.exists(model):
+        export(model)
+    fabric = ["--grid", "750x994"] + (["--merge-lanes"] if a.merge_lanes else [])
+    placed = os.path.join(a.work, "placed%s.mlir" %
+                          ("-merged" if a.merge_lanes else ""))
+    _, secs, rss = timed([weftc, "compile", model, "--until-after=partition",
+                          "-o", placed] + fabric)
+    print("compile (until partition): %.1f s, %.0f MB" % (secs, rss))
+    ks = kernels_of(placed)
+    whole = max(k["predicted"] for k in ks)
+    print("%d kernels; the whole network's predicted interval: %d cycles"
+          % (len(ks), whole))
+    slices = []
+    for i, k in enumerate(ks):
+        n = slice_name(k["name"])
+        if not slices or slices[-1][0] != n:
+            slices.append([n, i, i])
+        slices[-1][2] = i
+    wanted = set(filter(None, a.slices.split(",")))
+    rows, runs = [], []
+    for n, first, last in slices:
+        if wanted and n not in wanted:
+            continue
+        out, secs, rss = timed([weftc, "run", model, "--only-kernels",
+                                "%d..%d" % (first, last), "--samples",
+                                str(a.samples)] + fabric)
+        runs.append((n, first, last, secs, rss))
+        sim = {m.group(1): (float(m.group(3)), float(m.group(4)))
+               for m in RUN.finditer(out)}
+        print("slice %s (kernels %d..%d): %.1f s, %.0f MB" %
+              (n, first, last, secs, rss), flush=True)
+        for k in ks[first:last + 1]:
+            s, _ = sim.get(k["name"], (0.0, 0.0))
+            err = 100 * abs(k["predicted"] - s) / s if s else float("nan")
+            rows.append((k, s, err))
+            print("  %-50s %-8s %-22s %9d %11.1f %6.1f%%" %
+                  (k["name"], k["kind"], layout(k), k["predicted"], s, err),
+                  flush=True)
+    errs = sorted(e for _, _, e in rows if e == e)
+    if not errs:
+        return
+    worst = sorted(rows, key=lambda r: -r[2] if r[2] == r[2] else 0)[:5]
+    slowest = max(s for _, s, _ in rows)
+    summary = [
+        "kernels simulated: %d; error max %.1f%%, median %.1f%%" %
+        (len(errs), errs[-1], statistics.median(errs)),
+        "worst: " + ", ".join("%s %.1f%%" % (k["name"], e)
+                              for k, _, e in worst),
+        "whole network: predicted interval %d, largest simulated per-kernel "
+        "cycles %.1f (%s)" % (whole, slowest,
+                              "%.1f%% apart" % (100 * abs(whole - slowest) /
+                                                slowest)),
+        "slices: %d, %.0f s in all, largest %.0f s, peak RSS up to %.0f MB" %
+        (len(runs), sum(r[3] for r in runs), max(r[3] for r in runs),
+         max(r[4] for r in runs)),
+    ]
+    for line in summary:
+        print(line)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write("| Kernel | Scheme | Layout | Predicted | Simulated | "
+                    "Error |\n|---|---|---|--:|--:|--:|\n")
+            for k, s, e in rows:
+                f.write("| `%s` | %s | %s | %d | %.1f | %.1f%% |\n" %
+                        (k["name"], k["kind"], layout(k), k["predicted"], s,
+                         e))
+            f.write("\n| Slice | Kernels | Seconds | Peak RSS (MB) |\n"
+                    "|---|---|--:|--:|\n")
+            for n, first, last, secs, rss in runs:
+                f.write("| %s | %d..%d | %.0f | %.0f |\n" %
+                        (n, first, last, secs, rss))
+            f.write("\n" + "\n".join("- " + s for s in summary) + "\n")
+
+
+if __name__ == "__main__":
+    main()
