@@ -232,6 +232,26 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
     return program.emitOpError("the slice's fabric ")
            << width << "x" << height << " is not a valid target";
   program.setTargetAttr(common::TargetAttr::get(ctx, c));
+
+  // A join of feature maps holds only the rows one branch runs ahead of
+  // the other behind the fork they share: the slice must keep that fork.
+  FailureOr<wc::Graph> sliced =
+      wc::analyzeGraph(program, /*placed=*/false, /*withData=*/false);
+  if (failed(sliced))
+    return failure();
+  for (wc::Stage &st : sliced->stages) {
+    auto scheme = dyn_cast<wf::JoinSchemeAttr>(st.kernel.getScheme());
+    if (!scheme || scheme.getFifoPixels() == 0)
+      continue;
+    auto [rowsA, rowsB] = wc::joinRowReadiness(*sliced, st);
+    if (rowsA.ready.empty() || rowsB.ready.size() != rowsA.ready.size())
+      return st.kernel.emitOpError("joins feature maps in a FIFO of ")
+             << scheme.getFifoPixels()
+             << " pixels, but kernel range '" << range
+             << "' leaves out the fork feeding both its inputs: start the "
+                "slice at or before the kernels that fork (a whole residual "
+                "block)";
+  }
   int64_t whole = 0;
   for (wc::Stage &st : graph->stages)
     whole = std::max<int64_t>(whole,
