@@ -479,6 +479,15 @@ bool RunSession::readOutputs() {
           simOut + "/" + simFileStem(io.name) + ".npy", &why);
       if (!got)
         return fail("cannot read the simulator's output: " + why);
+      // Samples along the first dimension, as the inputs.
+      std::vector<int64_t> shape = io.shape.empty()
+                                       ? std::vector<int64_t>{1}
+                                       : io.shape;
+      shape[0] *= numSamples;
+      got->shape = shape;
+      if (std::string bad = got->validate(); !bad.empty())
+        return fail("the simulator's output '" + io.name +
+                    "' does not have the port's shape: " + bad);
       if (!opts.outputDir.empty()) {
         if (std::error_code ec = sys::fs::create_directories(opts.outputDir))
           return fail("cannot create '" + opts.outputDir + "': " +

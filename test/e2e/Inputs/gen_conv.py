@@ -22,6 +22,9 @@
 #   pointwise   conv 8->16 1x1, ReLU, conv 16->8 1x1                  (5x5)
 #   basic-block a ResNet basic block: conv 8->8 3x3 + BN + ReLU, conv 8->8
 #               3x3 + BN, + x, ReLU                                   (6x6)
+#   two-blocks  two basic blocks in a row; also writes DIR/h1.npy and
+#               DIR/h2.npy, the first block's outputs (what the second one
+#               reads)                                               (6x6)
 #   inverted-residual
 #               a MobileNetV2 inverted residual: conv 8->48 1x1 + BN +
 #               ReLU6, depthwise 3x3 pad 1 + BN + ReLU6, conv 48->8 1x1 + BN,
@@ -171,6 +174,8 @@ def model(kind):
                              nn.Conv2d(16, 8, 1)), (2, 8, 5, 5)
     if kind == "basic-block":
         return Basic(8), (2, 8, 6, 6)
+    if kind == "two-blocks":
+        return nn.Sequential(Basic(8), Basic(8)), (2, 8, 6, 6)
     if kind == "inverted-residual":
         return InvertedResidual(8, 6), (2, 8, 6, 6)
     if kind == "dw-strided":
@@ -230,6 +235,8 @@ def main():
         np.save(f"{out}/x{i}.npy", x)
         with torch.no_grad():
             np.save(f"{out}/t{i}.npy", m(torch.from_numpy(x)).numpy())
+            if kind == "two-blocks":
+                np.save(f"{out}/h{i}.npy", m[0](torch.from_numpy(x)).numpy())
 
 
 if __name__ == "__main__":
