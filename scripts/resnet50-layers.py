@@ -56,8 +56,10 @@ def timed(cmd):
     if m:
         rss = int(m.group(1)) / 1024
     if p.returncode != 0:
-        sys.exit("failed (%d): %s\n%s%s" % (p.returncode, " ".join(cmd),
-                                             p.stdout, p.stderr))
+        print("failed (%d): %s\n%s%s" % (p.returncode, " ".join(cmd),
+                                          p.stdout, p.stderr[-2000:]),
+              flush=True)
+        return None, secs, rss
     return p.stdout, secs, rss
 
 
@@ -123,8 +125,10 @@ def main():
     fabric = ["--grid", "750x994"] + (["--merge-lanes"] if a.merge_lanes else [])
     placed = os.path.join(a.work, "placed%s.mlir" %
                           ("-merged" if a.merge_lanes else ""))
-    _, secs, rss = timed([weftc, "compile", model, "--until-after=partition",
-                          "-o", placed] + fabric)
+    out, secs, rss = timed([weftc, "compile", model,
+                            "--until-after=partition", "-o", placed] + fabric)
+    if out is None:
+        sys.exit(1)
     print("compile (until partition): %.1f s, %.0f MB" % (secs, rss))
     ks = kernels_of(placed)
     whole = max(k["predicted"] for k in ks)
@@ -137,7 +141,7 @@ def main():
             slices.append([n, i, i])
         slices[-1][2] = i
     wanted = set(filter(None, a.slices.split(",")))
-    rows, runs = [], []
+    rows, runs, failed = [], [], []
     for n, first, last in slices:
         if wanted and n not in wanted:
             continue
@@ -145,6 +149,9 @@ def main():
                                 "%d..%d" % (first, last), "--samples",
                                 str(a.samples)] + fabric)
         runs.append((n, first, last, secs, rss))
+        if out is None:
+            failed.append(n)
+            continue
         sim = {m.group(1): (float(m.group(3)), float(m.group(4)))
                for m in RUN.finditer(out)}
         print("slice %s (kernels %d..%d): %.1f s, %.0f MB" %
@@ -174,6 +181,8 @@ def main():
         (len(runs), sum(r[3] for r in runs), max(r[3] for r in runs),
          max(r[4] for r in runs)),
     ]
+    if failed:
+        summary.append("slices that failed: " + ", ".join(failed))
     for line in summary:
         print(line)
     if a.markdown:

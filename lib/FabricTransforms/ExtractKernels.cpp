@@ -109,6 +109,14 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
            << range << "' is empty: kernel " << *first << " comes after kernel "
            << *last << " in the topological order";
 
+  // (Read before the kernels outside the slice go.)
+  int64_t whole = 0;
+  for (wc::Stage &st : graph->stages)
+    whole = std::max<int64_t>(whole,
+                              st.kernel.getPredictedCycles().value_or(0));
+  int64_t x0 = graph->stages[size_t(*first)].x;
+  size_t numKernels = graph->stages.size();
+
   MLIRContext *ctx = program.getContext();
   OpBuilder b(ctx);
   SymbolTable symbols(program);
@@ -214,7 +222,6 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
 
   // The slice from column 0, on a fabric as wide as it and as tall as its
   // tallest rectangle or host port.
-  int64_t x0 = graph->stages[size_t(*first)].x;
   int64_t width = 0, height = 1;
   for (auto k : body.getOps<wf::KernelOp>()) {
     common::RectAttr r = k.getRectAttr();
@@ -252,14 +259,10 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
                 "slice at or before the kernels that fork (a whole residual "
                 "block)";
   }
-  int64_t whole = 0;
-  for (wc::Stage &st : graph->stages)
-    whole = std::max<int64_t>(whole,
-                              st.kernel.getPredictedCycles().value_or(0));
   program->setAttr(
       "weft.slice",
       b.getStringAttr((Twine("kernels ") + Twine(*first) + ".." +
-                       Twine(*last) + " of " + Twine(graph->stages.size()) +
+                       Twine(*last) + " of " + Twine(numKernels) +
                        " from column " + Twine(x0) +
                        "; the whole network predicts " + Twine(whole) +
                        " cycles per sample")
