@@ -42,19 +42,26 @@ def export(path):
                       input_names=["x"], output_names=["y"])
 
 
-def timed(cmd):
-    """Runs cmd under /usr/bin/time -v: (stdout, seconds, peak RSS in MB)."""
-    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True,
-                       text=True)
+def time_figures(text):
+    """(seconds, peak RSS in MB) from the report of /usr/bin/time -v."""
     secs = rss = 0.0
     m = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)",
-                  p.stderr)
+                  text)
     if m:
         secs = (int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 +
                 float(m.group(3)))
-    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
     if m:
         rss = int(m.group(1)) / 1024
+    return secs, rss
+
+
+def timed(cmd):
+    """Runs cmd under /usr/bin/time -v: (stdout, seconds, peak RSS in MB);
+    stdout is None when it fails."""
+    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True,
+                       text=True)
+    secs, rss = time_figures(p.stderr)
     if p.returncode != 0:
         print("failed (%d): %s\n%s%s" % (p.returncode, " ".join(cmd),
                                           p.stdout, p.stderr[-2000:]),
@@ -140,6 +147,14 @@ def main():
         if not slices or slices[-1][0] != n:
             slices.append([n, i, i])
         slices[-1][2] = i
+    # weft-sim under /usr/bin/time of its own: weftc's peak RSS is its
+    # compile's.
+    simTime = os.path.join(a.work, "weft-sim.time")
+    wrapper = os.path.join(a.work, "weft-sim")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec /usr/bin/time -v -o %s %s \"$@\"\n" %
+                (simTime, os.path.join(os.path.dirname(weftc), "weft-sim")))
+    os.chmod(wrapper, 0o755)
     wanted = set(filter(None, a.slices.split(",")))
     rows, runs, failed = [], [], []
     for n, first, last in slices:
@@ -147,15 +162,21 @@ def main():
             continue
         out, secs, rss = timed([weftc, "run", model, "--only-kernels",
                                 "%d..%d" % (first, last), "--samples",
-                                str(a.samples)] + fabric)
-        runs.append((n, first, last, secs, rss))
+                                str(a.samples), "--weft-sim", wrapper] +
+                               fabric)
+        simSecs, simRss = (time_figures(open(simTime).read())
+                           if os.path.exists(simTime) else (0.0, 0.0))
+        if os.path.exists(simTime):
+            os.remove(simTime)
+        runs.append((n, first, last, secs, rss, simSecs, simRss))
         if out is None:
             failed.append(n)
             continue
         sim = {m.group(1): (float(m.group(3)), float(m.group(4)))
                for m in RUN.finditer(out)}
-        print("slice %s (kernels %d..%d): %.1f s, %.0f MB" %
-              (n, first, last, secs, rss), flush=True)
+        print("slice %s (kernels %d..%d): weftc run %.1f s, %.0f MB; "
+              "weft-sim %.1f s, %.0f MB" %
+              (n, first, last, secs, rss, simSecs, simRss), flush=True)
         for k in ks[first:last + 1]:
             s, _ = sim.get(k["name"], (0.0, 0.0))
             err = 100 * abs(k["predicted"] - s) / s if s else float("nan")
@@ -177,9 +198,12 @@ def main():
         "cycles %.1f (%s)" % (whole, slowest,
                               "%.1f%% apart" % (100 * abs(whole - slowest) /
                                                 slowest)),
-        "slices: %d, %.0f s in all, largest %.0f s, peak RSS up to %.0f MB" %
+        "slices: %d; weftc run (compile and simulate) %.0f s in all, largest "
+        "%.0f s, peak RSS up to %.0f MB; weft-sim %.0f s in all, largest "
+        "%.0f s, peak RSS up to %.0f MB" %
         (len(runs), sum(r[3] for r in runs), max(r[3] for r in runs),
-         max(r[4] for r in runs)),
+         max(r[4] for r in runs), sum(r[5] for r in runs),
+         max(r[5] for r in runs), max(r[6] for r in runs)),
     ]
     if failed:
         summary.append("slices that failed: " + ", ".join(failed))
@@ -193,11 +217,11 @@ def main():
                 f.write("| `%s` | %s | %s | %d | %.1f | %.1f%% |\n" %
                         (k["name"], k["kind"], layout(k), k["predicted"], s,
                          e))
-            f.write("\n| Slice | Kernels | Seconds | Peak RSS (MB) |\n"
-                    "|---|---|--:|--:|\n")
-            for n, first, last, secs, rss in runs:
-                f.write("| %s | %d..%d | %.0f | %.0f |\n" %
-                        (n, first, last, secs, rss))
+            f.write("\n| Slice | Kernels | weftc run s | weftc MB | "
+                    "weft-sim s | weft-sim MB |\n|---|---|--:|--:|--:|--:|\n")
+            for n, first, last, secs, rss, simSecs, simRss in runs:
+                f.write("| %s | %d..%d | %.0f | %.0f | %.0f | %.0f |\n" %
+                        (n, first, last, secs, rss, simSecs, simRss))
             f.write("\n" + "\n".join("- " + s for s in summary) + "\n")
 
 
