@@ -109,6 +109,8 @@ def layout(k):
     return s
 
 
+INTERVAL = re.compile(r"weftc: cycles per sample: predicted (\d+), simulated "
+                      r"([\d.]+)")
 RUN = re.compile(r"weftc: @(\S+): .* cycles per sample predicted (\d+), "
                  r"simulated ([\d.]+) \(busiest PE; error ([\d.]+)%; "
                  r"CE-busy ([\d.]+)\)")
@@ -156,7 +158,7 @@ def main():
                 (simTime, os.path.join(os.path.dirname(weftc), "weft-sim")))
     os.chmod(wrapper, 0o755)
     wanted = set(filter(None, a.slices.split(",")))
-    rows, runs, failed = [], [], []
+    rows, runs, failed, intervals = [], [], [], []
     for n, first, last in slices:
         if wanted and n not in wanted:
             continue
@@ -174,6 +176,13 @@ def main():
             continue
         sim = {m.group(1): (float(m.group(3)), float(m.group(4)))
                for m in RUN.finditer(out)}
+        # The slice's own interval: its slowest kernel's pace plus any
+        # waiting between its kernels.
+        m = INTERVAL.search(out)
+        if m:
+            intervals.append((n, int(m.group(1)), float(m.group(2))))
+            print("slice %s: interval predicted %s, simulated %s" %
+                  (n, m.group(1), m.group(2)), flush=True)
         print("slice %s (kernels %d..%d): weftc run %.1f s, %.0f MB; "
               "weft-sim %.1f s, %.0f MB" %
               (n, first, last, secs, rss, simSecs, simRss), flush=True)
@@ -222,6 +231,11 @@ def main():
             for n, first, last, secs, rss, simSecs, simRss in runs:
                 f.write("| %s | %d..%d | %.0f | %.0f | %.0f | %.0f |\n" %
                         (n, first, last, secs, rss, simSecs, simRss))
+            f.write("\n| Slice | Interval predicted | Simulated | Above |\n"
+                    "|---|--:|--:|--:|\n")
+            for n, p, sv in intervals:
+                f.write("| %s | %d | %.0f | %.1f%% |\n" %
+                        (n, p, sv, 100 * (sv - p) / p))
             f.write("\n" + "\n".join("- " + s for s in summary) + "\n")
 
 
