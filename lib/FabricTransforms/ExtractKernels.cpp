@@ -112,17 +112,15 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
   // (Read before the kernels outside the slice go.)
   int64_t whole = 0;
   for (wc::Stage &st : graph->stages)
-    whole = std::max<int64_t>(whole,
-                              st.kernel.getPredictedCycles().value_or(0));
+    whole =
+        std::max<int64_t>(whole, st.kernel.getPredictedCycles().value_or(0));
   int64_t x0 = graph->stages[size_t(*first)].x;
   size_t numKernels = graph->stages.size();
 
   MLIRContext *ctx = program.getContext();
   OpBuilder b(ctx);
   SymbolTable symbols(program);
-  auto kept = [&](int64_t stage) {
-    return stage >= *first && stage <= *last;
-  };
+  auto kept = [&](int64_t stage) { return stage >= *first && stage <= *last; };
   llvm::DenseSet<StringRef> keptNames;
   for (int64_t i = *first; i <= *last; ++i)
     keptNames.insert(graph->stages[size_t(i)].kernel.getSymName());
@@ -137,9 +135,8 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
     bool keepSrc = s.producer < 0 ? false : kept(s.producer);
     SmallVector<Attribute> dsts;
     SmallVector<int64_t> ports;
-    for (auto [dst, port] :
-         llvm::zip(op.getDsts().getAsRange<FlatSymbolRefAttr>(),
-                   op.getDstPorts())) {
+    for (auto [dst, port] : llvm::zip(
+             op.getDsts().getAsRange<FlatSymbolRefAttr>(), op.getDstPorts())) {
       bool keepDst = keptNames.contains(dst.getValue());
       if (!keepDst && keepSrc)
         if (auto io = symbols.lookup<wf::IoOp>(dst.getValue()))
@@ -149,12 +146,12 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
         ports.push_back(port);
       }
     }
-    int64_t rows = s.producer >= 0
-                       ? graph->stages[size_t(s.producer)].outRows
-                       : (s.consumers.empty()
-                              ? 1
-                              : graph->stages[size_t(s.consumers[0].first)]
-                                    .inRows);
+    int64_t rows =
+        s.producer >= 0
+            ? graph->stages[size_t(s.producer)].outRows
+            : (s.consumers.empty()
+                   ? 1
+                   : graph->stages[size_t(s.consumers[0].first)].inRows);
     IntegerAttr pixels = op.getPixelsAttr();
     auto tensorType = [&]() -> RankedTensorType {
       if (s.producer >= 0)
@@ -200,7 +197,8 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
   // Host ports no stream uses any more, kernels outside the slice, and
   // checkpoint markers of those kernels.
   for (Operation &op : body) {
-    if (auto k = dyn_cast<wf::KernelOp>(op); k && !keptNames.contains(k.getSymName()))
+    if (auto k = dyn_cast<wf::KernelOp>(op);
+        k && !keptNames.contains(k.getSymName()))
       dead.push_back(k);
     if (auto c = dyn_cast<wf::CheckpointOp>(op))
       if (!keptNames.contains(c.getKernel()))
@@ -253,19 +251,17 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
     auto [rowsA, rowsB] = wc::joinRowReadiness(*sliced, st);
     if (rowsA.ready.empty() || rowsB.ready.size() != rowsA.ready.size())
       return st.kernel.emitOpError("joins feature maps in a FIFO of ")
-             << scheme.getFifoPixels()
-             << " pixels, but kernel range '" << range
+             << scheme.getFifoPixels() << " pixels, but kernel range '" << range
              << "' leaves out the fork feeding both its inputs: start the "
                 "slice at or before the kernels that fork (a whole residual "
                 "block)";
   }
   program->setAttr(
       "weft.slice",
-      b.getStringAttr((Twine("kernels ") + Twine(*first) + ".." +
-                       Twine(*last) + " of " + Twine(numKernels) +
-                       " from column " + Twine(x0) +
-                       "; the whole network predicts " + Twine(whole) +
-                       " cycles per sample")
+      b.getStringAttr((Twine("kernels ") + Twine(*first) + ".." + Twine(*last) +
+                       " of " + Twine(numKernels) + " from column " +
+                       Twine(x0) + "; the whole network predicts " +
+                       Twine(whole) + " cycles per sample")
                           .str()));
   return success();
 }

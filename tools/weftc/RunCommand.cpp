@@ -382,7 +382,8 @@ bool RunSession::synthesizeSliceInputs() {
     if (io.output)
       continue;
     streamed.push_back(io.name);
-    if (llvm::any_of(inputs, [&](const Input &in) { return in.name == io.name; }))
+    if (llvm::any_of(inputs,
+                     [&](const Input &in) { return in.name == io.name; }))
       continue;
     tensorio::HostTensor t;
     t.shape = io.shape;
@@ -398,7 +399,8 @@ bool RunSession::synthesizeSliceInputs() {
     }
     t.bytes.assign(reinterpret_cast<const uint8_t *>(values.data()),
                    reinterpret_cast<const uint8_t *>(values.data() + n));
-    std::string file = (sliceDir.path + "/" + simFileStem(io.name) + ".npy").str();
+    std::string file =
+        (sliceDir.path + "/" + simFileStem(io.name) + ".npy").str();
     std::string why;
     if (!tensorio::writeTensorFile(file, t, &why))
       return fail("cannot write '" + file + "': " + why);
@@ -480,9 +482,8 @@ bool RunSession::readOutputs() {
       if (!got)
         return fail("cannot read the simulator's output: " + why);
       // Samples along the first dimension, as the inputs.
-      std::vector<int64_t> shape = io.shape.empty()
-                                       ? std::vector<int64_t>{1}
-                                       : io.shape;
+      std::vector<int64_t> shape =
+          io.shape.empty() ? std::vector<int64_t>{1} : io.shape;
       shape[0] *= numSamples;
       got->shape = shape;
       if (std::string bad = got->validate(); !bad.empty())
@@ -490,10 +491,9 @@ bool RunSession::readOutputs() {
                     "' does not have the port's shape: " + bad);
       if (!opts.outputDir.empty()) {
         if (std::error_code ec = sys::fs::create_directories(opts.outputDir))
-          return fail("cannot create '" + opts.outputDir + "': " +
-                      ec.message());
-        std::string path =
-            opts.outputDir + "/" + simFileStem(io.name) + ".npy";
+          return fail("cannot create '" + opts.outputDir +
+                      "': " + ec.message());
+        std::string path = opts.outputDir + "/" + simFileStem(io.name) + ".npy";
         if (!tensorio::writeTensorFile(path, *got, &why))
           return fail("cannot write '" + path + "': " + why);
         outs() << "wrote " << path << "\n";
