@@ -6,6 +6,7 @@
 //
 // weftc compile model.onnx -o model.wfb [--grid WxH] [--precision fp32|mixed]
 //               [--batch-size N] [--constant NAME=FILE ...]
+//               [--only-kernels FIRST..LAST]
 //               [--emit=mlir|fabric|wavelet|wfb]
 //               [--until-after=import|cleanup|fabric|partition|route|wavelet]
 //               [--mlir-print-ir-after-all] [--mlir-timing] ...

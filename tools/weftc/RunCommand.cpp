@@ -7,13 +7,17 @@
 // weftc run model.onnx --input NAME=FILE ... [--output-dir DIR] [--check]
 //           [--stats FILE] [--samples N] [--grid WxH] [--precision P]
 //           [--constant NAME=FILE ...] [--rtol R] [--atol A]
+//           [--only-kernels FIRST..LAST]
 //
 // Compiles the model to a temporary .wfb, runs a separate `weft-sim` process
 // (the one next to this executable) on that file alone, and reads the
 // outputs back. Batch rows are samples: an [N, K] input is streamed as N
 // samples. Prints the predicted and simulated cycles per sample, the latency
 // and the utilization (docs/performance.md, "Definitions"); `--check` runs
-// the host reference on the same inputs and fails on a mismatch.
+// the host reference on the same inputs and fails on a mismatch. With
+// --only-kernels, runs that slice of the placed network alone, its host
+// inputs given by port name or filled with seeded values (docs/weftc.md,
+// "Slices").
 //
 //===----------------------------------------------------------------------===//
 
