@@ -132,7 +132,7 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
     wf::StreamOp op = s.op;
     if (!op)
       continue;
-    bool keepSrc = s.producer < 0 ? false : kept(s.producer);
+    bool keepSrc = s.producer >= 0 && kept(s.producer);
     SmallVector<Attribute> dsts;
     SmallVector<int64_t> ports;
     for (auto [dst, port] : llvm::zip(
