@@ -173,6 +173,8 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
       out.batch = b.getInt();
     if (auto a = program->getAttrOfType<StringAttr>("weft.grid_auto"))
       out.gridAuto = a.getValue().str();
+    if (auto a = program->getAttrOfType<StringAttr>("weft.slice"))
+      out.slice = a.getValue().str();
     std::map<std::string, KernelFigures> byName;
     for (Operation &op : program.getBody().front()) {
       if (auto io = dyn_cast<wf::IoOp>(op)) {
@@ -289,6 +291,7 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.grid = options.grid;
   pipeline.maxGrid = options.maxGrid;
   pipeline.mergeLanes = options.mergeLanes;
+  pipeline.onlyKernels = options.onlyKernels;
   if (options.precision != "fp32" && options.precision != "mixed") {
     error = "precision must be fp32 or mixed, not '" + options.precision + "'";
     return false;

@@ -94,6 +94,11 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
       o.maxGrid = largest;
     }
     pm.addPass(createPartitionDense(o));
+    if (!options.onlyKernels.empty()) {
+      ExtractKernelsOptions e;
+      e.kernels = options.onlyKernels;
+      pm.addPass(createExtractKernels(e));
+    }
     return;
   }
   case PipelineStage::Route:

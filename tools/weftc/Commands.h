@@ -50,6 +50,7 @@ struct FabricFlags {
   explicit FabricFlags(llvm::cl::OptionCategory &category);
   llvm::cl::opt<std::string> grid, maxGrid, precision;
   llvm::cl::opt<bool> mergeLanes;
+  llvm::cl::opt<std::string> onlyKernels;
   /// Copies the flags into `options`.
   void apply(CompileOptions &options) const;
 };

@@ -6,6 +6,7 @@
 //
 // weftc compile model.onnx -o model.wfb [--grid WxH] [--precision fp32|mixed]
 //               [--batch-size N] [--constant NAME=FILE ...]
+//               [--only-kernels FIRST..LAST]
 //               [--emit=mlir|fabric|wavelet|wfb]
 //               [--until-after=import|cleanup|fabric|partition|route|wavelet]
 //               [--mlir-print-ir-after-all] [--mlir-timing] ...
@@ -57,13 +58,21 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                  cl::desc("Let a convolution merge several of its "
                           "producer's row lanes into one column "
                           "(docs/execution-model.md, \"Merged lanes\")"),
-                 cl::cat(category)) {}
+                 cl::cat(category)),
+      onlyKernels("only-kernels",
+                  cl::desc("Keep only the kernels FIRST..LAST after "
+                           "partitioning (0-based indices in the order "
+                           "`weftc run` lists them, or kernel names): a "
+                           "slice fed and drained by the host "
+                           "(docs/weftc.md, \"Slices\")"),
+                  cl::value_desc("FIRST..LAST"), cl::cat(category)) {}
 
 void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.grid = grid;
   options.maxGrid = maxGrid;
   options.precision = precision;
   options.mergeLanes = mergeLanes;
+  options.onlyKernels = onlyKernels;
 }
 
 int weftc::compileMain(int argc, char **argv) {

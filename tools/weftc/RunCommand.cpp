@@ -7,13 +7,17 @@
 // weftc run model.onnx --input NAME=FILE ... [--output-dir DIR] [--check]
 //           [--stats FILE] [--samples N] [--grid WxH] [--precision P]
 //           [--constant NAME=FILE ...] [--rtol R] [--atol A]
+//           [--only-kernels FIRST..LAST]
 //
 // Compiles the model to a temporary .wfb, runs a separate `weft-sim` process
 // (the one next to this executable) on that file alone, and reads the
 // outputs back. Batch rows are samples: an [N, K] input is streamed as N
 // samples. Prints the predicted and simulated cycles per sample, the latency
 // and the utilization (docs/performance.md, "Definitions"); `--check` runs
-// the host reference on the same inputs and fails on a mismatch.
+// the host reference on the same inputs and fails on a mismatch. With
+// --only-kernels, runs that slice of the placed network alone, its host
+// inputs given by port name or filled with seeded values (docs/weftc.md,
+// "Slices").
 //
 //===----------------------------------------------------------------------===//
 
@@ -200,6 +204,7 @@ private:
   bool compile();
   bool isFrozen(StringRef name) const;
   bool mapInputs();
+  bool synthesizeSliceInputs();
   bool writeBinary();
   bool runSimulator();
   bool readOutputs();
@@ -221,7 +226,7 @@ private:
   std::optional<driver::HostPorts> ports;
   /// The graph inputs the host streams (those not frozen), in order.
   std::vector<std::string> streamed;
-  TempDir temp;
+  TempDir temp, sliceDir;
   std::string wfb, simOut, stats;
   /// The simulated outputs, shaped as the graph's.
   std::vector<tensorio::HostTensor> gots;
@@ -309,7 +314,7 @@ bool RunSession::readInputs() {
       return fail("cannot read input '" + file + "': " + why);
     inputs.push_back({name.str(), file.str(), std::move(*t)});
   }
-  if (inputs.empty())
+  if (inputs.empty() && opts.fabric.onlyKernels.empty())
     return fail("give every streamed graph input with --input NAME=FILE "
                 "(weights the model takes as inputs with --constant "
                 "NAME=FILE)");
@@ -337,6 +342,11 @@ bool RunSession::compile() {
   std::string error;
   if (!compileModel(*ctx, opts.modelPath, options, compiled, error))
     return fail(error);
+  if (!compiled.slice.empty()) {
+    // A slice streams what the host synthesizes: any number of samples.
+    numSamples = opts.samples > 0 ? opts.samples.getValue() : compiled.batch;
+    return true;
+  }
   if (opts.samples > 0 && compiled.batch != opts.samples)
     return fail("the model's batch dimension is fixed at " +
                 Twine(compiled.batch) + "; --samples " + Twine(opts.samples) +
@@ -354,6 +364,8 @@ bool RunSession::isFrozen(StringRef name) const {
 /// Which --input feeds which graph input: the graph's inputs less the
 /// frozen ones, in order, are the fabric's host inputs.
 bool RunSession::mapInputs() {
+  if (!compiled.slice.empty())
+    return synthesizeSliceInputs();
   std::vector<std::string> frozen;
   for (const std::string &spec : opts.constants)
     frozen.push_back(StringRef(spec).split('=').first.str());
@@ -382,6 +394,53 @@ bool RunSession::mapInputs() {
   return true;
 }
 
+/// A slice's host inputs are the streams that entered it from kernels
+/// outside it: each is given with --input PORT=FILE or filled with
+/// seeded values in [-1, 1) (a kernel's pace does not depend on them).
+bool RunSession::synthesizeSliceInputs() {
+  if (opts.check)
+    return fail("--check compares a whole network with its host reference; "
+                "a slice (--only-kernels) has none");
+  if (std::error_code ec =
+          sys::fs::createUniqueDirectory("weftc-slice", sliceDir.path))
+    return fail("cannot create a temporary directory: " + ec.message());
+  sliceDir.keep = opts.keepTemps;
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (const binary::IoStream &io : compiled.binary->io) {
+    if (io.output)
+      continue;
+    streamed.push_back(io.name);
+    if (llvm::any_of(inputs,
+                     [&](const Input &in) { return in.name == io.name; }))
+      continue;
+    tensorio::HostTensor t;
+    t.shape = io.shape;
+    if (t.shape.empty())
+      t.shape.push_back(1);
+    t.shape[0] *= numSamples;
+    uint64_t n = io.numElements() * uint64_t(numSamples);
+    std::vector<float> values(n);
+    for (float &v : values) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      v = float(int64_t(state >> 40) - (int64_t(1) << 23)) /
+          float(int64_t(1) << 23);
+    }
+    t.bytes.assign(reinterpret_cast<const uint8_t *>(values.data()),
+                   reinterpret_cast<const uint8_t *>(values.data() + n));
+    std::string file =
+        (sliceDir.path + "/" + simFileStem(io.name) + ".npy").str();
+    std::string why;
+    if (!tensorio::writeTensorFile(file, t, &why))
+      return fail("cannot write '" + file + "': " + why);
+    inputs.push_back({io.name, file, std::move(t)});
+  }
+  for (const Input &in : inputs)
+    if (!llvm::is_contained(streamed, in.name))
+      return fail("--input " + in.name + ": the slice has no input '" +
+                  in.name + "'");
+  return true;
+}
+
 /// Writes the binary to a temporary directory.
 bool RunSession::writeBinary() {
   temp.keep = opts.keepTemps;
@@ -404,7 +463,10 @@ bool RunSession::runSimulator() {
                                  : opts.statsPath.getValue();
   std::string logOut = (temp.path + "/sim.stdout").str();
   std::vector<std::string> args = {sim, wfb};
-  for (auto [name, port] : llvm::zip(streamed, compiled.inputNames)) {
+  // (A slice's inputs are named after its host ports.)
+  const std::vector<std::string> &portNames =
+      compiled.slice.empty() ? compiled.inputNames : streamed;
+  for (auto [name, port] : llvm::zip(streamed, portNames)) {
     const Input &in = *llvm::find_if(
         inputs, [&, &name = name](const Input &i) { return i.name == name; });
     args.insert(args.end(), {"--input", port + "=" + in.file});
@@ -441,6 +503,36 @@ bool RunSession::runSimulator() {
 /// written to --output-dir.
 bool RunSession::readOutputs() {
   std::string why;
+  if (!compiled.slice.empty()) {
+    // A slice's outputs are its host ports, shaped per sample x samples.
+    for (const binary::IoStream &io : compiled.binary->io) {
+      if (!io.output)
+        continue;
+      std::optional<tensorio::HostTensor> got = tensorio::readTensorFile(
+          simOut + "/" + simFileStem(io.name) + ".npy", &why);
+      if (!got)
+        return fail("cannot read the simulator's output: " + why);
+      // Samples along the first dimension, as the inputs.
+      std::vector<int64_t> shape =
+          io.shape.empty() ? std::vector<int64_t>{1} : io.shape;
+      shape[0] *= numSamples;
+      got->shape = shape;
+      if (std::string bad = got->validate(); !bad.empty())
+        return fail("the simulator's output '" + io.name +
+                    "' does not have the port's shape: " + bad);
+      if (!opts.outputDir.empty()) {
+        if (std::error_code ec = sys::fs::create_directories(opts.outputDir))
+          return fail("cannot create '" + opts.outputDir +
+                      "': " + ec.message());
+        std::string path = opts.outputDir + "/" + simFileStem(io.name) + ".npy";
+        if (!tensorio::writeTensorFile(path, *got, &why))
+          return fail("cannot write '" + path + "': " + why);
+        outs() << "wrote " << path << "\n";
+      }
+      gots.push_back(std::move(*got));
+    }
+    return true;
+  }
   const std::string &outputDir = opts.outputDir;
   for (auto [outSig, port] :
        llvm::zip(ports->outputs, compiled.outputNames)) {
@@ -512,6 +604,8 @@ void RunSession::printKernels(const driver::RunFigures &figures) const {
          << " colors\n";
   if (!compiled.gridAuto.empty())
     outs() << "weftc: grid auto: " << compiled.gridAuto << "\n";
+  if (!compiled.slice.empty())
+    outs() << "weftc: slice: " << compiled.slice << "\n";
   for (const KernelFigures &k : compiled.kernels) {
     outs() << "weftc: @" << k.name << ": " << k.what << " on " << k.width << "x"
            << k.rows << " PEs at column " << k.x0

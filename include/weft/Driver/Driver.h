@@ -54,6 +54,9 @@ struct CompileOptions {
   std::string precision = "fp32";
   /// --weft-partition-dense's merge-lanes.
   bool mergeLanes = true;
+  /// FIRST..LAST: keep only these kernels after partitioning
+  /// (--weft-extract-kernels); empty keeps them all.
+  std::string onlyKernels;
   int64_t batchSize = 1;
   /// Graph inputs frozen into the program as constants (weights the model
   /// takes as inputs, as the ONNX node tests do): NAME=FILE.
@@ -108,6 +111,8 @@ struct CompiledModel {
   unsigned gridWidth = 0, gridHeight = 0, routableColors = 0;
   /// How --grid auto chose the fabric (empty otherwise).
   std::string gridAuto;
+  /// Where a slice (--only-kernels) came from (empty otherwise).
+  std::string slice;
   /// Distinct colors the routes of the lowered program use.
   int64_t colorsUsed = 0;
   /// The stage that failed, when compileModel returned false.

@@ -61,6 +61,42 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
                               "kernel">];
 }
 
+def ExtractKernels : Pass<"weft-extract-kernels", "mlir::ModuleOp"> {
+  let summary = "Keep a slice of consecutive placed kernels, fed by the host";
+  let description = [{
+    On a partitioned `fabric.program` (after `--weft-partition-dense`,
+    before routing): keeps the kernels `first` to `last` of `kernels`
+    (`FIRST..LAST`, each a 0-based index in the topological order the
+    partitioner laid the kernels out in, or a kernel's symbol name) with
+    every decision partitioning wrote into them (rect, smear, tiles, merge,
+    precision, predicted cycles, a join's FIFO), and erases the other
+    kernels. A stream from a kernel outside the slice into it becomes a
+    host input on the west edge (`<stream>_in`, in the rows its producer
+    sent it on), a stream out of the slice whose consumers are all outside
+    it a host output on the east edge (`<stream>_out`); a host port the
+    slice no longer uses is erased. The slice moves to column 0 and the
+    target shrinks to its columns and rows (`weft.slice` on the program
+    records where it came from). Routing, color allocation and the lowering
+    then run on it unchanged, so that the simulator can run one part of a
+    network too large to simulate whole, each kernel at the pace it has in
+    the whole network when the host feeds it at full link speed
+    (docs/weftc.md, "Slices"). An empty `kernels` keeps every kernel; a bad
+    range is an error naming what is wrong.
+
+    Example (`kernels=1..2` of x -> @a -> @b -> @c -> y):
+    ```mlir
+    fabric.io @a_to_b_in input west rows 0 to 2 : tensor<1x8x6x6xf32>
+    fabric.io @b_to_c_out output east rows 0 to 2 : tensor<1x8x6x6xf32>
+    fabric.stream @a_to_b @a_to_b_in[0] -> @b[0] : !fabric.wavelets<f32, 288>
+    ```
+  }];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let options = [
+    Option<"kernels", "kernels", "std::string", "\"\"",
+           "FIRST..LAST: the kernels to keep (indices in the topological "
+           "order or kernel names; empty keeps every kernel)">];
+}
+
 def RouteStreams : Pass<"weft-route-streams", "mlir::ModuleOp"> {
   let summary = "Make layout changes explicit and route every stream PE by PE";
   let description = [{

@@ -48,6 +48,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Let a convolution merge several of its producer's row "
                      "lanes into one column"),
       llvm::cl::init(false)};
+  Option<std::string> onlyKernels{
+      *this, "only-kernels",
+      llvm::cl::desc("After partitioning, keep only the kernels FIRST..LAST "
+                     "(--weft-extract-kernels): a slice fed by the host"),
+      llvm::cl::init("")};
   Option<PipelinePrecision> precision{
       *this, "precision", llvm::cl::desc("The dense layers' arithmetic"),
       llvm::cl::init(PipelinePrecision::FP32),

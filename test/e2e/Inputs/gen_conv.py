@@ -26,6 +26,9 @@
 #               conv 8->4 1x1 + BN + ReLU, conv 4->4 3x3 stride 2 pad 1 +
 #               BN + ReLU, conv 4->16 1x1 + BN; shortcut conv 8->16 1x1
 #               stride 2 + BN; + , ReLU                               (8x8)
+#   two-blocks  two basic blocks in a row; also writes DIR/h1.npy and
+#               DIR/h2.npy, the first block's outputs (what the second one
+#               reads)                                               (6x6)
 #   inverted-residual
 #               a MobileNetV2 inverted residual: conv 8->48 1x1 + BN +
 #               ReLU6, depthwise 3x3 pad 1 + BN + ReLU6, conv 48->8 1x1 + BN,
@@ -217,6 +220,8 @@ def model(kind):
         return Basic(8), (2, 8, 6, 6)
     if kind == "bottleneck":
         return Bottleneck(8, 4, 16), (2, 8, 8, 8)
+    if kind == "two-blocks":
+        return nn.Sequential(Basic(8), Basic(8)), (2, 8, 6, 6)
     if kind == "inverted-residual":
         return InvertedResidual(8, 6), (2, 8, 6, 6)
     if kind == "dw-strided":
@@ -278,6 +283,8 @@ def main():
         np.save(f"{out}/x{i}.npy", x)
         with torch.no_grad():
             np.save(f"{out}/t{i}.npy", m(torch.from_numpy(x)).numpy())
+            if kind == "two-blocks":
+                np.save(f"{out}/h{i}.npy", m[0](torch.from_numpy(x)).numpy())
 
 
 if __name__ == "__main__":
