@@ -208,6 +208,15 @@ def model(kind):
         # 2 rows and only turn their input north.
         return nn.Sequential(nn.Conv2d(4, 16, 3, padding=1), nn.ReLU(),
                              nn.Conv2d(16, 2, 3, padding=1)), (2, 4, 6, 7)
+    if kind == "fused-act":
+        # Activations other than ReLU fused into the convolutions that
+        # produce them: SiLU after a 3x3 convolution (with a batch norm),
+        # HardSwish after a depthwise one, Sigmoid after a 1x1 one.
+        return nn.Sequential(nn.Conv2d(4, 8, 3, padding=1, bias=False),
+                             nn.BatchNorm2d(8), nn.SiLU(),
+                             nn.Conv2d(8, 8, 3, padding=1, groups=8),
+                             nn.Hardswish(), nn.Conv2d(8, 6, 1),
+                             nn.Sigmoid()), (2, 4, 7, 8)
     raise SystemExit("unknown model " + kind)
 
 
