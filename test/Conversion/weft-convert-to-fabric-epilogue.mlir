@@ -5,6 +5,7 @@
 // HardSwish, Tanh and expressions (SiLU...) fuse; ReLU and ReLU6 keep their
 // own `relu` / `relu_max`; the kernel's body keeps the activation's ops.
 // RUN: weft-opt %s --split-input-file --weft-convert-to-fabric | FileCheck %s
+// RUN: weft-opt %s --split-input-file --weft-convert-to-fabric=fuse-activations=false | FileCheck %s --check-prefix=OFF
 
 // A squeeze-and-excitation pair on a 1x1 map: conv 1x1 + Sigmoid, and
 // conv 1x1 + HardSigmoid from another branch. Two kernels, no column kernel.
@@ -17,6 +18,13 @@
 // CHECK: fabric.kernel @gate : {{.*}} weights = dense<5.000000e-01> : tensor<4x4x1x1xf32>, epilogue = [#fabric.node<kind = constant, value = 0.166666672 : f32>, #fabric.node<kind = mul, b = 1>, #fabric.node<kind = constant, value = 5.000000e-01 : f32>, #fabric.node<kind = add, a = 2, b = 3>, #fabric.node<kind = constant, value = 1.000000e+00 : f32>, #fabric.node<kind = min, a = 4, b = 5>, #fabric.node<kind = constant, value = 0.000000e+00 : f32>, #fabric.node<kind = max, a = 6, b = 7>]>
 // CHECK-NOT: fabric.kernel
 // CHECK: fabric.stream @x_fork @x[0] -> @squeeze[0], @gate[0]
+// With fuse-activations=false the activations stay column kernels.
+// OFF-LABEL: fabric.program @se
+// OFF: fabric.kernel @squeeze : {{.*}} weights = dense<2.500000e-01> : tensor<4x4x1x1xf32>>
+// OFF: scheme #fabric.elementwise<op = "Sigmoid">
+// OFF: fabric.kernel @gate : {{.*}} weights = dense<5.000000e-01> : tensor<4x4x1x1xf32>>
+// OFF: scheme #fabric.elementwise<op = "HardSigmoid", params = [1.666667e-01, 5.000000e-01]>
+// OFF-NOT: epilogue
 // CHECK: fabric.stream @squeeze_to_s @squeeze[0] -> @s[0]
 // CHECK: fabric.stream @gate_to_g @gate[0] -> @g[0]
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>

@@ -45,6 +45,8 @@ struct CompileOptions {
   std::string precision = "fp32";
   /// --weft-partition-dense's merge-lanes.
   bool mergeLanes = true;
+  /// --weft-convert-to-fabric's fuse-activations.
+  bool fuseActivations = true;
   int64_t batchSize = 1;
   /// Graph inputs frozen into the program as constants (weights the model
   /// takes as inputs, as the ONNX node tests do): NAME=FILE.
@@ -58,7 +60,7 @@ struct CompileOptions {
 struct FabricFlags {
   explicit FabricFlags(llvm::cl::OptionCategory &category);
   llvm::cl::opt<std::string> grid, maxGrid, precision;
-  llvm::cl::opt<bool> mergeLanes;
+  llvm::cl::opt<bool> mergeLanes, fuseActivations;
   /// Copies the flags into `options`.
   void apply(CompileOptions &options) const;
 };

@@ -246,6 +246,7 @@ bool weftc::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.grid = options.grid;
   pipeline.maxGrid = options.maxGrid;
   pipeline.mergeLanes = options.mergeLanes;
+  pipeline.fuseActivations = options.fuseActivations;
   if (options.precision != "fp32" && options.precision != "mixed") {
     error = "precision must be fp32 or mixed, not '" + options.precision + "'";
     return false;
@@ -341,13 +342,20 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                  cl::desc("Let a convolution merge several of its "
                           "producer's row lanes into one column "
                           "(docs/execution-model.md, \"Merged lanes\")"),
-                 cl::cat(category)) {}
+                 cl::cat(category)),
+      fuseActivations(
+          "fuse-activations", cl::init(true),
+          cl::desc("Fuse an activation that is the only reader of a "
+                   "convolution's result into it (docs/execution-model.md, "
+                   "\"Fused activations\"); =false keeps it a column kernel"),
+          cl::cat(category)) {}
 
 void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.grid = grid;
   options.maxGrid = maxGrid;
   options.precision = precision;
   options.mergeLanes = mergeLanes;
+  options.fuseActivations = fuseActivations;
 }
 
 int weftc::compileMain(int argc, char **argv) {

@@ -48,6 +48,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Let a convolution merge several of its producer's row "
                      "lanes into one column"),
       llvm::cl::init(false)};
+  Option<bool> fuseActivations{
+      *this, "fuse-activations",
+      llvm::cl::desc("Fuse an activation that is the only reader of a "
+                     "convolution's result into it (its epilogue)"),
+      llvm::cl::init(true)};
   Option<PipelinePrecision> precision{
       *this, "precision", llvm::cl::desc("The dense layers' arithmetic"),
       llvm::cl::init(PipelinePrecision::FP32),

@@ -881,8 +881,9 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
 /// (docs/execution-model.md, "Fused activations"): the column layer
 /// becomes the convolution's epilogue, an Expression program the PE that
 /// sends each output row applies to it. Decided here, once: the scheme
-/// carries it.
-static void fuseActivations(Network &net) {
+/// carries it. Returns how many were fused.
+static int64_t fuseActivations(Network &net) {
+  int64_t fused = 0;
   for (size_t i = 0; i < net.layers.size(); ++i) {
     Layer &col = net.layers[i];
     if (col.kind != Layer::Column || col.inputs.size() != 1)
@@ -914,7 +915,9 @@ static void fuseActivations(Network &net) {
       o = o == int64_t(i) ? c : o > int64_t(i) ? o - 1 : o;
     net.layers.erase(net.layers.begin() + int64_t(i));
     --i;
+    ++fused;
   }
+  return fused;
 }
 
 /// matchGraph with the first dimension as the batch (dense layers take one
@@ -931,10 +934,8 @@ static FailureOr<Network> matchGraph(func::FuncOp fn) {
       return success();
     });
     FailureOr<Network> net = matchGraph(fn, /*wholeSample=*/false);
-    if (succeeded(net)) {
-      fuseActivations(*net);
+    if (succeeded(net))
       return net;
-    }
   }
   auto inType = fn.getNumArguments() >= 1
                     ? dyn_cast<RankedTensorType>(fn.getArgument(0).getType())
@@ -942,10 +943,8 @@ static FailureOr<Network> matchGraph(func::FuncOp fn) {
   if (inType && inType.getRank() >= 2 && inType.getDimSize(0) > 1) {
     ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
     FailureOr<Network> net = matchGraph(fn, /*wholeSample=*/true);
-    if (succeeded(net)) {
-      fuseActivations(*net);
+    if (succeeded(net))
       return net;
-    }
   }
   for (auto &[loc, message] : first)
     emitError(loc) << message;
@@ -1057,6 +1056,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
     FailureOr<Network> net = matchGraph(fn);
     if (failed(net))
       return failure();
+    if (fuse)
+      numFused += fuseActivations(*net);
     MLIRContext *ctx = &getContext();
     OpBuilder b(fn);
     Type f32 = b.getF32Type();
