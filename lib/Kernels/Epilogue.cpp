@@ -13,6 +13,7 @@
 
 #include "weft/Machine/ISA.h"
 
+#include <cmath>
 #include <set>
 
 namespace wt = weft::machine;
@@ -77,6 +78,45 @@ epilogueProgram(ColumnOp op, const std::vector<float> &params) {
     y = b.add(ExprKind::Max, n, b.constant(0.0f), 0);
     if (op == ColumnOp::HardSwish)
       y = b.add(ExprKind::Mul, 0, y, 0);
+    break;
+  }
+  case ColumnOp::LeakyRelu: {
+    // As the kernel: max(x, alpha x) for alpha in [0, 1], min for alpha >
+    // 1, else x < 0 ? alpha x : x.
+    float alpha = p(0);
+    int32_t ax = b.add(ExprKind::Mul, 0, b.constant(alpha), 0);
+    if (alpha >= 0) {
+      y = b.add(alpha <= 1 ? ExprKind::Max : ExprKind::Min, 0, ax, 0);
+    } else {
+      int32_t neg = b.add(ExprKind::Lt, 0, b.constant(0.0f), 0);
+      y = b.add(ExprKind::Select, neg, ax, 0);
+    }
+    break;
+  }
+  case ColumnOp::Clip: {
+    // min(max(x, lo), hi), an infinite bound left out.
+    y = 0;
+    if (p(0) != -INFINITY)
+      y = b.add(ExprKind::Max, y, b.constant(p(0)), 0);
+    if (params.size() > 1 && p(1) != INFINITY)
+      y = b.add(ExprKind::Min, y, b.constant(p(1)), 0);
+    if (y == 0)
+      return std::nullopt; // no bound: a copy
+    break;
+  }
+  case ColumnOp::Softplus: {
+    // As the kernel: fexp, fadd 1, flog.
+    int32_t n = b.add(ExprKind::Unary, 0, int32_t(ColumnOp::Exp), 0);
+    n = b.add(ExprKind::Add, n, b.constant(1.0f), 0);
+    y = b.add(ExprKind::Unary, n, int32_t(ColumnOp::Log), 0);
+    break;
+  }
+  case ColumnOp::Softsign: {
+    // As the kernel: x (1 / (1 + |x|)).
+    int32_t n = b.add(ExprKind::Unary, 0, int32_t(ColumnOp::Abs), 0);
+    n = b.add(ExprKind::Add, n, b.constant(1.0f), 0);
+    n = b.add(ExprKind::Unary, n, int32_t(ColumnOp::Reciprocal), 0);
+    y = b.add(ExprKind::Mul, 0, n, 0);
     break;
   }
   case ColumnOp::Neg:

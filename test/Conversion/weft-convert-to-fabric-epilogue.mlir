@@ -87,13 +87,14 @@ func.func @fork(%x: tensor<1x2x2x2xf32> {onnx.name = "x"}) -> (tensor<1x2x2x2xf3
 // -----
 
 // A ReLU is fused as `relu`; the Tanh after it is not fused (an epilogue
-// never follows a ReLU) and stays a column kernel. A LeakyRelu (no
-// epilogue form yet) stays a column kernel too.
+// never follows a ReLU) and stays a column kernel. The LeakyRelu after the
+// next convolution is fused: max(x, 0.1 x), as the LeakyRelu kernel.
 // CHECK-LABEL: fabric.program @unfused
 // CHECK: fabric.kernel @r : {{.*}} scheme #fabric.conv<{{.*}}relu = true, weights = dense<5.000000e-01> : tensor<2x2x1x1xf32>>
 // CHECK: fabric.kernel @t : {{.*}} scheme #fabric.elementwise<op = "Tanh">
-// CHECK: fabric.kernel @l : {{.*}} scheme #fabric.conv<{{.*}}weights = dense<2.500000e-01> : tensor<2x2x1x1xf32>>
-// CHECK: fabric.kernel @leaky : {{.*}} scheme #fabric.elementwise<op = "LeakyRelu", params = [1.000000e-01]>
+// CHECK: fabric.kernel @l : {{.*}} scheme #fabric.conv<{{.*}}weights = dense<2.500000e-01> : tensor<2x2x1x1xf32>, epilogue = [#fabric.node<kind = constant, value = 1.000000e-01 : f32>, #fabric.node<kind = mul, b = 1>, #fabric.node<kind = max, b = 2>]>
+// CHECK-NOT: fabric.kernel
+// CHECK: fabric.stream @l_to_y @l[0] -> @y[0]
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 func.func @unfused(%x: tensor<1x2x2x2xf32> {onnx.name = "x"}) -> (tensor<1x2x2x2xf32> {onnx.name = "y"}) {
   %zero = arith.constant 0.000000e+00 : f32
@@ -121,5 +122,33 @@ func.func @unfused(%x: tensor<1x2x2x2xf32> {onnx.name = "x"}) -> (tensor<1x2x2x2
     %v = arith.select %neg, %s, %in : f32
     linalg.yield %v : f32
   } -> tensor<1x2x2x2xf32> loc("leaky")
+  return %l : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// An Elu has no epilogue form yet: it stays a column kernel.
+// CHECK-LABEL: fabric.program @elu
+// CHECK: fabric.kernel @c : {{.*}} scheme #fabric.conv<{{.*}}weights = dense<2.500000e-01> : tensor<2x2x1x1xf32>>
+// CHECK: fabric.kernel @elu : {{.*}} scheme #fabric.elementwise<op = "Elu", params = [5.000000e-01]>
+// CHECK: fabric.stream @c_to_elu @c[0] -> @elu[0]
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @elu(%x: tensor<1x2x2x2xf32> {onnx.name = "x"}) -> (tensor<1x2x2x2xf32> {onnx.name = "y"}) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %alpha = arith.constant 5.000000e-01 : f32
+  %w = arith.constant dense<0.25> : tensor<2x2x1x1xf32>
+  %e = tensor.empty() : tensor<1x2x2x2xf32>
+  %i = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) outs(%i : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> loc("c")
+  %l = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x2x2x2xf32>) outs(%e : tensor<1x2x2x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %neg = arith.cmpf olt, %in, %zero : f32
+    %ex = math.exp %in : f32
+    %s = arith.subf %ex, %one : f32
+    %m = arith.mulf %s, %alpha : f32
+    %v = arith.select %neg, %m, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<1x2x2x2xf32> loc("elu")
   return %l : tensor<1x2x2x2xf32>
 }

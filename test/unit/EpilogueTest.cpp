@@ -70,11 +70,24 @@ TEST(Epilogue, ColumnOpsCompileToTheirKernelsSequences) {
   std::vector<float> silu = program(ColumnOp::Sigmoid);
   silu.insert(silu.end(), {float(int(ExprKind::Mul)), 0, 5, 0});
   EXPECT_EQ(program(ColumnOp::Expression, silu), silu);
+  // LeakyRelu, Clip, Softplus and Softsign as their kernels.
+  EXPECT_EQ(opcodes(compileEpilogue(program(ColumnOp::LeakyRelu, {0.1f}))),
+            (std::vector<O>{O::MOV32, O::FMUL, O::FMAX}));
+  EXPECT_EQ(opcodes(compileEpilogue(program(ColumnOp::LeakyRelu, {2.0f}))),
+            (std::vector<O>{O::MOV32, O::FMUL, O::FMIN}));
+  EXPECT_EQ(compileEpilogue(program(ColumnOp::LeakyRelu, {-0.5f})).code.error,
+            "");
+  EXPECT_EQ(opcodes(compileEpilogue(program(ColumnOp::Clip, {-1.0f, 1.0f}))),
+            (std::vector<O>{O::FMAX, O::FMIN}));
+  EXPECT_EQ(opcodes(compileEpilogue(program(ColumnOp::Softplus))),
+            (std::vector<O>{O::FEXP, O::FADD, O::FLOG}));
+  EXPECT_EQ(opcodes(compileEpilogue(program(ColumnOp::Softsign))),
+            (std::vector<O>{O::MOV32, O::FABS, O::FADD, O::FRCP, O::FMUL}));
   // Ops with a constant tensor, softmax and the others have no epilogue
   // form.
   for (ColumnOp op : {ColumnOp::Softmax, ColumnOp::LogSoftmax,
-                      ColumnOp::AddTensor, ColumnOp::PRelu,
-                      ColumnOp::LeakyRelu, ColumnOp::AxisSoftmax})
+                      ColumnOp::AddTensor, ColumnOp::PRelu, ColumnOp::Elu,
+                      ColumnOp::AxisSoftmax})
     EXPECT_FALSE(epilogueProgram(op, {}).has_value()) << columnOpName(op);
 }
 

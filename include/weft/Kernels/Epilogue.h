@@ -43,9 +43,10 @@ struct EpilogueCode {
 EpilogueCode compileEpilogue(const std::vector<float> &program);
 
 /// The Expression program of column op `op` with its `params` when it can
-/// be fused as an epilogue (Sigmoid, Tanh, HardSigmoid, HardSwish, an
-/// Expression, and the unary ops an expression node applies); nothing for
-/// the others (softmax, the ops with a constant tensor, ...).
+/// be fused as an epilogue (Sigmoid, Tanh, HardSigmoid, HardSwish,
+/// LeakyRelu, Clip, Softplus, Softsign, an Expression, and the unary ops an
+/// expression node applies), each with its kernel's instructions; nothing
+/// for the others (softmax, the ops with a constant tensor, Elu, ...).
 std::optional<std::vector<float>>
 epilogueProgram(ColumnOp op, const std::vector<float> &params);
 
