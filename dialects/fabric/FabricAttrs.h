@@ -28,4 +28,13 @@
 #define GET_TYPEDEF_CLASSES
 #include "fabric/FabricTypes.h.inc"
 
+namespace weft::fabric {
+/// The program (weft/Kernels/Expression.h: four floats a node) of the
+/// #fabric.node attributes `nodes` of an expression or a fused activation;
+/// failure, with a sentence in `why`, for a node that is no #fabric.node or
+/// calls no column op.
+mlir::FailureOr<std::vector<float>> expressionProgram(mlir::ArrayAttr nodes,
+                                                      std::string &why);
+} // namespace weft::fabric
+
 #endif // WEFT_DIALECTS_FABRIC_FABRICATTRS_H

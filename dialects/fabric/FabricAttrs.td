@@ -90,7 +90,7 @@ def Fabric_DenseSchemeAttr : Fabric_SchemeAttr<"DenseScheme", "dense"> {
 }
 
 def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
-  let summary = "A 2-D convolution: y = relu?(conv(x, W) + b)";
+  let summary = "A 2-D convolution: y = act(conv(x, W) + b)";
   let description = [{
     One sample of `in_channels` x `in_height` x `in_width` convolved with
     `weights` (out_channels x in_channels / groups x kh x kw, ONNX's OIHW)
@@ -106,6 +106,12 @@ def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
     (docs/execution-model.md, "Convolution"); a grouped one like a pooling,
     whole groups per row ("Depthwise convolution").
 
+    `epilogue` (never with `relu`) is an activation fused into the
+    convolution: the nodes of an expression (as `#fabric.expression`'s),
+    applied by the PE that sends each output row to it before the send
+    (docs/execution-model.md, "Fused activations"). The converter fuses the
+    activation that is the only reader of a convolution's result.
+
     Example:
     ```mlir
     #fabric.conv<in_channels = 3, out_channels = 8, in_height = 16,
@@ -117,6 +123,17 @@ def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
                  dilations = [1, 1], pads = [1, 1, 1, 1], groups = 8,
                  relu = true, relu_max = 6.0 : f32,
                  weights = dense_resource<dw> : tensor<16x1x3x3xf32>>
+    #fabric.conv<in_channels = 8, out_channels = 8, in_height = 16,
+                 in_width = 16, kernel = [1, 1], strides = [1, 1],
+                 dilations = [1, 1], pads = [0, 0, 0, 0],
+                 weights = dense_resource<pw> : tensor<8x8x1x1xf32>,
+                 epilogue = [#fabric.node<kind = unary, a = 0, fn = "Neg">,
+                             #fabric.node<kind = unary, a = 1, fn = "Exp">,
+                             #fabric.node<kind = constant, value = 1.0 : f32>,
+                             #fabric.node<kind = add, a = 2, b = 3>,
+                             #fabric.node<kind = unary, a = 4,
+                                          fn = "Reciprocal">,
+                             #fabric.node<kind = mul, a = 0, b = 5>]>
     ```
   }];
   let parameters = (ins "int64_t":$in_channels, "int64_t":$out_channels,
@@ -129,9 +146,11 @@ def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
                         DefaultValuedParameter<"bool", "false">:$relu,
                         OptionalParameter<"::mlir::FloatAttr">:$relu_max,
                         "::mlir::ElementsAttr":$weights,
-                        OptionalParameter<"::mlir::ElementsAttr">:$bias);
+                        OptionalParameter<"::mlir::ElementsAttr">:$bias,
+                        OptionalParameter<"::mlir::ArrayAttr">:$epilogue);
   let extraClassDeclaration = [{
-    /// The geometry as the kernel library sees it.
+    /// The geometry as the kernel library sees it (the epilogue's program
+    /// included).
     ::weft::conversion::ConvShape getShape() const;
   }];
 }

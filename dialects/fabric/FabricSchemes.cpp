@@ -12,6 +12,8 @@
 
 #include "fabric/FabricAttrs.h"
 
+#include "weft/Kernels/ColumnKernel.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -101,7 +103,7 @@ static weft::conversion::ConvShape
 convShape(int64_t cin, int64_t cout, int64_t hin, int64_t win,
           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
           ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads, int64_t groups,
-          bool relu, FloatAttr reluMax, bool bias) {
+          bool relu, FloatAttr reluMax, bool bias, ArrayAttr epilogue) {
   weft::conversion::ConvShape s;
   s.cin = cin;
   s.cout = cout;
@@ -113,6 +115,11 @@ convShape(int64_t cin, int64_t cout, int64_t hin, int64_t win,
   if (reluMax)
     s.reluMax = float(reluMax.getValueAsDouble());
   s.bias = bias;
+  std::string why;
+  if (epilogue)
+    if (FailureOr<std::vector<float>> p = expressionProgram(epilogue, why);
+        succeeded(p))
+      s.epilogue = std::move(*p);
   return s;
 }
 
@@ -122,15 +129,25 @@ ConvSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        DenseI64ArrayAttr kernel, DenseI64ArrayAttr strides,
                        DenseI64ArrayAttr dilations, DenseI64ArrayAttr pads,
                        int64_t groups, bool relu, FloatAttr reluMax,
-                       ElementsAttr weights, ElementsAttr bias) {
+                       ElementsAttr weights, ElementsAttr bias,
+                       ArrayAttr epilogue) {
   if (failed(verifyWindow(emitError, kernel, strides, dilations, pads)))
     return failure();
   if (reluMax && !reluMax.getType().isF32())
     return emitError() << "relu_max must be an f32, not " << reluMax;
+  if (epilogue) {
+    if (epilogue.empty())
+      return emitError() << "an epilogue needs at least one node";
+    if (failed(ExpressionSchemeAttr::verify(emitError, epilogue)))
+      return failure();
+    std::string why;
+    if (failed(expressionProgram(epilogue, why)))
+      return emitError() << "bad epilogue: " << why;
+  }
   weft::conversion::ConvShape s =
       convShape(cin, cout, hin, win, kernel.asArrayRef(), strides.asArrayRef(),
                 dilations.asArrayRef(), pads.asArrayRef(), groups, relu,
-                reluMax, bool(bias));
+                reluMax, bool(bias), epilogue);
   std::string why = s.check();
   if (!why.empty())
     return emitError() << "not a convolution: " << why;
@@ -150,7 +167,7 @@ weft::conversion::ConvShape ConvSchemeAttr::getShape() const {
                    getInWidth(), getKernel().asArrayRef(),
                    getStrides().asArrayRef(), getDilations().asArrayRef(),
                    getPads().asArrayRef(), getGroups(), getRelu(), getReluMax(),
-                   bool(getBias()));
+                   bool(getBias()), getEpilogue());
 }
 
 int64_t ConvSchemeAttr::getNumStreams() const { return 1; }
@@ -164,8 +181,9 @@ std::string ConvSchemeAttr::getSummary() const {
                      : s.grouped()
                          ? llvm::formatv("{0}-group conv", s.groups).str()
                          : "conv";
-  return llvm::formatv("{0} {1}x{2}x{3} -> {4}x{5}x{6}, {7}x{8}", kind, s.cin,
-                       s.hin, s.win, s.cout, s.hout(), s.wout(), s.kh, s.kw)
+  return llvm::formatv("{0} {1}x{2}x{3} -> {4}x{5}x{6}, {7}x{8}{9}", kind,
+                       s.cin, s.hin, s.win, s.cout, s.hout(), s.wout(), s.kh,
+                       s.kw, s.epilogue.empty() ? "" : " + activation")
       .str();
 }
 
@@ -280,6 +298,37 @@ std::string SoftmaxSchemeAttr::getSummary() const {
 //===----------------------------------------------------------------------===//
 // ExpressionSchemeAttr
 //===----------------------------------------------------------------------===//
+
+// An expression's program is four floats a node, {kind, a, b, v}
+// (weft/Kernels/Expression.h): Select keeps its false arm in v, Unary its
+// column op in b and the op's constant in v.
+FailureOr<std::vector<float>>
+weft::fabric::expressionProgram(ArrayAttr nodes, std::string &why) {
+  std::vector<float> p;
+  for (Attribute a : nodes) {
+    auto n = dyn_cast<ExprNodeAttr>(a);
+    if (!n) {
+      why = "an expression node is no #fabric.node";
+      return failure();
+    }
+    float v = n.getValue() ? float(n.getValue().getValueAsDouble()) : 0.0f;
+    float b = float(n.getB());
+    if (n.getKind() == ExprKind::select)
+      v = float(n.getC());
+    if (n.getKind() == ExprKind::unary) {
+      std::optional<weft::conversion::ColumnOp> op =
+          weft::conversion::parseColumnOp(std::string_view(n.getFn()));
+      if (!op) {
+        why = "expression node calls '" + n.getFn().str() +
+              "', which is no column op";
+        return failure();
+      }
+      b = float(int(*op));
+    }
+    p.insert(p.end(), {float(int32_t(n.getKind())), float(n.getA()), b, v});
+  }
+  return p;
+}
 
 LogicalResult
 ExpressionSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,

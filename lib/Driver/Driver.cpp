@@ -292,6 +292,7 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.maxGrid = options.maxGrid;
   pipeline.mergeLanes = options.mergeLanes;
   pipeline.onlyKernels = options.onlyKernels;
+  pipeline.fuseActivations = options.fuseActivations;
   if (options.precision != "fp32" && options.precision != "mixed") {
     error = "precision must be fp32 or mixed, not '" + options.precision + "'";
     return false;

@@ -75,24 +75,7 @@ expressionScheme(MLIRContext *ctx, const std::vector<float> &p,
 /// The float program of an Expression scheme.
 static FailureOr<std::vector<float>>
 expressionParams(fab::ExpressionSchemeAttr e, std::string &why) {
-  std::vector<float> p;
-  for (fab::ExprNodeAttr n : e.getNodeAttrs()) {
-    float v = n.getValue() ? float(n.getValue().getValueAsDouble()) : 0.0f;
-    float b = float(n.getB());
-    if (n.getKind() == fab::ExprKind::select)
-      v = float(n.getC());
-    if (n.getKind() == fab::ExprKind::unary) {
-      std::optional<ColumnOp> op = parseColumnOp(std::string_view(n.getFn()));
-      if (!op) {
-        why = "expression node calls '" + n.getFn().str() +
-              "', which is no column op";
-        return failure();
-      }
-      b = float(int(*op));
-    }
-    p.insert(p.end(), {float(int32_t(n.getKind())), float(n.getA()), b, v});
-  }
-  return p;
+  return fab::expressionProgram(e.getNodes(), why);
 }
 
 FailureOr<fab::KernelSchemeAttrInterface>

@@ -6,6 +6,8 @@
 
 #include "weft/Kernels/ConvMapping.h"
 
+#include "weft/Kernels/Epilogue.h"
+
 #include "weft/Machine/DSD.h"
 #include "weft/Machine/ISA.h"
 
@@ -24,6 +26,13 @@ std::string ConvShape::check() const {
     return "pads must not be negative";
   if (reluMax && (!relu || !(*reluMax > 0)))
     return "a clipped ReLU needs a positive upper bound";
+  if (!epilogue.empty()) {
+    if (relu)
+      return "a fused activation cannot follow a ReLU";
+    EpilogueCode e = compileEpilogue(epilogue);
+    if (!e.code.error.empty())
+      return "its fused activation cannot run: " + e.code.error;
+  }
   if (groups < 1 || cin % groups || cout % groups)
     return "the groups (" + std::to_string(groups) +
            ") must divide the input and output channels";
@@ -178,6 +187,9 @@ static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
   const int64_t lk = convLk(s, m), lm = convLm(s, m), wo = s.wout();
   const int64_t rowLen = lm * wo;
   const bool first = c == 0, last = c == m.smear - 1;
+  std::optional<EpilogueCode> epi;
+  if (last && !s.epilogue.empty())
+    epi = compileEpilogue(s.epilogue);
   ColumnProgram p;
   auto add = [&](int64_t instructions, int64_t cycles) {
     p.instructions += instructions;
@@ -215,6 +227,10 @@ static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
         add(first ? 1 : 2, (first ? 0 : wt::vectorCycles(wt::Opcode::FMAX,
                                                          rowLen)) +
                                wt::vectorCycles(wt::Opcode::FMIN, rowLen));
+      // A fused activation, in the output buffer (docs/execution-model.md,
+      // "Fused activations").
+      if (epi)
+        add(epilogueInstructions(*epi), epilogueCycles(*epi, rowLen));
       add(1, 1 + wt::vectorCycles(s.relu && !s.reluMax ? wt::Opcode::FMAX
                                                        : wt::Opcode::MOV32,
                                   rowLen));
@@ -281,14 +297,20 @@ ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
   // words. Then the data.
   mm.code = 2 * (convProgramInstructions(s, m) + 64);
   mm.records = (640 + mm.code + 3) / 4 * 4;
-  mm.numRecords = 2 * sch.ringRows + s.kh + 24;
+  std::optional<EpilogueCode> epi;
+  if (!s.epilogue.empty())
+    epi = compileEpilogue(s.epilogue);
+  mm.numRecords =
+      2 * sch.ringRows + s.kh + 24 + (epi ? epilogueRecords(*epi) : 0);
   mm.weights = mm.records + 4 * mm.numRecords;
   mm.ring = mm.weights + 2 * lk * lm * s.kh * s.kw;
   mm.acc = mm.ring + 2 * sch.ringRows * sch.paddedWidth * lk;
   mm.bias = mm.acc + 2 * lm * wo;
   mm.outBuf = mm.bias + 2 * lm;
   mm.clip = mm.outBuf + 2 * 2 * lm * wo;
-  mm.end = mm.clip + (s.reluMax ? 2 : 0);
+  mm.epilogue = mm.clip + (s.reluMax ? 2 : 0);
+  // A fused activation's row buffers, then its memory constants.
+  mm.end = mm.epilogue + (epi ? epilogueWords(*epi, lm * wo) : 0);
   return mm;
 }
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Kernels/DepthwiseMapping.h"
+#include "weft/Kernels/Epilogue.h"
 
 #include "weft/Machine/ISA.h"
 
@@ -33,6 +34,9 @@ static Program program(const ConvShape &s, int64_t rows) {
   const ConvSchedule sch = depthwiseSchedule(s);
   const int64_t lc = depthwiseLc(s, rows), lo = depthwiseLo(s, rows);
   const int64_t rowLen = lo * s.wout(), macLen = rowLen * s.kw;
+  std::optional<EpilogueCode> epi;
+  if (!s.epilogue.empty())
+    epi = compileEpilogue(s.epilogue);
   Program p;
   int64_t gap = 0, beforeFirst = 0;
   bool launched = false;
@@ -68,6 +72,11 @@ static Program program(const ConvShape &s, int64_t rows) {
       vec(wt::Opcode::FMAX, rowLen);
     if (s.reluMax)
       vec(wt::Opcode::FMIN, rowLen);
+    // A fused activation in the buffer (docs/execution-model.md, "Fused
+    // activations"): its DSR loads and startups leave the datapath free.
+    if (epi)
+      add(epilogueInstructions(*epi), epilogueCycles(*epi, rowLen),
+          epilogueFreeCycles(*epi));
     add(1, 1, 0);
     if (launched)
       p.gaps.push_back(gap);
@@ -110,13 +119,19 @@ DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows) {
   // Then the data.
   mm.code = 2 * (depthwiseProgramInstructions(s, rows) + 64);
   mm.records = (640 + mm.code + 3) / 4 * 4;
-  mm.numRecords = sch.ringRows * (1 + s.groupIn()) + s.kh * s.groupIn() + 18;
+  std::optional<EpilogueCode> epi;
+  if (!s.epilogue.empty())
+    epi = compileEpilogue(s.epilogue);
+  mm.numRecords = sch.ringRows * (1 + s.groupIn()) + s.kh * s.groupIn() + 18 +
+                  (epi ? epilogueRecords(*epi) : 0);
   mm.weights = mm.records + 4 * mm.numRecords;
   mm.ring = mm.weights + 2 * lo * s.groupIn() * s.kh * s.kw;
   mm.bias = mm.ring + 2 * sch.ringRows * sch.paddedWidth * lc;
   mm.outBuf = mm.bias + 2 * lo;
   mm.clip = mm.outBuf + 2 * 2 * rowLen;
-  mm.end = mm.clip + (s.reluMax ? 2 : 0);
+  mm.epilogue = mm.clip + (s.reluMax ? 2 : 0);
+  // A fused activation's row buffers, then its memory constants.
+  mm.end = mm.epilogue + (epi ? epilogueWords(*epi, rowLen) : 0);
   return mm;
 }
 

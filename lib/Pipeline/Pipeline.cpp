@@ -81,6 +81,7 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     populateFabricPreparePipeline(pm);
     ConvertToFabricOptions o;
     o.grid = autoGrid ? largest : options.grid.getValue();
+    o.fuse = options.fuseActivations;
     pm.addPass(createConvertToFabric(o));
     return;
   }

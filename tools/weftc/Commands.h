@@ -49,7 +49,7 @@ using weft::driver::Stage;
 struct FabricFlags {
   explicit FabricFlags(llvm::cl::OptionCategory &category);
   llvm::cl::opt<std::string> grid, maxGrid, precision;
-  llvm::cl::opt<bool> mergeLanes;
+  llvm::cl::opt<bool> mergeLanes, fuseActivations;
   llvm::cl::opt<std::string> onlyKernels;
   /// Copies the flags into `options`.
   void apply(CompileOptions &options) const;

@@ -59,6 +59,12 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                           "producer's row lanes into one column "
                           "(docs/execution-model.md, \"Merged lanes\")"),
                  cl::cat(category)),
+      fuseActivations(
+          "fuse-activations", cl::init(true),
+          cl::desc("Fuse an activation that is the only reader of a "
+                   "convolution's result into it (docs/execution-model.md, "
+                   "\"Fused activations\"); =false keeps it a column kernel"),
+          cl::cat(category)),
       onlyKernels("only-kernels",
                   cl::desc("Keep only the kernels FIRST..LAST after "
                            "partitioning (0-based indices in the order "
@@ -73,6 +79,7 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.precision = precision;
   options.mergeLanes = mergeLanes;
   options.onlyKernels = onlyKernels;
+  options.fuseActivations = fuseActivations;
 }
 
 int weftc::compileMain(int argc, char **argv) {

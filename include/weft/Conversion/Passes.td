@@ -54,13 +54,19 @@ def ConvertToFabric : Pass<"weft-convert-to-fabric", "mlir::ModuleOp"> {
   }];
   let options = [Option<"grid", "grid", "std::string", "\"16x16\"",
                         "The target fabric (weft::machine::Target::parse "
-                        "text: WxH[,mem=..,colors=..,rq=..,cq=..])">];
+                        "text: WxH[,mem=..,colors=..,rq=..,cq=..])">,
+                 Option<"fuse", "fuse-activations", "bool", "true",
+                        "Fuse an activation that is the only reader of a "
+                        "convolution's result into it as its epilogue "
+                        "(docs/execution-model.md, \"Fused activations\")">];
   let dependentDialects = ["weft::fabric::FabricDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];
   let statistics = [Statistic<"numKernels", "num-kernels",
-                              "Kernels created">];
+                              "Kernels created">,
+                    Statistic<"numFused", "num-fused-activations",
+                              "Activations fused into convolutions">];
 }
 
 def LowerFabricToWavelet

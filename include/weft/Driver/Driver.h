@@ -57,6 +57,8 @@ struct CompileOptions {
   /// FIRST..LAST: keep only these kernels after partitioning
   /// (--weft-extract-kernels); empty keeps them all.
   std::string onlyKernels;
+  /// --weft-convert-to-fabric's fuse-activations.
+  bool fuseActivations = true;
   int64_t batchSize = 1;
   /// Graph inputs frozen into the program as constants (weights the model
   /// takes as inputs, as the ONNX node tests do): NAME=FILE.

@@ -44,6 +44,10 @@ struct ConvShape {
   /// With `relu`: the activation is min(max(x, 0), reluMax) (ReLU6, a
   /// Clip with a lower bound of 0) when set.
   std::optional<float> reluMax;
+  /// A fused activation (never with `relu`): an Expression program the PE
+  /// that sends an output row applies to it first (weft/Kernels/Epilogue.h;
+  /// docs/execution-model.md, "Fused activations"). Empty: none.
+  std::vector<float> epilogue;
 
   /// A grouped convolution (groups > 1) runs as a column kernel of whole
   /// groups per row (weft/Kernels/DepthwiseMapping.h), not smeared.
@@ -162,7 +166,7 @@ int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m);
 /// data.
 struct ConvMemoryMap {
   int64_t records = 0, weights = 0, ring = 0, acc = 0, bias = 0, outBuf = 0,
-          clip = 0, end = 0, code = 0;
+          clip = 0, epilogue = 0, end = 0, code = 0;
   int64_t numRecords = 0;
 };
 ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m);

@@ -68,7 +68,7 @@ int64_t predictDepthwiseCycles(const ConvShape &s, int64_t rows);
 /// the clipped ReLU's bound.
 struct DepthwiseMemoryMap {
   int64_t code = 0, records = 0, weights = 0, ring = 0, bias = 0, outBuf = 0,
-          clip = 0, end = 0;
+          clip = 0, epilogue = 0, end = 0;
   int64_t numRecords = 0;
 };
 DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows);

@@ -53,6 +53,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("After partitioning, keep only the kernels FIRST..LAST "
                      "(--weft-extract-kernels): a slice fed by the host"),
       llvm::cl::init("")};
+  Option<bool> fuseActivations{
+      *this, "fuse-activations",
+      llvm::cl::desc("Fuse an activation that is the only reader of a "
+                     "convolution's result into it (its epilogue)"),
+      llvm::cl::init(true)};
   Option<PipelinePrecision> precision{
       *this, "precision", llvm::cl::desc("The dense layers' arithmetic"),
       llvm::cl::init(PipelinePrecision::FP32),

@@ -15,12 +15,14 @@
 // the row's partial sums east (the first column starts its accumulator at
 // the bias), the last column adding them into an output buffer and sending
 // the row on a microthread, a ReLU as part of the send (ReLU6: an fmax and
-// an fmin against a stride-0 vector of its bound in the buffer).
+// an fmin against a stride-0 vector of its bound in the buffer; any other
+// fused activation as its steps on the buffer, EmitEpilogue.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "weft/Conversion/DenseLayer.h"
 
+#include "EmitEpilogue.h"
 #include "SmearedLayout.h"
 #include "WaveletBuilder.h"
 
@@ -53,6 +55,7 @@ enum : int32_t {
   kDsrClear = 8,  // acc = 0, or (the first column) acc = bias
   kDsrCopy = 9,   // the diagonal: column <- input chunk
   kDsrClip0 = 10, // ReLU6: output buffer 0 / 1 = min(it, the bound)
+  kDsrEpilogue = 11, // a fused activation's steps (never with a ReLU6)
 };
 // XDSRs and stride registers of the 4-D vectors.
 enum : int64_t { kXAcc = 0, kXW = 1, kXWin = 2, kXBias = 3 };
@@ -68,7 +71,10 @@ public:
       : WaveletBuilder(b, loc), layer(layer), s(shape), band(band), m(m),
         colors(colors), name(name), routes(routes),
         sch(convSchedule(s, /*lateReceives=*/true)),
-        mm(convMemoryMap(s, m)), lk(convLk(s, m)), lm(convLm(s, m)) {}
+        mm(convMemoryMap(s, m)), lk(convLk(s, m)), lm(convLm(s, m)) {
+    if (!s.epilogue.empty())
+      epi = compileEpilogue(s.epilogue);
+  }
 
   void emitGroups() {
     forEachSmearedGroup(
@@ -106,6 +112,7 @@ private:
   const ConvSchedule sch;
   const ConvMemoryMap mm;
   const int64_t lk, lm;
+  std::optional<EpilogueCode> epi;
   unsigned blobs = 0;
 };
 
@@ -172,6 +179,8 @@ void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1) {
     wv::SegmentOp::create(b, loc, "bias_data", mm.bias, /*per_pe=*/true,
                           blob("b", {h, 1, lm}, b.getF32Type(), bias));
   }
+  if (c == m.smear - 1 && epi)
+    EpilogueEmitter(b, loc, *epi, lm * s.wout(), mm.epilogue).emitData();
   if (c == m.smear - 1 && s.reluMax)
     wv::SegmentOp::create(
         b, loc, "clip_data", mm.clip, /*per_pe=*/false,
@@ -215,6 +224,10 @@ void Emitter::emitRecords(int64_t c, bool diagonal) {
     }
     if (s.reluMax)
       dsdAt("clip", rec(next++), DsdFields::mem1d(row, mm.clip).withStride(0));
+    if (epi)
+      EpilogueEmitter(b, loc, *epi, row, mm.epilogue).emitRecords([&] {
+        return rec(next++);
+      });
   }
   if (diagonal) {
     dsdAt("copy_in", rec(next++), DsdFields::fabin(s.win * lk, colors.in));
@@ -329,6 +342,10 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
             inst(Opcode::FMAX, {dsr(kDsrClip0 + k), imm(wt::SmallImm::Zero)});
           inst(Opcode::FMIN, {dsr(kDsrClip0 + k), s1(kDsrClip0 + k)});
         }
+        // A fused activation, in place.
+        if (epi)
+          EpilogueEmitter(b, loc, *epi, lm * s.wout(), mm.epilogue)
+              .emitRow(("out_buf" + Twine(k)).str(), kDsrEpilogue);
         // Launches the send on microthread 3 (it waits for the previous
         // one, so the buffer written next has been sent).
         if (s.relu && !s.reluMax)

@@ -21,6 +21,7 @@
 
 #include "weft/Conversion/DepthwiseKernel.h"
 
+#include "EmitEpilogue.h"
 #include "WaveletBuilder.h"
 
 #include "wavelet/WaveletOps.h"
@@ -48,6 +49,7 @@ enum : int32_t {
   kDsrRelu = 5, // buffer k = max(buffer k, 0)
   kDsrSend = 7, // the send of buffer k (microthread 3)
   kDsrClip = 9, // ReLU6: buffer k = min(buffer k, the bound)
+  kDsrEpilogue = 11, // a fused activation's steps
 };
 // XDSRs and stride registers of the 4-D vectors.
 enum : int64_t { kXAcc = 0, kXW = 1, kXWin = 2, kXBias = 3 };
@@ -69,7 +71,10 @@ public:
         prefix(band < 0 ? name.str() : (name + "_b" + Twine(band)).str()),
         sch(depthwiseSchedule(s)), mm(depthwiseMemoryMap(s, k.rows)),
         gl(depthwiseGroups(s, k.rows)), lc(depthwiseLc(s, k.rows)),
-        lo(depthwiseLo(s, k.rows)), kg(s.groupIn()), rowLen(lo * s.wout()) {}
+        lo(depthwiseLo(s, k.rows)), kg(s.groupIn()), rowLen(lo * s.wout()) {
+    if (!s.epilogue.empty())
+      epi = compileEpilogue(s.epilogue);
+  }
 
   void emitGroup(int64_t r0, int64_t r1, const RouteTable &routes) {
     int64_t h = r1 - r0;
@@ -111,6 +116,7 @@ private:
   const ConvSchedule sch;
   const DepthwiseMemoryMap mm;
   const int64_t gl, lc, lo, kg, rowLen;
+  std::optional<EpilogueCode> epi;
   unsigned blobs = 0;
 };
 
@@ -139,6 +145,8 @@ void Emitter::emitData(int64_t r0, int64_t r1) {
             }
   wv::SegmentOp::create(b, loc, "weights", mm.weights, /*per_pe=*/true,
                         blob("w", {h, 1, lo * kg * s.kh * s.kw}, w));
+  if (epi)
+    EpilogueEmitter(b, loc, *epi, rowLen, mm.epilogue).emitData();
   if (s.reluMax)
     wv::SegmentOp::create(
         b, loc, "clip_data", mm.clip, /*per_pe=*/false,
@@ -183,6 +191,10 @@ void Emitter::emitRecords() {
     dsdAt("bias", rec(next++), DsdFields::mem4d(mm.bias, kXBias));
   if (s.reluMax)
     dsdAt("clip", rec(next++), DsdFields::mem1d(rowLen, mm.clip).withStride(0));
+  if (epi)
+    EpilogueEmitter(b, loc, *epi, rowLen, mm.epilogue).emitRecords([&] {
+      return rec(next++);
+    });
   // The multiply-accumulate's dimensions: (groups, multiplier, output
   // columns, window columns), the same lengths for its three operands.
   // The buffer acc[ow][g Mg + m] repeats over the window columns, a
@@ -263,6 +275,10 @@ void Emitter::emitProgram() {
         inst(Opcode::FMAX, {dsr(kDsrRelu + i), imm(wt::SmallImm::Zero)});
       if (s.reluMax)
         inst(Opcode::FMIN, {dsr(kDsrClip + i), s1(kDsrClip + i)});
+      // A fused activation, in place.
+      if (epi)
+        EpilogueEmitter(b, loc, *epi, rowLen, mm.epilogue)
+            .emitRow(("buf" + Twine(i)).str(), kDsrEpilogue);
       // Launches the send on microthread 3 (it waits for the previous one,
       // so the buffer set next has been sent).
       inst(Opcode::MOV32, {ddsr(kDsrSend + i), s0(kDsrSend + i)});

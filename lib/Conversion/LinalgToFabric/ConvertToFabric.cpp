@@ -33,6 +33,7 @@
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/Conversion/PoolKernel.h"
 #include "weft/FabricTransforms/KernelScheme.h"
+#include "weft/Kernels/Epilogue.h"
 #include "weft/Conversion/Passes.h"
 #include "weft/Transforms/ConstantData.h"
 
@@ -167,6 +168,10 @@ struct Layer {
   SmallVector<Operation *> ops;
   /// The op that names the kernel (the matmul, or the last op).
   Operation *namer = nullptr;
+  /// Conv: the fused activation's body on one sample (a column layer's,
+  /// its argument the convolution's result) and result.
+  std::unique_ptr<Block> epilogueBody;
+  Value epilogueResult;
 };
 
 /// The network the pass maps: the layers from the graph inputs to the
@@ -871,6 +876,50 @@ static FailureOr<Network> matchGraph(func::FuncOp fn, bool wholeSample) {
   return net;
 }
 
+/// Fuses into a convolution (or depthwise convolution) without a ReLU the
+/// activation that is the only reader of its result
+/// (docs/execution-model.md, "Fused activations"): the column layer
+/// becomes the convolution's epilogue, an Expression program the PE that
+/// sends each output row applies to it. Decided here, once: the scheme
+/// carries it. Returns how many were fused.
+static int64_t fuseActivations(Network &net) {
+  int64_t fused = 0;
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    Layer &col = net.layers[i];
+    if (col.kind != Layer::Column || col.inputs.size() != 1)
+      continue;
+    std::optional<std::vector<float>> program =
+        conversion::epilogueProgram(col.op, col.params);
+    if (!program || !conversion::compileEpilogue(*program).code.error.empty())
+      continue;
+    auto conv = llvm::find_if(net.layers, [&](const Layer &l) {
+      return l.kind == Layer::Conv && l.result == col.inputs[0];
+    });
+    if (conv == net.layers.end() || conv->denseLayer.conv->relu ||
+        conv->epilogueBody)
+      continue;
+    int64_t c = int64_t(conv - net.layers.begin()), readers = 0;
+    for (const Layer &l : net.layers)
+      readers += llvm::count(l.inputs, conv->result);
+    if (readers != 1 || llvm::is_contained(net.outputs, c) ||
+        col.body->getArgument(0).getType() !=
+            perSample(cast<RankedTensorType>(conv->result.getType()),
+                      net.batch))
+      continue;
+    conv->denseLayer.conv->epilogue = std::move(*program);
+    conv->result = col.result;
+    conv->ops.append(col.ops.begin(), col.ops.end());
+    conv->epilogueBody = std::move(col.body);
+    conv->epilogueResult = col.bodyResult;
+    for (int64_t &o : net.outputs)
+      o = o == int64_t(i) ? c : o > int64_t(i) ? o - 1 : o;
+    net.layers.erase(net.layers.begin() + int64_t(i));
+    --i;
+    ++fused;
+  }
+  return fused;
+}
+
 /// matchGraph with the first dimension as the batch (dense layers take one
 /// row per sample); if that fails, the whole tensor as one sample, which
 /// elementwise chains whose reshapes mix the first dimension (Flatten with
@@ -1007,6 +1056,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
     FailureOr<Network> net = matchGraph(fn);
     if (failed(net))
       return failure();
+    if (fuse)
+      numFused += fuseActivations(*net);
     MLIRContext *ctx = &getContext();
     OpBuilder b(fn);
     Type f32 = b.getF32Type();
@@ -1101,6 +1152,17 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
         if (!d.bias.empty())
           bias = weft::makeF32(RankedTensorType::get({c.cout}, f32), d.bias,
                                kernelName + "_bias");
+        ArrayAttr epilogue;
+        if (!c.epilogue.empty()) {
+          std::string why;
+          FailureOr<fabric::KernelSchemeAttrInterface> e =
+              conversion::columnScheme(ctx, conversion::ColumnOp::Expression,
+                                       c.epilogue, kout, "", why);
+          if (failed(e))
+            return layer.namer->emitError()
+                   << describeOp(layer.namer) << ": " << why;
+          epilogue = cast<wf::ExpressionSchemeAttr>(*e).getNodes();
+        }
         scheme =
             cast<fabric::KernelSchemeAttrInterface>(wf::ConvSchemeAttr::get(
                 ctx, c.cin, c.cout, c.hin, c.win,
@@ -1109,7 +1171,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
                 b.getDenseI64ArrayAttr({c.dh, c.dw}),
                 b.getDenseI64ArrayAttr({c.pt, c.pl, c.pb, c.pr}), c.groups,
                 c.relu, c.reluMax ? b.getF32FloatAttr(*c.reluMax) : FloatAttr(),
-                weights, bias));
+                weights, bias, epilogue));
       } else if (layer.kind == Layer::Pool) {
         const conversion::PoolShape &p = layer.poolLayer.shape;
         scheme = cast<fabric::KernelSchemeAttrInterface>(wf::PoolSchemeAttr::get(
@@ -1152,6 +1214,14 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});
           Value y = conversion::buildConvBody(b, kernelLoc, kb->getArgument(0), kout,
                                   *layer.denseLayer.conv, weights, bias);
+          if (layer.epilogueBody) {
+            // The fused activation's ops, on the convolution's result.
+            IRMapping map;
+            map.map(layer.epilogueBody->getArgument(0), y);
+            for (Operation &op : *layer.epilogueBody)
+              b.clone(op, map);
+            y = map.lookup(layer.epilogueResult);
+          }
           wf::YieldOp::create(b, kernelLoc, ValueRange{y});
         } else if (layer.kind == Layer::Pool) {
           Block *kb = b.createBlock(&kernel.getBody(), {}, kin, {kernelLoc});

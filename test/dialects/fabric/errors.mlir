@@ -509,6 +509,46 @@ fabric.program @conv_relu_max_type attributes {target = #weft.target<4x4>} {
 
 // -----
 
+fabric.program @conv_epilogue_relu attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{not a convolution: a fused activation cannot follow a ReLU}}
+  fabric.kernel @k : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> scheme #fabric.conv<in_channels = 1, out_channels = 1, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], relu = true, weights = dense<1.0> : tensor<1x1x1x1xf32>, epilogue = [#fabric.node<kind = tanh>]> {
+  ^bb0(%a: tensor<1x1x4x4xf32>):
+    fabric.yield %a : tensor<1x1x4x4xf32>
+  }
+}
+
+// -----
+
+fabric.program @conv_epilogue_fn attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{bad epilogue: expression node calls 'Silu', which is no column op}}
+  fabric.kernel @k : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> scheme #fabric.conv<in_channels = 1, out_channels = 1, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.0> : tensor<1x1x1x1xf32>, epilogue = [#fabric.node<kind = unary, fn = "Silu">]> {
+  ^bb0(%a: tensor<1x1x4x4xf32>):
+    fabric.yield %a : tensor<1x1x4x4xf32>
+  }
+}
+
+// -----
+
+fabric.program @conv_epilogue_order attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{expression node 1 (mul) reads a node that is not before it, or lacks its constant or function}}
+  fabric.kernel @k : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> scheme #fabric.conv<in_channels = 1, out_channels = 1, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.0> : tensor<1x1x1x1xf32>, epilogue = [#fabric.node<kind = mul, a = 0, b = 1>]> {
+  ^bb0(%a: tensor<1x1x4x4xf32>):
+    fabric.yield %a : tensor<1x1x4x4xf32>
+  }
+}
+
+// -----
+
+fabric.program @conv_epilogue_unrunnable attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{not a convolution: its fused activation cannot run}}
+  fabric.kernel @k : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> scheme #fabric.conv<in_channels = 1, out_channels = 1, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.0> : tensor<1x1x1x1xf32>, epilogue = [#fabric.node<kind = unary, fn = "Softmax">]> {
+  ^bb0(%a: tensor<1x1x4x4xf32>):
+    fabric.yield %a : tensor<1x1x4x4xf32>
+  }
+}
+
+// -----
+
 fabric.program @p attributes {target = #weft.target<4x4>} {
   fabric.io @x input west rows 0 to 1 : tensor<4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<4xf32>

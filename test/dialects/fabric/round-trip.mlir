@@ -130,3 +130,16 @@ fabric.program @depthwise attributes {target = #weft.target<4x4>} {
     fabric.yield %e : tensor<1x8x2x2xf32>
   }
 }
+
+// -----
+
+// A convolution with a fused activation (HardSigmoid): the epilogue's
+// nodes print after the weights, in #fabric.expression's encoding.
+// CHECK-LABEL: fabric.program @epilogue
+// CHECK: scheme #fabric.conv<in_channels = 2, out_channels = 2, in_height = 1, in_width = 1, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.000000e+00> : tensor<2x2x1x1xf32>, epilogue = [#fabric.node<kind = constant, value = 2.000000e-01 : f32>, #fabric.node<kind = mul, b = 1>, #fabric.node<kind = constant, value = 5.000000e-01 : f32>, #fabric.node<kind = add, a = 2, b = 3>, #fabric.node<kind = constant, value = 1.000000e+00 : f32>, #fabric.node<kind = min, a = 4, b = 5>, #fabric.node<kind = constant, value = 0.000000e+00 : f32>, #fabric.node<kind = max, a = 6, b = 7>]>
+fabric.program @epilogue attributes {target = #weft.target<4x4>} {
+  fabric.kernel @se : (tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32> scheme #fabric.conv<in_channels = 2, out_channels = 2, in_height = 1, in_width = 1, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.0> : tensor<2x2x1x1xf32>, epilogue = [#fabric.node<kind = constant, value = 0.2 : f32>, #fabric.node<kind = mul, a = 0, b = 1>, #fabric.node<kind = constant, value = 0.5 : f32>, #fabric.node<kind = add, a = 2, b = 3>, #fabric.node<kind = constant, value = 1.0 : f32>, #fabric.node<kind = min, a = 4, b = 5>, #fabric.node<kind = constant, value = 0.0 : f32>, #fabric.node<kind = max, a = 6, b = 7>]> {
+  ^bb0(%a: tensor<1x2x1x1xf32>):
+    fabric.yield %a : tensor<1x2x1x1xf32>
+  }
+}

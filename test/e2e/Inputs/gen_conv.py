@@ -261,6 +261,26 @@ def model(kind):
         # 2 rows and only turn their input north.
         return nn.Sequential(nn.Conv2d(4, 16, 3, padding=1), nn.ReLU(),
                              nn.Conv2d(16, 2, 3, padding=1)), (2, 4, 6, 7)
+    if kind == "fused-act":
+        # Activations other than ReLU fused into the convolutions that
+        # produce them: SiLU after a 3x3 convolution (with a batch norm),
+        # HardSwish after a depthwise one, Sigmoid after a 1x1 one.
+        return nn.Sequential(nn.Conv2d(4, 8, 3, padding=1, bias=False),
+                             nn.BatchNorm2d(8), nn.SiLU(),
+                             nn.Conv2d(8, 8, 3, padding=1, groups=8),
+                             nn.Hardswish(), nn.Conv2d(8, 6, 1),
+                             nn.Sigmoid()), (2, 4, 7, 8)
+    if kind == "fused-act-more":
+        # More activations fused as epilogues: LeakyRelu after a 3x3
+        # convolution, Softplus after a depthwise one, Hardtanh (a Clip)
+        # and Softsign after 1x1 ones, Tanh after a last 3x3.
+        return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1),
+                             nn.LeakyReLU(0.1),
+                             nn.Conv2d(8, 8, 3, padding=1, groups=8),
+                             nn.Softplus(), nn.Conv2d(8, 6, 1),
+                             nn.Hardtanh(-0.5, 0.5), nn.Conv2d(6, 6, 1),
+                             nn.Softsign(), nn.Conv2d(6, 4, 3, padding=1),
+                             nn.Tanh()), (2, 3, 6, 7)
     raise SystemExit("unknown model " + kind)
 
 
