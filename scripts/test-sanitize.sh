@@ -3,8 +3,9 @@
 # weft with -DWEFT_SANITIZE=address,undefined into ./build-sanitize (Ninja,
 # ccache, g++), then runs its ctest entries there: the gtest unit tests, the
 # lit tests (test/e2e included, whose weftc and weft-sim are this build's),
-# the conformance runs and the MPI runs. Any ASan or UBSan report fails the
-# test that hit it. Prints the build and test times.
+# but not the conformance and MPI runs unless WEFT_SANITIZE_ALL=1 (below).
+# Any ASan, UBSan or LeakSanitizer report fails the test that hit it.
+# Prints the build and test times.
 # Usage: scripts/test-sanitize.sh [ctest options...]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -38,5 +39,13 @@ cmake --build "$build" -j "${WEFT_JOBS:-2}" -- all
 end=$(date +%s)
 echo "weft-sanitize: build took $((end - start)) s"
 cd "$build"
-ctest --output-on-failure -j "${WEFT_JOBS:-2}" "$@"
+# By default the conformance runs (three passes over ~1,000 ONNX backend
+# tests each, compiled and simulated in-process) and the MPI runs
+# (uninstrumented OpenMPI around weft-sim) are left out: neither has been
+# timed or cleared under the sanitizers yet, and the build plus the rest
+# already takes most of what CI can spend (docs/testing.md).
+# WEFT_SANITIZE_ALL=1 runs every entry.
+exclude=(-E '^onnx-conformance-|^mpi-')
+if [ "${WEFT_SANITIZE_ALL:-0}" = 1 ]; then exclude=(); fi
+ctest --output-on-failure -j "${WEFT_JOBS:-2}" "${exclude[@]}" "$@"
 echo "weft-sanitize: tests took $(( $(date +%s) - end )) s"
