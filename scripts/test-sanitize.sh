@@ -21,8 +21,8 @@ build="${WEFT_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 # of the same slabs without unpoisoning them, so attributes and operations
 # built through both read as use-after-poison (every dialect and conversion
 # lit test, before this option); weft itself poisons nothing by hand. Leaks
-# stay on. gtest's test discovery at build
-# time runs the instrumented test binaries, so the build sees these too.
+# stay on. gtest's test discovery runs the instrumented test binaries at
+# build time, so the build sees these settings too.
 export ASAN_OPTIONS="halt_on_error=1:print_stacktrace=1:detect_container_overflow=0:check_initialization_order=1:strict_init_order=1:allow_user_poisoning=0${ASAN_OPTIONS_EXTRA:+:$ASAN_OPTIONS_EXTRA}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-22/bin/llvm-symbolizer}"
@@ -41,7 +41,7 @@ echo "weft-sanitize: build took $((end - start)) s"
 cd "$build"
 # By default the conformance runs (three passes over ~1,000 ONNX backend
 # tests each, compiled and simulated in-process) and the MPI runs
-# (uninstrumented OpenMPI around weft-sim) are left out: neither has been
+# (instrumented weft-sim under the uninstrumented OpenMPI) are left out: neither has been
 # timed or cleared under the sanitizers yet, and the build plus the rest
 # already takes most of what CI can spend (docs/testing.md).
 # WEFT_SANITIZE_ALL=1 runs every entry.
