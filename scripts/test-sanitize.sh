@@ -3,7 +3,7 @@
 # weft with -DWEFT_SANITIZE=address,undefined into ./build-sanitize (Ninja,
 # ccache, g++), then runs its ctest entries there: the gtest unit tests, the
 # lit tests (test/e2e included, whose weftc and weft-sim are this build's),
-# the MPI runs, but not the conformance runs unless WEFT_SANITIZE_ALL=1.
+# the conformance runs and the MPI runs.
 # Any ASan, UBSan or LeakSanitizer report fails the test that hit it.
 # Prints the build and test times.
 # Usage: scripts/test-sanitize.sh [ctest options...]
@@ -39,12 +39,5 @@ cmake --build "$build" -j "${WEFT_JOBS:-2}" -- all
 end=$(date +%s)
 echo "weft-sanitize: build took $((end - start)) s"
 cd "$build"
-# By default the three conformance runs (passes over ~1,050 ONNX backend
-# tests each, compiled and simulated in-process) are left out: they have not
-# been timed or cleared under the sanitizers yet, and the build plus the rest
-# already take most of what CI can spend (docs/testing.md).
-# WEFT_SANITIZE_ALL=1 runs every entry.
-exclude=(-E '^onnx-conformance-')
-if [ "${WEFT_SANITIZE_ALL:-0}" = 1 ]; then exclude=(); fi
-ctest --output-on-failure -j "${WEFT_JOBS:-2}" "${exclude[@]}" "$@"
+ctest --output-on-failure -j "${WEFT_JOBS:-2}" "$@"
 echo "weft-sanitize: tests took $(( $(date +%s) - end )) s"
