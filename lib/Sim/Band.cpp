@@ -89,7 +89,10 @@ public:
   }
   template <typename T> std::vector<T> getVector() {
     std::vector<T> v(get<uint64_t>());
-    std::memcpy(v.data(), bytes.data() + at, v.size() * sizeof(T));
+    // An empty vector's data() may be null, which memcpy must not get even
+    // for zero bytes.
+    if (!v.empty())
+      std::memcpy(v.data(), bytes.data() + at, v.size() * sizeof(T));
     at += v.size() * sizeof(T);
     return v;
   }

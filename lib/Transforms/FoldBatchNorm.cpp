@@ -118,8 +118,11 @@ struct FoldBatchNorm : weft::impl::FoldBatchNormBase<FoldBatchNorm> {
       LDBG() << "no foldable producer for " << bn;
       return success();
     }
+    // getDpsInputs() returns a SmallVector by value: keep it alive while
+    // drop_begin's iterators walk it.
+    SmallVector<Value> inputs = bn.getDpsInputs();
     SmallVector<arith::ConstantOp> params;
-    for (Value v : llvm::drop_begin(bn.getDpsInputs())) {
+    for (Value v : llvm::drop_begin(inputs)) {
       params.push_back(constantOf(v));
       if (!params.back())
         return success(); // Run-time statistics: nothing to fold.

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include <gtest/gtest.h>
 
@@ -37,10 +38,12 @@ TEST(WaveletOpcode, InstructionsRoundTripThroughInstOp) {
   ctx.loadDialect<wv::WaveletDialect>();
   mlir::OpBuilder b(&ctx);
   mlir::Location loc = b.getUnknownLoc();
-  auto task = wv::TaskOp::create(b, loc, "t", wv::TaskKind::local, 33,
-                                 /*active=*/false, /*blocked=*/false);
-  task.getBody().emplaceBlock();
-  b.setInsertionPointToStart(&task.getBody().front());
+  // Owned here: the task has no parent to free it (and its instructions).
+  mlir::OwningOpRef<wv::TaskOp> task =
+      wv::TaskOp::create(b, loc, "t", wv::TaskKind::local, 33,
+                         /*active=*/false, /*blocked=*/false);
+  task->getBody().emplaceBlock();
+  b.setInsertionPointToStart(&task->getBody().front());
   using O = wt::Opcode;
   using K = wt::OperandKind;
   const wt::Instruction samples[] = {
