@@ -34,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "weft/Transforms/ChannelOps.h"
 #include "weft/Transforms/ConstantData.h"
 #include "weft/Transforms/Passes.h"
 
@@ -173,25 +174,10 @@ bool isChannelwise(Operation *op, int &weight) {
     return true;
   }
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
-      op->getNumResults() != 1 || !isFeatureMap(op->getResult(0).getType()))
-    return false;
-  if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp,
-          linalg::PoolingNcwMaxOp, linalg::PoolingNcwSumOp>(op))
-    return true;
-  if (isa<linalg::DepthwiseConv2DNchwChwOp, linalg::DepthwiseConv1DNcwCwOp>(
-          op)) {
-    weight = 1;
-    return true;
-  }
-  auto g = dyn_cast<linalg::GenericOp>(op);
-  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
-      g.getNumReductionLoops() != 0)
-    return false;
-  return llvm::all_of(g.getIndexingMapsArray(),
-                      [](AffineMap m) { return m.isIdentity(); }) &&
-         !g.hasIndexSemantics() &&
-         g.getMatchingBlockArgument(g.getDpsInitOperand(0)).use_empty();
+  return linalgOp && linalgOp.hasPureTensorSemantics() &&
+         op->getNumResults() == 1 &&
+         isFeatureMap(op->getResult(0).getType()) &&
+         weft::isChannelwiseLinalgOp(op, weight);
 }
 
 /// A convolution that reads every input channel into every output channel

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "weft/Transforms/ChannelOps.h"
 #include "weft/Transforms/ConstantData.h"
 #include "weft/Transforms/Passes.h"
 
@@ -347,34 +348,11 @@ struct SinkConcat : RewritePattern {
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
         count(count) {}
 
-  /// Whether `op` works channel by channel on its input 0; `weight` is set
-  /// to the operand cut along the channels with it (a depthwise
-  /// convolution's [C, k...]), if any.
-  static bool isChannelwise(Operation *op, int &weight) {
-    weight = -1;
-    if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp,
-            linalg::PoolingNcwMaxOp, linalg::PoolingNcwSumOp>(op))
-      return true;
-    if (isa<linalg::DepthwiseConv2DNchwChwOp, linalg::DepthwiseConv1DNcwCwOp>(
-            op)) {
-      weight = 1;
-      return true;
-    }
-    auto g = dyn_cast<linalg::GenericOp>(op);
-    if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
-        g.getNumReductionLoops() != 0)
-      return false;
-    return llvm::all_of(g.getIndexingMapsArray(),
-                        [](AffineMap m) { return m.isIdentity(); }) &&
-           !g.hasIndexSemantics() &&
-           g.getMatchingBlockArgument(g.getDpsInitOperand(0)).use_empty();
-  }
-
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
     int weight = -1;
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    if (!linalgOp || !isChannelwise(op, weight) ||
+    if (!linalgOp || !weft::isChannelwiseLinalgOp(op, weight) ||
         !linalgOp.hasPureTensorSemantics() || op->getNumResults() != 1)
       return failure();
     FailureOr<ChannelConcat> c =
