@@ -38,6 +38,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -252,14 +253,24 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     applyDefaultTimingManagerCLOptions(tm);
   TimingScope root = tm.getRootScope();
 
+  // Reports a stage's end to options.onStage.
+  using Clock = std::chrono::steady_clock;
+  auto stageDone = [&](StringRef name, Clock::time_point start) {
+    if (options.onStage)
+      options.onStage(
+          name, std::chrono::duration<double>(Clock::now() - start).count());
+  };
+
   {
     TimingScope importTimer = root.nest("import");
+    Clock::time_point start = Clock::now();
     out.imported =
         loadModel(ctx, path, options.batchSize, error, options.modelBytes);
     if (!out.imported) {
       error = "cannot import '" + path.str() + "':\n" + error;
       return false;
     }
+    stageDone("import", start);
   }
   out.module = OwningOpRef<ModuleOp>(out.imported->clone());
 
@@ -309,11 +320,13 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     TimingScope timer = root.nest(weft::stageName(ps));
     pm.enableTiming(timer);
     weft::addPipelineStage(pm, ps, pipeline);
+    Clock::time_point start = Clock::now();
     if (failed(pm.run(*out.module))) {
       if (error.empty())
         error = std::string("the '") + weft::stageName(ps) + "' stage failed";
       return false;
     }
+    stageDone(weft::stageName(ps), start);
     out.failedStage.reset();
     return true;
   };
@@ -342,6 +355,7 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     return true;
 
   TimingScope emitTimer = root.nest("emit-wfb");
+  Clock::time_point emitStart = Clock::now();
   out.failedStage = Stage::Binary;
   auto programs = out.module->getOps<weft::wavelet::ProgramOp>();
   if (programs.empty()) {
@@ -368,6 +382,7 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   }
   out.binary = std::move(*binary);
   out.failedStage.reset();
+  stageDone("emit-wfb", emitStart);
   return true;
 }
 

@@ -175,6 +175,12 @@ class Models(unittest.TestCase):
             np.testing.assert_allclose(y[k], ref[k], rtol=1e-3, atol=1e-4)
         self.assertNotEqual(prog.figures["grid_auto"], "")
 
+    def test_default_grid_is_auto(self):
+        # Without grid, the fabric --grid auto picks, up to the whole machine.
+        prog = weft.compile(DENSE)
+        self.assertEqual(prog.figures["grid"], (1, 1))
+        self.assertIn("up to 750x994", prog.figures["grid_auto"])
+
     def test_constants(self):
         # A weight the model takes as an input, frozen at compile time.
         rng = np.random.default_rng(4)

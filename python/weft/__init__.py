@@ -66,8 +66,8 @@ def _batch(samples, batch):
 def compile(
     model,
     *,
-    grid="16x16",
-    max_grid="64x64",
+    grid="auto",
+    max_grid="750x994",
     precision="fp32",
     merge_lanes=False,
     samples=None,
@@ -76,8 +76,9 @@ def compile(
 ):
     """Compiles an ONNX model (a path, an onnx.ModelProto or its bytes).
 
-    grid: "WxH[,mem=B,colors=N,rq=N,cq=N]" or "auto[,...]" (the smallest
-    fabric up to max_grid within 5% of the best predicted utilization);
+    grid: "WxH[,mem=B,colors=N,rq=N,cq=N]" or "auto[,...]" (the default:
+    the smallest fabric up to max_grid, by default the whole 750x994
+    machine, within 5% of the best predicted utilization);
     precision: "fp32" or "mixed"; merge_lanes: let a convolution merge its
     producer's row lanes; samples (or batch): the size bound to a symbolic
     batch dimension, the samples a run streams; constants: graph inputs

@@ -7,10 +7,12 @@
 //   weft-sim prog.wfb --input NAME=FILE ... --output-dir DIR
 //            [--stats FILE.json] [--trace FILE.json] [--max-cycles N]
 //            [--threads N] [--mode reference|fast] [--samples N]
-//            [--output-format npy|pb] [--quiet] [--progress]
+//            [--output-format npy|pb] [--quiet] [--progress|--no-progress]
 //
-// --progress prints the simulated cycle and the samples done to stderr
-// about every two seconds of a long run.
+// Progress, on stderr when it is a terminal or with --progress (never with
+// --no-progress): about every two seconds of a run and once at its end, the
+// simulated cycle with the cycles per second, the samples done and an
+// estimate of the time left from the samples' rate.
 //
 // Started by mpirun with several ranks (a build with MPI), it runs the
 // fabric distributed over them, a band of rows each (docs/simulator.md,
@@ -38,6 +40,7 @@
 #include <map>
 #include <optional>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifdef WEFT_HAVE_MPI
 #include "weft/Sim/MpiExchange.h"
@@ -51,7 +54,7 @@ void usage(std::ostream &os) {
   os << "usage: weft-sim PROGRAM.wfb --input NAME=FILE ... [--output-dir DIR]\n"
         "         [--stats FILE.json] [--trace FILE.json] [--max-cycles N]\n"
         "         [--threads N] [--mode reference|fast] [--samples N]\n"
-        "         [--output-format npy|pb] [--quiet] [--progress]\n"
+        "         [--output-format npy|pb] [--quiet] [--progress|--no-progress]\n"
         "Runs a weft binary on the cycle-level fabric simulator. Inputs and\n"
         "outputs are .npy or ONNX TensorProto (.pb) files.\n";
 }
@@ -120,7 +123,9 @@ struct Args {
   std::string programPath, outDir, statsPath, tracePath, outFormat = "npy";
   std::vector<std::pair<std::string, std::string>> inputs;
   sim::Options opts;
-  bool quiet = false, progress = false;
+  bool quiet = false;
+  /// --progress or --no-progress; by default, whether stderr is a terminal.
+  std::optional<bool> progress;
 };
 
 /// Parses the command line into `args`; returns the exit status when the
@@ -187,6 +192,8 @@ std::optional<int> parseArgs(int argc, char **argv, Args &args) {
       args.quiet = true;
     } else if (key == "--progress") {
       args.progress = true;
+    } else if (key == "--no-progress") {
+      args.progress = false;
     } else if (!a.empty() && a[0] == '-') {
       usage(std::cerr);
       return die("unknown option '" + a + "'");
@@ -266,49 +273,70 @@ std::optional<int> bindInputs(const Args &args, sim::Simulator &simulator) {
   return std::nullopt;
 }
 
-/// Runs to the end; with --progress, in slices of cycles, reporting the
-/// cycle and the samples done about every two seconds.
+/// One progress line on stderr: the simulated cycle and the cycles per
+/// second, the samples done (when known) and, once one is, an estimate of
+/// the time left from the samples' rate.
+void printProgress(uint64_t cycle, std::optional<uint64_t> done,
+                   uint64_t samples, double seconds) {
+  std::string line = "weft-sim: cycle " + std::to_string(cycle);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, " (%.0f cycles/s)",
+                seconds > 0 ? double(cycle) / seconds : 0.0);
+  line += buf;
+  if (done) {
+    std::snprintf(buf, sizeof buf, ", %llu of %llu samples done",
+                  (unsigned long long)*done, (unsigned long long)samples);
+    line += buf;
+  }
+  std::snprintf(buf, sizeof buf, ", %.1f s elapsed", seconds);
+  line += buf;
+  if (done && *done >= samples) {
+    line += ", 0 s left";
+  } else if (done && *done > 0) {
+    std::snprintf(buf, sizeof buf, ", about %.0f s left",
+                  seconds * double(samples - *done) / double(*done));
+    line += buf;
+  } else {
+    line += ", time left unknown";
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+/// Runs to the end; with progress, in slices of cycles, reporting the cycle
+/// and the samples done about every two seconds and once at the end.
 sim::Status runToEnd(sim::Simulator &simulator, bool progress,
                      uint64_t samples, bool distributed) {
   if (!progress)
     return simulator.run();
-  if (distributed) {
-    // The ranks advance in lockstep, so every rank stops after the same
-    // slices; only rank 0 prints the cycle (the samples done are known
-    // only when the ranks' states are gathered at the end).
-    sim::Status status;
-    auto start = std::chrono::steady_clock::now();
-    auto last = start;
-    while ((status = simulator.run(4096)) == sim::Status::Running) {
-      auto now = std::chrono::steady_clock::now();
-      if (!reporting ||
-          std::chrono::duration<double>(now - last).count() < 2.0)
-        continue;
-      last = now;
-      std::fprintf(stderr, "weft-sim: cycle %llu, %.0f s\n",
-                   (unsigned long long)simulator.cycle(),
-                   std::chrono::duration<double>(now - start).count());
-    }
-    return status;
-  }
-  sim::Status status;
   auto start = std::chrono::steady_clock::now();
   auto last = start;
+  auto samplesDone = [&]() -> std::optional<uint64_t> {
+    // Distributed, the samples done are known only when the ranks' states
+    // are gathered at the end.
+    if (distributed)
+      return std::nullopt;
+    uint64_t done = 0;
+    for (uint64_t t : simulator.stats().sampleDone)
+      done += t != 0;
+    return done;
+  };
+  // Distributed, the ranks advance in lockstep, so every rank stops after
+  // the same slices; only rank 0 prints.
+  sim::Status status;
   while ((status = simulator.run(4096)) == sim::Status::Running) {
     auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - last).count() < 2.0)
+    if (!reporting ||
+        std::chrono::duration<double>(now - last).count() < 2.0)
       continue;
     last = now;
-    sim::Stats s = simulator.stats();
-    uint64_t done = 0;
-    for (uint64_t t : s.sampleDone)
-      done += t != 0;
-    std::fprintf(stderr,
-                 "weft-sim: cycle %llu, %llu of %llu samples done, %.0f s\n",
-                 (unsigned long long)s.cycles, (unsigned long long)done,
-                 (unsigned long long)samples,
-                 std::chrono::duration<double>(now - start).count());
+    printProgress(simulator.cycle(), samplesDone(), samples,
+                  std::chrono::duration<double>(now - start).count());
   }
+  if (reporting)
+    printProgress(simulator.cycle(), samplesDone(), samples,
+                  std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count());
   return status;
 }
 
@@ -386,7 +414,8 @@ int main(int argc, char **argv) {
 
   auto start = std::chrono::steady_clock::now();
   sim::Status status =
-      runToEnd(*simulator, args.progress, args.opts.samples, distributed);
+      runToEnd(*simulator, args.progress.value_or(isatty(STDERR_FILENO) != 0),
+               args.opts.samples, distributed);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();

@@ -6,7 +6,7 @@
 //
 // weftc compile model.onnx -o model.wfb [--grid WxH] [--precision fp32|mixed]
 //               [--batch-size N] [--constant NAME=FILE ...]
-//               [--only-kernels FIRST..LAST]
+//               [--only-kernels FIRST..LAST] [--progress|--no-progress]
 //               [--emit=mlir|fabric|wavelet|wfb]
 //               [--until-after=import|cleanup|fabric|partition|route|wavelet]
 //               [--mlir-print-ir-after-all] [--mlir-timing] ...
@@ -18,7 +18,9 @@
 // `--until-after` stops after a stage and prints the IR there; `--emit` names
 // what to write (mlir: the imported IR, fabric: after routing and colors,
 // wavelet: after lowering, wfb: the binary). Output is deterministic: the
-// same model and options give the same bytes.
+// same model and options give the same bytes. Progress (each stage as it
+// ends, with its time) goes to stderr when it is a terminal, or with
+// --progress.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,21 +36,27 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace llvm;
 using namespace mlir;
 using namespace weftc;
 
 weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
-    : grid("grid", cl::init("16x16"),
+    : grid("grid", cl::init("auto"),
            cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N], or "
-                    "auto[,...] (the smallest grid up to --max-grid within 5% "
-                    "of the best predicted utilization)"),
+                    "auto[,...] (the default: the smallest grid up to "
+                    "--max-grid within 5% of the best predicted "
+                    "utilization)"),
            cl::cat(category)),
-      maxGrid("max-grid", cl::init("64x64"),
-              cl::desc("The largest fabric --grid auto considers"),
+      maxGrid("max-grid", cl::init(weft::machine::kFullFabric),
+              cl::desc("The largest fabric --grid auto considers (default: "
+                       "the whole machine)"),
               cl::cat(category)),
       precision("precision", cl::init("fp32"),
                 cl::desc("fp32, or mixed (fp16 storage and multiply, fp32 "
@@ -82,6 +90,33 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.fuseActivations = fuseActivations;
 }
 
+weftc::ProgressFlags::ProgressFlags(cl::OptionCategory &category)
+    : progress("progress",
+               cl::desc("Print progress on stderr (the default when stderr "
+                        "is a terminal)"),
+               cl::cat(category)),
+      noProgress("no-progress", cl::desc("Print no progress"),
+                 cl::cat(category)) {}
+
+bool weftc::ProgressFlags::enabled() const {
+  if (noProgress)
+    return false;
+  return progress || sys::Process::StandardErrIsDisplayed();
+}
+
+void weftc::ProgressFlags::apply(CompileOptions &options) const {
+  if (!enabled())
+    return;
+  auto start = std::chrono::steady_clock::now();
+  options.onStage = [start](StringRef stage, double seconds) {
+    double all = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+    errs() << formatv("weftc: {0} done in {1:F2} s ({2:F2} s in all)\n",
+                      stage, seconds, all);
+  };
+}
+
 int weftc::compileMain(int argc, char **argv) {
   cl::OptionCategory category("weftc compile options");
   cl::opt<std::string> modelPath(cl::Positional, cl::Required,
@@ -92,6 +127,7 @@ int weftc::compileMain(int argc, char **argv) {
                                            ".wfb needs a file)"),
                                   cl::value_desc("FILE"), cl::cat(category));
   FabricFlags fabric(category);
+  ProgressFlags progress(category);
   cl::opt<int64_t> batchSize(
       "batch-size", cl::init(1),
       cl::desc("Size bound to a symbolic batch dimension (batch rows are "
@@ -126,6 +162,7 @@ int weftc::compileMain(int argc, char **argv) {
 
   CompileOptions options;
   fabric.apply(options);
+  progress.apply(options);
   options.batchSize = batchSize;
   options.constants.assign(constants.begin(), constants.end());
   StringMap<Stage> stages = {{"import", Stage::Import},

@@ -7,7 +7,7 @@
 // weftc run model.onnx --input NAME=FILE ... [--output-dir DIR] [--check]
 //           [--stats FILE] [--samples N] [--grid WxH] [--precision P]
 //           [--constant NAME=FILE ...] [--rtol R] [--atol A]
-//           [--only-kernels FIRST..LAST]
+//           [--only-kernels FIRST..LAST] [--progress|--no-progress]
 //
 // Compiles the model to a temporary .wfb, runs a separate `weft-sim` process
 // (the one next to this executable) on that file alone, and reads the
@@ -150,6 +150,7 @@ struct RunOptions {
                "dimension (default: the model's batch)"),
       cl::cat(category)};
   FabricFlags fabric{category};
+  ProgressFlags progress{category};
   cl::opt<int64_t> maxCycles{
       "max-cycles", cl::init(0),
       cl::desc("Stop the simulation after N cycles (weft-sim's --max-cycles; "
@@ -337,6 +338,7 @@ bool RunSession::compile() {
   ctx = createContext();
   CompileOptions options;
   opts.fabric.apply(options);
+  opts.progress.apply(options);
   options.batchSize = opts.samples > 0 ? opts.samples.getValue() : 1;
   options.constants.assign(opts.constants.begin(), opts.constants.end());
   std::string error;
@@ -473,13 +475,14 @@ bool RunSession::runSimulator() {
   }
   args.insert(args.end(), {"--output-dir", simOut, "--stats", stats,
                            "--samples", std::to_string(numSamples),
-                           "--progress"});
+                           opts.progress.enabled() ? "--progress"
+                                                   : "--no-progress"});
   if (opts.maxCycles > 0)
     args.insert(args.end(),
                 {"--max-cycles", std::to_string(opts.maxCycles.getValue())});
   std::vector<StringRef> argRefs(args.begin(), args.end());
-  // The simulator's stderr (its progress every ~2 s of a long run, its
-  // diagnostics) goes straight to ours.
+  // The simulator's stderr (its progress every ~2 s of a long run when
+  // progress is on, its diagnostics) goes straight to ours.
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logOut),
                                           std::nullopt};
   outs().flush();

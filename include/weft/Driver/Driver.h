@@ -23,6 +23,7 @@
 #define WEFT_DRIVER_DRIVER_H
 
 #include "weft/Binary/Binary.h"
+#include "weft/Machine/Target.h"
 #include "weft/Reference/Reference.h"
 #include "weft/TensorIO/TensorIO.h"
 
@@ -33,6 +34,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -49,8 +51,9 @@ enum class Stage { Import, Cleanup, Fabric, Partition, Route, Wavelet, Binary };
 struct CompileOptions {
   /// WxH[,options], or auto[,options]: the smallest fabric up to `maxGrid`
   /// within 5% of the best predicted utilization (--weft-partition-dense).
-  std::string grid = "16x16";
-  std::string maxGrid = "64x64";
+  /// By default auto, up to the whole machine (weft::machine::kFullFabric).
+  std::string grid = "auto";
+  std::string maxGrid = weft::machine::kFullFabric;
   std::string precision = "fp32";
   /// --weft-partition-dense's merge-lanes.
   bool mergeLanes = true;
@@ -72,6 +75,10 @@ struct CompileOptions {
   /// Apply the pass-manager and timing command-line options (a tool that
   /// registered them); a library caller without a command line says false.
   bool commandLineOptions = true;
+  /// Called as each stage ends, with its name ("import", "cleanup",
+  /// "fabric", "partition", "route", "wavelet", "emit-wfb") and the seconds
+  /// it took: what `weftc --progress` prints.
+  std::function<void(llvm::StringRef stage, double seconds)> onStage;
 };
 
 /// One kernel of the partitioned program, as `weftc run` reports it.

@@ -103,6 +103,10 @@ std::string dirSetName(unsigned set);
 std::string routePositionsProblem(const std::vector<RoutePositionSpec> &positions,
                                   unsigned inputs, unsigned outputs);
 
+/// The real machine's fabric, 750 x 994 PEs: the largest fabric `--grid
+/// auto` (and so a compile without `--grid`) considers by default.
+inline constexpr const char *kFullFabric = "750x994";
+
 /// Parameters of one fabric. Everything that a real part could vary is here.
 struct TargetConfig {
   /// Grid size in PEs: columns (x, west to east) and rows (y, north to south).

@@ -15,6 +15,8 @@
 #ifndef WEFT_PIPELINE_PIPELINE_H
 #define WEFT_PIPELINE_PIPELINE_H
 
+#include "weft/Machine/Target.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -36,13 +38,14 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
   Option<std::string> grid{
       *this, "grid",
       llvm::cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N], or "
-                     "auto[,...] (the smallest grid up to max-grid within 5% "
-                     "of the best predicted utilization)"),
-      llvm::cl::init("16x16")};
+                     "auto[,...] (the default: the smallest grid up to "
+                     "max-grid within 5% of the best predicted utilization)"),
+      llvm::cl::init("auto")};
   Option<std::string> maxGrid{
       *this, "max-grid",
-      llvm::cl::desc("The largest fabric grid=auto considers"),
-      llvm::cl::init("64x64")};
+      llvm::cl::desc("The largest fabric grid=auto considers (default: the "
+                     "whole machine)"),
+      llvm::cl::init(weft::machine::kFullFabric)};
   Option<bool> mergeLanes{
       *this, "merge-lanes",
       llvm::cl::desc("Let a convolution merge several of its producer's row "
