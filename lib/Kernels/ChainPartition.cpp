@@ -705,23 +705,43 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
     double u;
   };
   std::vector<Candidate> fits;
+  // A chain without MACs (only column kernels) is judged by speed per PE
+  // instead, so the same rule applies.
+  double work = macs > 0 ? macs : 1.0;
   // Heights on which the exact programs would exceed the state budget
   // take the bounded search's bottlenecks, on the full width only, with a
   // beam of kGridBeamWidth, each height's bisection starting from the
   // previous bounded height's bottleneck (heights increase, so the
   // bottleneck mostly falls a little). The grid picked is searched again
   // with the full beam.
-  std::vector<std::vector<Choice>> choices;
   std::set<int64_t> bounded;
   int64_t previous = kInf;
+  // What the network can use: no choice of any kernel occupies, takes in
+  // or gives out more rows than `tallest`, so every grid at least that tall
+  // offers the same layouts. Heights above the first candidate `reached`
+  // that tall are not searched (on the whole machine, most of them): they
+  // take that height's bottlenecks, and so fit with a lower utilization,
+  // count in gridsFitting and are never picked.
+  std::vector<std::vector<Choice>> choices =
+      allChoices(tables, shape, largest.height());
+  int64_t tallest = 1;
+  for (const std::vector<Choice> &layer : choices)
+    for (const Choice &ch : layer)
+      tallest = std::max({tallest, ch.footprint, ch.in, ch.out});
+  bool reached = false;
+  std::vector<int64_t> reachedT;
   for (int64_t h : heights) {
+    if (reached) {
+      for (size_t i = 0; i < widths.size(); ++i)
+        if (int64_t w = widths[i], T = reachedT[i]; T < kInf)
+          fits.push_back({w, h, T, work / (double(w * h) * peak * double(T))});
+      continue;
+    }
     std::optional<Bottleneck> g;
     std::vector<int64_t> estimates;
     if (withinStateBudget(tables, shape, h, kStateBudget)) {
       g.emplace(tables, shape, h, maxW);
     } else {
-      if (choices.empty())
-        choices = allChoices(tables, shape, largest.height());
       estimates.assign(size_t(maxW + 1), kInf);
       estimates[size_t(maxW)] = boundedBottleneck(
           tables, shape, RelaxedBounds(tables, choices, shape, h), h, maxW,
@@ -730,13 +750,17 @@ std::optional<GridChoice> chooseGrid(const NetworkShape &net,
         previous = estimates[size_t(maxW)];
       bounded.insert(h);
     }
-    for (int64_t w : widths) {
+    if (h >= tallest) {
+      reached = true;
+      reachedT.assign(widths.size(), kInf);
+    }
+    for (size_t i = 0; i < widths.size(); ++i) {
+      int64_t w = widths[i];
       int64_t T = g ? bestBottleneck(*g, shape, h, w) : estimates[size_t(w)];
+      if (reached)
+        reachedT[i] = T;
       if (T >= kInf)
         continue;
-      // A chain without MACs (only column kernels) is judged by speed per
-      // PE instead, so the same rule applies.
-      double work = macs > 0 ? macs : 1.0;
       fits.push_back({w, h, T, work / (double(w * h) * peak * double(T))});
     }
   }
