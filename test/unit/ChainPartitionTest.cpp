@@ -282,6 +282,33 @@ TEST(ChainPartition, ChooseGridFollowsItsRule) {
       << why;
 }
 
+TEST(ChainPartition, ChooseGridCountsHeightsItDoesNotSearch) {
+  // A 64 -> 32 layer uses at most 64 rows: chooseGrid does not search the
+  // taller heights, yet they count and compare as if it had (what
+  // partitionChain finds on every candidate grid).
+  std::vector<ChainLayer> chain = {ChainLayer::dense(64, 32, true),
+                                   ChainLayer::column(ColumnOp::Softmax, 32)};
+  std::string why;
+  auto choice = chooseGrid(chain, Precision::FP32, grid(32, 200), 0.05, why);
+  ASSERT_TRUE(choice) << why;
+  double macs = double(chainMacsPerSample(chain));
+  int64_t fitting = 0;
+  double best = 0;
+  for (int64_t w : candidateGridSizes(32))
+    for (int64_t h : candidateGridSizes(200)) {
+      auto m = partitionChain(chain, Precision::FP32,
+                              grid(unsigned(w), unsigned(h)), why);
+      if (!m)
+        continue;
+      ++fitting;
+      best = std::max(best, macs / (double(w * h) *
+                                    double(m->bottleneckCycles)));
+    }
+  EXPECT_EQ(choice->gridsFitting, fitting);
+  EXPECT_DOUBLE_EQ(choice->bestUtilization, best);
+  EXPECT_LE(choice->height, 64);
+}
+
 //===----------------------------------------------------------------------===//
 // Networks (DAGs)
 //===----------------------------------------------------------------------===//
