@@ -27,6 +27,8 @@ PACKAGES=(
   time
   # Distributed simulation (weft-sim under mpirun; optional in CMake).
   libopenmpi-dev openmpi-bin
+  # A real browser for the HTML report's test (headless; docs/report.md).
+  chromium
 )
 
 missing=()

@@ -19,8 +19,11 @@
 
 #include "weft/Binary/File.h"
 #include "weft/Driver/Driver.h"
+#include "weft/Driver/Report.h"
 #include "weft/Pipeline/Pipeline.h"
 #include "weft/Reference/Reference.h"
+#include "weft/Report/Heatmap.h"
+#include "weft/Report/Html.h"
 #include "weft/Sim/Simulator.h"
 
 #include "llvm/Support/JSON.h"
@@ -138,30 +141,6 @@ struct Port {
   tensorio::DType dtype = tensorio::DType::F32;
 };
 
-/// The heatmap kinds: (name, what it counts, needs a run).
-struct HeatmapKind {
-  const char *name, *description;
-  bool needsRun;
-};
-const HeatmapKind kHeatmapKinds[] = {
-    {"busy",
-     "cycles in which the router moved a wavelet or the CE made "
-     "progress",
-     true},
-    {"ce_busy", "cycles in which the CE made progress", true},
-    {"instructions", "instructions executed", true},
-    {"macs", "multiply-accumulates executed", true},
-    {"flops", "floating-point operations executed", true},
-    {"hops",
-     "wavelets the router sent (north, east, south, west and the "
-     "ramp to the CE)",
-     true},
-    {"router_queue", "highest occupancy of a router input queue", true},
-    {"ce_queue", "highest occupancy of a CE input queue", true},
-    {"memory", "bytes of PE memory the binary initialises", false},
-    {"layer", "index of the kernel the PE runs (-1: none)", false},
-};
-
 /// A compiled or loaded program, and its last run.
 class Program {
 public:
@@ -196,6 +175,7 @@ public:
   py::dict run(const py::dict &named, uint64_t maxCycles, unsigned threads);
   void save(const std::string &path) const;
   py::array heatmap(const std::string &kind) const;
+  void report(const std::string &path) const;
   py::object stats() const;
   py::dict figures() const;
   py::object runFigures() const;
@@ -382,65 +362,55 @@ py::object Program::stats() const {
 }
 
 py::array Program::heatmap(const std::string &kind) const {
-  const HeatmapKind *k = nullptr;
-  for (const HeatmapKind &h : kHeatmapKinds)
-    if (kind == h.name)
-      k = &h;
-  if (!k) {
-    std::string names;
-    for (const HeatmapKind &h : kHeatmapKinds)
-      names += (names.empty() ? "" : ", ") + std::string(h.name);
+  const report::HeatmapKind *k = report::findHeatmapKind(kind);
+  if (!k)
     throw py::value_error("unknown heatmap kind '" + kind +
-                          "'; the kinds are " + names);
-  }
-  uint32_t width = binary.target.width, height = binary.target.height;
-  py::array_t<int64_t> a({py::ssize_t(height), py::ssize_t(width)});
-  auto m = a.mutable_unchecked<2>();
-  int64_t fill = kind == "layer" ? -1 : 0;
-  for (uint32_t y = 0; y < height; ++y)
-    for (uint32_t x = 0; x < width; ++x)
-      m(y, x) = fill;
+                          "'; the kinds are " + report::heatmapKindNames());
+  report::Grid grid;
   if (!k->needsRun) {
-    for (const binary::Group &g : binary.groups) {
-      int64_t words = 0;
-      if (g.image < binary.images.size())
-        for (const binary::Segment &s : binary.images[g.image].segments)
-          words += int64_t(s.words.size());
-      for (const binary::PerPeSegment &s : g.perPe)
-        words += s.wordsPerPE;
-      for (uint32_t y = g.y; y < g.y + g.height && y < height; ++y)
-        for (uint32_t x = g.x; x < g.x + g.width && x < width; ++x)
-          m(y, x) = kind == "layer" ? int64_t(g.layer) : 2 * words;
-    }
-    return a;
+    grid = report::computeHeatmap(*k, binary, nullptr);
+  } else {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!ran)
+      throw Error("heatmap('" + kind + "') needs a run: call run() first");
+    grid = report::computeHeatmap(*k, binary, &lastPes);
   }
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!ran)
-    throw Error("heatmap('" + kind + "') needs a run: call run() first");
-  for (const sim::PeStats &p : lastPes) {
-    if (p.x >= width || p.y >= height)
-      continue;
-    uint64_t v = 0;
-    if (kind == "busy")
-      v = p.busyCycles;
-    else if (kind == "ce_busy")
-      v = p.ceBusyCycles;
-    else if (kind == "instructions")
-      v = p.instructions;
-    else if (kind == "macs")
-      v = p.macs;
-    else if (kind == "flops")
-      v = p.flops;
-    else if (kind == "hops")
-      for (uint64_t h : p.hops)
-        v += h;
-    else if (kind == "router_queue")
-      v = p.routerQueueHigh;
-    else if (kind == "ce_queue")
-      v = p.ceQueueHigh;
-    m(p.y, p.x) = int64_t(v);
-  }
+  py::array_t<int64_t> a({py::ssize_t(grid.height), py::ssize_t(grid.width)});
+  std::copy(grid.values.begin(), grid.values.end(), a.mutable_data());
   return a;
+}
+
+void Program::report(const std::string &path) const {
+  std::string page;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!ran)
+      throw Error("report('" + path + "') needs a run: call run() first");
+    auto json = llvm::json::parse(lastStats);
+    if (!json) {
+      llvm::consumeError(json.takeError());
+      throw Error("the simulator's statistics do not parse");
+    }
+    driver::RunFigures f =
+        driver::readRunFigures(json->getAsObject(), binary, compiled);
+    py::gil_scoped_release release;
+    page = report::renderReport(driver::reportInput(
+        binary, compiled, fromCompile, f, lastPes, lastSamples));
+  }
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(path, ec);
+    if (!ec) {
+      os << page;
+      os.close();
+      if (os.has_error()) {
+        ec = os.error();
+        os.clear_error();
+      }
+    }
+  }
+  if (ec)
+    throw Error("cannot write '" + path + "': " + ec.message());
 }
 
 py::dict Program::figures() const {
@@ -662,6 +632,7 @@ PYBIND11_MODULE(_weft, m) {
            py::arg("threads") = 1)
       .def("save", &Program::save, py::arg("path"))
       .def("heatmap", &Program::heatmap, py::arg("kind"))
+      .def("report", &Program::report, py::arg("path"))
       .def_property_readonly("stats", &Program::stats)
       .def_property_readonly("figures", &Program::figures)
       .def_property_readonly("run_figures", &Program::runFigures)
@@ -695,7 +666,7 @@ PYBIND11_MODULE(_weft, m) {
   m.def("reference", &runReference, py::arg("path"), py::arg("model_bytes"),
         py::arg("inputs"), py::arg("batch_size"));
   py::list kinds;
-  for (const HeatmapKind &h : kHeatmapKinds)
+  for (const report::HeatmapKind &h : report::heatmapKinds())
     kinds.append(py::make_tuple(h.name, h.description, h.needsRun));
   m.attr("HEATMAP_KINDS") = kinds;
 }

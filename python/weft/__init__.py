@@ -7,6 +7,7 @@
     prog.save("model.wfb"); weft.load("model.wfb")
     ref = weft.reference("model.onnx", {"x": x})
     prog.heatmap("busy")               # per-PE figures, [height, width]
+    prog.report("report.html")         # the run as one HTML page
 
 The compiler, the simulator and the host reference run in this process
 (the extension module weft._weft); each releases the GIL while it works.
@@ -33,9 +34,9 @@ __all__ = [
     "format_heatmap",
 ]
 
-#: The kinds prog.heatmap() takes: name -> what it counts. "memory" and
-#: "layer" come from the binary and need no run; the others are the per-PE
-#: statistics of the last run.
+#: The kinds prog.heatmap() takes: name -> what it counts. "memory",
+#: "colors" and "layer" come from the binary and need no run; the others are
+#: the per-PE statistics of the last run.
 HEATMAP_KINDS = {name: what for name, what, _ in _weft.HEATMAP_KINDS}
 
 
@@ -214,6 +215,14 @@ class Program:
         HEATMAP_KINDS. Raises ValueError for an unknown kind and Error for a
         run statistic before a run."""
         return self._p.heatmap(kind)
+
+    def report(self, path):
+        """Writes the report page of the last run to `path`: one
+        self-contained HTML file with the fabric drawn to scale, the
+        heatmaps, each layer's predicted and simulated cycles per sample and
+        the run's figures (docs/report.md). Raises Error before a run or
+        when the file cannot be written."""
+        self._p.report(os.fspath(path))
 
 
 def format_heatmap(values, levels=" .:-=+*#%@"):

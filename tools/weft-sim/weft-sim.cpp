@@ -8,6 +8,10 @@
 //            [--stats FILE.json] [--trace FILE.json] [--max-cycles N]
 //            [--threads N] [--mode reference|fast] [--samples N]
 //            [--output-format npy|pb] [--quiet] [--progress|--no-progress]
+//            [--heatmaps DIR]
+//
+// With --heatmaps, writes one PNG image per heatmap kind to DIR/<kind>.png
+// (docs/report.md), also after a deadlock or at the cycle limit.
 //
 // Progress, on stderr when it is a terminal or with --progress (never with
 // --no-progress): about every two seconds of a run and once at its end, the
@@ -28,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Binary/File.h"
+#include "weft/Report/Png.h"
 #include "weft/Sim/Exchange.h"
 #include "weft/Sim/Simulator.h"
 #include "weft/TensorIO/TensorIO.h"
@@ -55,8 +60,10 @@ void usage(std::ostream &os) {
         "         [--stats FILE.json] [--trace FILE.json] [--max-cycles N]\n"
         "         [--threads N] [--mode reference|fast] [--samples N]\n"
         "         [--output-format npy|pb] [--quiet] [--progress|--no-progress]\n"
+        "         [--heatmaps DIR]\n"
         "Runs a weft binary on the cycle-level fabric simulator. Inputs and\n"
-        "outputs are .npy or ONNX TensorProto (.pb) files.\n";
+        "outputs are .npy or ONNX TensorProto (.pb) files. --heatmaps writes\n"
+        "DIR/<kind>.png for every per-PE figure (busy, memory, hops, ...).\n";
 }
 
 /// In a distributed run only rank 0 reports; the others exit with the
@@ -121,6 +128,7 @@ bool writeText(const std::string &path, const std::string &text) {
 /// The command line.
 struct Args {
   std::string programPath, outDir, statsPath, tracePath, outFormat = "npy";
+  std::string heatmapsDir;
   std::vector<std::pair<std::string, std::string>> inputs;
   sim::Options opts;
   bool quiet = false;
@@ -168,6 +176,9 @@ std::optional<int> parseArgs(int argc, char **argv, Args &args) {
       if (!value(args.tracePath))
         return die("--trace needs a file");
       opts.trace = true;
+    } else if (key == "--heatmaps") {
+      if (!value(args.heatmapsDir) || args.heatmapsDir.empty())
+        return die("--heatmaps needs a directory");
     } else if (key == "--max-cycles") {
       if (!value(v) || !parseUInt(v, n) || n == 0)
         return die("--max-cycles needs a positive integer");
@@ -396,12 +407,16 @@ int main(int argc, char **argv) {
   }
 #endif
   Args args;
+  std::string err;
   if (std::optional<int> rc = parseArgs(argc, argv, args))
     return *rc;
+  // An unwritable heatmap directory is found before a long run.
+  if (reporting && !args.heatmapsDir.empty() &&
+      !report::checkOutputDirectory(args.heatmapsDir, &err))
+    return die("--heatmaps: " + err);
   args.opts.exchange = exchange.get();
   bool distributed = exchange && exchange->size() > 1;
 
-  std::string err;
   std::optional<binary::Program> prog =
       binary::readFile(args.programPath, &err);
   if (!prog)
@@ -440,6 +455,10 @@ int main(int argc, char **argv) {
   if (!args.tracePath.empty() &&
       !writeText(args.tracePath, simulator->traceJson()))
     return die("cannot write " + args.tracePath);
+  if (!args.heatmapsDir.empty() &&
+      !report::writeHeatmapPngs(args.heatmapsDir, simulator->program(),
+                                &st.pes, &err))
+    return die("--heatmaps: " + err);
 
   switch (status) {
   case sim::Status::Done:

@@ -8,6 +8,7 @@
 //           [--stats FILE] [--samples N] [--grid WxH] [--precision P]
 //           [--constant NAME=FILE ...] [--rtol R] [--atol A]
 //           [--only-kernels FIRST..LAST] [--progress|--no-progress]
+//           [--trace FILE] [--report FILE.html]
 //
 // Compiles the model to a temporary .wfb, runs a separate `weft-sim` process
 // (the one next to this executable) on that file alone, and reads the
@@ -17,7 +18,8 @@
 // the host reference on the same inputs and fails on a mismatch. With
 // --only-kernels, runs that slice of the placed network alone, its host
 // inputs given by port name or filled with seeded values (docs/weftc.md,
-// "Slices").
+// "Slices"). --trace keeps the simulator's Chrome trace; --report writes the
+// run's report page (docs/report.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,7 @@
 
 #include "weft/Binary/File.h"
 #include "weft/Driver/Driver.h"
+#include "weft/Driver/Report.h"
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
 #include "weft/Machine/ISA.h"
@@ -167,6 +170,16 @@ struct RunOptions {
   cl::opt<std::string> simPath{
       "weft-sim", cl::desc("The simulator (default: weft-sim next to weftc)"),
       cl::value_desc("PATH"), cl::cat(category)};
+  cl::opt<std::string> tracePath{
+      "trace",
+      cl::desc("Keep the simulator's Chrome trace (tasks per PE, wavelets "
+               "per link) in FILE"),
+      cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<std::string> reportPath{
+      "report",
+      cl::desc("Write the run's report page (the fabric, heatmaps, per-layer "
+               "cycles; docs/report.md) to FILE.html"),
+      cl::value_desc("FILE"), cl::cat(category)};
   cl::opt<bool> keepTemps{"keep-temps",
                           cl::desc("Keep the temporary directory (.wfb, "
                                    "outputs, simulator log)"),
@@ -212,6 +225,7 @@ private:
   bool readStatistics(driver::RunFigures &figures);
   void printKernels(const driver::RunFigures &figures) const;
   void printFigures(const driver::RunFigures &figures) const;
+  bool writeReport(const driver::RunFigures &figures);
   bool checkWithReference();
 
   const RunOptions &opts;
@@ -480,6 +494,8 @@ bool RunSession::runSimulator() {
   if (opts.maxCycles > 0)
     args.insert(args.end(),
                 {"--max-cycles", std::to_string(opts.maxCycles.getValue())});
+  if (!opts.tracePath.empty())
+    args.insert(args.end(), {"--trace", opts.tracePath.getValue()});
   std::vector<StringRef> argRefs(args.begin(), args.end());
   // The simulator's stderr (its progress every ~2 s of a long run when
   // progress is on, its diagnostics) goes straight to ours.
@@ -665,6 +681,34 @@ void RunSession::printFigures(const driver::RunFigures &figures) const {
               "reductions done as 0/1 matrices)\n";
 }
 
+/// The report page (docs/report.md), from the statistics just read.
+bool RunSession::writeReport(const driver::RunFigures &figures) {
+  auto json = json::parse(readText(stats));
+  if (!json)
+    return fail("cannot parse the simulator's statistics: " +
+                toString(json.takeError()));
+  std::vector<sim::PeStats> pes = driver::readPeStats(json->getAsObject());
+  report::ReportInput input = driver::reportInput(
+      *compiled.binary, compiled, true, figures, pes, numSamples);
+  if (!opts.tracePath.empty())
+    input.traceLink = report::linkFrom(opts.reportPath, opts.tracePath);
+  std::error_code ec;
+  raw_fd_ostream os(opts.reportPath, ec);
+  if (!ec) {
+    os << report::renderReport(input);
+    os.close();
+    if (os.has_error()) {
+      ec = os.error();
+      os.clear_error();
+    }
+  }
+  if (ec)
+    return fail("cannot write the report '" + opts.reportPath +
+                "': " + ec.message());
+  outs() << "wrote " << opts.reportPath << "\n";
+  return true;
+}
+
 /// Runs the host reference on the same inputs (and constants) and compares
 /// every output; exit status 3 on a mismatch.
 bool RunSession::checkWithReference() {
@@ -701,6 +745,8 @@ int RunSession::run() {
     return exitCode;
   printKernels(figures);
   printFigures(figures);
+  if (!opts.reportPath.empty() && !writeReport(figures))
+    return exitCode;
   if (opts.check)
     checkWithReference();
   return exitCode;
