@@ -134,12 +134,18 @@ std::string weft::report::renderReport(const ReportInput &in) {
             j.value(int64_t(g.image));
           });
       });
-      // Each image's routes, for the hover text.
+      // Each image's colors and routes, for the hover text.
       j.attributeArray("images", [&] {
         for (const binary::CodeImage &image : p.images)
-          j.array([&] {
-            for (const binary::Route &r : image.routes)
-              j.value(describeRoute(r));
+          j.object([&] {
+            j.attributeArray("colors", [&] {
+              for (uint8_t c : routedColors(image))
+                j.value(int64_t(c));
+            });
+            j.attributeArray("routes", [&] {
+              for (const binary::Route &r : image.routes)
+                j.value(describeRoute(r));
+            });
           });
       });
       j.attributeArray("rects", [&] {

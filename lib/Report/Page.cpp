@@ -248,7 +248,16 @@ const char *const kPageScript = R"page((function () {
     option.textContent = k.name;
     select.appendChild(option);
   });
-  var initial = Math.max(0, kinds.findIndex(function (k) { return k.name === 'busy'; }));
+  // The address may choose the kind and a PE to describe, as the hover
+  // does: report.html#kind=hops_east&pe=3,1 (what a test in a headless
+  // browser, which has no mouse, checks).
+  var params = {};
+  location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
+    var at = kv.indexOf('=');
+    if (at > 0) params[kv.substr(0, at)] = decodeURIComponent(kv.substr(at + 1));
+  });
+  var wanted = params.kind || 'busy';
+  var initial = Math.max(0, kinds.findIndex(function (k) { return k.name === wanted; }));
   select.value = String(initial);
   var painted = 0, rects = 0;
   function show() {
@@ -261,11 +270,7 @@ const char *const kPageScript = R"page((function () {
 
   // A PE's figures, kernel, group and routes on hover.
   var hover = document.getElementById('hover');
-  canvas.addEventListener('mousemove', function (event) {
-    var box = canvas.getBoundingClientRect();
-    var x = Math.floor((event.clientX - box.left) * canvas.width / box.width / scale);
-    var y = Math.floor((event.clientY - box.top) * canvas.height / box.height / scale);
-    if (!peGroup || x < 0 || y < 0 || x >= W || y >= H) { hover.hidden = true; return; }
+  function describe(x, y) {
     var lines = ['PE (' + x + ', ' + y + ')'];
     var gi = peGroup[y * W + x];
     if (gi < 0) {
@@ -274,19 +279,35 @@ const char *const kPageScript = R"page((function () {
       var g = data.groups[gi], index = starts[gi] + (y - g[2]) * g[3] + (x - g[1]);
       lines.push('kernel ' + (g[5] >= 0 ? data.layers[g[5]] : '(none)') + ', group ' + g[0]);
       kinds.forEach(function (k) { lines.push(k.name + ': ' + valueAt(k, index)); });
-      var routes = data.images[g[6]] || [];
+      var image = data.images[g[6]] || { colors: [], routes: [] }, routes = image.routes;
+      lines.push('router colors: ' + (image.colors.length ? image.colors.join(', ') : 'none'));
       lines.push('routes (color: in -> out):');
       routes.forEach(function (route) { lines.push('  ' + route); });
       if (!routes.length) lines.push('  none');
     }
-    hover.textContent = lines.join('\n');
+    return lines.join('\n');
+  }
+  // Shows PE (x, y)'s description at (left, top) in the canvas's box.
+  function hoverAt(x, y, left, top, width) {
+    if (!peGroup || x < 0 || y < 0 || x >= W || y >= H) { hover.hidden = true; return; }
+    hover.textContent = describe(x, y);
     hover.hidden = false;
-    var left = event.clientX - box.left + 14, top = event.clientY - box.top + 14;
-    if (left + hover.offsetWidth > box.width) left = Math.max(0, left - hover.offsetWidth - 28);
+    if (left + hover.offsetWidth > width) left = Math.max(0, left - hover.offsetWidth - 28);
     hover.style.left = left + 'px';
     hover.style.top = top + 'px';
+  }
+  canvas.addEventListener('mousemove', function (event) {
+    var box = canvas.getBoundingClientRect();
+    var x = Math.floor((event.clientX - box.left) * canvas.width / box.width / scale);
+    var y = Math.floor((event.clientY - box.top) * canvas.height / box.height / scale);
+    hoverAt(x, y, event.clientX - box.left + 14, event.clientY - box.top + 14, box.width);
   });
   canvas.addEventListener('mouseleave', function () { hover.hidden = true; });
+  var pe = /^(\d+),(\d+)$/.exec(params.pe || '');
+  if (pe) {
+    var px = Number(pe[1]), py = Number(pe[2]);
+    hoverAt(px, py, (px + 1) * scale + 4, (py + 1) * scale + 4, canvas.width);
+  }
 
   // The layers' table.
   var body = document.querySelector('#layers tbody');
@@ -317,7 +338,8 @@ const char *const kPageScript = R"page((function () {
   status.dataset.state = drawable ? 'drawn' : 'too-large';
   status.textContent = (drawable ? 'drawn: ' : 'not drawn (over 4194304 PEs): ') + rects +
     ' kernel rectangles, ' + painted + ' heatmap cells of ' + (W * H) + ' PEs, ' +
-    data.table.length + ' layer rows, ' + kinds.length + ' kinds';
+    data.table.length + ' layer rows, ' + kinds.length + ' kinds, showing ' +
+    (kinds.length ? kinds[Number(select.value)].name : 'none');
 })();
 )page";
 

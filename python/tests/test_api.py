@@ -129,10 +129,39 @@ class CompileAndRun(unittest.TestCase):
         self.assertGreater(int(memory.max()), 0)
         self.assertEqual(set(weft.HEATMAP_KINDS), {
             "busy", "ce_busy", "instructions", "macs", "flops", "hops",
-            "router_queue", "ce_queue", "memory", "layer"})
+            "hops_north", "hops_east", "hops_south", "hops_west", "hops_ramp",
+            "router_queue", "ce_queue", "memory", "colors", "layer"})
+        # Link load per direction adds up to the hops.
+        dirs = ("north", "east", "south", "west", "ramp")
+        per_dir = [self.prog.heatmap("hops_" + d) for d in dirs]
+        np.testing.assert_array_equal(sum(per_dir), self.prog.heatmap("hops"))
+        for p in s["pes"]:
+            for d, h in zip(dirs, per_dir):
+                self.assertEqual(h[p["y"], p["x"]], p["hops"][d])
+        colors = self.prog.heatmap("colors")
+        self.assertGreater(int(colors.max()), 0)
+        self.assertTrue(((colors > 0) <= (layer >= 0)).all())
         text = weft.format_heatmap(busy)
         self.assertEqual(len(text.splitlines()), 8)
         self.assertIn("@", text)
+
+    def test_report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "report.html")
+            self.prog.report(path)
+            with open(path, encoding="utf-8") as f:
+                page = f.read()
+            self.assertTrue(page.startswith("<!DOCTYPE html>"))
+            self.assertIn('"layers":["fc1","fc2","probs"]', page)
+            self.assertIn('["samples","4"]', page)
+            self.assertIn('"name":"hops_east"', page)
+            self.assertNotIn("http://", page.replace("http://www.w3.org", ""))
+            again = os.path.join(tmp, "again.html")
+            self.prog.report(again)
+            with open(again, encoding="utf-8") as f:
+                self.assertEqual(f.read(), page)
+            with self.assertRaisesRegex(weft.Error, "cannot write"):
+                self.prog.report(os.path.join(tmp, "no", "such", "dir", "r.html"))
 
     def test_unknown_heatmap_kind(self):
         with self.assertRaisesRegex(ValueError, "unknown heatmap kind 'heat'.*busy.*memory"):
@@ -151,12 +180,20 @@ class CompileAndRun(unittest.TestCase):
             np.testing.assert_array_equal(loaded.heatmap("memory"), self.prog.heatmap("memory"))
             with self.assertRaisesRegex(weft.Error, "needs a run"):
                 loaded.heatmap("busy")
+            with self.assertRaisesRegex(weft.Error, "needs a run"):
+                loaded.report(os.path.join(tmp, "r.html"))
             (name, _, _), = loaded.inputs
             outs = loaded.run({name: self.x})
             (out_name, _, _), = loaded.outputs
             np.testing.assert_array_equal(outs[out_name], self.outs["y"])
             self.assertEqual(loaded.stats["cycles"], self.prog.stats["cycles"])
             np.testing.assert_array_equal(loaded.heatmap("busy"), self.prog.heatmap("busy"))
+            # A loaded program's report has the layers, without predictions.
+            loaded.report(os.path.join(tmp, "r.html"))
+            with open(os.path.join(tmp, "r.html"), encoding="utf-8") as f:
+                page = f.read()
+            self.assertIn('["fc1","",', page)
+            self.assertNotIn('"utilization"', page)
             again = os.path.join(tmp, "again.wfb")
             loaded.save(again)
             with open(path, "rb") as a, open(again, "rb") as b:

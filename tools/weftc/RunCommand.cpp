@@ -213,6 +213,7 @@ private:
     return false;
   }
   bool validateOptions();
+  bool checkReportPath();
   bool readInputs();
   bool findSimulator();
   bool compile();
@@ -309,6 +310,26 @@ bool RunSession::validateOptions() {
     if (sys::fs::access(dir, sys::fs::AccessMode::Write))
       return fail("the output directory '" + dir + "' is not writable");
   }
+  return true;
+}
+
+/// Where --report writes is checked before the compile: an existing
+/// directory to write into, a path that is not itself a directory.
+bool RunSession::checkReportPath() {
+  if (opts.reportPath.empty())
+    return true;
+  const std::string &path = opts.reportPath;
+  StringRef dir = sys::path::parent_path(path);
+  if (dir.empty())
+    dir = ".";
+  if (sys::fs::is_directory(path))
+    return fail("the report '" + path + "' is a directory");
+  if (!sys::fs::is_directory(dir))
+    return fail("cannot write the report '" + path + "': '" + dir +
+                "' is not a directory");
+  if (sys::fs::access(dir, sys::fs::AccessMode::Write))
+    return fail("cannot write the report '" + path + "': '" + dir +
+                "' is not writable");
   return true;
 }
 
@@ -737,7 +758,7 @@ bool RunSession::checkWithReference() {
 }
 
 int RunSession::run() {
-  if (!validateOptions() || !readInputs() || !findSimulator() || !compile() ||
+  if (!validateOptions() || !checkReportPath() || !readInputs() || !findSimulator() || !compile() ||
       !mapInputs() || !writeBinary() || !runSimulator() || !readOutputs())
     return exitCode;
   driver::RunFigures figures;
