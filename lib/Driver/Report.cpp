@@ -10,8 +10,7 @@ using namespace weft;
 using namespace weft::driver;
 namespace json = llvm::json;
 
-std::vector<sim::PeStats>
-weft::driver::readPeStats(const json::Object *stats) {
+std::vector<sim::PeStats> weft::driver::readPeStats(const json::Object *stats) {
   std::vector<sim::PeStats> pes;
   const json::Array *array = stats ? stats->getArray("pes") : nullptr;
   if (!array)
@@ -50,12 +49,10 @@ weft::driver::readPeStats(const json::Object *stats) {
   return pes;
 }
 
-report::ReportInput
-weft::driver::reportInput(const binary::Program &program,
-                          const CompiledModel &compiled, bool fromCompile,
-                          const RunFigures &figures,
-                          const std::vector<sim::PeStats> &pes,
-                          int64_t samples) {
+report::ReportInput weft::driver::reportInput(
+    const binary::Program &program, const CompiledModel &compiled,
+    bool fromCompile, const RunFigures &figures,
+    const std::vector<sim::PeStats> &pes, int64_t samples) {
   report::ReportInput in;
   in.program = &program;
   in.pes = &pes;

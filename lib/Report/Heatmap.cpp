@@ -31,14 +31,12 @@ const std::vector<HeatmapKind> &weft::report::heatmapKinds() {
       {"hops_west", "wavelets the router sent west", true, false, 0},
       {"hops_ramp", "wavelets the router sent up the ramp to its CE", true,
        false, 0},
-      {"router_queue", "highest occupancy of a router input queue", true,
-       false, 0},
-      {"ce_queue", "highest occupancy of a CE input queue", true, false, 0},
-      {"memory", "bytes of PE memory the binary initialises", false, false,
+      {"router_queue", "highest occupancy of a router input queue", true, false,
        0},
+      {"ce_queue", "highest occupancy of a CE input queue", true, false, 0},
+      {"memory", "bytes of PE memory the binary initialises", false, false, 0},
       {"colors", "colors the PE's router routes", false, false, 0},
-      {"layer", "index of the kernel the PE runs (-1: none)", false, true,
-       -1},
+      {"layer", "index of the kernel the PE runs (-1: none)", false, true, -1},
   };
   return kinds;
 }
@@ -68,7 +66,8 @@ int64_t weft::report::memoryBytes(const binary::Program &program,
   return 2 * words;
 }
 
-std::vector<uint8_t> weft::report::routedColors(const binary::CodeImage &image) {
+std::vector<uint8_t>
+weft::report::routedColors(const binary::CodeImage &image) {
   std::vector<uint8_t> colors;
   for (const binary::Route &r : image.routes)
     colors.push_back(r.color);
@@ -82,7 +81,8 @@ static std::string ports(machine::DirSet set) {
   std::string s;
   for (unsigned d = 0; d < machine::kNumDirs; ++d)
     if (set & (1u << d))
-      s += (s.empty() ? "" : ", ") + std::string(machine::dirName(machine::Dir(d)));
+      s += (s.empty() ? "" : ", ") +
+           std::string(machine::dirName(machine::Dir(d)));
   return s.empty() ? "none" : s;
 }
 
@@ -168,7 +168,8 @@ Grid weft::report::computeHeatmap(const HeatmapKind &kind,
   return grid;
 }
 
-std::vector<KernelRect> weft::report::kernelRects(const binary::Program &program) {
+std::vector<KernelRect>
+weft::report::kernelRects(const binary::Program &program) {
   uint32_t width = program.target.width, height = program.target.height;
   Grid layer(width, height, -1);
   for (const binary::Group &g : program.groups)
@@ -210,12 +211,12 @@ std::vector<KernelRect> weft::report::kernelRects(const binary::Program &program
         visit(x, int64_t(y) - 1);
         visit(x, int64_t(y) + 1);
       }
-      rects.push_back({int32_t(l), minX, minY, maxX - minX + 1, maxY - minY + 1});
+      rects.push_back(
+          {int32_t(l), minX, minY, maxX - minX + 1, maxY - minY + 1});
     }
-  std::stable_sort(rects.begin(), rects.end(),
-                   [](const KernelRect &a, const KernelRect &b) {
-                     return std::tie(a.layer, a.y, a.x) <
-                            std::tie(b.layer, b.y, b.x);
-                   });
+  std::stable_sort(
+      rects.begin(), rects.end(), [](const KernelRect &a, const KernelRect &b) {
+        return std::tie(a.layer, a.y, a.x) < std::tie(b.layer, b.y, b.x);
+      });
   return rects;
 }

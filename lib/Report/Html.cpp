@@ -61,15 +61,15 @@ summaryRows(const ReportInput &in) {
   for (const binary::Group &g : p.groups)
     usedPEs += uint64_t(g.width) * g.height;
   rows.push_back({"fabric", p.target.str()});
-  rows.push_back({"PEs used", fmt("%" PRIu64 " of %" PRIu64 " (%.1f%%)",
-                                  usedPEs, gridPEs,
-                                  100.0 * double(usedPEs) / double(gridPEs))});
+  rows.push_back(
+      {"PEs used", fmt("%" PRIu64 " of %" PRIu64 " (%.1f%%)", usedPEs, gridPEs,
+                       100.0 * double(usedPEs) / double(gridPEs))});
   if (!s.precision.empty())
     rows.push_back({"precision", s.precision});
   rows.push_back({"samples", std::to_string(s.samples)});
   rows.push_back({"simulated cycles", std::to_string(s.cycles)});
-  rows.push_back({"latency (first sample)",
-                  std::to_string(s.latency) + " cycles"});
+  rows.push_back(
+      {"latency (first sample)", std::to_string(s.latency) + " cycles"});
   std::string perSample =
       s.steadyCycles > 0
           ? fmt("%.1f (median interval between samples)", s.steadyCycles)
@@ -84,16 +84,15 @@ summaryRows(const ReportInput &in) {
     rows.push_back(
         {"utilization",
          percent(s.utilization) +
-             (s.macsPerSample >= 0
-                  ? " (" + std::to_string(s.macsPerSample) +
-                        " MACs of the model per sample over " +
-                        std::to_string(gridPEs) + " PEs)"
-                  : std::string())});
+             (s.macsPerSample >= 0 ? " (" + std::to_string(s.macsPerSample) +
+                                         " MACs of the model per sample over " +
+                                         std::to_string(gridPEs) + " PEs)"
+                                   : std::string())});
   if (s.executedUtilization >= 0 && s.executedMacsPerSample != s.macsPerSample)
-    rows.push_back({"executed MACs",
-                    percent(s.executedUtilization) + " of the peak (" +
-                        std::to_string(s.executedMacsPerSample) +
-                        " per sample)"});
+    rows.push_back(
+        {"executed MACs", percent(s.executedUtilization) + " of the peak (" +
+                              std::to_string(s.executedMacsPerSample) +
+                              " per sample)"});
   return rows;
 }
 
@@ -209,9 +208,9 @@ std::string weft::report::renderReport(const ReportInput &in) {
             j.value(cycles(k.predicted));
             j.value(cycles(k.simulated));
             j.value(k.predicted >= 0 && k.simulated > 0
-                        ? fmt("%.1f%%", 100.0 *
-                                            std::abs(k.predicted - k.simulated) /
-                                            k.simulated)
+                        ? fmt("%.1f%%",
+                              100.0 * std::abs(k.predicted - k.simulated) /
+                                  k.simulated)
                         : std::string());
             j.value(cycles(k.ceBusy));
           });

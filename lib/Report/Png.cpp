@@ -111,8 +111,8 @@ std::vector<uint8_t> weft::report::encodePng(const Image &image,
   std::vector<uint8_t> idat;
   if (compress && llvm::compression::zlib::isAvailable()) {
     llvm::SmallVector<uint8_t, 0> z;
-    llvm::compression::zlib::compress(raw, z,
-                                      llvm::compression::zlib::BestSizeCompression);
+    llvm::compression::zlib::compress(
+        raw, z, llvm::compression::zlib::BestSizeCompression);
     idat.assign(z.begin(), z.end());
   } else {
     idat = storedZlib(raw);
@@ -134,8 +134,8 @@ Scale weft::report::imageScale(uint32_t width, uint32_t height) {
     s.pesPerPixel = (side + kMaxSide - 1) / kMaxSide;
     return s;
   }
-  s.pixelsPerPE = std::clamp<uint32_t>(kTarget / std::max(side, 1u), 1,
-                                       kMaxPixels);
+  s.pixelsPerPE =
+      std::clamp<uint32_t>(kTarget / std::max(side, 1u), 1, kMaxPixels);
   return s;
 }
 

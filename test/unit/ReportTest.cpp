@@ -33,11 +33,14 @@ binary::Program sample() {
   p.layers = {"a", "b</script>"};
   binary::CodeImage left, right;
   left.routes = {{1, wm::dirBit(wm::Dir::West), wm::dirBit(wm::Dir::East), {}},
-                 {3, wm::dirBit(wm::Dir::Ramp),
-                  wm::dirBit(wm::Dir::East) | wm::dirBit(wm::Dir::South), {}}};
+                 {3,
+                  wm::dirBit(wm::Dir::Ramp),
+                  wm::dirBit(wm::Dir::East) | wm::dirBit(wm::Dir::South),
+                  {}}};
   left.segments = {{0, {1, 2, 3, 4}, "", ""}};
-  right.routes = {{5, wm::dirBit(wm::Dir::West), wm::dirBit(wm::Dir::Ramp), {}},
-                  {5, wm::dirBit(wm::Dir::North), wm::dirBit(wm::Dir::Ramp), {}}};
+  right.routes = {
+      {5, wm::dirBit(wm::Dir::West), wm::dirBit(wm::Dir::Ramp), {}},
+      {5, wm::dirBit(wm::Dir::North), wm::dirBit(wm::Dir::Ramp), {}}};
   right.segments = {{0, {1, 2}, "", ""}};
   p.images = {left, right};
   binary::Group a0{"a0", 0, 0, 0, 2, 2, 0, false, {}, {}};
@@ -75,9 +78,9 @@ TEST(Heatmap, KindsAreUniqueAndFound) {
     EXPECT_TRUE(names.insert(k.name).second) << k.name;
     EXPECT_EQ(findHeatmapKind(k.name), &k);
   }
-  for (const char *n : {"busy", "memory", "hops", "hops_north", "hops_east",
-                        "hops_south", "hops_west", "hops_ramp", "colors",
-                        "layer"})
+  for (const char *n :
+       {"busy", "memory", "hops", "hops_north", "hops_east", "hops_south",
+        "hops_west", "hops_ramp", "colors", "layer"})
     EXPECT_TRUE(names.count(n)) << n;
   EXPECT_EQ(findHeatmapKind("heat"), nullptr);
   EXPECT_EQ(heatmapKindNames().substr(0, 14), "busy, ce_busy,");
@@ -153,8 +156,8 @@ uint32_t be32(const uint8_t *p) {
          p[3];
 }
 std::vector<Chunk> readChunks(const std::vector<uint8_t> &png) {
-  static const uint8_t signature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a,
-                                      '\n'};
+  static const uint8_t signature[] = {0x89, 'P',  'N',  'G',
+                                      '\r', '\n', 0x1a, '\n'};
   std::vector<Chunk> chunks;
   EXPECT_GE(png.size(), 8u);
   EXPECT_TRUE(std::equal(signature, signature + 8, png.begin()));
@@ -168,8 +171,8 @@ std::vector<Chunk> readChunks(const std::vector<uint8_t> &png) {
     c.type.assign(png.begin() + pos + 4, png.begin() + pos + 8);
     c.data.assign(png.begin() + pos + 8, png.begin() + pos + 8 + length);
     uint32_t crc = be32(&png[pos + 8 + length]);
-    EXPECT_EQ(crc, llvm::crc32(llvm::ArrayRef<uint8_t>(&png[pos + 4],
-                                                       4 + length)))
+    EXPECT_EQ(crc,
+              llvm::crc32(llvm::ArrayRef<uint8_t>(&png[pos + 4], 4 + length)))
         << c.type;
     chunks.push_back(std::move(c));
     pos += 12 + length;
@@ -201,8 +204,8 @@ Image decode(const std::vector<uint8_t> &png) {
   }
   size_t row = size_t(image.width) * 3;
   llvm::SmallVector<uint8_t, 0> raw;
-  llvm::Error e = llvm::compression::zlib::decompress(
-      z, raw, (row + 1) * image.height);
+  llvm::Error e =
+      llvm::compression::zlib::decompress(z, raw, (row + 1) * image.height);
   EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
   EXPECT_EQ(raw.size(), (row + 1) * image.height);
   if (raw.size() != (row + 1) * image.height)

@@ -758,8 +758,9 @@ bool RunSession::checkWithReference() {
 }
 
 int RunSession::run() {
-  if (!validateOptions() || !checkReportPath() || !readInputs() || !findSimulator() || !compile() ||
-      !mapInputs() || !writeBinary() || !runSimulator() || !readOutputs())
+  if (!validateOptions() || !checkReportPath() || !readInputs() ||
+      !findSimulator() || !compile() || !mapInputs() || !writeBinary() ||
+      !runSimulator() || !readOutputs())
     return exitCode;
   driver::RunFigures figures;
   if (!readStatistics(figures))

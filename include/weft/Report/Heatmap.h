@@ -37,8 +37,7 @@ struct Grid {
 
   Grid() = default;
   Grid(uint32_t width, uint32_t height, int64_t fill)
-      : width(width), height(height),
-        values(size_t(width) * height, fill) {}
+      : width(width), height(height), values(size_t(width) * height, fill) {}
   int64_t &at(uint32_t x, uint32_t y) { return values[size_t(y) * width + x]; }
   int64_t at(uint32_t x, uint32_t y) const {
     return values[size_t(y) * width + x];

@@ -1,4 +1,4 @@
-//===- Html.h - The report page of a run -------------------------*- C++ -*-===//
+//===- Html.h - The report page of a run ------------------------*- C++ -*-===//
 //
 // Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
 //

@@ -71,8 +71,7 @@ Image renderHeatmap(const Grid &grid, const Grid &groups, bool categorical);
 /// `pes` is null). Creates `dir` when missing. Returns false with `error`
 /// set to a sentence naming the file when one cannot be written.
 bool writeHeatmapPngs(const std::string &dir, const binary::Program &program,
-                      const std::vector<sim::PeStats> *pes,
-                      std::string *error);
+                      const std::vector<sim::PeStats> *pes, std::string *error);
 
 /// Whether `dir` is (or can be made) a writable directory; `error` says why
 /// not. The tools check this before a long run.
