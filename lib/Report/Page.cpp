@@ -80,6 +80,8 @@ td, th { padding: 2px 10px 2px 0; text-align: left; vertical-align: top; }
 <section>
 <h2>The fabric</h2>
 <label>Heatmap <select id="kind"></select></label>
+<label>of <select id="view"><option value="fabric">the whole fabric</option>
+<option value="used">the PEs in use</option></select></label>
 <span id="kind-description"></span>
 <div id="legend"><span id="legend-lo"></span> <canvas id="legend-bar" width="256" height="12"></canvas> <span id="legend-hi"></span>
 <span class="swatch" style="background: #c8c8c8"></span> zero
@@ -167,12 +169,27 @@ const char *const kPageScript = R"page((function () {
     return Math.max(0, Math.min(255, Math.round(t * 255)));
   }
 
-  // The canvas: every PE a square of `scale` pixels.
+  // The view: the whole fabric, or the rectangle around the PEs in use (a
+  // small network on the machine's 750 x 994 is a strip at its edge). The
+  // canvas shows it with every PE a square of `scale` pixels.
   var canvas = document.getElementById('heatmap');
-  var scale = Math.max(1, Math.min(40, Math.floor(960 / W), Math.floor(960 / H)));
-  canvas.width = W * scale;
-  canvas.height = H * scale;
   var ctx = canvas.getContext('2d');
+  var x0 = W, y0 = H, x1 = 0, y1 = 0;
+  data.groups.forEach(function (g) {
+    x0 = Math.min(x0, g[1]);
+    y0 = Math.min(y0, g[2]);
+    x1 = Math.max(x1, Math.min(W, g[1] + g[3]));
+    y1 = Math.max(y1, Math.min(H, g[2] + g[4]));
+  });
+  var used = x1 > x0 && y1 > y0 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 }
+                                : { x: 0, y: 0, w: W, h: H };
+  var view = { x: 0, y: 0, w: W, h: H }, scale = 1;
+  function setView(which) {
+    view = which === 'used' ? used : { x: 0, y: 0, w: W, h: H };
+    scale = Math.max(1, Math.min(40, Math.floor(960 / view.w), Math.floor(960 / view.h)));
+    canvas.width = view.w * scale;
+    canvas.height = view.h * scale;
+  }
   var off = document.createElement('canvas');
   off.width = W;
   off.height = H;
@@ -184,7 +201,10 @@ const char *const kPageScript = R"page((function () {
     ctx.font = '12px system-ui, sans-serif';
     ctx.textBaseline = 'top';
     data.rects.forEach(function (r) {
-      var x = r[1] * scale, y = r[2] * scale, w = r[3] * scale, h = r[4] * scale;
+      if (r[1] >= view.x + view.w || r[2] >= view.y + view.h ||
+          r[1] + r[3] <= view.x || r[2] + r[4] <= view.y) return;
+      var x = (r[1] - view.x) * scale, y = (r[2] - view.y) * scale;
+      var w = r[3] * scale, h = r[4] * scale;
       ctx.strokeStyle = '#000';
       ctx.strokeRect(x + 0.5, y + 0.5, w - 1, h - 1);
       var name = data.layers[r[0]] || ('layer ' + r[0]);
@@ -235,7 +255,7 @@ const char *const kPageScript = R"page((function () {
     offCtx.putImageData(image, 0, 0);
     ctx.imageSmoothingEnabled = false;
     ctx.clearRect(0, 0, canvas.width, canvas.height);
-    ctx.drawImage(off, 0, 0, W * scale, H * scale);
+    ctx.drawImage(off, view.x, view.y, view.w, view.h, 0, 0, view.w * scale, view.h * scale);
     drawLegend(kind);
     return painted;
   }
@@ -248,9 +268,9 @@ const char *const kPageScript = R"page((function () {
     option.textContent = k.name;
     select.appendChild(option);
   });
-  // The address may choose the kind and a PE to describe, as the hover
-  // does: report.html#kind=hops_east&pe=3,1 (what a test in a headless
-  // browser, which has no mouse, checks).
+  // The address may choose the kind, the view and a PE to describe, as the
+  // hover does: report.html#kind=hops_east&view=used&pe=3,1 (what a test in
+  // a headless browser, which has no mouse, checks).
   var params = {};
   location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
     var at = kv.indexOf('=');
@@ -259,6 +279,9 @@ const char *const kPageScript = R"page((function () {
   var wanted = params.kind || 'busy';
   var initial = Math.max(0, kinds.findIndex(function (k) { return k.name === wanted; }));
   select.value = String(initial);
+  var viewSelect = document.getElementById('view');
+  viewSelect.value = params.view === 'used' ? 'used' : 'fabric';
+  setView(viewSelect.value);
   var painted = 0, rects = 0;
   function show() {
     if (!drawable || !kinds.length) return;
@@ -266,6 +289,10 @@ const char *const kPageScript = R"page((function () {
     rects = drawRects();
   }
   select.addEventListener('change', show);
+  viewSelect.addEventListener('change', function () {
+    setView(viewSelect.value);
+    show();
+  });
   show();
 
   // A PE's figures, kernel, group and routes on hover.
@@ -298,15 +325,15 @@ const char *const kPageScript = R"page((function () {
   }
   canvas.addEventListener('mousemove', function (event) {
     var box = canvas.getBoundingClientRect();
-    var x = Math.floor((event.clientX - box.left) * canvas.width / box.width / scale);
-    var y = Math.floor((event.clientY - box.top) * canvas.height / box.height / scale);
+    var x = view.x + Math.floor((event.clientX - box.left) * canvas.width / box.width / scale);
+    var y = view.y + Math.floor((event.clientY - box.top) * canvas.height / box.height / scale);
     hoverAt(x, y, event.clientX - box.left + 14, event.clientY - box.top + 14, box.width);
   });
   canvas.addEventListener('mouseleave', function () { hover.hidden = true; });
   var pe = /^(\d+),(\d+)$/.exec(params.pe || '');
   if (pe) {
     var px = Number(pe[1]), py = Number(pe[2]);
-    hoverAt(px, py, (px + 1) * scale + 4, (py + 1) * scale + 4, canvas.width);
+    hoverAt(px, py, (px - view.x + 1) * scale + 4, (py - view.y + 1) * scale + 4, canvas.width);
   }
 
   // The layers' table.
@@ -339,7 +366,8 @@ const char *const kPageScript = R"page((function () {
   status.textContent = (drawable ? 'drawn: ' : 'not drawn (over 4194304 PEs): ') + rects +
     ' kernel rectangles, ' + painted + ' heatmap cells of ' + (W * H) + ' PEs, ' +
     data.table.length + ' layer rows, ' + kinds.length + ' kinds, showing ' +
-    (kinds.length ? kinds[Number(select.value)].name : 'none');
+    (kinds.length ? kinds[Number(select.value)].name : 'none') + ' on ' + view.w + 'x' +
+    view.h + ' PEs at (' + view.x + ', ' + view.y + ')';
 })();
 )page";
 
