@@ -8,8 +8,10 @@
 // through the driver library (include/weft/Driver/Driver.h, as `weftc`
 // does), run the binary in this process on the simulator library
 // (include/weft/Sim/Simulator.h, as tools/weft-sim does), save and load
-// .wfb files (include/weft/Binary/File.h), and run the host reference
-// (include/weft/Reference/Reference.h). python/weft/__init__.py wraps it.
+// .wfb files (include/weft/Binary/File.h), run the host reference
+// (include/weft/Reference/Reference.h), and draw a run: its heatmaps and its
+// report page (include/weft/Report, as weft-sim and weftc run do).
+// python/weft/__init__.py wraps it.
 //
 // Every long call (compile, simulate, reference) releases the GIL; numpy
 // arrays are copied into host tensors before and out of them after. A
