@@ -137,7 +137,7 @@ const char *const kPageScript = R"page((function () {
       total += k.runs[2 * r + 1];
       ends[r] = total;
       vals[r] = v;
-      if (k.categorical || v !== 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      if (k.categorical ? v >= 0 : v !== 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
     }
     if (k.categorical) lo = 0;
     return { name: k.name, description: k.description, categorical: k.categorical,
@@ -164,7 +164,7 @@ const char *const kPageScript = R"page((function () {
   }
   var ZERO = [200, 200, 200];
   function colorIndex(kind, v) {
-    if (!kind.categorical && v === 0) return -1;
+    if (kind.categorical ? v < 0 : v === 0) return -1;
     var t = kind.hi > kind.lo ? (v - kind.lo) / (kind.hi - kind.lo) : 1;
     return Math.max(0, Math.min(255, Math.round(t * 255)));
   }

@@ -162,7 +162,7 @@ Image weft::report::renderHeatmap(const Grid &grid, const Grid &groups,
   int64_t lo = 0, hi = 0;
   bool any = false;
   for (size_t b = 0; b < block.size(); ++b) {
-    if (!used[b] || (!categorical && block[b] == 0))
+    if (!used[b] || (categorical ? block[b] < 0 : block[b] == 0))
       continue;
     lo = any ? std::min(lo, block[b]) : block[b];
     hi = any ? std::max(hi, block[b]) : block[b];
@@ -179,7 +179,7 @@ Image weft::report::renderHeatmap(const Grid &grid, const Grid &groups,
     for (uint32_t bx = 0; bx < bw; ++bx) {
       size_t b = size_t(by) * bw + bx;
       Rgb c = kUnusedColor;
-      if (used[b] && (categorical || block[b] != 0))
+      if (used[b] && (categorical ? block[b] >= 0 : block[b] != 0))
         c = colorMap(hi > lo ? double(block[b] - lo) / double(hi - lo) : 1.0);
       else if (used[b])
         c = kZeroColor;

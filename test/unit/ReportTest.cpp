@@ -24,7 +24,7 @@ namespace {
 
 /// A 6x3 fabric: layer "a" on a 2x2 group at (0, 0) and a 1x1 group at
 /// (4, 0) (two copies), layer "b" on a 1x3 group at (2, 0) beside the first,
-/// and nothing in the rest.
+/// a 1x1 group of no layer at (3, 2), and nothing in the rest.
 binary::Program sample() {
   binary::Program p;
   p.target.width = 6;
@@ -47,7 +47,8 @@ binary::Program sample() {
   a0.perPe = {{64, 3, std::vector<uint16_t>(12, 0), "w", ""}};
   binary::Group b{"b", 1, 2, 0, 1, 3, 1, false, {}, {}};
   binary::Group a1{"a1", 0, 4, 0, 1, 1, 0, false, {}, {}};
-  p.groups = {a0, b, a1};
+  binary::Group relay{"relay", 1, 3, 2, 1, 1, -1, true, {}, {}};
+  p.groups = {a0, b, a1, relay};
   return p;
 }
 
@@ -274,6 +275,7 @@ TEST(Png, HeatmapColorsAndScale) {
   EXPECT_EQ(pixel(layers, 0, 0), colorMap(0.0));
   EXPECT_EQ(pixel(layers, 2 * 32, 0), colorMap(1.0));
   EXPECT_EQ(pixel(layers, 3 * 32, 0), kUnusedColor);
+  EXPECT_EQ(pixel(layers, 3 * 32, 2 * 32), kZeroColor); // of no kernel
 }
 
 TEST(Png, BoundedForLargeFabrics) {
@@ -330,9 +332,9 @@ TEST(Html, PageIsDeterministicAndEscaped) {
                       "\"70.0\"]"),
             std::string::npos);
   // Per-PE figures in group order, run-length encoded: busy of a0's four
-  // PEs (5, 0, 0, 20), b's three (0, 0, 7) and a1's one (0).
+  // PEs (5, 0, 0, 20), b's three (0, 0, 7), a1's and relay's (0, 0).
   EXPECT_NE(page.find("\"name\":\"busy\""), std::string::npos);
-  EXPECT_NE(page.find("\"runs\":[5,1,0,2,20,1,0,2,7,1,0,1]"),
+  EXPECT_NE(page.find("\"runs\":[5,1,0,2,20,1,0,2,7,1,0,2]"),
             std::string::npos);
   EXPECT_NE(page.find("\"rects\":[[0,0,0,2,2],[0,4,0,1,1],[1,2,0,1,3]]"),
             std::string::npos);

@@ -52,7 +52,8 @@ struct HeatmapKind {
   /// Whether the value comes from a run's statistics (else from the binary).
   bool needsRun;
   /// Whether the values name things (kernel indices) rather than count:
-  /// drawn with distinct colors, none of them the zero color.
+  /// drawn with distinct colors from 0 up, negative values (none) in the
+  /// zero color.
   bool categorical;
   /// The value of a PE that no group covers.
   int64_t unused;

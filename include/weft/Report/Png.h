@@ -64,7 +64,8 @@ Scale imageScale(uint32_t width, uint32_t height);
 
 /// `grid` drawn as an image (see the file comment). `groups` is
 /// groupIndex() of the program: PEs it marks -1 are drawn unused. A
-/// categorical kind gets a distinct color per value, none of them zero's.
+/// categorical kind gets a distinct color per value from 0 up, none of them
+/// zero's, and zero's color for negative values (a PE of no kernel).
 Image renderHeatmap(const Grid &grid, const Grid &groups, bool categorical);
 
 /// Writes DIR/<kind>.png for every kind (only those that need no run when
