@@ -476,6 +476,9 @@ int main(int argc, char **argv) {
       return *rc;
   if (!args.quiet)
     printSummary(*simulator, st, seconds);
+  if (!args.quiet && !args.heatmapsDir.empty())
+    std::cout << "weft-sim: wrote " << report::heatmapKinds().size()
+              << " heatmaps to " << args.heatmapsDir << "/<kind>.png\n";
   if (distributed && !args.quiet)
     std::fprintf(stdout,
                  "weft-sim: %u ranks; rank 0 sent %llu bytes across its "
