@@ -157,10 +157,15 @@ std::string weft::report::renderReport(const ReportInput &in) {
             j.value(int64_t(r.height));
           });
       });
+      // The colors of include/weft/Report/Png.h, so that the page and the
+      // PNG images draw alike.
+      auto hex = [](Rgb c) { return fmt("#%02x%02x%02x", c.r, c.g, c.b); };
       j.attributeArray("colormap", [&] {
         for (const Rgb &c : colorMapAnchors())
-          j.value(fmt("#%02x%02x%02x", c.r, c.g, c.b));
+          j.value(hex(c));
       });
+      j.attribute("zero", hex(kZeroColor));
+      j.attribute("unused", hex(kUnusedColor));
       // Every kind the data allows, its values run-length encoded in group
       // order: [value, count, value, count, ...].
       j.attributeArray("kinds", [&] {

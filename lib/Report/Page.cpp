@@ -84,8 +84,8 @@ td, th { padding: 2px 10px 2px 0; text-align: left; vertical-align: top; }
 <option value="used">the PEs in use</option></select></label>
 <span id="kind-description"></span>
 <div id="legend"><span id="legend-lo"></span> <canvas id="legend-bar" width="256" height="12"></canvas> <span id="legend-hi"></span>
-<span class="swatch" style="background: #c8c8c8"></span> zero
-<span class="swatch" style="background: #ffffff"></span> no group</div>
+<span class="swatch" id="zero-swatch"></span> zero
+<span class="swatch" id="unused-swatch"></span> no group</div>
 <div id="map"><canvas id="heatmap"></canvas><div id="hover" hidden></div></div>
 </section>
 <section>
@@ -153,16 +153,19 @@ const char *const kPageScript = R"page((function () {
   }
 
   // The color map: 256 entries interpolated between the anchors.
-  var anchors = data.colormap.map(function (h) {
+  function rgb(h) {
     return [parseInt(h.substr(1, 2), 16), parseInt(h.substr(3, 2), 16), parseInt(h.substr(5, 2), 16)];
-  });
+  }
+  var anchors = data.colormap.map(rgb);
   var lut = new Uint8Array(256 * 3);
   for (var i = 0; i < 256; ++i) {
     var pos = i / 255 * (anchors.length - 1), j = Math.min(Math.floor(pos), anchors.length - 2), f = pos - j;
     for (var c = 0; c < 3; ++c)
       lut[3 * i + c] = Math.round(anchors[j][c] + f * (anchors[j + 1][c] - anchors[j][c]));
   }
-  var ZERO = [200, 200, 200];
+  var ZERO = rgb(data.zero), UNUSED = rgb(data.unused);
+  document.getElementById('zero-swatch').style.background = data.zero;
+  document.getElementById('unused-swatch').style.background = data.unused;
   function colorIndex(kind, v) {
     if (kind.categorical ? v < 0 : v === 0) return -1;
     var t = kind.hi > kind.lo ? (v - kind.lo) / (kind.hi - kind.lo) : 1;
@@ -238,7 +241,9 @@ const char *const kPageScript = R"page((function () {
   // Paints `kind`; returns the PEs painted with a value.
   function paint(kind) {
     var image = offCtx.createImageData(W, H), px = image.data;
-    px.fill(255);
+    for (var o = 0; o < px.length; o += 4) {
+      px[o] = UNUSED[0]; px[o + 1] = UNUSED[1]; px[o + 2] = UNUSED[2]; px[o + 3] = 255;
+    }
     var painted = 0, r = 0;
     data.groups.forEach(function (g, gi) {
       var index = starts[gi];
