@@ -1166,8 +1166,10 @@ Stats Engine::stats() const {
   s.stateBytes = pes.size() * sizeof(Pe) + queueStore.capacity() * 8 +
                  residentMemoryBytes();
   for (const Pe *pe : pes)
-    if (pe->micro)
-      s.stateBytes += 8 * sizeof(Exec);
+    s.stateBytes += pe->lazyStateBytes();
+  for (const ThreadOut &o : outs)
+    for (unsigned c = 0; c < 32; ++c)
+      s.hopsPerColor[c] += o.hopsPerColor[c];
   for (const auto &pe : pes) {
     s.pes.push_back(pe->st);
     s.busyPeCycles += pe->st.busyCycles;
@@ -1176,8 +1178,6 @@ Stats Engine::stats() const {
     s.macs += pe->st.macs;
     for (unsigned d = 0; d < 5; ++d)
       s.hops += pe->st.hops[d];
-    for (unsigned c = 0; c < 32; ++c)
-      s.hopsPerColor[c] += pe->hopsPerColor[c];
   }
   return s;
 }
