@@ -682,7 +682,11 @@ bool Engine::decide(bool &anyProgress) {
     fail(err);
     return false;
   }
-  anyProgress = hostMoved || mergeThreadOuts();
+  // Merge before anything else: the other threads' host sends are
+  // collected only from outs[0] (a short-circuit here once left them in
+  // their latches whenever a host port injected in the same cycle).
+  bool stepped = mergeThreadOuts();
+  anyProgress = hostMoved || stepped;
   anyProgress |= collectHost(main);
   return st != Status::Error;
 }
