@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <functional>
 #include <map>
 #include <memory>
@@ -1186,6 +1187,12 @@ Stats Engine::stats() const {
   return s;
 }
 
+/// Appends the decimal digits of `v`, as a stream prints the integer.
+template <typename T> static void appendInt(std::string &out, T v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
+}
+
 std::string Engine::statsJson() const {
   Stats s = stats();
   std::ostringstream os;
@@ -1241,26 +1248,47 @@ std::string Engine::statsJson() const {
     first = false;
   }
   os << "\n  ],\n  \"pes\": [";
+  // The PEs' entries are most of the text (about 330 bytes each; 240 MB
+  // for the whole wafer): appended to a string reserved once, not through
+  // the stream, whose buffer grows by doubling and is copied at the end.
+  std::string out = os.str();
+  out.reserve(out.size() + s.pes.size() * 360 + 8);
+  auto field = [&out](const char *name, auto v) {
+    out += ", \"";
+    out += name;
+    out += "\": ";
+    appendInt(out, v);
+  };
   first = true;
   for (const PeStats &p : s.pes) {
-    os << (first ? "\n" : ",\n") << "    {\"x\": " << p.x << ", \"y\": " << p.y
-       << ", \"layer\": " << p.layer << ", \"busy_cycles\": " << p.busyCycles
-       << ", \"ce_busy_cycles\": " << p.ceBusyCycles
-       << ", \"send_wait_cycles\": " << p.sendWaitCycles
-       << ", \"free_cycles\": " << p.freeCycles
-       << ", \"instructions\": " << p.instructions
-       << ", \"elements\": " << p.elements << ", \"flops\": " << p.flops
-       << ", \"macs\": " << p.macs << ", \"picks\": " << p.picks
-       << ", \"hops\": {\"north\": " << p.hops[0] << ", \"east\": "
-       << p.hops[1] << ", \"south\": " << p.hops[2] << ", \"west\": "
-       << p.hops[3] << ", \"ramp\": " << p.hops[4] << "}"
-       << ", \"router_queue_high\": " << p.routerQueueHigh
-       << ", \"ce_queue_high\": " << p.ceQueueHigh
-       << ", \"memory_words_used\": " << p.memoryWordsUsed << "}";
+    out += first ? "\n    {\"x\": " : ",\n    {\"x\": ";
+    appendInt(out, p.x);
+    field("y", p.y);
+    field("layer", p.layer);
+    field("busy_cycles", p.busyCycles);
+    field("ce_busy_cycles", p.ceBusyCycles);
+    field("send_wait_cycles", p.sendWaitCycles);
+    field("free_cycles", p.freeCycles);
+    field("instructions", p.instructions);
+    field("elements", p.elements);
+    field("flops", p.flops);
+    field("macs", p.macs);
+    field("picks", p.picks);
+    out += ", \"hops\": {\"north\": ";
+    appendInt(out, p.hops[0]);
+    field("east", p.hops[1]);
+    field("south", p.hops[2]);
+    field("west", p.hops[3]);
+    field("ramp", p.hops[4]);
+    out += "}";
+    field("router_queue_high", p.routerQueueHigh);
+    field("ce_queue_high", p.ceQueueHigh);
+    field("memory_words_used", p.memoryWordsUsed);
+    out += "}";
     first = false;
   }
-  os << "\n  ]\n}\n";
-  return os.str();
+  out += "\n  ]\n}\n";
+  return out;
 }
 
 std::string Engine::traceJson() const {
