@@ -410,6 +410,8 @@ std::vector<uint8_t> Engine::packBand() const {
   w.put(local.peSteps);
   w.put(local.stateBytes);
   w.put(local.allocatedPEs);
+  for (unsigned c = 0; c < 32; ++c)
+    w.put(local.hopsPerColor[c]);
   w.put(leftoverCount());
   w.putVector(sampleDone);
   for (const StreamState &s : streams)
@@ -425,8 +427,6 @@ std::vector<uint8_t> Engine::packBand() const {
   for (size_t i = 0; i < pes.size(); ++i) {
     recs[i].global = globalOf(uint32_t(i));
     recs[i].st = pes[i]->st;
-    std::copy(std::begin(pes[i]->hopsPerColor), std::end(pes[i]->hopsPerColor),
-              recs[i].hopsPerColor);
   }
   w.putVector(recs);
   std::vector<std::pair<uint32_t, std::string>> stuck;
@@ -477,6 +477,8 @@ void Engine::mergeGathered(const std::vector<std::vector<uint8_t>> &parts) {
     s.peSteps += r.get<uint64_t>();
     s.stateBytes += r.get<uint64_t>();
     s.allocatedPEs += r.get<uint64_t>();
+    for (unsigned c = 0; c < 32; ++c)
+      s.hopsPerColor[c] += r.get<uint64_t>();
     leftover += r.get<uint64_t>();
     std::vector<uint64_t> sd = r.getVector<uint64_t>();
     for (size_t i = 0; i < sd.size() && i < done.size(); ++i)
@@ -525,8 +527,6 @@ void Engine::mergeGathered(const std::vector<std::vector<uint8_t>> &parts) {
     s.macs += p.st.macs;
     for (unsigned d = 0; d < 5; ++d)
       s.hops += p.st.hops[d];
-    for (unsigned c = 0; c < 32; ++c)
-      s.hopsPerColor[c] += p.hopsPerColor[c];
   }
   gatheredStats = std::move(s);
   gathered = true;

@@ -211,7 +211,6 @@ private:
   struct PeRecord {
     uint32_t global;
     PeStats st;
-    uint64_t hopsPerColor[32];
   };
   std::vector<PeRecord> allPes;
   Stats gatheredStats;

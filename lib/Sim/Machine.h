@@ -28,6 +28,7 @@
 #include "weft/Machine/ISA.h"
 #include "weft/Machine/Target.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -133,6 +134,22 @@ struct FifoState {
   uint8_t pushAc = 0, popAc = 0;
 };
 
+/// A loaded DSR: the record as it was in memory (for stores and FIFO checks)
+/// and decoded (for operand resolution).
+struct DsrEntry {
+  uint64_t raw = 0;
+  Dsd dsd;
+};
+
+/// The state of 4-D addressing: XDSRs and stride registers. Allocated when
+/// a PE first loads either, so that PEs with only 1-D and fabric vectors
+/// (every dense layer) do not carry it.
+struct FourDState {
+  Xdsd xdsr[6];
+  uint64_t xdsrRaw[6] = {};
+  int16_t strideReg[6] = {};
+};
+
 struct TraceEvent {
   uint64_t ts, dur;
   uint32_t pe;     ///< dense PE index
@@ -178,6 +195,10 @@ struct ThreadOut {
   /// First program error of this cycle, by PE index.
   uint32_t errorPe = UINT32_MAX;
   std::string error;
+  /// Wavelets this thread's router steps sent, per color, over the whole
+  /// run (never cleared; stats() adds the threads up). Counting them here
+  /// rather than per PE keeps 256 bytes out of every PE's state.
+  uint64_t hopsPerColor[32] = {};
 };
 
 /// One PE. Allocated only for PEs a group covers. Fields are ordered by
@@ -229,7 +250,6 @@ struct Pe {
 
   // Statistics (every busy cycle, every hop).
   PeStats st;
-  uint64_t hopsPerColor[32] = {};
 
   // Queues: compute element queues, one per routable color, and router
   // queues, indexed port * colors + color.
@@ -260,14 +280,53 @@ struct Pe {
   /// The state of the PE's positioned routes (PeRoute::position), allocated
   /// at load when its image has any.
   std::unique_ptr<PositionState[]> positions;
-  uint64_t dsd[3][12] = {}; ///< raw records: S0, S1, D
-  Dsd dsdDecoded[3][12];
+  /// DSRs (S0, S1, D): bit r of dsrValid[file] says register r was
+  /// loaded, and its record is dsrs[dsrSlot[file][r]]. A PE uses a few of
+  /// its 36 DSRs, so their records live in a small array that grows with
+  /// each register loaded for the first time (loadDsr()), not inline.
   uint16_t dsrValid[3] = {0, 0, 0};
-  Xdsd xdsr[6];
-  uint8_t xdsrValid = 0;
-  uint64_t xdsrRaw[6] = {};
-  int16_t strideReg[6] = {};
-  FifoState fifo[12];
+  uint8_t dsrSlot[3][12];
+  uint8_t numDsrs = 0, dsrCapacity = 0;
+  uint8_t xdsrValid = 0; ///< XDSRs loaded (bit per register)
+  std::unique_ptr<DsrEntry[]> dsrs;
+  /// XDSRs and stride registers, allocated by the first LDX or LDSR.
+  std::unique_ptr<FourDState> fourD;
+  /// FIFO state by DSR number, allocated by the first FIFO DSD load.
+  std::unique_ptr<FifoState[]> fifo;
+
+  /// The record of a loaded DSR (dsrValid says which are).
+  const DsrEntry &dsr(unsigned file, unsigned reg) const {
+    return dsrs[dsrSlot[file][reg]];
+  }
+  /// The entry a DSR load writes: the register's own once it was loaded,
+  /// else a new one (the array grows to 4, 12, then all 36 registers).
+  DsrEntry &loadDsr(unsigned file, unsigned reg) {
+    if (dsrValid[file] & (1u << reg))
+      return dsrs[dsrSlot[file][reg]];
+    if (numDsrs == dsrCapacity) {
+      uint8_t cap = dsrCapacity ? (dsrCapacity < 12 ? 12 : 36) : 4;
+      std::unique_ptr<DsrEntry[]> grown(new DsrEntry[cap]);
+      std::copy(dsrs.get(), dsrs.get() + numDsrs, grown.get());
+      dsrs = std::move(grown);
+      dsrCapacity = cap;
+    }
+    dsrValid[file] |= uint16_t(1u << reg);
+    dsrSlot[file][reg] = numDsrs;
+    return dsrs[numDsrs++];
+  }
+  FourDState &fourDState() {
+    if (!fourD)
+      fourD = std::make_unique<FourDState>();
+    return *fourD;
+  }
+  /// Host bytes of the state allocated on demand (microthreads, DSR
+  /// records, 4-D and FIFO state), for Stats::stateBytes.
+  size_t lazyStateBytes() const {
+    return (micro ? 8 * sizeof(Exec) : 0) +
+           size_t(dsrCapacity) * sizeof(DsrEntry) +
+           (fourD ? sizeof(FourDState) : 0) +
+           (fifo ? 12 * sizeof(FifoState) : 0);
+  }
 };
 
 /// Whether every busy microthread of `p` is waiting for the datapath: none

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <functional>
 #include <map>
 #include <memory>
@@ -682,7 +683,11 @@ bool Engine::decide(bool &anyProgress) {
     fail(err);
     return false;
   }
-  anyProgress = hostMoved || mergeThreadOuts();
+  // Merge before anything else: the other threads' host sends are
+  // collected only from outs[0] (a short-circuit here once left them in
+  // their latches whenever a host port injected in the same cycle).
+  bool stepped = mergeThreadOuts();
+  anyProgress = hostMoved || stepped;
   anyProgress |= collectHost(main);
   return st != Status::Error;
 }
@@ -1166,8 +1171,10 @@ Stats Engine::stats() const {
   s.stateBytes = pes.size() * sizeof(Pe) + queueStore.capacity() * 8 +
                  residentMemoryBytes();
   for (const Pe *pe : pes)
-    if (pe->micro)
-      s.stateBytes += 8 * sizeof(Exec);
+    s.stateBytes += pe->lazyStateBytes();
+  for (const ThreadOut &o : outs)
+    for (unsigned c = 0; c < 32; ++c)
+      s.hopsPerColor[c] += o.hopsPerColor[c];
   for (const auto &pe : pes) {
     s.pes.push_back(pe->st);
     s.busyPeCycles += pe->st.busyCycles;
@@ -1176,10 +1183,14 @@ Stats Engine::stats() const {
     s.macs += pe->st.macs;
     for (unsigned d = 0; d < 5; ++d)
       s.hops += pe->st.hops[d];
-    for (unsigned c = 0; c < 32; ++c)
-      s.hopsPerColor[c] += pe->hopsPerColor[c];
   }
   return s;
+}
+
+/// Appends the decimal digits of `v`, as a stream prints the integer.
+template <typename T> static void appendInt(std::string &out, T v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
 }
 
 std::string Engine::statsJson() const {
@@ -1237,26 +1248,47 @@ std::string Engine::statsJson() const {
     first = false;
   }
   os << "\n  ],\n  \"pes\": [";
+  // The PEs' entries are most of the text (about 330 bytes each; 240 MB
+  // for the whole wafer): appended to a string reserved once, not through
+  // the stream, whose buffer grows by doubling and is copied at the end.
+  std::string out = os.str();
+  out.reserve(out.size() + s.pes.size() * 360 + 8);
+  auto field = [&out](const char *name, auto v) {
+    out += ", \"";
+    out += name;
+    out += "\": ";
+    appendInt(out, v);
+  };
   first = true;
   for (const PeStats &p : s.pes) {
-    os << (first ? "\n" : ",\n") << "    {\"x\": " << p.x << ", \"y\": " << p.y
-       << ", \"layer\": " << p.layer << ", \"busy_cycles\": " << p.busyCycles
-       << ", \"ce_busy_cycles\": " << p.ceBusyCycles
-       << ", \"send_wait_cycles\": " << p.sendWaitCycles
-       << ", \"free_cycles\": " << p.freeCycles
-       << ", \"instructions\": " << p.instructions
-       << ", \"elements\": " << p.elements << ", \"flops\": " << p.flops
-       << ", \"macs\": " << p.macs << ", \"picks\": " << p.picks
-       << ", \"hops\": {\"north\": " << p.hops[0] << ", \"east\": "
-       << p.hops[1] << ", \"south\": " << p.hops[2] << ", \"west\": "
-       << p.hops[3] << ", \"ramp\": " << p.hops[4] << "}"
-       << ", \"router_queue_high\": " << p.routerQueueHigh
-       << ", \"ce_queue_high\": " << p.ceQueueHigh
-       << ", \"memory_words_used\": " << p.memoryWordsUsed << "}";
+    out += first ? "\n    {\"x\": " : ",\n    {\"x\": ";
+    appendInt(out, p.x);
+    field("y", p.y);
+    field("layer", p.layer);
+    field("busy_cycles", p.busyCycles);
+    field("ce_busy_cycles", p.ceBusyCycles);
+    field("send_wait_cycles", p.sendWaitCycles);
+    field("free_cycles", p.freeCycles);
+    field("instructions", p.instructions);
+    field("elements", p.elements);
+    field("flops", p.flops);
+    field("macs", p.macs);
+    field("picks", p.picks);
+    out += ", \"hops\": {\"north\": ";
+    appendInt(out, p.hops[0]);
+    field("east", p.hops[1]);
+    field("south", p.hops[2]);
+    field("west", p.hops[3]);
+    field("ramp", p.hops[4]);
+    out += "}";
+    field("router_queue_high", p.routerQueueHigh);
+    field("ce_queue_high", p.ceQueueHigh);
+    field("memory_words_used", p.memoryWordsUsed);
+    out += "}";
     first = false;
   }
-  os << "\n  ]\n}\n";
-  return os.str();
+  out += "\n  ]\n}\n";
+  return out;
 }
 
 std::string Engine::traceJson() const {

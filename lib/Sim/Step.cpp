@@ -265,7 +265,7 @@ bool Ctx::forward(unsigned color, unsigned port, DirSet outs, DirSet &granted) {
     if (!(outs & (1u << d)))
       continue;
     ++pe.st.hops[d];
-    ++pe.hopsPerColor[color];
+    ++out.hopsPerColor[color];
     if (cfg.trace)
       out.trace.push_back(
           TraceEvent{now, 1, pe.index, 1, uint8_t(d), uint8_t(color)});
@@ -461,10 +461,12 @@ void Ctx::execImm(const Instruction &inst) {
            err);
       return;
     }
-    pe.dsd[file][inst.reg] = v;
-    pe.dsdDecoded[file][inst.reg] = *d;
-    pe.dsrValid[file] |= uint16_t(1u << inst.reg);
+    DsrEntry &e = pe.loadDsr(file, inst.reg);
+    e.raw = v;
+    e.dsd = *d;
     if (d->kind == DsdKind::Fifo) {
+      if (!pe.fifo)
+        pe.fifo.reset(new FifoState[12]);
       FifoState &f = pe.fifo[inst.reg];
       f = FifoState();
       f.valid = true;
@@ -494,8 +496,9 @@ void Ctx::execImm(const Instruction &inst) {
            err);
       return;
     }
-    pe.xdsr[inst.reg] = *x;
-    pe.xdsrRaw[inst.reg] = v;
+    FourDState &fd = pe.fourDState();
+    fd.xdsr[inst.reg] = *x;
+    fd.xdsrRaw[inst.reg] = v;
     pe.xdsrValid |= uint8_t(1u << inst.reg);
     break;
   }
@@ -508,7 +511,7 @@ void Ctx::execImm(const Instruction &inst) {
            std::to_string(inst.reg) + ", which was never loaded");
       return;
     }
-    storeRecord(addr, pe.dsd[file][inst.reg]);
+    storeRecord(addr, pe.dsr(file, inst.reg).raw);
     break;
   }
   case Opcode::STX: {
@@ -517,16 +520,17 @@ void Ctx::execImm(const Instruction &inst) {
            ", which was never loaded");
       return;
     }
-    storeRecord(addr, pe.xdsrRaw[inst.reg]);
+    storeRecord(addr, pe.fourD->xdsrRaw[inst.reg]);
     break;
   }
   case Opcode::LDSR: {
     uint16_t w = pe.mem[addr];
-    pe.strideReg[inst.reg] = int16_t(uint16_t(w << 1)) >> 1;
+    pe.fourDState().strideReg[inst.reg] = int16_t(uint16_t(w << 1)) >> 1;
     break;
   }
   case Opcode::STSR: {
-    store(addr, 1, uint16_t(pe.strideReg[inst.reg]));
+    // A stride register never loaded holds 0.
+    store(addr, 1, uint16_t(pe.fourD ? pe.fourD->strideReg[inst.reg] : 0));
     break;
   }
   case Opcode::MOVI:
@@ -626,7 +630,8 @@ bool Ctx::resolveDsr(Operand &o, unsigned file, unsigned n, ElemType t) {
          " is used but was never loaded");
     return false;
   }
-  const Dsd &d = pe.dsdDecoded[file][n];
+  const DsrEntry &entry = pe.dsr(file, n);
+  const Dsd &d = entry.dsd;
   o.ew = uint8_t(elemWordsOf(t));
   switch (d.kind) {
   case DsdKind::Mem1D:
@@ -642,7 +647,9 @@ bool Ctx::resolveDsr(Operand &o, unsigned file, unsigned n, ElemType t) {
            ", which was never loaded");
       return false;
     }
-    const Xdsd &x = pe.xdsr[d.xdsr];
+    // A loaded XDSR means the 4-D state exists.
+    const FourDState &fd = *pe.fourD;
+    const Xdsd &x = fd.xdsr[d.xdsr];
     o.kind = Operand::Mem;
     o.is4d = true;
     o.base = int64_t(d.base) + (d.indexed ? pe.gpr[4] : 0);
@@ -650,7 +657,7 @@ bool Ctx::resolveDsr(Operand &o, unsigned file, unsigned n, ElemType t) {
     for (unsigned k = 0; k < 4; ++k) {
       o.len[k] = x.len[k];
       unsigned sel = x.strideSel[k];
-      int64_t s = sel < 6 ? pe.strideReg[sel] : sel == 6 ? 1 : 0;
+      int64_t s = sel < 6 ? fd.strideReg[sel] : sel == 6 ? 1 : 0;
       o.stride[k] = s * o.ew;
       len *= x.len[k];
     }
@@ -686,7 +693,7 @@ bool Ctx::resolveDsr(Operand &o, unsigned file, unsigned n, ElemType t) {
     o.kind = Operand::Fifo;
     o.reg = uint8_t(n);
     o.dsrFile = uint8_t(file);
-    o.record = pe.dsd[file][n];
+    o.record = entry.raw;
     break;
   }
   return true;

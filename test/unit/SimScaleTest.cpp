@@ -145,4 +145,126 @@ TEST(SimScale, MemoryIsAllocatedInPagesAsWritten) {
   EXPECT_GT(perPe, 2u * 1024) << perPe << " bytes per PE";
 }
 
+/// Threads step ranges of the active PEs; what the east-edge PEs (the last
+/// range) send to their host ports must be collected in every cycle, also
+/// in the cycles in which a west host port injects. Once it was not, and
+/// the next send found the latch full ("two wavelets on the east link").
+TEST(SimScale, ThreadsCollectHostSendsWhileHostPortsInject) {
+  const unsigned w = 64, h = 8, n = 200;
+  binary::Program p = fullFabric(w, h, n);
+  ASSERT_EQ(binary::verify(p), "");
+  std::string refJson;
+  std::vector<std::vector<uint8_t>> refOut;
+  for (unsigned threads : {0u, 2u}) {
+    sim::Options o;
+    o.mode = threads ? Mode::Fast : Mode::Reference;
+    o.threads = threads ? threads : 1;
+    std::string err;
+    auto s = sim::Simulator::create(p, o, &err);
+    ASSERT_TRUE(s) << err;
+    for (unsigned y = 0; y < h; ++y) {
+      std::vector<float> x(n);
+      for (unsigned i = 0; i < n; ++i)
+        x[i] = float(y) + 0.5f * float(i);
+      ASSERT_TRUE(s->bindInput("x" + std::to_string(y), f32Bytes(x), &err));
+    }
+    ASSERT_EQ(s->run(), Status::Done) << threads << " threads: "
+                                      << s->message();
+    std::vector<std::vector<uint8_t>> out;
+    for (unsigned y = 0; y < h; ++y)
+      out.push_back(s->output("y" + std::to_string(y)));
+    EXPECT_EQ(bytesF32(out[3])[7], 3.0f + 3.5f + float(w));
+    if (!threads) {
+      refJson = s->statsJson();
+      refOut = out;
+      continue;
+    }
+    EXPECT_EQ(out, refOut) << threads << " threads";
+    EXPECT_EQ(s->statsJson(), refJson) << threads << " threads";
+  }
+}
+
+/// PEs that only route wavelets (no code, nothing in memory) carry the
+/// fixed state alone: DSR records, 4-D and FIFO state, microthreads and
+/// memory pages come only with a program that uses them. The fixed state
+/// was 3.9 KB per PE before DSR records moved out of line (1.6 KB since).
+TEST(SimScale, RoutingPEsCarryOnlyTheFixedState) {
+  const unsigned w = 48, h = 32, n = 16;
+  binary::Program p;
+  p.target.width = w;
+  p.target.height = h;
+  ImageBuilder b;
+  b.route(1, {Dir::West}, {Dir::East});
+  p.images.push_back(b.build());
+  p.groups.push_back(group("all", 0, 0, 0, w, h));
+  p.io.push_back(stream("x", false, Dir::West, 0, 1, 1, {int64_t(n)}));
+  p.io.push_back(stream("y", true, Dir::East, 0, 1, 1, {int64_t(n)}));
+  ASSERT_EQ(binary::verify(p), "");
+  std::vector<float> x(n);
+  for (unsigned i = 0; i < n; ++i)
+    x[i] = 0.5f * float(i) - 3.0f;
+  for (Mode mode : {Mode::Reference, Mode::Fast}) {
+    sim::Options o;
+    o.mode = mode;
+    std::string err;
+    auto s = sim::Simulator::create(p, o, &err);
+    ASSERT_TRUE(s) << err;
+    ASSERT_TRUE(s->bindInput("x", f32Bytes(x), &err)) << err;
+    ASSERT_EQ(s->run(), Status::Done) << s->message();
+    EXPECT_EQ(bytesF32(s->output("y")), x);
+    sim::Stats st = s->stats();
+    ASSERT_EQ(st.allocatedPEs, uint64_t(w) * h);
+    uint64_t perPe = st.stateBytes / st.allocatedPEs;
+    RecordProperty("bytes_per_pe", std::to_string(perPe));
+    EXPECT_LT(perPe, 2048u) << perPe << " bytes per routing PE";
+  }
+}
+
+/// A PE that loads all 36 DSRs: the records move as their array grows
+/// (4, 12, 36 entries), and a reload reuses its register's entry, so the
+/// fabric input and output loaded first are still the ones the FADD uses.
+TEST(SimScale, DsrRecordsSurviveTheirArrayGrowing) {
+  const unsigned n = 12;
+  ImageBuilder b;
+  b.route(1, {Dir::East}, {Dir::Ramp});
+  b.route(2, {Dir::Ramp}, {Dir::East});
+  b.dsd(1024, fabin(1, n));
+  b.dsd(1028, fabout(2, n));
+  b.dsd(1032, mem1d(2048, n));
+  std::vector<Instruction> code = {lds0(0, 1024), ldd(0, 1028)};
+  for (unsigned r = 1; r < 12; ++r)
+    code.push_back(lds0(r, 1032));
+  for (unsigned r = 0; r < 12; ++r)
+    code.push_back(lds1(r, 1032));
+  for (unsigned r = 1; r < 12; ++r)
+    code.push_back(ldd(r, 1032));
+  code.push_back(ldd(0, 1028));
+  code.push_back(
+      Instruction::vec(Opcode::FADD, dsr(0), imm(SmallImm::One), true));
+  b.task(32, code, false, true);
+  binary::Program p;
+  p.target.width = 1;
+  p.target.height = 1;
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  p.io.push_back(stream("x", false, Dir::East, 0, 1, 1, {int64_t(n)}));
+  p.io.push_back(stream("y", true, Dir::East, 0, 1, 2, {int64_t(n)}));
+  ASSERT_EQ(binary::verify(p), "");
+  std::vector<float> x(n), want(n);
+  for (unsigned i = 0; i < n; ++i) {
+    x[i] = 1.5f * float(i);
+    want[i] = x[i] + 1.0f;
+  }
+  for (Mode mode : {Mode::Reference, Mode::Fast}) {
+    sim::Options o;
+    o.mode = mode;
+    std::string err;
+    auto s = sim::Simulator::create(p, o, &err);
+    ASSERT_TRUE(s) << err;
+    ASSERT_TRUE(s->bindInput("x", f32Bytes(x), &err)) << err;
+    ASSERT_EQ(s->run(), Status::Done) << s->message();
+    EXPECT_EQ(bytesF32(s->output("y")), want);
+  }
+}
+
 } // namespace
