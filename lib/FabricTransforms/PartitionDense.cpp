@@ -22,6 +22,7 @@
 #include "weft/FabricTransforms/KernelScheme.h"
 #include "weft/Kernels/ChainPartition.h"
 #include "weft/Kernels/JoinKernel.h"
+#include "weft/Kernels/Replicas.h"
 #include "weft/FabricTransforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -218,6 +219,86 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     }
   }
 
+  /// One copy's layout: on the whole target `t`, or with `replicas` other
+  /// than 1 on the band of rows each copy gets (chooseReplicas), recording
+  /// the copies on the program (and with grid=auto growing its target to
+  /// hold them).
+  FailureOr<wc::ChainMapping> replicate(wf::ProgramOp program,
+                                        const wc::NetworkShape &net,
+                                        wc::Precision p, machine::Target t) {
+    std::string why;
+    StringRef text = StringRef(replicas).trim();
+    std::optional<int64_t> copies;
+    if (text != "auto") {
+      int64_t n;
+      if (text.getAsInteger(10, n))
+        return program.emitError("replicas must be auto or a number of "
+                                 "copies, not '")
+               << replicas << "'";
+      copies = n;
+    }
+    bool gridAuto = grid == "auto";
+    if ((copies && *copies == 1) || (!copies && gridAuto)) {
+      // One copy (the grid auto chose is for one copy: auto adds none).
+      std::optional<wc::ChainMapping> mapping =
+          wc::partitionNetwork(net, p, t, why);
+      if (!mapping)
+        return program.emitOpError() << "does not fit: " << why;
+      return std::move(*mapping);
+    }
+    machine::Target fabric = t;
+    if (gridAuto) {
+      // N copies of the grid auto chose, stacked: a taller fabric.
+      std::optional<machine::Target> largest = machine::Target::parse(maxGrid);
+      int64_t rows = *copies * int64_t(t.height());
+      if (!largest || *copies > int64_t(largest->height()) / int64_t(t.height()))
+        return program.emitOpError("cannot stack ")
+               << *copies << " copies of the " << t.width() << "x"
+               << t.height() << " fabric grid auto chose for one copy: they "
+               << "need " << rows << " rows, more than the "
+               << (largest ? largest->height() : 0) << " of max-grid";
+      std::optional<machine::Target> tall = withSize(t, t.width(), rows);
+      if (!tall)
+        return program.emitOpError("a fabric of ")
+               << t.width() << "x" << rows << " is not a valid target";
+      fabric = *tall;
+    }
+    std::optional<wc::ReplicaChoice> choice =
+        wc::chooseReplicas(net, p, fabric, copies, why);
+    if (!choice)
+      return program.emitOpError() << "does not fit: " << why;
+    MLIRContext *ctx = program.getContext();
+    Builder b(ctx);
+    if (gridAuto) {
+      // The smallest fabric that holds the copies.
+      std::optional<machine::Target> held = withSize(
+          t, t.width(), choice->copies * choice->copyRows);
+      if (!held)
+        return program.emitOpError("the copies' fabric is not a valid target");
+      program.setTargetAttr(common::TargetAttr::get(ctx, held->config()));
+    }
+    std::string plan = llvm::formatv(
+        "{0} {1} of {2}x{3} PEs (each partitioned for {2}x{4}: predicted "
+        "{5} cycles per sample)",
+        choice->copies, choice->copies == 1 ? "copy" : "copies", t.width(),
+        choice->copyRows, choice->bandRows, choice->mapping.bottleneckCycles);
+    if (!copies)
+      plan += llvm::formatv("; one copy on the whole {0}x{1} fabric: {2}; "
+                            "{3} of {4} bands fit",
+                            fabric.width(), fabric.height(),
+                            choice->singleBottleneck
+                                ? std::to_string(choice->singleBottleneck) +
+                                      " cycles per sample"
+                                : std::string("does not fit"),
+                            choice->bandsFitting, choice->bandsTried)
+                  .str();
+    program->setAttr("weft.replica_plan", b.getStringAttr(plan));
+    if (choice->copies > 1)
+      program->setAttr("weft.replicas", b.getI64IntegerAttr(choice->copies));
+    LDBG() << "replicas: " << plan;
+    return std::move(choice->mapping);
+  }
+
   LogicalResult partition(wf::ProgramOp program, wc::Precision p) {
     FailureOr<wc::Graph> graph =
         wc::analyzeGraph(program, /*placed=*/false, /*withData=*/false);
@@ -241,10 +322,9 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
           !wc::chooseDenseMapping(st.info.layer.K, st.info.layer.M, p, *t,
                                   why))
         return st.kernel.emitOpError() << "does not fit: " << why;
-    std::optional<wc::ChainMapping> mapping =
-        wc::partitionNetwork(net, p, *t, why);
-    if (!mapping)
-      return program.emitOpError() << "does not fit: " << why;
+    FailureOr<wc::ChainMapping> mapping = replicate(program, net, p, *t);
+    if (failed(mapping))
+      return failure();
 
     auto precisionAttr = wf::PrecisionAttr::get(ctx, wc::toFabric(p));
     for (auto [st, placed] : llvm::zip(graph->stages, mapping->kernels)) {

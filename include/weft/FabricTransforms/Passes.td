@@ -35,6 +35,17 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     the target of `--weft-convert-to-fabric`. A chain that does not fit is
     an error saying what it needs.
 
+    `replicas=N` partitions one copy of the network for a band of
+    floor(H / N) of the fabric's H rows; `replicas=auto` tries every count
+    N (`chooseReplicas`, lib/Kernels/Replicas.cpp) and takes the one with
+    the most predicted samples per cycle, copies / bottleneck, where a copy
+    partitioned for floor(H / N) rows is stacked as often as the rows it
+    uses fit. With `grid=auto` the grid is chosen for one copy: `auto` is
+    one copy, and N copies make the fabric N times as tall as one copy's
+    rows (up to `max-grid`). More than one copy is recorded on the program
+    (`weft.replicas`, `weft.replica_plan`); `--weft-replicate` stacks them
+    after the lowering (docs/execution-model.md, "Replicas").
+
     Example:
     ```mlir
     fabric.kernel @fc : (tensor<1x784xf32>) -> tensor<1x256xf32>
@@ -53,7 +64,12 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
            "apply to every grid)">,
     Option<"mergeLanes", "merge-lanes", "bool", "false",
            "Let an unbanded convolution merge k of its producer's row lanes "
-           "into one column (S = rows / k)">];
+           "into one column (S = rows / k)">,
+    Option<"replicas", "replicas", "std::string", "\"1\"",
+           "Copies of the network on bands of the fabric's rows: N (each "
+           "partitioned for floor(rows / N) rows) or auto (the count with "
+           "the most predicted samples per cycle); recorded as "
+           "weft.replicas for --weft-replicate">];
   let statistics = [Statistic<"numPartitioned", "num-partitioned",
                               "Kernels partitioned">,
                     Statistic<"bottleneck", "bottleneck-cycles",

@@ -56,6 +56,12 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("After partitioning, keep only the kernels FIRST..LAST "
                      "(--weft-extract-kernels): a slice fed by the host"),
       llvm::cl::init("")};
+  Option<std::string> replicas{
+      *this, "replicas",
+      llvm::cl::desc("Copies of the network on bands of the fabric's rows, "
+                     "each fed its own samples: N, or auto (as many as "
+                     "fit; --weft-replicate)"),
+      llvm::cl::init("1")};
   Option<bool> fuseActivations{
       *this, "fuse-activations",
       llvm::cl::desc("Fuse an activation that is the only reader of a "
