@@ -231,9 +231,9 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     std::optional<int64_t> copies;
     if (text != "auto") {
       int64_t n;
-      if (text.getAsInteger(10, n))
+      if (text.getAsInteger(10, n) || n < 1)
         return program.emitError("replicas must be auto or a number of "
-                                 "copies, not '")
+                                 "copies of at least 1, not '")
                << replicas << "'";
       copies = n;
     }
@@ -266,7 +266,10 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     std::optional<wc::ReplicaChoice> choice =
         wc::chooseReplicas(net, p, fabric, copies, why);
     if (!choice)
-      return program.emitOpError() << "does not fit: " << why;
+      return program.emitOpError("does not fit ")
+             << (copies ? std::to_string(*copies) + " copies"
+                        : std::string("any number of copies"))
+             << ": " << why;
     MLIRContext *ctx = program.getContext();
     Builder b(ctx);
     if (gridAuto) {
