@@ -182,6 +182,7 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
     std::map<std::string, KernelFigures> byName;
     for (Operation &op : program.getBody().front()) {
       if (auto io = dyn_cast<wf::IoOp>(op)) {
+        out.rowsUsed = std::max<int64_t>(out.rowsUsed, io.getEndRow());
         (io.getDirection() == weft::common::PortDir::input ? out.inputNames
                                                            : out.outputNames)
             .push_back(io.getSymName().str());
@@ -204,6 +205,7 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
           f.x0 = r.getX();
           f.width = r.getWidth();
           f.rows = r.getHeight();
+          out.rowsUsed = std::max<int64_t>(out.rowsUsed, r.getY() + r.getHeight());
         }
         f.predictedCycles = k.getPredictedCycles().value_or(0);
         if (k.getPrecision() == weft::fabric::Precision::mixed)

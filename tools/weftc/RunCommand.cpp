@@ -665,6 +665,11 @@ void RunSession::printKernels(const driver::RunFigures &figures) const {
     outs() << "weftc: slice: " << compiled.slice << "\n";
   if (!compiled.replicaPlan.empty())
     outs() << "weftc: replicas: " << compiled.replicaPlan << "\n";
+  else if (compiled.slice.empty() && compiled.rowsUsed > 0 &&
+           2 * compiled.rowsUsed <= int64_t(compiled.gridHeight))
+    outs() << "weftc: the network uses " << compiled.rowsUsed << " of the "
+           << compiled.gridHeight
+           << " rows: --replicas auto runs copies on the others\n";
   for (const KernelFigures &k : compiled.kernels) {
     outs() << "weftc: @" << k.name << ": " << k.what << " on " << k.width << "x"
            << k.rows << " PEs at column " << k.x0

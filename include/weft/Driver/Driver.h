@@ -129,6 +129,9 @@ struct CompiledModel {
   /// per copy k >= 1 its host ports beside inputNames and outputNames
   /// (replicaInputs[k - 1][i] is copy k's port of inputNames[i]).
   int64_t replicas = 1, replicaRows = 0;
+  /// The rows the placed network (one copy) uses: its rectangles and host
+  /// ports.
+  int64_t rowsUsed = 0;
   /// What --replicas decided and why (empty with one copy asked for).
   std::string replicaPlan;
   std::vector<std::vector<std::string>> replicaInputs, replicaOutputs;
