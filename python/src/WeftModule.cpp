@@ -403,10 +403,14 @@ py::object Program::stats() const {
     return py::none();
   std::string text = lastStats;
   if (fromCompile) {
-    // As `weftc run --stats` keeps it: with the compiler's MAC counts.
+    // As `weftc run --stats` keeps it: with the compiler's MAC counts and
+    // the run's figures (the copies, throughput, utilization).
     if (auto json = llvm::json::parse(text)) {
       if (llvm::json::Object *obj = json->getAsObject()) {
+        driver::RunFigures f =
+            driver::readRunFigures(obj, binary, compiled, lastSamples);
         driver::addCompilerFigures(*obj, compiled);
+        driver::addRunFigures(*obj, f, compiled, lastSamples);
         text.clear();
         llvm::raw_string_ostream(text) << llvm::json::Value(std::move(*obj));
       }
