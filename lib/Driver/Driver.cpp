@@ -343,6 +343,7 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.onlyKernels = options.onlyKernels;
   pipeline.fuseActivations = options.fuseActivations;
   pipeline.replicas = options.replicas;
+  pipeline.maxReplicas = options.maxReplicas;
   if (!options.onlyKernels.empty() && StringRef(options.replicas).trim() != "1") {
     error = "--only-kernels runs a slice to measure its pace; it takes no "
             "--replicas";

@@ -263,8 +263,13 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
                << t.width() << "x" << rows << " is not a valid target";
       fabric = *tall;
     }
+    int64_t most = maxReplicas;
+    if (most < 0) {
+      auto batch = program->getAttrOfType<IntegerAttr>("weft.batch");
+      most = batch ? std::max<int64_t>(1, batch.getInt()) : 0;
+    }
     std::optional<wc::ReplicaChoice> choice =
-        wc::chooseReplicas(net, p, fabric, copies, why);
+        wc::chooseReplicas(net, p, fabric, copies, why, most);
     if (!choice)
       return program.emitOpError("does not fit ")
              << (copies ? std::to_string(*copies) + " copies"
@@ -285,6 +290,9 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
         "{5} cycles per sample)",
         choice->copies, choice->copies == 1 ? "copy" : "copies", t.width(),
         choice->copyRows, choice->bandRows, choice->mapping.bottleneckCycles);
+    if (!copies && most > 0)
+      plan += llvm::formatv("; at most {0} (the samples of the run)", most)
+                  .str();
     if (!copies)
       plan += llvm::formatv("; one copy on the whole {0}x{1} fabric: {2}; "
                             "{3} of {4} bands fit",

@@ -31,7 +31,7 @@ std::optional<ReplicaChoice>
 weft::conversion::chooseReplicas(const NetworkShape &net, Precision precision,
                                  const Target &target,
                                  std::optional<int64_t> copies,
-                                 std::string &why) {
+                                 std::string &why, int64_t maxCopies) {
   const int64_t H = int64_t(target.height());
   if (copies) {
     if (*copies < 1) {
@@ -70,7 +70,8 @@ weft::conversion::chooseReplicas(const NetworkShape &net, Precision precision,
   std::optional<ReplicaChoice> best;
   std::string firstWhy;
   int64_t tried = 0, fitting = 0, single = 0;
-  for (int64_t n = 1, last = 0; n <= H; ++n) {
+  const int64_t most = maxCopies > 0 ? std::min(H, maxCopies) : H;
+  for (int64_t n = 1, last = 0; n <= most; ++n) {
     int64_t b = H / n;
     if (b == last)
       continue;
@@ -91,7 +92,7 @@ weft::conversion::chooseReplicas(const NetworkShape &net, Precision precision,
     ReplicaChoice c;
     c.bandRows = b;
     c.copyRows = rowsUsed(*m);
-    c.copies = H / c.copyRows;
+    c.copies = std::min(H / c.copyRows, most);
     c.mapping = std::move(*m);
     // More samples per cycle: copies / bottleneck, compared exactly.
     int64_t t = std::max<int64_t>(1, c.mapping.bottleneckCycles);

@@ -91,6 +91,7 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
         options.precision == PipelinePrecision::Mixed ? "mixed" : "fp32";
     o.mergeLanes = options.mergeLanes;
     o.replicas = options.replicas;
+    o.maxReplicas = options.maxReplicas;
     if (autoGrid) {
       o.grid = "auto";
       o.maxGrid = largest;

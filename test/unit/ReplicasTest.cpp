@@ -79,6 +79,27 @@ TEST(Replicas, AutoMaximisesSamplesPerCycle) {
   }
 }
 
+TEST(Replicas, AutoNoMoreCopiesThanAsked) {
+  // A run of 3 samples: more copies would only idle; the three get the
+  // tallest bands that still hold three of them.
+  std::string why;
+  machine::Target t = grid(750, 994);
+  auto c = chooseReplicas(mlp(), Precision::FP32, t, std::nullopt, why, 3);
+  ASSERT_TRUE(c) << why;
+  EXPECT_LE(c->copies, 3);
+  auto free = chooseReplicas(mlp(), Precision::FP32, t, std::nullopt, why);
+  ASSERT_TRUE(free) << why;
+  EXPECT_GT(free->copies, 3);
+  // Three copies of one copy's best layout fit: the single copy's pace.
+  auto one = chooseReplicas(mlp(), Precision::FP32, t, 1, why);
+  ASSERT_TRUE(one) << why;
+  if (3 * one->copyRows <= 994) {
+    EXPECT_EQ(c->copies, 3);
+    EXPECT_EQ(c->mapping.bottleneckCycles, one->mapping.bottleneckCycles);
+  }
+  EXPECT_EQ(c->bandsTried, 3);
+}
+
 TEST(Replicas, AutoOnTheWafer) {
   // The whole machine: more copies than rows are never chosen, and the
   // count is what fits.

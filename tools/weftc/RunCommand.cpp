@@ -344,6 +344,8 @@ bool RunSession::compile() {
   opts.fabric.apply(options);
   opts.progress.apply(options);
   options.batchSize = opts.samples > 0 ? opts.samples.getValue() : 1;
+  // --replicas auto: no more copies than the run has samples.
+  options.maxReplicas = -1;
   options.constants.assign(opts.constants.begin(), opts.constants.end());
   std::string error;
   if (!compileModel(*ctx, opts.modelPath, options, compiled, error))

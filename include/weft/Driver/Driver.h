@@ -63,6 +63,9 @@ struct CompileOptions {
   /// Copies of the network on bands of rows (--weft-replicate): N or
   /// auto.
   std::string replicas = "1";
+  /// The most copies `auto` chooses: 0 no limit, -1 the samples of the
+  /// program's batch (`weftc run`: more copies than samples only idle).
+  int64_t maxReplicas = 0;
   /// --weft-convert-to-fabric's fuse-activations.
   bool fuseActivations = true;
   int64_t batchSize = 1;

@@ -40,7 +40,9 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     N (`chooseReplicas`, lib/Kernels/Replicas.cpp) and takes the one with
     the most predicted samples per cycle, copies / bottleneck, where a copy
     partitioned for floor(H / N) rows is stacked as often as the rows it
-    uses fit. With `grid=auto` the grid is chosen for one copy: `auto` is
+    uses fit, at most `max-replicas` (-1: the samples of the program's
+    batch, what `weftc run` asks for). With `grid=auto` the grid is chosen
+    for one copy: `auto` is
     one copy, and N copies make the fabric N times as tall as one copy's
     rows (up to `max-grid`). More than one copy is recorded on the program
     (`weft.replicas`, `weft.replica_plan`); `--weft-replicate` stacks them
@@ -69,7 +71,10 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
            "Copies of the network on bands of the fabric's rows: N (each "
            "partitioned for floor(rows / N) rows) or auto (the count with "
            "the most predicted samples per cycle); recorded as "
-           "weft.replicas for --weft-replicate">];
+           "weft.replicas for --weft-replicate">,
+    Option<"maxReplicas", "max-replicas", "int64_t", "0",
+           "The most copies replicas=auto chooses: 0 no limit, -1 the "
+           "program's batch (weft.batch: a run of that many samples)">];
   let statistics = [Statistic<"numPartitioned", "num-partitioned",
                               "Kernels partitioned">,
                     Statistic<"bottleneck", "bottleneck-cycles",

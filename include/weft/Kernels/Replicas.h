@@ -46,14 +46,16 @@ struct ReplicaChoice {
 /// without (auto), for every count N of copies the band of floor(H / N)
 /// rows, the layout there, and floor(H / rows it uses) copies of it: the
 /// choice with the most predicted samples per cycle (copies / bottleneck),
-/// ties broken by fewer copies. Fails, setting `why` to a sentence with the
-/// numbers, when a count is below 1, when the bands are thinner than a row,
-/// or when the network fits no band.
+/// ties broken by fewer copies; `maxCopies` (0: no limit) bounds auto's
+/// count (more copies than a run has samples only idle). Fails, setting
+/// `why` to a sentence with the numbers, when a count is below 1, when the
+/// bands are thinner than a row, or when the network fits no band.
 std::optional<ReplicaChoice> chooseReplicas(const NetworkShape &net,
                                             Precision precision,
                                             const machine::Target &target,
                                             std::optional<int64_t> copies,
-                                            std::string &why);
+                                            std::string &why,
+                                            int64_t maxCopies = 0);
 
 /// The first rows of `copies` copies of `copyRows` rows each stacked from
 /// row 0 of a fabric of `gridRows` rows (copy k at k * copyRows). Fails,

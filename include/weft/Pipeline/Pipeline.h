@@ -62,6 +62,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                      "each fed its own samples: N, or auto (as many as "
                      "fit; --weft-replicate)"),
       llvm::cl::init("1")};
+  Option<int64_t> maxReplicas{
+      *this, "max-replicas",
+      llvm::cl::desc("The most copies replicas=auto chooses (0: no limit; "
+                     "-1: the samples of the program's batch)"),
+      llvm::cl::init(0)};
   Option<bool> fuseActivations{
       *this, "fuse-activations",
       llvm::cl::desc("Fuse an activation that is the only reader of a "
