@@ -205,7 +205,8 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
           f.x0 = r.getX();
           f.width = r.getWidth();
           f.rows = r.getHeight();
-          out.rowsUsed = std::max<int64_t>(out.rowsUsed, r.getY() + r.getHeight());
+          out.rowsUsed =
+              std::max<int64_t>(out.rowsUsed, r.getY() + r.getHeight());
         }
         f.predictedCycles = k.getPredictedCycles().value_or(0);
         if (k.getPrecision() == weft::fabric::Precision::mixed)
@@ -344,7 +345,8 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.fuseActivations = options.fuseActivations;
   pipeline.replicas = options.replicas;
   pipeline.maxReplicas = options.maxReplicas;
-  if (!options.onlyKernels.empty() && StringRef(options.replicas).trim() != "1") {
+  if (!options.onlyKernels.empty() &&
+      StringRef(options.replicas).trim() != "1") {
     error = "--only-kernels runs a slice to measure its pace; it takes no "
             "--replicas";
     return false;
@@ -463,7 +465,7 @@ weft::driver::mapHostPorts(const CompiledModel &compiled,
   return ports;
 }
 
-std::string weft::driver::shapeOutput(weft::tensorio::HostTensor &output,
+std::string weft::driver::shapeOutput(tensorio::HostTensor &output,
                                       const std::vector<int64_t> &shape,
                                       int64_t samples, int64_t batch) {
   output.shape = shape;
@@ -498,16 +500,16 @@ static std::optional<size_t> sampleBytes(const weft::tensorio::HostTensor &t,
     for (int64_t d : t.shape)
       shape += (shape.empty() ? "" : "x") + std::to_string(d);
     error = "a tensor of shape [" + shape + "] does not hold " +
-            std::to_string(samples) +
-            " samples along its first dimension";
+            std::to_string(samples) + " samples along its first dimension";
     return std::nullopt;
   }
   return t.bytes.size() / size_t(samples);
 }
 
 std::optional<weft::tensorio::HostTensor>
-weft::driver::dealSamples(const weft::tensorio::HostTensor &all, int64_t samples,
-                          int64_t copy, int64_t copies, std::string &error) {
+weft::driver::dealSamples(const weft::tensorio::HostTensor &all,
+                          int64_t samples, int64_t copy, int64_t copies,
+                          std::string &error) {
   std::optional<size_t> each = sampleBytes(all, samples, error);
   if (!each)
     return std::nullopt;
@@ -530,9 +532,9 @@ weft::driver::dealSamples(const weft::tensorio::HostTensor &all, int64_t samples
   return t;
 }
 
-std::optional<weft::tensorio::HostTensor>
-weft::driver::gatherSamples(const std::vector<weft::tensorio::HostTensor> &perCopy,
-                            int64_t samples, std::string &error) {
+std::optional<weft::tensorio::HostTensor> weft::driver::gatherSamples(
+    const std::vector<weft::tensorio::HostTensor> &perCopy, int64_t samples,
+    std::string &error) {
   int64_t copies = int64_t(perCopy.size());
   if (copies < 1) {
     error = "no copy's output to gather";
@@ -570,8 +572,7 @@ void weft::driver::addCompilerFigures(json::Object &stats,
   stats.try_emplace("executed_macs_per_sample", compiled.executedMacsPerSample);
 }
 
-void weft::driver::addRunFigures(json::Object &stats,
-                                 const RunFigures &figures,
+void weft::driver::addRunFigures(json::Object &stats, const RunFigures &figures,
                                  const CompiledModel &compiled,
                                  int64_t samples) {
   stats["replicas"] = compiled.replicas;
@@ -589,9 +590,9 @@ void weft::driver::addRunFigures(json::Object &stats,
                                     : int64_t(compiled.gridHeight)},
       {"pes", figures.copyPEs},
       {"cycles_per_sample", figures.copyCyclesPerSample},
-      {"samples_per_million_cycles",
-       figures.copyCyclesPerSample > 0 ? 1e6 / figures.copyCyclesPerSample
-                                       : 0.0},
+      {"samples_per_million_cycles", figures.copyCyclesPerSample > 0
+                                         ? 1e6 / figures.copyCyclesPerSample
+                                         : 0.0},
       {"utilization", figures.copyUtilization}};
 }
 
@@ -676,10 +677,9 @@ RunFigures weft::driver::readRunFigures(const json::Object *st,
                                   (double(compiled.gridPEs) * peak * t);
     figures.samplesPerMillionCycles = 1e6 / t;
   }
-  figures.copyPEs =
-      int64_t(compiled.gridWidth) *
-      (compiled.replicaRows ? compiled.replicaRows
-                            : int64_t(compiled.gridHeight));
+  figures.copyPEs = int64_t(compiled.gridWidth) *
+                    (compiled.replicaRows ? compiled.replicaRows
+                                          : int64_t(compiled.gridHeight));
   if (figures.copyCyclesPerSample > 0 && figures.copyPEs > 0)
     figures.copyUtilization =
         double(compiled.macsPerSample) /

@@ -20,10 +20,10 @@
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/FabricTransforms/KernelScheme.h"
+#include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/ChainPartition.h"
 #include "weft/Kernels/JoinKernel.h"
 #include "weft/Kernels/Replicas.h"
-#include "weft/FabricTransforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringSet.h"
@@ -251,10 +251,11 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       // N copies of the grid auto chose, stacked: a taller fabric.
       std::optional<machine::Target> largest = machine::Target::parse(maxGrid);
       int64_t rows = *copies * int64_t(t.height());
-      if (!largest || *copies > int64_t(largest->height()) / int64_t(t.height()))
+      if (!largest ||
+          *copies > int64_t(largest->height()) / int64_t(t.height()))
         return program.emitOpError("cannot stack ")
-               << *copies << " copies of the " << t.width() << "x"
-               << t.height() << " fabric grid auto chose for one copy: they "
+               << *copies << " copies of the " << t.width() << "x" << t.height()
+               << " fabric grid auto chose for one copy: they "
                << "need " << rows << " rows, more than the "
                << (largest ? largest->height() : 0) << " of max-grid";
       std::optional<machine::Target> tall = withSize(t, t.width(), rows);
@@ -279,8 +280,8 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     Builder b(ctx);
     if (gridAuto) {
       // The smallest fabric that holds the copies.
-      std::optional<machine::Target> held = withSize(
-          t, t.width(), choice->copies * choice->copyRows);
+      std::optional<machine::Target> held =
+          withSize(t, t.width(), choice->copies * choice->copyRows);
       if (!held)
         return program.emitOpError("the copies' fabric is not a valid target");
       program.setTargetAttr(common::TargetAttr::get(ctx, held->config()));
@@ -291,8 +292,8 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
         choice->copies, choice->copies == 1 ? "copy" : "copies", t.width(),
         choice->copyRows, choice->bandRows, choice->mapping.bottleneckCycles);
     if (!copies && most > 0)
-      plan += llvm::formatv("; at most {0} (the samples of the run)", most)
-                  .str();
+      plan +=
+          llvm::formatv("; at most {0} (the samples of the run)", most).str();
     if (!copies)
       plan += llvm::formatv("; one copy on the whole {0}x{1} fabric: {2}; "
                             "{3} of {4} bands fit",

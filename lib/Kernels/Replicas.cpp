@@ -27,11 +27,9 @@ static std::optional<Target> withRows(const Target &target, int64_t rows) {
   return Target::create(c);
 }
 
-std::optional<ReplicaChoice>
-weft::conversion::chooseReplicas(const NetworkShape &net, Precision precision,
-                                 const Target &target,
-                                 std::optional<int64_t> copies,
-                                 std::string &why, int64_t maxCopies) {
+std::optional<ReplicaChoice> weft::conversion::chooseReplicas(
+    const NetworkShape &net, Precision precision, const Target &target,
+    std::optional<int64_t> copies, std::string &why, int64_t maxCopies) {
   const int64_t H = int64_t(target.height());
   if (copies) {
     if (*copies < 1) {
@@ -43,8 +41,10 @@ weft::conversion::chooseReplicas(const NetworkShape &net, Precision precision,
     c.copies = *copies;
     c.bandRows = H / *copies;
     if (c.bandRows < 1) {
-      why = std::to_string(*copies) + " copies need at least one row each, "
-            "but the fabric has " + std::to_string(H) + " rows";
+      why = std::to_string(*copies) +
+            " copies need at least one row each, "
+            "but the fabric has " +
+            std::to_string(H) + " rows";
       return std::nullopt;
     }
     std::optional<Target> band = withRows(target, c.bandRows);
@@ -55,8 +55,7 @@ weft::conversion::chooseReplicas(const NetworkShape &net, Precision precision,
       why = std::to_string(*copies) + " copies get " +
             std::to_string(c.bandRows) + " of the fabric's " +
             std::to_string(H) + " rows each, and one copy does not fit " +
-            std::to_string(target.width()) + "x" +
-            std::to_string(c.bandRows) +
+            std::to_string(target.width()) + "x" + std::to_string(c.bandRows) +
             (reason.empty() ? std::string() : ": " + reason);
       return std::nullopt;
     }

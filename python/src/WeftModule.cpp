@@ -318,13 +318,12 @@ py::dict Program::run(const py::dict &named, uint64_t maxCycles,
       for (size_t i = 0; i < inputs.size() && error.empty(); ++i)
         for (int64_t k = 0; k < copies && error.empty(); ++k) {
           std::optional<tensorio::HostTensor> dealt =
-              copies == 1 ? std::optional<tensorio::HostTensor>(tensors[i])
-                          : driver::dealSamples(tensors[i], samples, k,
-                                                copies, error);
-          if (!dealt ||
-              !simulator->bindInput(
-                  driver::replicaPort(compiled, inputs[i].port, k),
-                  dealt->bytes, &error))
+              copies == 1
+                  ? std::optional<tensorio::HostTensor>(tensors[i])
+                  : driver::dealSamples(tensors[i], samples, k, copies, error);
+          if (!dealt || !simulator->bindInput(
+                            driver::replicaPort(compiled, inputs[i].port, k),
+                            dealt->bytes, &error))
             error = "input '" + inputs[i].name + "': " + error;
         }
     }
@@ -349,11 +348,10 @@ py::dict Program::run(const py::dict &named, uint64_t maxCycles,
             for (int64_t k = 0; k < copies; ++k) {
               tensorio::HostTensor c;
               c.dtype = p.dtype;
-              c.bytes = simulator->output(
-                  driver::replicaPort(compiled, p.port, k));
+              c.bytes =
+                  simulator->output(driver::replicaPort(compiled, p.port, k));
               c.shape = {options.samples > 1 ? int64_t(options.samples) : 1,
-                         int64_t(c.bytes.size() /
-                                 tensorio::dtypeSize(c.dtype) /
+                         int64_t(c.bytes.size() / tensorio::dtypeSize(c.dtype) /
                                  std::max<uint64_t>(1, options.samples))};
               perCopy.push_back(std::move(c));
             }
@@ -521,10 +519,10 @@ py::object Program::runFigures() const {
   d["replicas"] = f.replicas;
   d["samples_per_million_cycles"] = f.samplesPerMillionCycles;
   if (fromCompile)
-    d["replica"] = py::dict(
-        py::arg("pes") = f.copyPEs,
-        py::arg("cycles_per_sample") = f.copyCyclesPerSample,
-        py::arg("utilization") = f.copyUtilization);
+    d["replica"] =
+        py::dict(py::arg("pes") = f.copyPEs,
+                 py::arg("cycles_per_sample") = f.copyCyclesPerSample,
+                 py::arg("utilization") = f.copyUtilization);
   d["cycles"] = f.cycles;
   d["latency"] = f.latency;
   d["macs"] = f.macs;
@@ -539,11 +537,9 @@ py::object Program::runFigures() const {
   double ran = double(std::max<int64_t>(
       1, conversion::samplesOfReplica(0, lastSamples, f.replicas)));
   for (const auto &[name, busiest] : f.busiest)
-    kernels[py::str(name)] =
-        py::dict(py::arg("busiest_pe_cycles_per_sample") =
-                     double(busiest.first) / ran,
-                 py::arg("ce_busy_cycles_per_sample") =
-                     double(busiest.second) / ran);
+    kernels[py::str(name)] = py::dict(
+        py::arg("busiest_pe_cycles_per_sample") = double(busiest.first) / ran,
+        py::arg("ce_busy_cycles_per_sample") = double(busiest.second) / ran);
   d["kernels"] = kernels;
   return d;
 }

@@ -54,8 +54,8 @@ TEST(Replicas, GivenCountsPartitionEachBand) {
 
 TEST(Replicas, AutoMaximisesSamplesPerCycle) {
   std::string why;
-  for (auto [w, h] : {std::pair<unsigned, unsigned>{16, 16}, {32, 32},
-                      {64, 64}, {8, 40}}) {
+  for (auto [w, h] :
+       {std::pair<unsigned, unsigned>{16, 16}, {32, 32}, {64, 64}, {8, 40}}) {
     machine::Target t = grid(w, h);
     auto c = chooseReplicas(mlp(), Precision::FP32, t, std::nullopt, why);
     ASSERT_TRUE(c) << why;
@@ -70,8 +70,7 @@ TEST(Replicas, AutoMaximisesSamplesPerCycle) {
       int64_t fit = int64_t(h) / o->copyRows;
       EXPECT_LE(double(fit) / double(o->mapping.bottleneckCycles), rate)
           << w << "x" << h << ": " << fit << " copies on bands of "
-          << o->bandRows << " rows beat " << c->copies << " on "
-          << c->bandRows;
+          << o->bandRows << " rows beat " << c->copies << " on " << c->bandRows;
     }
     auto one = chooseReplicas(mlp(), Precision::FP32, t, 1, why);
     ASSERT_TRUE(one) << why;

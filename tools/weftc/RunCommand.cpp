@@ -481,8 +481,8 @@ bool RunSession::runSimulator() {
       return false;
   }
   // With copies, every port streams the first copy's share of the samples.
-  int64_t perPort = conversion::samplesOfReplica(0, numSamples,
-                                                 compiled.replicas);
+  int64_t perPort =
+      conversion::samplesOfReplica(0, numSamples, compiled.replicas);
   args.insert(args.end(), {"--output-dir", simOut, "--stats", stats,
                            "--samples", std::to_string(perPort),
                            opts.progress.enabled() ? "--progress"

@@ -202,16 +202,17 @@ std::string replicaPort(const CompiledModel &compiled, llvm::StringRef port,
 /// (every port streams as many samples; the repeats' outputs are dropped).
 /// On a shape whose first dimension the samples do not divide returns
 /// std::nullopt with `error` set.
-std::optional<tensorio::HostTensor>
-dealSamples(const tensorio::HostTensor &all, int64_t samples, int64_t copy,
-            int64_t copies, std::string &error);
+std::optional<tensorio::HostTensor> dealSamples(const tensorio::HostTensor &all,
+                                                int64_t samples, int64_t copy,
+                                                int64_t copies,
+                                                std::string &error);
 
 /// The outputs of `samples` samples in order, from every copy's output
 /// (perCopy[k], ceil(samples / copies) samples back to back each, repeats
 /// included): sample i is copy i mod copies' sample i / copies.
 std::optional<tensorio::HostTensor>
-gatherSamples(const std::vector<tensorio::HostTensor> &perCopy,
-              int64_t samples, std::string &error);
+gatherSamples(const std::vector<tensorio::HostTensor> &perCopy, int64_t samples,
+              std::string &error);
 
 /// Adds the compiler's MAC counts to the simulator's statistics (which count
 /// what the PEs executed, `macs`): the model's and the executed MACs per

@@ -50,12 +50,10 @@ struct ReplicaChoice {
 /// count (more copies than a run has samples only idle). Fails, setting
 /// `why` to a sentence with the numbers, when a count is below 1, when the
 /// bands are thinner than a row, or when the network fits no band.
-std::optional<ReplicaChoice> chooseReplicas(const NetworkShape &net,
-                                            Precision precision,
-                                            const machine::Target &target,
-                                            std::optional<int64_t> copies,
-                                            std::string &why,
-                                            int64_t maxCopies = 0);
+std::optional<ReplicaChoice>
+chooseReplicas(const NetworkShape &net, Precision precision,
+               const machine::Target &target, std::optional<int64_t> copies,
+               std::string &why, int64_t maxCopies = 0);
 
 /// The first rows of `copies` copies of `copyRows` rows each stacked from
 /// row 0 of a fabric of `gridRows` rows (copy k at k * copyRows). Fails,
@@ -74,8 +72,7 @@ inline int64_t replicaOfSample(int64_t sample, int64_t copies) {
 
 /// The samples copy `copy` runs when `samples` are dealt round robin to
 /// `copies` copies: ceil((samples - copy) / copies), 0 when copy >= samples.
-inline int64_t samplesOfReplica(int64_t copy, int64_t samples,
-                                int64_t copies) {
+inline int64_t samplesOfReplica(int64_t copy, int64_t samples, int64_t copies) {
   return copy >= samples ? 0 : (samples - copy + copies - 1) / copies;
 }
 

@@ -38,7 +38,8 @@ static int64_t usedRows(wv::ProgramOp program) {
   int64_t rows = 1;
   for (Operation &op : program.getBody().front()) {
     if (auto g = dyn_cast<wv::PeGroupOp>(op))
-      rows = std::max<int64_t>(rows, g.getRect().getY() + g.getRect().getHeight());
+      rows =
+          std::max<int64_t>(rows, g.getRect().getY() + g.getRect().getHeight());
     else if (auto pe = dyn_cast<wv::PeOp>(op))
       rows = std::max<int64_t>(rows, pe.getY() + 1);
     else if (auto io = dyn_cast<wv::IoOp>(op))
