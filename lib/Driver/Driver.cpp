@@ -179,8 +179,15 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
       out.slice = a.getValue().str();
     if (auto a = program->getAttrOfType<StringAttr>("weft.replica_plan"))
       out.replicaPlan = a.getValue().str();
+    out.inputNames.clear();
+    out.outputNames.clear();
+    out.rowsUsed = 0;
     std::map<std::string, KernelFigures> byName;
     for (Operation &op : program.getBody().front()) {
+      // Copies side by side (--replicas) beyond copy 0 are not the model's.
+      if (auto k = op.getAttrOfType<IntegerAttr>("weft.replica");
+          k && k.getInt() > 0)
+        continue;
       if (auto io = dyn_cast<wf::IoOp>(op)) {
         out.rowsUsed = std::max<int64_t>(out.rowsUsed, io.getEndRow());
         (io.getDirection() == weft::common::PortDir::input ? out.inputNames
@@ -253,6 +260,8 @@ static void readReplicas(ModuleOp module, CompiledModel &out) {
     out.replicas = n.getInt();
     if (auto rows = program->getAttrOfType<IntegerAttr>("weft.replica_rows"))
       out.replicaRows = rows.getInt();
+    if (auto c = program->getAttrOfType<IntegerAttr>("weft.replica_columns"))
+      out.replicaColumns = std::max<int64_t>(1, c.getInt());
     weft::machine::Target t = program.getTarget().getModel();
     out.gridWidth = t.width();
     out.gridHeight = t.height();
@@ -386,13 +395,71 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     return false;
   if (options.untilAfter == Stage::Fabric)
     return true;
+  // --replicas auto puts copies side by side as the width allows; when
+  // their host streams passing each other's PEs need more colors than the
+  // fabric has, fewer side by side are searched (bisection on
+  // --weft-partition-dense's max-columns) and the plan says so.
+  bool sideBySide = StringRef(options.replicas).trim() == "auto" &&
+                    options.untilAfter >= Stage::Route;
+  OwningOpRef<ModuleOp> beforePartition;
+  if (sideBySide)
+    beforePartition = OwningOpRef<ModuleOp>(out.module->clone());
   if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
     return false;
   readFabricFigures(*out.module, out);
   if (options.untilAfter == Stage::Partition)
     return true;
-  if (!runStage(Stage::Route, weft::PipelineStage::Route))
-    return false;
+  auto columnsOf = [&]() -> int64_t {
+    for (auto program : out.module->getOps<wf::ProgramOp>())
+      if (auto c = program->getAttrOfType<IntegerAttr>("weft.replica_columns"))
+        return c.getInt();
+    return 1;
+  };
+  int64_t columns = columnsOf();
+  if (!runStage(Stage::Route, weft::PipelineStage::Route)) {
+    if (!sideBySide || columns <= 1 ||
+        error.find("needs more colors") == std::string::npos)
+      return false;
+    // Bisect on the most copies side by side: `good` routed (1 always
+    // does: the copies share no PE then), `bad` did not.
+    int64_t good = 1, bad = columns;
+    OwningOpRef<ModuleOp> best;
+    while (bad - good > 1 || !best) {
+      int64_t cap = bad - good > 1 ? (good + bad) / 2 : good;
+      pipeline.maxColumns = cap;
+      out.module = OwningOpRef<ModuleOp>(beforePartition->clone());
+      error.clear();
+      if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
+        return false;
+      int64_t tried = columnsOf();
+      bool routed = runStage(Stage::Route, weft::PipelineStage::Route);
+      if (!routed && (tried <= 1 ||
+                      error.find("needs more colors") == std::string::npos))
+        return false;
+      if (routed) {
+        good = cap;
+        best = OwningOpRef<ModuleOp>(out.module->clone());
+      } else {
+        bad = std::min(bad, tried);
+      }
+    }
+    out.module = std::move(best);
+    error.clear();
+    out.failedStage.reset();
+    // The plan says what the colors allowed.
+    for (auto program : out.module->getOps<wf::ProgramOp>())
+      if (auto plan = program->getAttrOfType<StringAttr>("weft.replica_plan"))
+        program->setAttr(
+            "weft.replica_plan",
+            StringAttr::get(&ctx, plan.getValue() +
+                                      llvm::formatv("; at most {0} side by "
+                                                    "side: {1} need more "
+                                                    "colors than the fabric "
+                                                    "has",
+                                                    good, bad)
+                                          .str()));
+    readFabricFigures(*out.module, out);
+  }
   if (options.untilAfter == Stage::Route)
     return true;
   if (!runStage(Stage::Wavelet, weft::PipelineStage::Wavelet))
@@ -677,9 +744,11 @@ RunFigures weft::driver::readRunFigures(const json::Object *st,
                                   (double(compiled.gridPEs) * peak * t);
     figures.samplesPerMillionCycles = 1e6 / t;
   }
+  // A copy's PEs: its band's, shared by the copies side by side in it.
   figures.copyPEs = int64_t(compiled.gridWidth) *
                     (compiled.replicaRows ? compiled.replicaRows
-                                          : int64_t(compiled.gridHeight));
+                                          : int64_t(compiled.gridHeight)) /
+                    std::max<int64_t>(1, compiled.replicaColumns);
   if (figures.copyCyclesPerSample > 0 && figures.copyPEs > 0)
     figures.copyUtilization =
         double(compiled.macsPerSample) /

@@ -29,7 +29,8 @@ static std::optional<Target> withRows(const Target &target, int64_t rows) {
 
 std::optional<ReplicaChoice> weft::conversion::chooseReplicas(
     const NetworkShape &net, Precision precision, const Target &target,
-    std::optional<int64_t> copies, std::string &why, int64_t maxCopies) {
+    std::optional<int64_t> copies, std::string &why, int64_t maxCopies,
+    int64_t maxColumns) {
   const int64_t H = int64_t(target.height());
   if (copies) {
     if (*copies < 1) {
@@ -61,6 +62,7 @@ std::optional<ReplicaChoice> weft::conversion::chooseReplicas(
     }
     c.mapping = std::move(*m);
     c.copyRows = rowsUsed(c.mapping);
+    c.copyColumns = std::max<int64_t>(1, c.mapping.width);
     return c;
   }
 
@@ -69,8 +71,9 @@ std::optional<ReplicaChoice> weft::conversion::chooseReplicas(
   std::optional<ReplicaChoice> best;
   std::string firstWhy;
   int64_t tried = 0, fitting = 0, single = 0;
-  const int64_t most = maxCopies > 0 ? std::min(H, maxCopies) : H;
-  for (int64_t n = 1, last = 0; n <= most; ++n) {
+  // At most `most` copies in all, so at most that many bands.
+  const int64_t most = maxCopies > 0 ? maxCopies : INT64_MAX;
+  for (int64_t n = 1, last = 0; n <= std::min(H, most); ++n) {
     int64_t b = H / n;
     if (b == last)
       continue;
@@ -91,7 +94,14 @@ std::optional<ReplicaChoice> weft::conversion::chooseReplicas(
     ReplicaChoice c;
     c.bandRows = b;
     c.copyRows = rowsUsed(*m);
-    c.copies = std::min(H / c.copyRows, most);
+    c.copyColumns = std::max<int64_t>(1, m->width);
+    // Side by side as the width allows (and the colors: maxColumns), then
+    // as many bands of rows as fit, within `most` copies in all.
+    c.columns = std::min(int64_t(target.width()) / c.copyColumns, most);
+    if (maxColumns > 0)
+      c.columns = std::min(c.columns, maxColumns);
+    c.columns = std::max<int64_t>(1, c.columns);
+    c.copies = c.columns * std::min(H / c.copyRows, most / c.columns);
     c.mapping = std::move(*m);
     // More samples per cycle: copies / bottleneck, compared exactly.
     int64_t t = std::max<int64_t>(1, c.mapping.bottleneckCycles);

@@ -92,6 +92,7 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     o.mergeLanes = options.mergeLanes;
     o.replicas = options.replicas;
     o.maxReplicas = options.maxReplicas;
+    o.maxColumns = options.maxColumns;
     if (autoGrid) {
       o.grid = "auto";
       o.maxGrid = largest;

@@ -59,7 +59,9 @@ TEST(Replicas, AutoMaximisesSamplesPerCycle) {
     machine::Target t = grid(w, h);
     auto c = chooseReplicas(mlp(), Precision::FP32, t, std::nullopt, why);
     ASSERT_TRUE(c) << why;
-    EXPECT_EQ(c->copies, int64_t(h) / c->copyRows);
+    EXPECT_EQ(c->copies, c->columns * (int64_t(h) / c->copyRows));
+    EXPECT_EQ(c->columns, std::max<int64_t>(1, w / c->copyColumns));
+    EXPECT_EQ(c->copyColumns, c->mapping.width);
     EXPECT_GE(c->bandsFitting, 1);
     // No count of copies on its band does better.
     double rate = double(c->copies) / double(c->mapping.bottleneckCycles);
@@ -107,8 +109,33 @@ TEST(Replicas, AutoOnTheWafer) {
   auto c = chooseReplicas(mlp(), Precision::FP32, t, std::nullopt, why);
   ASSERT_TRUE(c) << why;
   EXPECT_GT(c->copies, 1);
-  EXPECT_LE(c->copies * c->copyRows, 994);
-  EXPECT_EQ(c->copies, 994 / c->copyRows);
+  EXPECT_LE(c->copies / c->columns * c->copyRows, 994);
+  EXPECT_LE(c->columns * c->copyColumns, 750);
+  EXPECT_EQ(c->copies, c->columns * (994 / c->copyRows));
+}
+
+TEST(Replicas, SideBySideWithinTheColorsLimit) {
+  // maxColumns (the colors) bounds the copies side by side in a band; 1
+  // stacks bands only.
+  std::string why;
+  machine::Target t = grid(64, 64);
+  auto wide = chooseReplicas(mlp(), Precision::FP32, t, std::nullopt, why);
+  ASSERT_TRUE(wide) << why;
+  EXPECT_GT(wide->columns, 1);
+  for (int64_t cap : {1, 2}) {
+    auto c =
+        chooseReplicas(mlp(), Precision::FP32, t, std::nullopt, why, 0, cap);
+    ASSERT_TRUE(c) << why;
+    EXPECT_LE(c->columns, cap);
+    EXPECT_EQ(c->copies, c->columns * (64 / c->copyRows));
+    // Fewer side by side never predicts more samples per cycle.
+    EXPECT_LE(double(c->copies) / double(c->mapping.bottleneckCycles),
+              double(wide->copies) / double(wide->mapping.bottleneckCycles));
+  }
+  // A count given is stacked in bands only.
+  auto three = chooseReplicas(mlp(), Precision::FP32, t, 3, why);
+  ASSERT_TRUE(three) << why;
+  EXPECT_EQ(three->columns, 1);
 }
 
 TEST(Replicas, Errors) {

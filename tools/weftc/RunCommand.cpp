@@ -736,7 +736,13 @@ void RunSession::printFigures(const driver::RunFigures &figures) const {
   if (compiled.replicas > 1 && figures.copyCyclesPerSample > 0)
     outs() << "weftc: replicas " << compiled.replicas << " (" << numSamples
            << " samples dealt round robin); each copy: " << compiled.gridWidth
-           << "x" << compiled.replicaRows << " PEs, "
+           << "x" << compiled.replicaRows << " PEs"
+           << (compiled.replicaColumns > 1
+                   ? (" shared by " + Twine(compiled.replicaColumns) +
+                      " side by side (" + Twine(figures.copyPEs) + " each)")
+                         .str()
+                   : std::string())
+           << ", "
            << format("%.1f", figures.copyCyclesPerSample)
            << " cycles per sample, utilization "
            << format("%.2f%%", 100.0 * figures.copyUtilization)

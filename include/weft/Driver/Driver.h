@@ -132,6 +132,9 @@ struct CompiledModel {
   /// per copy k >= 1 its host ports beside inputNames and outputNames
   /// (replicaInputs[k - 1][i] is copy k's port of inputNames[i]).
   int64_t replicas = 1, replicaRows = 0;
+  /// Copies side by side in each band of rows (a copy's PEs: its band's
+  /// over them).
+  int64_t replicaColumns = 1;
   /// The rows the placed network (one copy) uses: its rectangles and host
   /// ports.
   int64_t rowsUsed = 0;

@@ -40,8 +40,13 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     N (`chooseReplicas`, lib/Kernels/Replicas.cpp) and takes the one with
     the most predicted samples per cycle, copies / bottleneck, where a copy
     partitioned for floor(H / N) rows is stacked as often as the rows it
-    uses fit, at most `max-replicas` (-1: the samples of the program's
-    batch, what `weftc run` asks for). With `grid=auto` the grid is chosen
+    uses fit and as often side by side as its columns fit (at most
+    `max-columns`: the colors bound it), at most `max-replicas` copies in
+    all (-1: the samples of the program's batch, what `weftc run` asks
+    for). Copies side by side are placed here (`weft.replica_columns`;
+    their kernels, host ports and streams suffixed `_r<k>` and marked
+    `weft.replica = k`), so that routing relays their host streams through
+    each other's PEs. With `grid=auto` the grid is chosen
     for one copy: `auto` is
     one copy, and N copies make the fabric N times as tall as one copy's
     rows (up to `max-grid`). More than one copy is recorded on the program
@@ -74,7 +79,11 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
            "weft.replicas for --weft-replicate">,
     Option<"maxReplicas", "max-replicas", "int64_t", "0",
            "The most copies replicas=auto chooses: 0 no limit, -1 the "
-           "program's batch (weft.batch: a run of that many samples)">];
+           "program's batch (weft.batch: a run of that many samples)">,
+    Option<"maxColumns", "max-columns", "int64_t", "0",
+           "The most copies replicas=auto puts side by side in a band of "
+           "rows (0: as many as the width allows; the colors may allow "
+           "fewer)">];
   let statistics = [Statistic<"numPartitioned", "num-partitioned",
                               "Kernels partitioned">,
                     Statistic<"bottleneck", "bottleneck-cycles",

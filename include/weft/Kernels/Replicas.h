@@ -28,7 +28,12 @@ namespace weft::conversion {
 
 /// How many copies of a network share a fabric, and one copy's layout.
 struct ReplicaChoice {
-  int64_t copies = 1;
+  /// Copies in all: `columns` side by side in each of copies / columns
+  /// bands of rows.
+  int64_t copies = 1, columns = 1;
+  /// The columns one copy's layout uses (copy k of a band starts at
+  /// column k * copyColumns).
+  int64_t copyColumns = 1;
   /// The rows each copy was partitioned for (floor(H / copies) when the
   /// count was given), and the rows its layout uses (at most bandRows).
   int64_t bandRows = 1, copyRows = 1;
@@ -47,13 +52,17 @@ struct ReplicaChoice {
 /// rows, the layout there, and floor(H / rows it uses) copies of it: the
 /// choice with the most predicted samples per cycle (copies / bottleneck),
 /// ties broken by fewer copies; `maxCopies` (0: no limit) bounds auto's
-/// count (more copies than a run has samples only idle). Fails, setting
+/// count (more copies than a run has samples only idle). Auto also puts
+/// copies side by side in a band, as many as the columns one copy's layout
+/// uses fit, at most `maxColumns` (0: no limit; the colors bound it: a PE
+/// carries the host streams of the band's other copies too). Fails, setting
 /// `why` to a sentence with the numbers, when a count is below 1, when the
 /// bands are thinner than a row, or when the network fits no band.
 std::optional<ReplicaChoice>
 chooseReplicas(const NetworkShape &net, Precision precision,
                const machine::Target &target, std::optional<int64_t> copies,
-               std::string &why, int64_t maxCopies = 0);
+               std::string &why, int64_t maxCopies = 0,
+               int64_t maxColumns = 0);
 
 /// The first rows of `copies` copies of `copyRows` rows each stacked from
 /// row 0 of a fabric of `gridRows` rows (copy k at k * copyRows). Fails,

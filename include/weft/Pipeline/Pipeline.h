@@ -67,6 +67,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("The most copies replicas=auto chooses (0: no limit; "
                      "-1: the samples of the program's batch)"),
       llvm::cl::init(0)};
+  Option<int64_t> maxColumns{
+      *this, "max-columns",
+      llvm::cl::desc("The most copies replicas=auto puts side by side in a "
+                     "band of rows (0: as many as the width allows)"),
+      llvm::cl::init(0)};
   Option<bool> fuseActivations{
       *this, "fuse-activations",
       llvm::cl::desc("Fuse an activation that is the only reader of a "

@@ -75,9 +75,23 @@ LogicalResult Replicate::replicate(wv::ProgramOp program) {
     return program.emitOpError("is replicated already (weft.replica_rows)");
   weft::machine::TargetConfig config = program.getTarget().getModel().config();
   int64_t h = usedRows(program);
+  // Copies side by side already (weft.replica_columns, made before routing)
+  // and bands of them to stack.
+  int64_t columns = 1;
+  if (Attribute a = program->getAttr("weft.replica_columns")) {
+    auto c = dyn_cast<IntegerAttr>(a);
+    if (!c || c.getInt() < 1 || copies.getInt() % c.getInt())
+      return program.emitOpError("'weft.replica_columns' must be a positive "
+                                 "integer that divides 'weft.replicas'");
+    columns = c.getInt();
+  }
+  for (auto io : program.getBody().front().getOps<wv::IoOp>())
+    if (columns > 1 && !io->getAttrOfType<IntegerAttr>("weft.replica"))
+      return io.emitOpError("needs 'weft.replica' in a program of copies "
+                            "side by side");
   std::string why;
   std::optional<std::vector<int64_t>> rows = weft::conversion::stackReplicas(
-      h, int64_t(config.height), copies.getInt(), why);
+      h, int64_t(config.height), copies.getInt() / columns, why);
   if (!rows)
     return program.emitOpError("cannot hold its copies on the ")
            << config.width << "x" << config.height << " fabric: " << why;
@@ -100,17 +114,25 @@ LogicalResult Replicate::replicate(wv::ProgramOp program) {
 
   OpBuilder b(ctx);
   for (Operation *op : originals)
-    if (isa<wv::IoOp>(op))
+    if (isa<wv::IoOp>(op) && !op->hasAttr("weft.replica"))
       op->setAttr("weft.replica", b.getI64IntegerAttr(0));
   b.setInsertionPointToEnd(&body);
-  for (auto [k, dy] : llvm::enumerate(*rows)) {
-    if (k == 0)
+  for (auto [band, dy] : llvm::enumerate(*rows)) {
+    if (band == 0)
       continue;
+    // Copy j of band `band` is copy band * columns + j.
+    int64_t k = int64_t(band) * columns;
     for (Operation *op : originals) {
       Operation *copy = b.clone(*op);
       StringRef name = SymbolTable::getSymbolName(op).getValue();
+      int64_t index = k;
+      if (auto io = dyn_cast<wv::IoOp>(op)) {
+        index += cast<IntegerAttr>(io->getAttr("weft.replica")).getInt();
+        if (auto of = io->getAttrOfType<StringAttr>("weft.replica_of"))
+          name = of.getValue();
+      }
       // A deterministic free name: <name>_r<k>, or <name>_r<k>_<i>.
-      std::string base = suffixed(name, int64_t(k)), fresh = base;
+      std::string base = suffixed(name, index), fresh = base;
       for (unsigned i = 1; symbols.lookup(fresh); ++i)
         fresh = (base + "_" + Twine(i)).str();
       SymbolTable::setSymbolName(copy, fresh);
@@ -124,16 +146,15 @@ LogicalResult Replicate::replicate(wv::ProgramOp program) {
       } else if (auto io = dyn_cast<wv::IoOp>(copy)) {
         io.setFirstRow(io.getFirstRow() + dy);
         io.setEndRow(io.getEndRow() + dy);
-        io->setAttr("weft.replica", b.getI64IntegerAttr(int64_t(k)));
+        io->setAttr("weft.replica", b.getI64IntegerAttr(index));
         io->setAttr("weft.replica_of", b.getStringAttr(name));
       }
       if (auto layer = copy->getAttrOfType<StringAttr>("layer"))
-        copy->setAttr("layer",
-                      b.getStringAttr(suffixed(layer.getValue(), int64_t(k))));
+        copy->setAttr("layer", b.getStringAttr(suffixed(layer.getValue(), k)));
     }
     for (Attribute l : originalLayers)
-      layers.push_back(b.getStringAttr(
-          suffixed(cast<StringAttr>(l).getValue(), int64_t(k))));
+      layers.push_back(
+          b.getStringAttr(suffixed(cast<StringAttr>(l).getValue(), k)));
   }
   if (!originalLayers.empty())
     program->setAttr("layers", b.getArrayAttr(layers));
