@@ -59,3 +59,25 @@ wavelet.program @one attributes {target = #weft.target<1x4>} {
     wavelet.route color 1 from [west] to [ramp]
   }
 }
+
+// -----
+
+// Two copies side by side already (weft.replica_columns = 2, placed before
+// routing) stacked in two bands: copy j of band b is copy 2b + j.
+
+// CHECK-LABEL: wavelet.program @pair
+// CHECK: wavelet.io @a input west rows 0 to 1 color 1 "dense32" : tensor<64xf32> {weft.replica = 0 : i64}
+// CHECK: wavelet.io @a_r1 input west rows 0 to 1 color 2 "dense32" : tensor<64xf32> {weft.replica = 1 : i64, weft.replica_of = "a"}
+// CHECK: wavelet.io @a_r2 input west rows 1 to 2 color 1 "dense32" : tensor<64xf32> {weft.replica = 2 : i64, weft.replica_of = "a"}
+// CHECK: wavelet.io @a_r3 input west rows 1 to 2 color 2 "dense32" : tensor<64xf32> {weft.replica = 3 : i64, weft.replica_of = "a"}
+wavelet.program @pair attributes {target = #weft.target<2x2>, weft.replicas = 4 : i64, weft.replica_columns = 2 : i64} {
+  wavelet.io @a input west rows 0 to 1 color 1 "dense32" : tensor<64xf32> {weft.replica = 0 : i64}
+  wavelet.io @a_r1 input west rows 0 to 1 color 2 "dense32" : tensor<64xf32> {weft.replica = 1 : i64, weft.replica_of = "a"}
+  wavelet.pe @pe_0_0 at (0, 0) {
+    wavelet.route color 1 from [west] to [ramp]
+    wavelet.route color 2 from [west] to [east]
+  }
+  wavelet.pe @pe_1_0 at (1, 0) {
+    wavelet.route color 2 from [west] to [ramp]
+  }
+}

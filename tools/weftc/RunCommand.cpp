@@ -712,8 +712,8 @@ void RunSession::printFigures(const driver::RunFigures &figures) const {
            << done.size() - 1 << " intervals; model error "
            << format("%.1f%%", 100 * err) << ")";
     if (compiled.replicas > 1)
-      outs() << " per copy, " << format("%.1f", steady) << " over the "
-             << compiled.replicas << " copies";
+      outs() << " per copy, " << format(steady < 10 ? "%.3f" : "%.1f", steady)
+             << " over the " << compiled.replicas << " copies";
     outs() << "\n";
   } else {
     outs() << "weftc: cycles per sample: predicted " << compiled.predictedCycles
@@ -725,7 +725,8 @@ void RunSession::printFigures(const driver::RunFigures &figures) const {
     outs() << "weftc: utilization "
            << format("%.2f%%", 100.0 * figures.utilization) << " ("
            << macsPerSample << " MACs of the model / (" << compiled.gridPEs
-           << " PEs x " << peak << " MAC/cycle x " << format("%.1f", t)
+           << " PEs x " << peak << " MAC/cycle x "
+           << format(t < 10 ? "%.3f" : "%.1f", t)
            << (steady > 0 ? " cycles per sample))" : " cycles of latency))")
            << "\n";
   if (t > 0)

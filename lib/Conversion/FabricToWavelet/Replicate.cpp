@@ -85,10 +85,16 @@ LogicalResult Replicate::replicate(wv::ProgramOp program) {
                                  "integer that divides 'weft.replicas'");
     columns = c.getInt();
   }
-  for (auto io : program.getBody().front().getOps<wv::IoOp>())
-    if (columns > 1 && !io->getAttrOfType<IntegerAttr>("weft.replica"))
+  for (auto io : program.getBody().front().getOps<wv::IoOp>()) {
+    Attribute k = io->getAttr("weft.replica");
+    if (k && (!isa<IntegerAttr>(k) || cast<IntegerAttr>(k).getInt() < 0 ||
+              cast<IntegerAttr>(k).getInt() >= columns))
+      return io.emitOpError("'weft.replica' must be an integer from 0 to ")
+             << columns - 1 << " (the copies side by side)";
+    if (!k && columns > 1)
       return io.emitOpError("needs 'weft.replica' in a program of copies "
                             "side by side");
+  }
   std::string why;
   std::optional<std::vector<int64_t>> rows = weft::conversion::stackReplicas(
       h, int64_t(config.height), copies.getInt() / columns, why);
