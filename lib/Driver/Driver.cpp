@@ -433,8 +433,8 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
         return false;
       int64_t tried = columnsOf();
       bool routed = runStage(Stage::Route, weft::PipelineStage::Route);
-      if (!routed && (tried <= 1 ||
-                      error.find("needs more colors") == std::string::npos))
+      if (!routed &&
+          (tried <= 1 || error.find("needs more colors") == std::string::npos))
         return false;
       if (routed) {
         good = cap;

@@ -291,8 +291,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
         "{0} {1} of {2}x{3} PEs (each partitioned for {6}x{4}: predicted "
         "{5} cycles per sample)",
         choice->copies, choice->copies == 1 ? "copy" : "copies",
-        choice->columns > 1 ? int64_t(choice->copyColumns)
-                            : int64_t(t.width()),
+        choice->columns > 1 ? int64_t(choice->copyColumns) : int64_t(t.width()),
         choice->copyRows, choice->bandRows, choice->mapping.bottleneckCycles,
         t.width());
     if (!copies && most > 0)
@@ -367,9 +366,9 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       for (Operation *copy : copies) {
         if (auto kernel = dyn_cast<wf::KernelOp>(copy)) {
           common::RectAttr r = kernel.getRectAttr();
-          kernel.setRectAttr(common::RectAttr::get(
-              ctx, r.getX() + k * width, r.getY(), r.getWidth(),
-              r.getHeight()));
+          kernel.setRectAttr(common::RectAttr::get(ctx, r.getX() + k * width,
+                                                   r.getY(), r.getWidth(),
+                                                   r.getHeight()));
         } else if (auto stream = dyn_cast<wf::StreamOp>(copy)) {
           stream.setSrcAttr(ref(stream.getSrc()));
           SmallVector<Attribute> dsts;

@@ -743,8 +743,7 @@ void RunSession::printFigures(const driver::RunFigures &figures) const {
                       " side by side (" + Twine(figures.copyPEs) + " each)")
                          .str()
                    : std::string())
-           << ", "
-           << format("%.1f", figures.copyCyclesPerSample)
+           << ", " << format("%.1f", figures.copyCyclesPerSample)
            << " cycles per sample, utilization "
            << format("%.2f%%", 100.0 * figures.copyUtilization)
            << " of its own PEs\n";

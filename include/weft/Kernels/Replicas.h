@@ -61,8 +61,7 @@ struct ReplicaChoice {
 std::optional<ReplicaChoice>
 chooseReplicas(const NetworkShape &net, Precision precision,
                const machine::Target &target, std::optional<int64_t> copies,
-               std::string &why, int64_t maxCopies = 0,
-               int64_t maxColumns = 0);
+               std::string &why, int64_t maxCopies = 0, int64_t maxColumns = 0);
 
 /// The first rows of `copies` copies of `copyRows` rows each stacked from
 /// row 0 of a fabric of `gridRows` rows (copy k at k * copyRows). Fails,
