@@ -46,6 +46,10 @@ static RectAttr peRect(Operation &op) {
 LogicalResult ProgramOp::verifyRegions() {
   wt::Target t = getTarget().getModel();
   SmallVector<std::pair<Operation *, RectAttr>> seen;
+  // Which PE is taken, so that the check stays linear in the PEs (a
+  // program of many copies has hundreds of thousands of groups); the
+  // earliest group a new one overlaps is looked up only for the message.
+  std::vector<bool> taken;
   for (Operation &op : getBody().front()) {
     RectAttr r = peRect(op);
     if (!r)
@@ -55,12 +59,27 @@ LogicalResult ProgramOp::verifyRegions() {
       return op.emitOpError() << "PEs " << rectString(r) << " of @" << name
                               << " leave the " << t.width() << "x"
                               << t.height() << " fabric";
-    for (auto &[other, otherRect] : seen)
-      if (r.overlaps(otherRect))
-        return op.emitOpError()
-               << "PEs " << rectString(r) << " of @" << name
-               << " overlap PEs " << rectString(otherRect) << " of @"
-               << mlir::SymbolTable::getSymbolName(other).getValue();
+    if (taken.empty())
+      taken.assign(size_t(t.width()) * t.height(), false);
+    bool overlaps = false;
+    for (int64_t y = r.getY(); y < r.getY() + r.getHeight() && !overlaps; ++y)
+      for (int64_t x = r.getX(); x < r.getX() + r.getWidth(); ++x) {
+        size_t cell = size_t(y) * t.width() + size_t(x);
+        if (taken[cell]) {
+          overlaps = true;
+          break;
+        }
+      }
+    if (overlaps)
+      for (auto &[other, otherRect] : seen)
+        if (r.overlaps(otherRect))
+          return op.emitOpError()
+                 << "PEs " << rectString(r) << " of @" << name
+                 << " overlap PEs " << rectString(otherRect) << " of @"
+                 << mlir::SymbolTable::getSymbolName(other).getValue();
+    for (int64_t y = r.getY(); y < r.getY() + r.getHeight(); ++y)
+      for (int64_t x = r.getX(); x < r.getX() + r.getWidth(); ++x)
+        taken[size_t(y) * t.width() + size_t(x)] = true;
     seen.push_back({&op, r});
   }
   return success();

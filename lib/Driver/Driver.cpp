@@ -22,6 +22,7 @@
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/Import/ONNXImporter.h"
 #include "weft/InitDialects.h"
+#include "weft/Kernels/Replicas.h"
 #include "weft/Machine/ISA.h"
 #include "weft/Pipeline/Pipeline.h"
 #include "weft/Translate/Wfb.h"
@@ -176,9 +177,19 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
       out.gridAuto = a.getValue().str();
     if (auto a = program->getAttrOfType<StringAttr>("weft.slice"))
       out.slice = a.getValue().str();
+    if (auto a = program->getAttrOfType<StringAttr>("weft.replica_plan"))
+      out.replicaPlan = a.getValue().str();
+    out.inputNames.clear();
+    out.outputNames.clear();
+    out.rowsUsed = 0;
     std::map<std::string, KernelFigures> byName;
     for (Operation &op : program.getBody().front()) {
+      // Copies side by side (--replicas) beyond copy 0 are not the model's.
+      if (auto k = op.getAttrOfType<IntegerAttr>("weft.replica");
+          k && k.getInt() > 0)
+        continue;
       if (auto io = dyn_cast<wf::IoOp>(op)) {
+        out.rowsUsed = std::max<int64_t>(out.rowsUsed, io.getEndRow());
         (io.getDirection() == weft::common::PortDir::input ? out.inputNames
                                                            : out.outputNames)
             .push_back(io.getSymName().str());
@@ -201,6 +212,8 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
           f.x0 = r.getX();
           f.width = r.getWidth();
           f.rows = r.getHeight();
+          out.rowsUsed =
+              std::max<int64_t>(out.rowsUsed, r.getY() + r.getHeight());
         }
         f.predictedCycles = k.getPredictedCycles().value_or(0);
         if (k.getPrecision() == weft::fabric::Precision::mixed)
@@ -233,6 +246,41 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
       out.predictedCycles = std::max(out.predictedCycles, f.predictedCycles);
       out.macsPerSample += f.modelMacs;
       out.executedMacsPerSample += f.executedMacs;
+    }
+  }
+}
+
+/// Reads the copies --weft-replicate made off the lowered program: their
+/// count, rows, fabric and host ports beside the original's.
+static void readReplicas(ModuleOp module, CompiledModel &out) {
+  for (auto program : module.getOps<weft::wavelet::ProgramOp>()) {
+    auto n = program->getAttrOfType<IntegerAttr>("weft.replicas");
+    if (!n)
+      continue;
+    out.replicas = n.getInt();
+    if (auto rows = program->getAttrOfType<IntegerAttr>("weft.replica_rows"))
+      out.replicaRows = rows.getInt();
+    if (auto c = program->getAttrOfType<IntegerAttr>("weft.replica_columns"))
+      out.replicaColumns = std::max<int64_t>(1, c.getInt());
+    weft::machine::Target t = program.getTarget().getModel();
+    out.gridWidth = t.width();
+    out.gridHeight = t.height();
+    out.gridPEs = int64_t(t.numPEs());
+    // (copy, original port) -> the copy's port.
+    std::map<std::pair<int64_t, std::string>, std::string> ports;
+    for (auto io : program.getBody().front().getOps<weft::wavelet::IoOp>()) {
+      auto k = io->getAttrOfType<IntegerAttr>("weft.replica");
+      auto of = io->getAttrOfType<StringAttr>("weft.replica_of");
+      if (k && of)
+        ports[{k.getInt(), of.str()}] = io.getSymName().str();
+    }
+    out.replicaInputs.assign(size_t(out.replicas - 1), {});
+    out.replicaOutputs.assign(size_t(out.replicas - 1), {});
+    for (int64_t k = 1; k < out.replicas; ++k) {
+      for (const std::string &name : out.inputNames)
+        out.replicaInputs[size_t(k - 1)].push_back(ports[{k, name}]);
+      for (const std::string &name : out.outputNames)
+        out.replicaOutputs[size_t(k - 1)].push_back(ports[{k, name}]);
     }
   }
 }
@@ -304,6 +352,14 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.mergeLanes = options.mergeLanes;
   pipeline.onlyKernels = options.onlyKernels;
   pipeline.fuseActivations = options.fuseActivations;
+  pipeline.replicas = options.replicas;
+  pipeline.maxReplicas = options.maxReplicas;
+  if (!options.onlyKernels.empty() &&
+      StringRef(options.replicas).trim() != "1") {
+    error = "--only-kernels runs a slice to measure its pace; it takes no "
+            "--replicas";
+    return false;
+  }
   if (options.precision != "fp32" && options.precision != "mixed") {
     error = "precision must be fp32 or mixed, not '" + options.precision + "'";
     return false;
@@ -339,18 +395,77 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     return false;
   if (options.untilAfter == Stage::Fabric)
     return true;
+  // --replicas auto puts copies side by side as the width allows; when
+  // their host streams passing each other's PEs need more colors than the
+  // fabric has, fewer side by side are searched (bisection on
+  // --weft-partition-dense's max-columns) and the plan says so.
+  bool sideBySide = StringRef(options.replicas).trim() == "auto" &&
+                    options.untilAfter >= Stage::Route;
+  OwningOpRef<ModuleOp> beforePartition;
+  if (sideBySide)
+    beforePartition = OwningOpRef<ModuleOp>(out.module->clone());
   if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
     return false;
   readFabricFigures(*out.module, out);
   if (options.untilAfter == Stage::Partition)
     return true;
-  if (!runStage(Stage::Route, weft::PipelineStage::Route))
-    return false;
+  auto columnsOf = [&]() -> int64_t {
+    for (auto program : out.module->getOps<wf::ProgramOp>())
+      if (auto c = program->getAttrOfType<IntegerAttr>("weft.replica_columns"))
+        return c.getInt();
+    return 1;
+  };
+  int64_t columns = columnsOf();
+  if (!runStage(Stage::Route, weft::PipelineStage::Route)) {
+    if (!sideBySide || columns <= 1 ||
+        error.find("needs more colors") == std::string::npos)
+      return false;
+    // Bisect on the most copies side by side: `good` routed (1 always
+    // does: the copies share no PE then), `bad` did not.
+    int64_t good = 1, bad = columns;
+    OwningOpRef<ModuleOp> best;
+    while (bad - good > 1 || !best) {
+      int64_t cap = bad - good > 1 ? (good + bad) / 2 : good;
+      pipeline.maxColumns = cap;
+      out.module = OwningOpRef<ModuleOp>(beforePartition->clone());
+      error.clear();
+      if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
+        return false;
+      int64_t tried = columnsOf();
+      bool routed = runStage(Stage::Route, weft::PipelineStage::Route);
+      if (!routed &&
+          (tried <= 1 || error.find("needs more colors") == std::string::npos))
+        return false;
+      if (routed) {
+        good = cap;
+        best = OwningOpRef<ModuleOp>(out.module->clone());
+      } else {
+        bad = std::min(bad, tried);
+      }
+    }
+    out.module = std::move(best);
+    error.clear();
+    out.failedStage.reset();
+    // The plan says what the colors allowed.
+    for (auto program : out.module->getOps<wf::ProgramOp>())
+      if (auto plan = program->getAttrOfType<StringAttr>("weft.replica_plan"))
+        program->setAttr(
+            "weft.replica_plan",
+            StringAttr::get(&ctx, plan.getValue() +
+                                      llvm::formatv("; at most {0} side by "
+                                                    "side: {1} need more "
+                                                    "colors than the fabric "
+                                                    "has",
+                                                    good, bad)
+                                          .str()));
+    readFabricFigures(*out.module, out);
+  }
   if (options.untilAfter == Stage::Route)
     return true;
   if (!runStage(Stage::Wavelet, weft::PipelineStage::Wavelet))
     return false;
   out.colorsUsed = countColors(*out.module);
+  readReplicas(*out.module, out);
   if (options.untilAfter == Stage::Wavelet)
     return true;
 
@@ -430,10 +545,122 @@ std::string weft::driver::shapeOutput(tensorio::HostTensor &output,
   return output.validate();
 }
 
+std::string weft::driver::replicaPort(const CompiledModel &compiled,
+                                      StringRef port, int64_t copy) {
+  if (copy == 0)
+    return port.str();
+  for (auto [names, copies] :
+       {std::make_pair(&compiled.inputNames, &compiled.replicaInputs),
+        std::make_pair(&compiled.outputNames, &compiled.replicaOutputs)})
+    for (auto [i, name] : llvm::enumerate(*names))
+      if (name == port && size_t(copy - 1) < copies->size())
+        return (*copies)[size_t(copy - 1)][i];
+  return "";
+}
+
+/// The bytes of one sample of `t`, which holds `samples` back to back.
+static std::optional<size_t> sampleBytes(const weft::tensorio::HostTensor &t,
+                                         int64_t samples, std::string &error) {
+  if (samples < 1 || t.bytes.size() % size_t(samples) ||
+      (samples > 1 && (t.shape.empty() || t.shape[0] % samples))) {
+    std::string shape;
+    for (int64_t d : t.shape)
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    error = "a tensor of shape [" + shape + "] does not hold " +
+            std::to_string(samples) + " samples along its first dimension";
+    return std::nullopt;
+  }
+  return t.bytes.size() / size_t(samples);
+}
+
+std::optional<weft::tensorio::HostTensor>
+weft::driver::dealSamples(const weft::tensorio::HostTensor &all,
+                          int64_t samples, int64_t copy, int64_t copies,
+                          std::string &error) {
+  std::optional<size_t> each = sampleBytes(all, samples, error);
+  if (!each)
+    return std::nullopt;
+  int64_t rounds = weft::conversion::samplesOfReplica(0, samples, copies);
+  int64_t own = weft::conversion::samplesOfReplica(copy, samples, copies);
+  weft::tensorio::HostTensor t;
+  t.dtype = all.dtype;
+  t.shape = all.shape;
+  if (samples > 1)
+    t.shape[0] = all.shape[0] / samples * rounds;
+  else if (rounds > 1)
+    t.shape.insert(t.shape.begin(), rounds);
+  for (int64_t r = 0; r < rounds; ++r) {
+    // Copy `copy`'s sample r is sample r * copies + copy; past its own
+    // samples, its last one again.
+    int64_t i = own == 0 ? 0 : (std::min(r, own - 1) * copies + copy);
+    auto first = all.bytes.begin() + ptrdiff_t(size_t(i) * *each);
+    t.bytes.insert(t.bytes.end(), first, first + ptrdiff_t(*each));
+  }
+  return t;
+}
+
+std::optional<weft::tensorio::HostTensor> weft::driver::gatherSamples(
+    const std::vector<weft::tensorio::HostTensor> &perCopy, int64_t samples,
+    std::string &error) {
+  int64_t copies = int64_t(perCopy.size());
+  if (copies < 1) {
+    error = "no copy's output to gather";
+    return std::nullopt;
+  }
+  int64_t rounds = weft::conversion::samplesOfReplica(0, samples, copies);
+  std::vector<size_t> each;
+  for (const weft::tensorio::HostTensor &t : perCopy) {
+    std::optional<size_t> e = sampleBytes(t, rounds, error);
+    if (!e)
+      return std::nullopt;
+    if (!each.empty() && *e != each.front()) {
+      error = "the copies' outputs differ in size";
+      return std::nullopt;
+    }
+    each.push_back(*e);
+  }
+  weft::tensorio::HostTensor t;
+  t.dtype = perCopy.front().dtype;
+  t.shape = perCopy.front().shape;
+  for (int64_t i = 0; i < samples; ++i) {
+    const weft::tensorio::HostTensor &from =
+        perCopy[size_t(weft::conversion::replicaOfSample(i, copies))];
+    auto first = from.bytes.begin() + ptrdiff_t(size_t(i / copies) * each[0]);
+    t.bytes.insert(t.bytes.end(), first, first + ptrdiff_t(each[0]));
+  }
+  // Shaped by the caller (shapeOutput); a flat vector of the samples here.
+  t.shape = {int64_t(t.bytes.size() / weft::tensorio::dtypeSize(t.dtype))};
+  return t;
+}
+
 void weft::driver::addCompilerFigures(json::Object &stats,
                                       const CompiledModel &compiled) {
   stats.try_emplace("model_macs_per_sample", compiled.macsPerSample);
   stats.try_emplace("executed_macs_per_sample", compiled.executedMacsPerSample);
+}
+
+void weft::driver::addRunFigures(json::Object &stats, const RunFigures &figures,
+                                 const CompiledModel &compiled,
+                                 int64_t samples) {
+  stats["replicas"] = compiled.replicas;
+  stats["samples_dealt"] = samples;
+  json::Array perCopy;
+  for (int64_t k = 0; k < compiled.replicas; ++k)
+    perCopy.push_back(
+        weft::conversion::samplesOfReplica(k, samples, compiled.replicas));
+  stats["replica_samples"] = std::move(perCopy);
+  stats["cycles_per_sample"] = figures.cyclesPerSample;
+  stats["samples_per_million_cycles"] = figures.samplesPerMillionCycles;
+  stats["utilization"] = figures.utilization;
+  stats["replica"] = json::Object{
+      {"rows", compiled.replicaRows ? compiled.replicaRows
+                                    : int64_t(compiled.gridHeight)},
+      {"pes", figures.copyPEs},
+      {"cycles_per_sample", figures.copyCyclesPerSample},
+      {"samples_per_million_cycles", figures.copyCyclesPerSample > 0
+                                         ? 1e6 / figures.copyCyclesPerSample
+                                         : 0.0},
+      {"utilization", figures.copyUtilization}};
 }
 
 /// The median interval between consecutive samples: the pipeline's steady
@@ -450,7 +677,8 @@ static double medianInterval(const std::vector<int64_t> &done) {
 
 RunFigures weft::driver::readRunFigures(const json::Object *st,
                                         const binary::Program &program,
-                                        const CompiledModel &compiled) {
+                                        const CompiledModel &compiled,
+                                        int64_t samples) {
   RunFigures figures;
   figures.cycles = st ? st->getInteger("cycles").value_or(0) : 0;
   figures.latency = st ? st->getInteger("latency").value_or(0) : 0;
@@ -491,15 +719,39 @@ RunFigures weft::driver::readRunFigures(const json::Object *st,
     figures.latency = figures.done.front() - figures.firstInjection;
   if (figures.done.size() >= 2)
     figures.steadyCycles = medianInterval(figures.done);
-  double t =
-      figures.steadyCycles > 0 ? figures.steadyCycles : double(figures.latency);
+  // With copies, sample_done counts rounds (every copy's r-th sample), and
+  // a round delivers one sample per copy (the first round as many as ran).
+  int64_t n = std::max<int64_t>(1, compiled.replicas);
+  figures.replicas = n;
+  if (samples == 0)
+    samples = st ? st->getInteger("samples").value_or(0) : 0;
+  double perRound =
+      double(n == 1 ? 1 : std::max<int64_t>(1, std::min(n, samples)));
+  if (figures.steadyCycles > 0) {
+    figures.copyCyclesPerSample = figures.steadyCycles;
+    figures.steadyCycles /= double(n);
+  }
+  double t = figures.steadyCycles > 0 ? figures.steadyCycles
+                                      : double(figures.latency) / perRound;
   figures.cyclesPerSample = t;
+  if (figures.copyCyclesPerSample == 0)
+    figures.copyCyclesPerSample = double(figures.latency);
   double peak = double(machine::peakMacsPerCycle(compiled.mixed));
   if (t > 0 && compiled.gridPEs > 0) {
     figures.utilization =
         double(compiled.macsPerSample) / (double(compiled.gridPEs) * peak * t);
     figures.executedUtilization = double(compiled.executedMacsPerSample) /
                                   (double(compiled.gridPEs) * peak * t);
+    figures.samplesPerMillionCycles = 1e6 / t;
   }
+  // A copy's PEs: its band's, shared by the copies side by side in it.
+  figures.copyPEs = int64_t(compiled.gridWidth) *
+                    (compiled.replicaRows ? compiled.replicaRows
+                                          : int64_t(compiled.gridHeight)) /
+                    std::max<int64_t>(1, compiled.replicaColumns);
+  if (figures.copyCyclesPerSample > 0 && figures.copyPEs > 0)
+    figures.copyUtilization =
+        double(compiled.macsPerSample) /
+        (double(figures.copyPEs) * peak * figures.copyCyclesPerSample);
   return figures;
 }

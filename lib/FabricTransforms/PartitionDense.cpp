@@ -20,11 +20,13 @@
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/FabricTransforms/KernelScheme.h"
+#include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/ChainPartition.h"
 #include "weft/Kernels/JoinKernel.h"
-#include "weft/FabricTransforms/Passes.h"
+#include "weft/Kernels/Replicas.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/DebugLog.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -218,6 +220,168 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     }
   }
 
+  /// One copy's layout: on the whole target `t`, or with `replicas` other
+  /// than 1 on the band of rows each copy gets (chooseReplicas), recording
+  /// the copies on the program (and with grid=auto growing its target to
+  /// hold them).
+  FailureOr<wc::ChainMapping> replicate(wf::ProgramOp program,
+                                        const wc::NetworkShape &net,
+                                        wc::Precision p, machine::Target t) {
+    std::string why;
+    StringRef text = StringRef(replicas).trim();
+    std::optional<int64_t> copies;
+    if (text != "auto") {
+      int64_t n;
+      if (text.getAsInteger(10, n) || n < 1)
+        return program.emitError("replicas must be auto or a number of "
+                                 "copies of at least 1, not '")
+               << replicas << "'";
+      copies = n;
+    }
+    bool gridAuto = grid == "auto";
+    if ((copies && *copies == 1) || (!copies && gridAuto)) {
+      // One copy (the grid auto chose is for one copy: auto adds none).
+      std::optional<wc::ChainMapping> mapping =
+          wc::partitionNetwork(net, p, t, why);
+      if (!mapping)
+        return program.emitOpError() << "does not fit: " << why;
+      return std::move(*mapping);
+    }
+    machine::Target fabric = t;
+    if (gridAuto) {
+      // N copies of the grid auto chose, stacked: a taller fabric.
+      std::optional<machine::Target> largest = machine::Target::parse(maxGrid);
+      int64_t rows = *copies * int64_t(t.height());
+      if (!largest ||
+          *copies > int64_t(largest->height()) / int64_t(t.height()))
+        return program.emitOpError("cannot stack ")
+               << *copies << " copies of the " << t.width() << "x" << t.height()
+               << " fabric grid auto chose for one copy: they "
+               << "need " << rows << " rows, more than the "
+               << (largest ? largest->height() : 0) << " of max-grid";
+      std::optional<machine::Target> tall = withSize(t, t.width(), rows);
+      if (!tall)
+        return program.emitOpError("a fabric of ")
+               << t.width() << "x" << rows << " is not a valid target";
+      fabric = *tall;
+    }
+    int64_t most = maxReplicas;
+    if (most < 0) {
+      auto batch = program->getAttrOfType<IntegerAttr>("weft.batch");
+      most = batch ? std::max<int64_t>(1, batch.getInt()) : 0;
+    }
+    std::optional<wc::ReplicaChoice> choice =
+        wc::chooseReplicas(net, p, fabric, copies, why, most, maxColumns);
+    if (!choice)
+      return program.emitOpError("does not fit ")
+             << (copies ? std::to_string(*copies) + " copies"
+                        : std::string("any number of copies"))
+             << ": " << why;
+    MLIRContext *ctx = program.getContext();
+    Builder b(ctx);
+    if (gridAuto) {
+      // The smallest fabric that holds the copies.
+      std::optional<machine::Target> held =
+          withSize(t, t.width(), choice->copies * choice->copyRows);
+      if (!held)
+        return program.emitOpError("the copies' fabric is not a valid target");
+      program.setTargetAttr(common::TargetAttr::get(ctx, held->config()));
+    }
+    std::string plan = llvm::formatv(
+        "{0} {1} of {2}x{3} PEs (each partitioned for {6}x{4}: predicted "
+        "{5} cycles per sample)",
+        choice->copies, choice->copies == 1 ? "copy" : "copies",
+        choice->columns > 1 ? int64_t(choice->copyColumns) : int64_t(t.width()),
+        choice->copyRows, choice->bandRows, choice->mapping.bottleneckCycles,
+        t.width());
+    if (!copies && most > 0)
+      plan +=
+          llvm::formatv("; at most {0} (the samples of the run)", most).str();
+    if (!copies)
+      plan += llvm::formatv("; one copy on the whole {0}x{1} fabric: {2}; "
+                            "{3} of {4} bands fit",
+                            fabric.width(), fabric.height(),
+                            choice->singleBottleneck
+                                ? std::to_string(choice->singleBottleneck) +
+                                      " cycles per sample"
+                                : std::string("does not fit"),
+                            choice->bandsFitting, choice->bandsTried)
+                  .str();
+    if (choice->columns > 1)
+      plan += llvm::formatv("; {0} side by side in each of {1} bands of rows",
+                            choice->columns, choice->copies / choice->columns)
+                  .str();
+    program->setAttr("weft.replica_plan", b.getStringAttr(plan));
+    if (choice->copies > 1)
+      program->setAttr("weft.replicas", b.getI64IntegerAttr(choice->copies));
+    if (choice->columns > 1)
+      program->setAttr("weft.replica_columns",
+                       b.getI64IntegerAttr(choice->columns));
+    LDBG() << "replicas: " << plan;
+    return std::move(choice->mapping);
+  }
+
+  /// Copies 1 .. columns - 1 of the placed network side by side, copy k
+  /// `width` x k columns east of copy 0 with its symbols suffixed `_r<k>`
+  /// (a free name if that one is taken) and `weft.replica = k` on its
+  /// kernels and host ports (`weft.replica_of`: copy 0's port). Routing
+  /// relays each copy's host streams through the others' PEs.
+  void tileColumns(wf::ProgramOp program, int64_t columns, int64_t width) {
+    MLIRContext *ctx = program.getContext();
+    Block &body = program.getBody().front();
+    SymbolTable symbols(program);
+    SmallVector<Operation *> originals;
+    for (Operation &op : body)
+      if (isa<wf::KernelOp, wf::IoOp, wf::StreamOp, wf::CheckpointOp>(op))
+        originals.push_back(&op);
+    Builder b(ctx);
+    for (Operation *op : originals)
+      if (isa<wf::IoOp>(op))
+        op->setAttr("weft.replica", b.getI64IntegerAttr(0));
+    OpBuilder ob(ctx);
+    ob.setInsertionPointToEnd(&body);
+    for (int64_t k = 1; k < columns; ++k) {
+      // Names first: streams refer to kernels and ports.
+      llvm::StringMap<std::string> renamed;
+      SmallVector<Operation *> copies;
+      for (Operation *op : originals) {
+        Operation *copy = ob.clone(*op);
+        copies.push_back(copy);
+        if (isa<wf::CheckpointOp>(copy))
+          continue;
+        StringRef name = SymbolTable::getSymbolName(op).getValue();
+        std::string base = (name + "_r" + Twine(k)).str(), fresh = base;
+        for (unsigned i = 1; symbols.lookup(fresh); ++i)
+          fresh = (base + "_" + Twine(i)).str();
+        SymbolTable::setSymbolName(copy, fresh);
+        symbols.insert(copy);
+        renamed[name] = fresh;
+        copy->setAttr("weft.replica", b.getI64IntegerAttr(k));
+        if (isa<wf::IoOp>(copy))
+          copy->setAttr("weft.replica_of", b.getStringAttr(name));
+      }
+      auto ref = [&](StringRef name) {
+        return FlatSymbolRefAttr::get(ctx, renamed.lookup(name));
+      };
+      for (Operation *copy : copies) {
+        if (auto kernel = dyn_cast<wf::KernelOp>(copy)) {
+          common::RectAttr r = kernel.getRectAttr();
+          kernel.setRectAttr(common::RectAttr::get(ctx, r.getX() + k * width,
+                                                   r.getY(), r.getWidth(),
+                                                   r.getHeight()));
+        } else if (auto stream = dyn_cast<wf::StreamOp>(copy)) {
+          stream.setSrcAttr(ref(stream.getSrc()));
+          SmallVector<Attribute> dsts;
+          for (StringRef d : stream.getDstNames())
+            dsts.push_back(ref(d));
+          stream.setDstsAttr(b.getArrayAttr(dsts));
+        } else if (auto c = dyn_cast<wf::CheckpointOp>(copy)) {
+          c.setKernelAttr(ref(c.getKernel()));
+        }
+      }
+    }
+  }
+
   LogicalResult partition(wf::ProgramOp program, wc::Precision p) {
     FailureOr<wc::Graph> graph =
         wc::analyzeGraph(program, /*placed=*/false, /*withData=*/false);
@@ -241,10 +405,9 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
           !wc::chooseDenseMapping(st.info.layer.K, st.info.layer.M, p, *t,
                                   why))
         return st.kernel.emitOpError() << "does not fit: " << why;
-    std::optional<wc::ChainMapping> mapping =
-        wc::partitionNetwork(net, p, *t, why);
-    if (!mapping)
-      return program.emitOpError() << "does not fit: " << why;
+    FailureOr<wc::ChainMapping> mapping = replicate(program, net, p, *t);
+    if (failed(mapping))
+      return failure();
 
     auto precisionAttr = wf::PrecisionAttr::get(ctx, wc::toFabric(p));
     for (auto [st, placed] : llvm::zip(graph->stages, mapping->kernels)) {
@@ -284,6 +447,8 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       io.setEndRow(mapping->streamRows[size_t(graph->streamOf(io))]);
     }
     bottleneck = mapping->bottleneckCycles;
+    if (auto c = program->getAttrOfType<IntegerAttr>("weft.replica_columns"))
+      tileColumns(program, c.getInt(), std::max<int64_t>(1, mapping->width));
     return success();
   }
 };

@@ -90,6 +90,9 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     o.precision =
         options.precision == PipelinePrecision::Mixed ? "mixed" : "fp32";
     o.mergeLanes = options.mergeLanes;
+    o.replicas = options.replicas;
+    o.maxReplicas = options.maxReplicas;
+    o.maxColumns = options.maxColumns;
     if (autoGrid) {
       o.grid = "auto";
       o.maxGrid = largest;
@@ -108,6 +111,7 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     return;
   case PipelineStage::Wavelet:
     pm.addPass(createLowerFabricToWavelet());
+    pm.addPass(createReplicate());
     return;
   }
 }

@@ -22,6 +22,7 @@
 #include "weft/Binary/File.h"
 #include "weft/Driver/Driver.h"
 #include "weft/Driver/Report.h"
+#include "weft/Kernels/Replicas.h"
 #include "weft/Pipeline/Pipeline.h"
 #include "weft/Reference/Reference.h"
 #include "weft/Report/Heatmap.h"
@@ -282,8 +283,12 @@ py::dict Program::run(const py::dict &named, uint64_t maxCycles,
   {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex);
+    // With copies (replicas), every copy's ports stream its round-robin
+    // share of the samples (the first copy's count, repeats included).
+    int64_t copies = std::max<int64_t>(1, compiled.replicas);
     sim::Options options;
-    options.samples = uint64_t(samples);
+    options.samples =
+        uint64_t(conversion::samplesOfReplica(0, samples, copies));
     options.threads = std::max(1u, threads);
     if (maxCycles)
       options.maxCycles = maxCycles;
@@ -293,8 +298,16 @@ py::dict Program::run(const py::dict &named, uint64_t maxCycles,
       error = "cannot load the program: " + error;
     } else {
       for (size_t i = 0; i < inputs.size() && error.empty(); ++i)
-        if (!simulator->bindInput(inputs[i].port, tensors[i].bytes, &error))
-          error = "input '" + inputs[i].name + "': " + error;
+        for (int64_t k = 0; k < copies && error.empty(); ++k) {
+          std::optional<tensorio::HostTensor> dealt =
+              copies == 1
+                  ? std::optional<tensorio::HostTensor>(tensors[i])
+                  : driver::dealSamples(tensors[i], samples, k, copies, error);
+          if (!dealt || !simulator->bindInput(
+                            driver::replicaPort(compiled, inputs[i].port, k),
+                            dealt->bytes, &error))
+            error = "input '" + inputs[i].name + "': " + error;
+        }
     }
     if (error.empty()) {
       sim::Status status = simulator->run();
@@ -311,6 +324,27 @@ py::dict Program::run(const py::dict &named, uint64_t maxCycles,
           tensorio::HostTensor t;
           t.dtype = p.dtype;
           t.bytes = simulator->output(p.port);
+          if (copies > 1) {
+            // Every copy's output, gathered back into sample order.
+            std::vector<tensorio::HostTensor> perCopy;
+            for (int64_t k = 0; k < copies; ++k) {
+              tensorio::HostTensor c;
+              c.dtype = p.dtype;
+              c.bytes =
+                  simulator->output(driver::replicaPort(compiled, p.port, k));
+              c.shape = {options.samples > 1 ? int64_t(options.samples) : 1,
+                         int64_t(c.bytes.size() / tensorio::dtypeSize(c.dtype) /
+                                 std::max<uint64_t>(1, options.samples))};
+              perCopy.push_back(std::move(c));
+            }
+            std::optional<tensorio::HostTensor> all =
+                driver::gatherSamples(perCopy, samples, error);
+            if (!all) {
+              error = "output '" + p.name + "': " + error;
+              break;
+            }
+            t.bytes = std::move(all->bytes);
+          }
           if (std::string bad = driver::shapeOutput(t, p.shape, samples,
                                                     fromCompile ? batch : 1);
               !bad.empty()) {
@@ -349,10 +383,14 @@ py::object Program::stats() const {
     return py::none();
   std::string text = lastStats;
   if (fromCompile) {
-    // As `weftc run --stats` keeps it: with the compiler's MAC counts.
+    // As `weftc run --stats` keeps it: with the compiler's MAC counts and
+    // the run's figures (the copies, throughput, utilization).
     if (auto json = llvm::json::parse(text)) {
       if (llvm::json::Object *obj = json->getAsObject()) {
+        driver::RunFigures f =
+            driver::readRunFigures(obj, binary, compiled, lastSamples);
         driver::addCompilerFigures(*obj, compiled);
+        driver::addRunFigures(*obj, f, compiled, lastSamples);
         text.clear();
         llvm::raw_string_ostream(text) << llvm::json::Value(std::move(*obj));
       }
@@ -430,6 +468,9 @@ py::dict Program::figures() const {
   d["model_macs_per_sample"] = compiled.macsPerSample;
   d["executed_macs_per_sample"] = compiled.executedMacsPerSample;
   d["colors_used"] = compiled.colorsUsed;
+  d["replicas"] = compiled.replicas;
+  d["replica_rows"] = compiled.replicaRows;
+  d["replica_plan"] = compiled.replicaPlan;
   d["routable_colors"] = compiled.routableColors;
   return d;
 }
@@ -443,10 +484,17 @@ py::object Program::runFigures() const {
     llvm::consumeError(json.takeError());
     throw Error("the simulator's statistics do not parse");
   }
-  driver::RunFigures f =
-      driver::readRunFigures(json->getAsObject(), binary, compiled);
+  driver::RunFigures f = driver::readRunFigures(json->getAsObject(), binary,
+                                                compiled, lastSamples);
   py::dict d;
   d["samples"] = lastSamples;
+  d["replicas"] = f.replicas;
+  d["samples_per_million_cycles"] = f.samplesPerMillionCycles;
+  if (fromCompile)
+    d["replica"] =
+        py::dict(py::arg("pes") = f.copyPEs,
+                 py::arg("cycles_per_sample") = f.copyCyclesPerSample,
+                 py::arg("utilization") = f.copyUtilization);
   d["cycles"] = f.cycles;
   d["latency"] = f.latency;
   d["macs"] = f.macs;
@@ -457,12 +505,13 @@ py::object Program::runFigures() const {
     d["executed_utilization"] = f.executedUtilization;
   }
   py::dict kernels;
+  // (Per kernel of each copy: the samples that copy ran.)
+  double ran = double(std::max<int64_t>(
+      1, conversion::samplesOfReplica(0, lastSamples, f.replicas)));
   for (const auto &[name, busiest] : f.busiest)
-    kernels[py::str(name)] =
-        py::dict(py::arg("busiest_pe_cycles_per_sample") =
-                     double(busiest.first) / double(lastSamples),
-                 py::arg("ce_busy_cycles_per_sample") =
-                     double(busiest.second) / double(lastSamples));
+    kernels[py::str(name)] = py::dict(
+        py::arg("busiest_pe_cycles_per_sample") = double(busiest.first) / ran,
+        py::arg("ce_busy_cycles_per_sample") = double(busiest.second) / ran);
   d["kernels"] = kernels;
   return d;
 }
@@ -651,8 +700,10 @@ PYBIND11_MODULE(_weft, m) {
       [](const std::string &path, const py::object &bytes,
          const std::string &grid, const std::string &maxGrid,
          const std::string &precision, bool mergeLanes, int64_t batchSize,
-         const std::vector<std::string> &constants) {
+         const std::vector<std::string> &constants,
+         const std::string &replicas) {
         driver::CompileOptions options;
+        options.replicas = replicas;
         options.grid = grid;
         options.maxGrid = maxGrid;
         options.precision = precision;
@@ -663,7 +714,7 @@ PYBIND11_MODULE(_weft, m) {
       },
       py::arg("path"), py::arg("model_bytes"), py::arg("grid"),
       py::arg("max_grid"), py::arg("precision"), py::arg("merge_lanes"),
-      py::arg("batch_size"), py::arg("constants"));
+      py::arg("batch_size"), py::arg("constants"), py::arg("replicas"));
   m.def("load", &load, py::arg("path"));
   m.def("reference", &runReference, py::arg("path"), py::arg("model_bytes"),
         py::arg("inputs"), py::arg("batch_size"));

@@ -402,5 +402,39 @@ class Threads(unittest.TestCase):
             np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
 
 
+
+class Replicas(unittest.TestCase):
+    """Copies of the network on bands of rows, fed round robin."""
+
+    def test_copies_match_numpy_in_sample_order(self):
+        model, weights = mlp()
+        prog = weft.compile(model, grid="16x16", replicas=3, samples=7)
+        self.assertEqual(prog.figures["replicas"], 3)
+        self.assertTrue(prog.figures["replica_plan"].startswith("3 copies of 16x"))
+        x = np.random.default_rng(3).standard_normal((7, 64)).astype(np.float32)
+        y = prog.run({"x": x})["y"]
+        self.assertEqual(y.shape, (7, 10))
+        np.testing.assert_allclose(y, numpy_mlp(x, weights), rtol=1e-3, atol=1e-5)
+        f = prog.run_figures
+        self.assertEqual(f["replicas"], 3)
+        self.assertEqual(f["samples"], 7)
+        self.assertGreater(f["samples_per_million_cycles"], 0)
+        self.assertGreater(f["replica"]["utilization"], f["utilization"])
+        # Another count of samples deals as well.
+        x2 = np.random.default_rng(4).standard_normal((2, 64)).astype(np.float32)
+        np.testing.assert_allclose(
+            prog.run(x2)["y"], numpy_mlp(x2, weights), rtol=1e-3, atol=1e-5
+        )
+
+    def test_auto_and_errors(self):
+        model, _ = mlp()
+        prog = weft.compile(model, grid="16x16", replicas="auto", samples=4)
+        self.assertGreaterEqual(prog.figures["replicas"], 1)
+        self.assertIn("bands fit", prog.figures["replica_plan"])
+        with self.assertRaisesRegex(weft.CompileError, "at least 1, not '0'"):
+            weft.compile(model, grid="16x16", replicas=0)
+        with self.assertRaisesRegex(weft.CompileError, "17 copies need at least one row each"):
+            weft.compile(model, grid="16x16", replicas=17)
+
 if __name__ == "__main__":
     unittest.main()

@@ -74,6 +74,7 @@ def compile(
     samples=None,
     batch=None,
     constants=None,
+    replicas=1,
 ):
     """Compiles an ONNX model (a path, an onnx.ModelProto or its bytes).
 
@@ -83,9 +84,11 @@ def compile(
     precision: "fp32" or "mixed"; merge_lanes: let a convolution merge its
     producer's row lanes; samples (or batch): the size bound to a symbolic
     batch dimension, the samples a run streams; constants: graph inputs
-    frozen into the program, name -> numpy array or tensor file (.npy, .pb).
-    The options are weftc's (docs/weftc.md). Raises CompileError with the
-    compiler's message.
+    frozen into the program, name -> numpy array or tensor file (.npy, .pb);
+    replicas: copies of the network on bands of the fabric's rows, each fed
+    its own samples round robin, an int or "auto" (docs/weftc.md,
+    "Replicas"). The options are weftc's (docs/weftc.md). Raises
+    CompileError with the compiler's message.
     """
     path, data = _model_source(model)
     n = _batch(samples, batch)
@@ -99,7 +102,15 @@ def compile(
                 np.save(file, np.ascontiguousarray(value, dtype=np.float32))
             specs.append("%s=%s" % (name, file))
         program = _weft.compile(
-            path, data, grid, max_grid, precision, bool(merge_lanes), n or 1, specs
+            path,
+            data,
+            grid,
+            max_grid,
+            precision,
+            bool(merge_lanes),
+            n or 1,
+            specs,
+            str(replicas),
         )
     prog = Program(program, source=path)
     if n is not None and prog.figures["batch"] != n:

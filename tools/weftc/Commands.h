@@ -51,6 +51,8 @@ struct FabricFlags {
   llvm::cl::opt<std::string> grid, maxGrid, precision;
   llvm::cl::opt<bool> mergeLanes, fuseActivations;
   llvm::cl::opt<std::string> onlyKernels;
+  /// --replicas auto|N: copies of the network on bands of rows.
+  llvm::cl::opt<std::string> replicas;
   /// Copies the flags into `options`.
   void apply(CompileOptions &options) const;
 };

@@ -79,7 +79,13 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                            "`weftc run` lists them, or kernel names): a "
                            "slice fed and drained by the host "
                            "(docs/weftc.md, \"Slices\")"),
-                  cl::value_desc("FIRST..LAST"), cl::cat(category)) {}
+                  cl::value_desc("FIRST..LAST"), cl::cat(category)),
+      replicas("replicas", cl::init("1"),
+               cl::desc("Copies of the network on bands of the fabric's "
+                        "rows, each fed its own samples (round robin): N, "
+                        "or auto (as many as fit the fabric; "
+                        "docs/weftc.md, \"Replicas\")"),
+               cl::value_desc("auto|N"), cl::cat(category)) {}
 
 void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.grid = grid;
@@ -88,6 +94,7 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.mergeLanes = mergeLanes;
   options.onlyKernels = onlyKernels;
   options.fuseActivations = fuseActivations;
+  options.replicas = replicas;
 }
 
 weftc::ProgressFlags::ProgressFlags(cl::OptionCategory &category)

@@ -28,6 +28,7 @@
 #include "weft/Binary/File.h"
 #include "weft/Driver/Driver.h"
 #include "weft/Driver/Report.h"
+#include "weft/Kernels/Replicas.h"
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
 #include "weft/Machine/ISA.h"
@@ -222,6 +223,9 @@ private:
   bool synthesizeSliceInputs();
   bool writeBinary();
   bool runSimulator();
+  bool addInputArgs(const Input &in, const std::string &port,
+                    std::vector<std::string> &args);
+  std::optional<tensorio::HostTensor> readPortOutput(const std::string &port);
   bool readOutputs();
   bool readStatistics(driver::RunFigures &figures);
   void printKernels(const driver::RunFigures &figures) const;
@@ -375,6 +379,8 @@ bool RunSession::compile() {
   opts.fabric.apply(options);
   opts.progress.apply(options);
   options.batchSize = opts.samples > 0 ? opts.samples.getValue() : 1;
+  // --replicas auto: no more copies than the run has samples.
+  options.maxReplicas = -1;
   options.constants.assign(opts.constants.begin(), opts.constants.end());
   std::string error;
   if (!compileModel(*ctx, opts.modelPath, options, compiled, error))
@@ -506,10 +512,14 @@ bool RunSession::runSimulator() {
   for (auto [name, port] : llvm::zip(streamed, portNames)) {
     const Input &in = *llvm::find_if(
         inputs, [&, &name = name](const Input &i) { return i.name == name; });
-    args.insert(args.end(), {"--input", port + "=" + in.file});
+    if (!addInputArgs(in, port, args))
+      return false;
   }
+  // With copies, every port streams the first copy's share of the samples.
+  int64_t perPort =
+      conversion::samplesOfReplica(0, numSamples, compiled.replicas);
   args.insert(args.end(), {"--output-dir", simOut, "--stats", stats,
-                           "--samples", std::to_string(numSamples),
+                           "--samples", std::to_string(perPort),
                            opts.progress.enabled() ? "--progress"
                                                    : "--no-progress"});
   if (opts.maxCycles > 0)
@@ -537,6 +547,55 @@ bool RunSession::runSimulator() {
                 2);
   }
   return true;
+}
+
+/// The simulator's --input arguments for one graph input: its file, or with
+/// copies (--replicas) the samples dealt round robin to each copy's port.
+bool RunSession::addInputArgs(const Input &in, const std::string &port,
+                              std::vector<std::string> &args) {
+  if (compiled.replicas == 1) {
+    args.insert(args.end(), {"--input", port + "=" + in.file});
+    return true;
+  }
+  for (int64_t k = 0; k < compiled.replicas; ++k) {
+    std::string error, copyPort = driver::replicaPort(compiled, port, k);
+    std::optional<tensorio::HostTensor> dealt =
+        driver::dealSamples(in.tensor, numSamples, k, compiled.replicas, error);
+    if (!dealt)
+      return fail("--input " + in.name + ": " + error);
+    std::string file =
+        (temp.path + "/" + simFileStem(copyPort) + ".in.npy").str();
+    if (!tensorio::writeTensorFile(file, *dealt, &error))
+      return fail("cannot write '" + file + "': " + error);
+    args.insert(args.end(), {"--input", copyPort + "=" + file});
+  }
+  return true;
+}
+
+/// One output as the simulator wrote it, or with copies every copy's
+/// output gathered back into sample order.
+std::optional<tensorio::HostTensor>
+RunSession::readPortOutput(const std::string &port) {
+  std::string why;
+  std::vector<tensorio::HostTensor> perCopy;
+  for (int64_t k = 0; k < compiled.replicas; ++k) {
+    std::optional<tensorio::HostTensor> got = tensorio::readTensorFile(
+        simOut + "/" + simFileStem(driver::replicaPort(compiled, port, k)) +
+            ".npy",
+        &why);
+    if (!got) {
+      fail("cannot read the simulator's output: " + why);
+      return std::nullopt;
+    }
+    perCopy.push_back(std::move(*got));
+  }
+  if (compiled.replicas == 1)
+    return std::move(perCopy.front());
+  std::optional<tensorio::HostTensor> all =
+      driver::gatherSamples(perCopy, numSamples, why);
+  if (!all)
+    fail("cannot gather the copies' outputs of '" + port + "': " + why);
+  return all;
 }
 
 /// The outputs, reshaped from samples x [1, M] to the graph's [N, M], and
@@ -576,10 +635,9 @@ bool RunSession::readOutputs() {
   const std::string &outputDir = opts.outputDir;
   for (auto [outSig, port] :
        llvm::zip(ports->outputs, compiled.outputNames)) {
-    std::optional<tensorio::HostTensor> got = tensorio::readTensorFile(
-        simOut + "/" + simFileStem(port) + ".npy", &why);
+    std::optional<tensorio::HostTensor> got = readPortOutput(port);
     if (!got)
-      return fail("cannot read the simulator's output: " + why);
+      return false;
     if (std::string bad =
             driver::shapeOutput(*got, outSig.shape, numSamples, compiled.batch);
         !bad.empty())
@@ -611,8 +669,11 @@ bool RunSession::readStatistics(driver::RunFigures &figures) {
   // the PEs executed, `macs`): the model's and the executed MACs per
   // sample, which differ when weft writes a transpose, pad or reduction as
   // a 0/1 matrix.
+  figures = driver::readRunFigures(json->getAsObject(), *compiled.binary,
+                                   compiled, numSamples);
   if (json::Object *obj = json->getAsObject(); obj && !opts.statsPath.empty()) {
     driver::addCompilerFigures(*obj, compiled);
+    driver::addRunFigures(*obj, figures, compiled, numSamples);
     {
       std::error_code ec;
       raw_fd_ostream os(stats, ec);
@@ -620,12 +681,7 @@ bool RunSession::readStatistics(driver::RunFigures &figures) {
         return fail("cannot write '" + stats + "': " + ec.message());
       os << formatv("{0:2}", json::Value(std::move(*obj))) << "\n";
     }
-    json = json::parse(readText(stats));
-    if (!json)
-      return fail("cannot parse the statistics: " + toString(json.takeError()));
   }
-  figures =
-      driver::readRunFigures(json->getAsObject(), *compiled.binary, compiled);
   return true;
 }
 
@@ -646,14 +702,24 @@ void RunSession::printKernels(const driver::RunFigures &figures) const {
     outs() << "weftc: grid auto: " << compiled.gridAuto << "\n";
   if (!compiled.slice.empty())
     outs() << "weftc: slice: " << compiled.slice << "\n";
+  if (!compiled.replicaPlan.empty())
+    outs() << "weftc: replicas: " << compiled.replicaPlan << "\n";
+  else if (compiled.slice.empty() && compiled.rowsUsed > 0 &&
+           2 * compiled.rowsUsed <= int64_t(compiled.gridHeight))
+    outs() << "weftc: the network uses " << compiled.rowsUsed << " of the "
+           << compiled.gridHeight
+           << " rows: --replicas auto runs copies on the others\n";
   for (const KernelFigures &k : compiled.kernels) {
     outs() << "weftc: @" << k.name << ": " << k.what << " on " << k.width << "x"
            << k.rows << " PEs at column " << k.x0
            << ": cycles per sample predicted " << k.predictedCycles;
     auto it = figures.busiest.find(k.name);
-    if (it != figures.busiest.end() && numSamples > 0) {
-      double sim = double(it->second.first) / double(numSamples);
-      double ce = double(it->second.second) / double(numSamples);
+    // (With copies, the samples of the first copy, whose kernels these are.)
+    int64_t ran =
+        conversion::samplesOfReplica(0, numSamples, compiled.replicas);
+    if (it != figures.busiest.end() && ran > 0) {
+      double sim = double(it->second.first) / double(ran);
+      double ce = double(it->second.second) / double(ran);
       outs() << ", simulated " << format("%.1f", sim) << " (busiest PE; error "
              << format("%.1f%%",
                        100 * std::abs(double(k.predictedCycles) - sim) / sim)
@@ -675,11 +741,17 @@ void RunSession::printFigures(const driver::RunFigures &figures) const {
          << " MACs (network: " << macsPerSample << " per sample)\n";
   double steady = figures.steadyCycles;
   if (done.size() >= 2) {
-    double err = std::abs(double(compiled.predictedCycles) - steady) / steady;
+    // The model predicts one copy's pace; copies run side by side.
+    double copy = figures.copyCyclesPerSample;
+    double err = std::abs(double(compiled.predictedCycles) - copy) / copy;
     outs() << "weftc: cycles per sample: predicted " << compiled.predictedCycles
-           << ", simulated " << format("%.1f", steady) << " (median of "
+           << ", simulated " << format("%.1f", copy) << " (median of "
            << done.size() - 1 << " intervals; model error "
-           << format("%.1f%%", 100 * err) << ")\n";
+           << format("%.1f%%", 100 * err) << ")";
+    if (compiled.replicas > 1)
+      outs() << " per copy, " << format(steady < 10 ? "%.3f" : "%.1f", steady)
+             << " over the " << compiled.replicas << " copies";
+    outs() << "\n";
   } else {
     outs() << "weftc: cycles per sample: predicted " << compiled.predictedCycles
            << ", simulated: needs 2 or more samples (latency " << latency
@@ -690,9 +762,28 @@ void RunSession::printFigures(const driver::RunFigures &figures) const {
     outs() << "weftc: utilization "
            << format("%.2f%%", 100.0 * figures.utilization) << " ("
            << macsPerSample << " MACs of the model / (" << compiled.gridPEs
-           << " PEs x " << peak << " MAC/cycle x " << format("%.1f", t)
+           << " PEs x " << peak << " MAC/cycle x "
+           << format(t < 10 ? "%.3f" : "%.1f", t)
            << (steady > 0 ? " cycles per sample))" : " cycles of latency))")
            << "\n";
+  if (t > 0)
+    outs() << "weftc: throughput "
+           << format("%.1f", figures.samplesPerMillionCycles)
+           << " samples per million cycles on the " << compiled.gridWidth << "x"
+           << compiled.gridHeight << " fabric\n";
+  if (compiled.replicas > 1 && figures.copyCyclesPerSample > 0)
+    outs() << "weftc: replicas " << compiled.replicas << " (" << numSamples
+           << " samples dealt round robin); each copy: " << compiled.gridWidth
+           << "x" << compiled.replicaRows << " PEs"
+           << (compiled.replicaColumns > 1
+                   ? (" shared by " + Twine(compiled.replicaColumns) +
+                      " side by side (" + Twine(figures.copyPEs) + " each)")
+                         .str()
+                   : std::string())
+           << ", " << format("%.1f", figures.copyCyclesPerSample)
+           << " cycles per sample, utilization "
+           << format("%.2f%%", 100.0 * figures.copyUtilization)
+           << " of its own PEs\n";
   if (t > 0 && compiled.executedMacsPerSample != macsPerSample)
     outs() << "weftc: executed MACs "
            << format("%.2f%%", 100.0 * figures.executedUtilization)

@@ -85,4 +85,38 @@ def LowerFabricToWavelet
                            "::weft::fabric::FabricDialect"];
 }
 
+def Replicate : Pass<"weft-replicate", "mlir::ModuleOp"> {
+  let summary = "Stack the copies partitioning decided on bands of rows";
+  let description = [{
+    A lowered `wavelet.program` with `weft.replicas = N` (N > 1, decided by
+    `--weft-partition-dense{replicas=...}`) becomes N copies of itself
+    (docs/execution-model.md, "Replicas"): copy k is every `wavelet.pe`,
+    `wavelet.pe_group` and `wavelet.io` moved down by k times the h rows the
+    program uses (`stackReplicas`, lib/Kernels/Replicas.cpp), so that each
+    copy keeps its host ports on the west and east edges and its routes in
+    its own rows. Placement, routing and the lowering lay a network out from
+    row 0; a copy moved down is a translation of its PE programs (register
+    parameters and per-PE segments are relative to their group), and copies
+    on disjoint rows share no router, so every copy keeps the original's
+    colors. A copy's symbols and layers are the original's with `_r<k>`
+    appended (a free name if that one is taken); every host port carries
+    `weft.replica = k` and the copies' `weft.replica_of` (the original
+    port), and the program `weft.replica_rows = h`: the host deals samples
+    round robin to the copies' ports and gathers their outputs in order. N
+    copies that do not fit the fabric's rows are an error with the numbers;
+    a program without `weft.replicas` is left as it is.
+
+    Example (`weft.replicas = 2`, a network on rows 0 to 6 of 16):
+    ```mlir
+    wavelet.io @x input west rows 0 to 6 color 0 "dense32"
+        : tensor<1x64xf32> {weft.replica = 0 : i64}
+    wavelet.io @x_r1 input west rows 6 to 12 color 0 "dense32"
+        : tensor<1x64xf32> {weft.replica = 1 : i64, weft.replica_of = "x"}
+    wavelet.pe @fc1_c0_r0_r1 at (0, 6) attributes {layer = "fc1_r1"} {...}
+    ```
+  }];
+  let dependentDialects = ["::weft::wavelet::WaveletDialect"];
+  let statistics = [Statistic<"numCopies", "num-copies", "Copies made">];
+}
+
 #endif // WEFT_CONVERSION_PASSES

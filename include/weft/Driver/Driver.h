@@ -60,6 +60,12 @@ struct CompileOptions {
   /// FIRST..LAST: keep only these kernels after partitioning
   /// (--weft-extract-kernels); empty keeps them all.
   std::string onlyKernels;
+  /// Copies of the network on bands of rows (--weft-replicate): N or
+  /// auto.
+  std::string replicas = "1";
+  /// The most copies `auto` chooses: 0 no limit, -1 the samples of the
+  /// program's batch (`weftc run`: more copies than samples only idle).
+  int64_t maxReplicas = 0;
   /// --weft-convert-to-fabric's fuse-activations.
   bool fuseActivations = true;
   int64_t batchSize = 1;
@@ -122,6 +128,19 @@ struct CompiledModel {
   std::string gridAuto;
   /// Where a slice (--only-kernels) came from (empty otherwise).
   std::string slice;
+  /// Copies of the network (--replicas), each on `replicaRows` rows, and
+  /// per copy k >= 1 its host ports beside inputNames and outputNames
+  /// (replicaInputs[k - 1][i] is copy k's port of inputNames[i]).
+  int64_t replicas = 1, replicaRows = 0;
+  /// Copies side by side in each band of rows (a copy's PEs: its band's
+  /// over them).
+  int64_t replicaColumns = 1;
+  /// The rows the placed network (one copy) uses: its rectangles and host
+  /// ports.
+  int64_t rowsUsed = 0;
+  /// What --replicas decided and why (empty with one copy asked for).
+  std::string replicaPlan;
+  std::vector<std::vector<std::string>> replicaInputs, replicaOutputs;
   /// Distinct colors the routes of the lowered program use.
   int64_t colorsUsed = 0;
   /// The stage that failed, when compileModel returned false.
@@ -174,6 +193,30 @@ std::string shapeOutput(tensorio::HostTensor &output,
                         const std::vector<int64_t> &shape, int64_t samples,
                         int64_t batch);
 
+/// The host port of copy `copy` (0 the original) beside `port`, one of
+/// compiled.inputNames or compiled.outputNames.
+std::string replicaPort(const CompiledModel &compiled, llvm::StringRef port,
+                        int64_t copy);
+
+/// The samples copy `copy` of compiled.replicas runs, dealt round robin
+/// from `all` (`samples` samples back to back, its first dimension counting
+/// them unless there is one sample): ceil(samples / copies) of them, the
+/// last repeated when the copy gets one sample fewer than the first copy
+/// (every port streams as many samples; the repeats' outputs are dropped).
+/// On a shape whose first dimension the samples do not divide returns
+/// std::nullopt with `error` set.
+std::optional<tensorio::HostTensor> dealSamples(const tensorio::HostTensor &all,
+                                                int64_t samples, int64_t copy,
+                                                int64_t copies,
+                                                std::string &error);
+
+/// The outputs of `samples` samples in order, from every copy's output
+/// (perCopy[k], ceil(samples / copies) samples back to back each, repeats
+/// included): sample i is copy i mod copies' sample i / copies.
+std::optional<tensorio::HostTensor>
+gatherSamples(const std::vector<tensorio::HostTensor> &perCopy, int64_t samples,
+              std::string &error);
+
 /// Adds the compiler's MAC counts to the simulator's statistics (which count
 /// what the PEs executed, `macs`): the model's and the executed MACs per
 /// sample, which differ when weft writes a transpose, pad or reduction as a
@@ -198,18 +241,32 @@ struct RunFigures {
   /// The model's and the executed MACs per cycle over the fabric's peak
   /// (0 when cyclesPerSample is 0).
   double utilization = 0, executedUtilization = 0;
+  /// Copies of the network that ran side by side; samples per million
+  /// cycles (1e6 / cyclesPerSample) over the whole fabric, and per copy
+  /// its cycles per sample and utilization over its own rows.
+  int64_t replicas = 1;
+  double samplesPerMillionCycles = 0, copyCyclesPerSample = 0,
+         copyUtilization = 0;
+  int64_t copyPEs = 0;
   /// Per kernel: the cycles of work of its busiest PE (CE-busy cycles with
   /// the sends that ran while the main thread waited for input moved into
   /// its free cycles), and that PE's CE-busy cycles.
   std::map<std::string, std::pair<int64_t, int64_t>> busiest;
 };
 
+/// Adds a run's figures to the simulator's statistics: the copies, the
+/// samples dealt, samples per million cycles and the utilization over the
+/// whole fabric and per copy.
+void addRunFigures(llvm::json::Object &stats, const RunFigures &figures,
+                   const CompiledModel &compiled, int64_t samples);
+
 /// Reads the figures of a run from the simulator's statistics `stats` of
 /// `program` (its layers name the kernels), with `compiled`'s MAC counts and
-/// fabric size.
+/// fabric size; `samples` is the number of samples dealt to the copies (0:
+/// the simulator's count, which is right for one copy).
 RunFigures readRunFigures(const llvm::json::Object *stats,
                           const binary::Program &program,
-                          const CompiledModel &compiled);
+                          const CompiledModel &compiled, int64_t samples = 0);
 
 } // namespace weft::driver
 

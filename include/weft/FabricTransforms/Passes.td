@@ -35,6 +35,24 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     the target of `--weft-convert-to-fabric`. A chain that does not fit is
     an error saying what it needs.
 
+    `replicas=N` partitions one copy of the network for a band of
+    floor(H / N) of the fabric's H rows; `replicas=auto` tries every count
+    N (`chooseReplicas`, lib/Kernels/Replicas.cpp) and takes the one with
+    the most predicted samples per cycle, copies / bottleneck, where a copy
+    partitioned for floor(H / N) rows is stacked as often as the rows it
+    uses fit and as often side by side as its columns fit (at most
+    `max-columns`: the colors bound it), at most `max-replicas` copies in
+    all (-1: the samples of the program's batch, what `weftc run` asks
+    for). Copies side by side are placed here (`weft.replica_columns`;
+    their kernels, host ports and streams suffixed `_r<k>` and marked
+    `weft.replica = k`), so that routing relays their host streams through
+    each other's PEs. With `grid=auto` the grid is chosen
+    for one copy: `auto` is
+    one copy, and N copies make the fabric N times as tall as one copy's
+    rows (up to `max-grid`). More than one copy is recorded on the program
+    (`weft.replicas`, `weft.replica_plan`); `--weft-replicate` stacks them
+    after the lowering (docs/execution-model.md, "Replicas").
+
     Example:
     ```mlir
     fabric.kernel @fc : (tensor<1x784xf32>) -> tensor<1x256xf32>
@@ -53,7 +71,19 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
            "apply to every grid)">,
     Option<"mergeLanes", "merge-lanes", "bool", "false",
            "Let an unbanded convolution merge k of its producer's row lanes "
-           "into one column (S = rows / k)">];
+           "into one column (S = rows / k)">,
+    Option<"replicas", "replicas", "std::string", "\"1\"",
+           "Copies of the network on bands of the fabric's rows: N (each "
+           "partitioned for floor(rows / N) rows) or auto (the count with "
+           "the most predicted samples per cycle); recorded as "
+           "weft.replicas for --weft-replicate">,
+    Option<"maxReplicas", "max-replicas", "int64_t", "0",
+           "The most copies replicas=auto chooses: 0 no limit, -1 the "
+           "program's batch (weft.batch: a run of that many samples)">,
+    Option<"maxColumns", "max-columns", "int64_t", "0",
+           "The most copies replicas=auto puts side by side in a band of "
+           "rows (0: as many as the width allows; the colors may allow "
+           "fewer)">];
   let statistics = [Statistic<"numPartitioned", "num-partitioned",
                               "Kernels partitioned">,
                     Statistic<"bottleneck", "bottleneck-cycles",

@@ -56,6 +56,22 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("After partitioning, keep only the kernels FIRST..LAST "
                      "(--weft-extract-kernels): a slice fed by the host"),
       llvm::cl::init("")};
+  Option<std::string> replicas{
+      *this, "replicas",
+      llvm::cl::desc("Copies of the network on bands of the fabric's rows, "
+                     "each fed its own samples: N, or auto (as many as "
+                     "fit; --weft-replicate)"),
+      llvm::cl::init("1")};
+  Option<int64_t> maxReplicas{
+      *this, "max-replicas",
+      llvm::cl::desc("The most copies replicas=auto chooses (0: no limit; "
+                     "-1: the samples of the program's batch)"),
+      llvm::cl::init(0)};
+  Option<int64_t> maxColumns{
+      *this, "max-columns",
+      llvm::cl::desc("The most copies replicas=auto puts side by side in a "
+                     "band of rows (0: as many as the width allows)"),
+      llvm::cl::init(0)};
   Option<bool> fuseActivations{
       *this, "fuse-activations",
       llvm::cl::desc("Fuse an activation that is the only reader of a "

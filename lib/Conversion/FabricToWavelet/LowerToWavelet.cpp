@@ -237,12 +237,14 @@ struct LowerFabricToWaveletPass
                  << " rows; the rows must divide the channels";
         fmap = true;
       }
-      wv::IoOp::create(b, op.getLoc(), op.getSymName(),
-                       output ? common::PortDir::output
-                              : common::PortDir::input,
-                       output ? common::Edge::east : common::Edge::west,
-                       /*first_row=*/0, end, color, "dense32", op.getType(),
-                       fmap);
+      auto wio = wv::IoOp::create(
+          b, op.getLoc(), op.getSymName(),
+          output ? common::PortDir::output : common::PortDir::input,
+          output ? common::Edge::east : common::Edge::west,
+          /*first_row=*/0, end, color, "dense32", op.getType(), fmap);
+      // (Which copy of the network the port feeds: weft.replica.)
+      for (NamedAttribute a : op->getDiscardableAttrs())
+        wio->setAttr(a.getName(), a.getValue());
       return success();
     };
     // The rows a stream arrives in: its producer's, or (a host input) its

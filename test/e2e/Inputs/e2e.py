@@ -148,6 +148,29 @@ def main():
         got, want = np.load(sys.argv[2]), np.load(sys.argv[3])
         compare(got, want.reshape(got.shape), rtol, atol)
         print("CLOSE %s" % (got.shape,))
+    elif what == "distinct":
+        # Every sample's output differs from every other's (so that a
+        # sample dealt to the wrong copy or gathered out of order shows).
+        y = np.load(sys.argv[2])
+        rows = y.reshape(y.shape[0], -1)
+        for i in range(rows.shape[0]):
+            for j in range(i):
+                if np.array_equal(rows[i], rows[j]):
+                    sys.exit("e2e.py: samples %d and %d have the same output" % (j, i))
+        print("DISTINCT %d samples" % rows.shape[0])
+    elif what == "replicas":
+        # The figures weftc run adds to the statistics with --replicas.
+        s = json.load(open(sys.argv[2]))
+        for key in ("samples_per_million_cycles", "utilization"):
+            if not s[key] > 0:
+                sys.exit("e2e.py: %s is %r" % (key, s[key]))
+        if not (0 < s["replica"]["utilization"] <= 1 and s["utilization"] <= 1):
+            sys.exit("e2e.py: a utilization out of (0, 1]")
+        if sum(s["replica_samples"]) != s["samples_dealt"]:
+            sys.exit("e2e.py: the copies' samples do not add up")
+        print("REPLICAS %d copies, samples %s per copy, %d samples streamed per port, "
+              "%d PEs per copy" % (s["replicas"], s["replica_samples"], s["samples"],
+                                   s["replica"]["pes"]))
     elif what == "macs":
         s = json.load(open(sys.argv[2]))
         need = int(sys.argv[3])
