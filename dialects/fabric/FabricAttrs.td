@@ -56,6 +56,29 @@ def Fabric_LayoutAttr : Fabric_Attr<"Layout", "layout"> {
   let genVerifyDecl = 1;
 }
 
+def Fabric_TrainingAttr : Fabric_Attr<"Training", "training"> {
+  let summary = "The program trains its kernels: optimizer, rate, mini-batch";
+  let description = [{
+    Set on `fabric.program` by `--weft-prepare-training`: the program runs
+    the forward, delta and chain passes of docs/training.md and updates
+    the weights of its `trained` kernels in the PEs' memories by
+    `w <- w - lr * g`, with g the gradient of the softmax cross-entropy
+    averaged over `batch` samples. `sgd` has a batch of 1 and updates after
+    every sample; `mbgd` updates once per `batch` samples; `cpgd` (planned)
+    updates every layer as soon as its gradient is ready. `lr` is rounded to
+    f32, the precision the PEs multiply by it in.
+
+    Example:
+    ```mlir
+    #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4>
+    ```
+  }];
+  let parameters = (ins "Optimizer":$optimizer, "::mlir::FloatAttr":$lr,
+                        "int64_t":$batch);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel schemes
 //===----------------------------------------------------------------------===//

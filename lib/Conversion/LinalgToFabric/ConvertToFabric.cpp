@@ -1065,7 +1065,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
 
     auto program =
         wf::ProgramOp::create(b, fn.getLoc(), fn.getSymName(),
-                              common::TargetAttr::get(ctx, t.config()));
+                              common::TargetAttr::get(ctx, t.config()),
+                              /*training=*/nullptr);
     program->setAttr("weft.batch", b.getI64IntegerAttr(batch));
     Block *body = &program.getBody().emplaceBlock();
     SymbolTable symbols(program);
@@ -1201,7 +1202,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           /*merge=*/b.getI64IntegerAttr(1), /*tile=*/nullptr,
           /*precision=*/nullptr,
           /*predicted_cycles=*/nullptr,
-          TypeAttr::get(b.getFunctionType(kin, {kout})));
+          TypeAttr::get(b.getFunctionType(kin, {kout})), /*trained=*/nullptr,
+          /*input_gradient=*/nullptr);
       symbols.insert(kernel);
       {
         OpBuilder::InsertionGuard guard(b);
