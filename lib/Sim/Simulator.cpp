@@ -581,6 +581,33 @@ bool Engine::outputsComplete() const {
   return true;
 }
 
+bool Engine::readMemory(uint32_t x, uint32_t y, uint32_t address,
+                        uint32_t count, std::vector<uint16_t> &words,
+                        std::string *error) const {
+  auto fail = [&](const std::string &why) {
+    if (error)
+      *error = why;
+    return false;
+  };
+  std::string pe = "PE (" + std::to_string(x) + ", " + std::to_string(y) + ")";
+  if (!inBand(y))
+    return fail(pe + " is not in this process's rows");
+  const Pe *found = nullptr;
+  for (uint32_t i = 0; i < ghostBase && i < pes.size(); ++i)
+    if (pes[i]->x == x && pes[i]->y == y) {
+      found = pes[i];
+      break;
+    }
+  if (!found)
+    return fail(pe + " runs no program");
+  if (uint64_t(address) + count > cfg.memWords)
+    return fail("words " + std::to_string(address) + " to " +
+                std::to_string(uint64_t(address) + count) + " are outside " +
+                pe + "'s " + std::to_string(cfg.memWords) + " words");
+  words.assign(found->mem + address, found->mem + address + count);
+  return true;
+}
+
 std::vector<uint8_t> Engine::output(const std::string &name) const {
   for (const StreamState &s : streams) {
     if (!s.io->output || s.io->name != name)

@@ -59,9 +59,12 @@ struct Result {
   std::string message;
   uint64_t cycles;
   std::vector<float> out;
+  /// The weight block as the PE's memory holds it after the run.
+  std::vector<float> w;
 };
 
-Result run(const binary::Program &p, sim::Mode mode, unsigned threads) {
+Result run(const binary::Program &p, sim::Mode mode, unsigned threads,
+           unsigned wWords) {
   sim::Options o;
   o.mode = mode;
   o.threads = threads;
@@ -69,12 +72,16 @@ Result run(const binary::Program &p, sim::Mode mode, unsigned threads) {
   auto s = sim::Simulator::create(p, o, &err);
   EXPECT_TRUE(s) << err;
   if (!s)
-    return {sim::Status::Error, err, 0, {}};
+    return {sim::Status::Error, err, 0, {}, {}};
   Result r;
   r.status = s->run();
   r.message = s->message();
   r.cycles = s->cycle();
   r.out = bytesF32(s->output("out"));
+  std::vector<uint16_t> words;
+  EXPECT_TRUE(s->readMemory(0, 0, kW, wWords, words, &err)) << err;
+  r.w.resize(words.size() / 2);
+  std::memcpy(r.w.data(), words.data(), r.w.size() * 4);
   return r;
 }
 
@@ -178,16 +185,19 @@ void checkPasses(unsigned lk, unsigned lm, bool nFirst) {
   want.insert(want.end(), dx.begin(), dx.end());
   want.insert(want.end(), wNew.begin(), wNew.end());
 
-  Result ref = run(p, sim::Mode::Reference, 1);
+  Result ref = run(p, sim::Mode::Reference, 1, 2 * lk * lm);
   ASSERT_EQ(ref.status, sim::Status::Done) << ref.message;
   ASSERT_EQ(ref.out.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_EQ(ref.out[i], want[i]) << "element " << i;
+  // The memory read back holds the updated block too.
+  EXPECT_EQ(ref.w, wNew);
   for (unsigned threads : {1u, 2u}) {
-    Result fast = run(p, sim::Mode::Fast, threads);
+    Result fast = run(p, sim::Mode::Fast, threads, 2 * lk * lm);
     EXPECT_EQ(fast.status, ref.status) << fast.message;
     EXPECT_EQ(fast.cycles, ref.cycles);
     EXPECT_EQ(fast.out, ref.out);
+    EXPECT_EQ(fast.w, ref.w);
   }
 }
 
@@ -198,6 +208,28 @@ TEST(SimTraining, ForwardDeltaAndUpdateAsOneFmacEach) {
     checkPasses(20, 37, nFirst);
     checkPasses(49, 16, nFirst);
   }
+}
+
+TEST(SimTraining, ReadMemoryNamesWhatItCannotRead) {
+  ImageBuilder b;
+  b.word(4096, 0x1234);
+  b.task(32, {nopTerm()}, false, true);
+  binary::Program p;
+  p.target.width = 2;
+  p.target.height = 1;
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  std::string err;
+  auto s = sim::Simulator::create(p, sim::Options(), &err);
+  ASSERT_TRUE(s) << err;
+  s->run();
+  std::vector<uint16_t> words;
+  ASSERT_TRUE(s->readMemory(0, 0, 4095, 2, words, &err)) << err;
+  EXPECT_EQ(words, (std::vector<uint16_t>{0, 0x1234}));
+  EXPECT_FALSE(s->readMemory(1, 0, 0, 1, words, &err));
+  EXPECT_EQ(err, "PE (1, 0) runs no program");
+  EXPECT_FALSE(s->readMemory(0, 0, 24575, 2, words, &err));
+  EXPECT_EQ(err, "words 24575 to 24577 are outside PE (0, 0)'s 24576 words");
 }
 
 } // namespace

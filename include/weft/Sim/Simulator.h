@@ -156,6 +156,13 @@ public:
   /// The raw bytes an output stream received (all samples).
   virtual std::vector<uint8_t> output(const std::string &name) const = 0;
   virtual const binary::Program &program() const = 0;
+  /// `count` words of PE (x, y)'s memory from word `address`, as they are
+  /// now (after run(): what the program left there, e.g. trained weights).
+  /// False with `error` set for a PE no group covers (or, in a distributed
+  /// run, outside this rank's band) or a range outside its memory.
+  virtual bool readMemory(uint32_t x, uint32_t y, uint32_t address,
+                          uint32_t count, std::vector<uint16_t> &words,
+                          std::string *error) const = 0;
 
   virtual Stats stats() const = 0;
   virtual std::string statsJson() const = 0;
