@@ -394,6 +394,31 @@ RoutePlan columnReduce(int64_t x, int64_t y0, int64_t rows, int channel) {
   return p;
 }
 
+RoutePlan columnGradientIn(int64_t x, int64_t y0, int64_t rows) {
+  RoutePlan p;
+  for (int64_t r = 0; r < rows; ++r)
+    p.add(x, y0 + r, dirBit(Dir::East), dirBit(Dir::Ramp));
+  return p;
+}
+
+RoutePlan columnGradientOut(int64_t x, int64_t y0, int64_t rows) {
+  RoutePlan p;
+  for (int64_t r = 0; r < rows; ++r)
+    p.add(x, y0 + r, dirBit(Dir::Ramp), dirBit(Dir::West));
+  return p;
+}
+
+RoutePlan columnLabels(int64_t x, int64_t gridWidth, int64_t y0,
+                       int64_t rows) {
+  RoutePlan p;
+  for (int64_t xx = gridWidth - 1; xx > x; --xx)
+    p.add(xx, y0, dirBit(Dir::East), dirBit(Dir::West));
+  for (int64_t r = 0; r < rows; ++r)
+    p.add(x, y0 + r, r == 0 ? dirBit(Dir::East) : dirBit(Dir::North),
+          dirBit(Dir::Ramp) | (r + 1 < rows ? dirBit(Dir::South) : 0));
+  return p;
+}
+
 void addRoute(RouteTable &table, const RoutePlan &plan, int64_t color) {
   for (const auto &[pe, sw] : plan.get())
     table[pe][color] = sw;

@@ -16,6 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TrainedDenseModel.h"
+
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/InitDialects.h"
 #include "weft/Kernels/Chunks.h"
@@ -35,138 +37,9 @@
 #include <random>
 
 using namespace weft::conversion;
+using namespace weft::test;
 
 namespace {
-
-struct Case {
-  int64_t K, M, S, R;
-  bool relu = true, bias = true, inputGradient = true, mbgd = false;
-  int64_t batch = 1, samples = 5;
-  weft::sim::Mode mode = weft::sim::Mode::Reference;
-};
-
-std::string describe(const Case &c) {
-  return std::to_string(c.K) + " -> " + std::to_string(c.M) + " on " +
-         std::to_string(c.S) + " x " + std::to_string(c.R) +
-         (c.relu ? ", relu" : "") + (c.bias ? ", bias" : "") +
-         (c.inputGradient ? ", dx" : "") +
-         (c.mbgd ? ", mbgd " + std::to_string(c.batch) : ", sgd");
-}
-
-/// What the layer computes over the samples, in the PEs' order.
-struct Trace {
-  std::vector<float> y, dx, w, b;
-};
-
-float fma2(float acc, float a, float b) {
-  float p = a * b;
-  return acc + p;
-}
-
-Trace hostModel(const Case &cs, std::vector<float> w, std::vector<float> b,
-                const std::vector<float> &xs, const std::vector<float> &dys,
-                float lr) {
-  const int64_t K = cs.K, M = cs.M, S = cs.S, R = cs.R;
-  const float negLr = -lr;
-  Trace tr;
-  std::vector<float> g(static_cast<size_t>(K * M), 0.f), gb(size_t(M), 0.f);
-  int64_t count = 0;
-  for (int64_t s = 0; s < cs.samples; ++s) {
-    const float *x = &xs[size_t(s * K)], *dy = &dys[size_t(s * M)];
-    std::vector<float> y(static_cast<size_t>(M)), dz(static_cast<size_t>(M));
-    for (int64_t n = 0; n < M; ++n) {
-      float psum = 0;
-      for (int64_t c = 0; c < S; ++c) {
-        float acc = 0;
-        int64_t kb = chunkBegin(K, S, c);
-        for (int64_t t = 0; t < chunkSize(K, S, c); ++t)
-          acc = fma2(acc, w[size_t((kb + t) * M + n)], x[kb + t]);
-        psum = c == 0 ? acc : acc + psum;
-      }
-      float z = cs.bias ? psum + b[size_t(n)] : psum;
-      // (The inputs are finite: max is the PE's maxNum.)
-      y[size_t(n)] = cs.relu ? std::max(z, 0.f) : z;
-      dz[size_t(n)] = cs.relu && y[size_t(n)] == 0 ? 0.f : dy[n];
-    }
-    tr.y.insert(tr.y.end(), y.begin(), y.end());
-    if (cs.bias)
-      for (int64_t n = 0; n < M; ++n) {
-        if (cs.mbgd)
-          gb[size_t(n)] = gb[size_t(n)] + dz[size_t(n)];
-        else
-          b[size_t(n)] = fma2(b[size_t(n)], dz[size_t(n)], negLr);
-      }
-    if (cs.inputGradient) {
-      for (int64_t c = 0; c < S; ++c) {
-        int64_t kb = chunkBegin(K, S, c), lk = chunkSize(K, S, c);
-        // part[r][t]: row r's partial sum over its neurons.
-        std::vector<std::vector<float>> part(
-            static_cast<size_t>(R),
-            std::vector<float>(static_cast<size_t>(lk)));
-        for (int64_t r = 0; r < R; ++r) {
-          int64_t mb = chunkBegin(M, R, r);
-          for (int64_t t = 0; t < lk; ++t) {
-            float acc = 0;
-            for (int64_t n = mb; n < mb + chunkSize(M, R, r); ++n)
-              acc = fma2(acc, w[size_t((kb + t) * M + n)], dz[size_t(n)]);
-            part[size_t(r)][size_t(t)] = acc;
-          }
-        }
-        const int64_t d = c;
-        for (int64_t t = 0; t < lk; ++t) {
-          auto P = [&](int64_t r) { return part[size_t(r)][size_t(t)]; };
-          int64_t upperEnd = std::min(d, R);
-          float up = upperEnd > 0 ? P(0) : 0;
-          for (int64_t r = 1; r < upperEnd; ++r)
-            up = P(r) + up;
-          float v;
-          if (d >= R) {
-            v = up;
-          } else {
-            v = P(d);
-            if (d > 0)
-              v = v + up;
-            if (d + 1 < R) {
-              float low = P(R - 1);
-              for (int64_t r = R - 2; r > d; --r)
-                low = P(r) + low;
-              v = v + low;
-            }
-          }
-          tr.dx.push_back(v);
-        }
-      }
-    }
-    if (!cs.mbgd) {
-      std::vector<float> dlr(static_cast<size_t>(M));
-      for (int64_t n = 0; n < M; ++n)
-        dlr[size_t(n)] = dz[size_t(n)] * negLr;
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t n = 0; n < M; ++n)
-          w[size_t(k * M + n)] =
-              fma2(w[size_t(k * M + n)], x[k], dlr[size_t(n)]);
-    } else {
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t n = 0; n < M; ++n)
-          g[size_t(k * M + n)] = fma2(g[size_t(k * M + n)], x[k], dz[size_t(n)]);
-      if (++count == cs.batch) {
-        for (int64_t i = 0; i < K * M; ++i) {
-          w[size_t(i)] = fma2(w[size_t(i)], g[size_t(i)], negLr);
-          g[size_t(i)] = 0;
-        }
-        if (cs.bias)
-          for (int64_t n = 0; n < M; ++n) {
-            b[size_t(n)] = fma2(b[size_t(n)], gb[size_t(n)], negLr);
-            gb[size_t(n)] = 0;
-          }
-        count = 0;
-      }
-    }
-  }
-  tr.w = w;
-  tr.b = b;
-  return tr;
-}
 
 constexpr int64_t kA = 0, kB = 1, kP0 = 2, kP1 = 3, kOut = 4;
 
@@ -341,7 +214,11 @@ void check(const Case &cs) {
   t.inputGradient = cs.inputGradient;
   Run run = simulate(cs, layer, t, xs, dys);
   ASSERT_EQ(run.error, "");
-  Trace want = hostModel(cs, layer.weights, layer.bias, xs, dys, t.lr);
+  Trace want = hostModel(
+      cs, layer.weights, layer.bias, xs, t.lr,
+      [&](int64_t s, const std::vector<float> &, float *dy) {
+        std::copy_n(&dys[size_t(s * cs.M)], cs.M, dy);
+      });
   expectSame(run.tr.y, want.y, "y");
   expectSame(run.tr.dx, want.dx, "dx");
   expectSame(run.tr.w, want.w, "W");

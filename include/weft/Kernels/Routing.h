@@ -204,6 +204,18 @@ RoutePlan columnResults(int64_t x, int64_t y0, int64_t rows);
 /// parity), channel 2 multicasts row 0's totals south.
 RoutePlan columnReduce(int64_t x, int64_t y0, int64_t rows, int channel);
 
+/// A trained column kernel's backward ends (docs/training.md): the
+/// gradient of its result arrives from the east, the gradient of its input
+/// leaves to the west, on every row.
+RoutePlan columnGradientIn(int64_t x, int64_t y0, int64_t rows);
+RoutePlan columnGradientOut(int64_t x, int64_t y0, int64_t rows);
+
+/// The labels of the loss column at x: from the east edge (column
+/// gridWidth - 1) west along row y0, then multicast down the column's
+/// rows to every CE.
+RoutePlan columnLabels(int64_t x, int64_t gridWidth, int64_t y0,
+                       int64_t rows);
+
 /// Relays from column x0 to the east edge (columns [x0, gridWidth)) on rows
 /// [0, rows): the receiving end of a host output on the east edge.
 RoutePlan relayEast(int64_t x0, int64_t gridWidth, int64_t rows);
