@@ -279,8 +279,8 @@ LogicalResult emitTrainedColumn(OpBuilder &b, Location loc,
                           << lay.n << " elements empty";
   const bool loss = k.kind == TrainedColumn::Kind::Loss;
   if (loss && (k.labelColor < 0 || k.gradOut < 0 ||
-               (lay.rows > 1 && (k.internal[0] < 0 || k.internal[1] < 0 ||
-                                 k.internal[2] < 0))))
+               (lay.rows > 1 && (k.internal[1] < 0 || k.internal[2] < 0)) ||
+               (lay.rows > 2 && k.internal[0] < 0)))
     return emitError(loc) << "the loss kernel " << name
                           << " needs its labels', gradient's and (on "
                              "several rows) all-reduce's colors";
