@@ -40,6 +40,13 @@ bool trainableColumn(const wc::Stage &st) {
           st.info.layer.op == ColumnOp::Tanh);
 }
 
+/// "node 'fc1' (dense 784 -> 256)": the kernel is named after its ONNX
+/// node.
+std::string node(wf::KernelOp k) {
+  return "node '" + k.getSymName().str() + "' (" +
+         k.getScheme().getSummary() + ")";
+}
+
 bool isSoftmax(const wc::Stage &st) {
   if (st.info.layer.kind != ChainLayer::Kind::Column)
     return false;
@@ -95,20 +102,22 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
   for (auto [i, st] : llvm::enumerate(g->stages)) {
     wf::KernelOp k = st.kernel;
     if (st.inputs.size() != 1)
-      return k.emitOpError("reads ")
-             << st.inputs.size()
-             << " streams; weft trains a chain of kernels of one input each";
+      return k.emitError() << node(k) << " reads " << st.inputs.size()
+                           << " streams; weft trains a chain of kernels of "
+                              "one input each";
     const wc::GraphStream &in = g->streams[size_t(st.inputs[0])];
     int64_t want = int64_t(i) - 1;
     if (in.producer != want)
-      return k.emitOpError("does not read the kernel before it; weft trains "
-                           "a chain of kernels (no fork or join)");
+      return k.emitError() << node(k)
+                           << " does not read the kernel before it; weft "
+                              "trains a chain of kernels (no fork or join)";
     const wc::GraphStream &out = g->streams[size_t(st.output)];
     bool last = i + 1 == g->stages.size();
     if (out.consumers.size() + out.outputs.size() != 1 ||
         (last != !out.outputs.empty()))
-      return k.emitOpError("feeds ")
-             << out.consumers.size() << " kernels and " << out.outputs.size()
+      return k.emitError()
+             << node(k) << " feeds " << out.consumers.size()
+             << " kernels and " << out.outputs.size()
              << " host outputs; weft trains a chain whose last kernel alone "
                 "feeds the output";
   }
@@ -116,22 +125,22 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
   const wc::Stage &lastStage = g->stages.back();
   wf::KernelOp lastKernel = lastStage.kernel;
   if (isSoftmax(lastStage))
-    return lastKernel.emitOpError("computes ")
-           << lastKernel.getScheme().getSummary()
-           << ": the model's output must be the logits (weft trains with "
-              "the softmax cross-entropy of the logits, on the fabric)";
+    return lastKernel.emitError()
+           << node(lastKernel)
+           << " computes probabilities: the model's output must be the "
+              "logits (weft trains with the softmax cross-entropy of the "
+              "logits, on the fabric)";
 
   bool seenDense = false;
   SmallVector<std::pair<wf::KernelOp, bool>> marks;
   for (const wc::Stage &st : g->stages) {
     wf::KernelOp k = st.kernel;
-    std::string what = k.getScheme().getSummary();
     if (st.info.layer.kind == ChainLayer::Kind::Dense) {
       if (st.info.layer.synthetic)
-        return k.emitOpError("is ")
-               << what
-               << " whose matrix is weft's, not the model's (a reshuffle of "
-                  "the sample): it has no weights to train";
+        return k.emitError()
+               << node(k)
+               << " is a matrix weft made (a reshuffle of the sample), not "
+                  "the model's: it has no weights to train";
       marks.push_back({k, seenDense});
       seenDense = true;
       continue;
@@ -142,10 +151,9 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
         marks.push_back({k, true});
       continue;
     }
-    return k.emitOpError("is ")
-           << what
-           << ", which weft cannot train yet: only dense layers and Relu "
-              "and Tanh between them";
+    return k.emitError() << node(k)
+                         << " cannot be trained yet: weft trains dense layers "
+                            "(Gemm, MatMul) and Relu and Tanh between them";
   }
   if (!seenDense)
     return program.emitOpError("has no dense layer: nothing to train");

@@ -19,7 +19,7 @@ fabric.program @probabilities attributes {target = #weft.target<16x16>, weft.bat
     %y = tensor.empty() : tensor<1x4xf32>
     fabric.yield %y : tensor<1x4xf32>
   }
-  // expected-error @below {{'fabric.kernel' op computes Softmax: the model's output must be the logits (weft trains with the softmax cross-entropy of the logits, on the fabric)}}
+  // expected-error @below {{node 'probs' (Softmax) computes probabilities: the model's output must be the logits (weft trains with the softmax cross-entropy of the logits, on the fabric)}}
   fabric.kernel @probs : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.softmax<> {
   ^bb0(%x: tensor<1x4xf32>):
     fabric.yield %x : tensor<1x4xf32>
@@ -39,7 +39,7 @@ fabric.program @sigmoid attributes {target = #weft.target<16x16>, weft.batch = 1
     %y = tensor.empty() : tensor<1x4xf32>
     fabric.yield %y : tensor<1x4xf32>
   }
-  // expected-error @below {{'fabric.kernel' op is Sigmoid, which weft cannot train yet: only dense layers and Relu and Tanh between them}}
+  // expected-error @below {{node 'sig' (Sigmoid) cannot be trained yet: weft trains dense layers (Gemm, MatMul) and Relu and Tanh between them}}
   fabric.kernel @sig : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Sigmoid"> {
   ^bb0(%x: tensor<1x4xf32>):
     fabric.yield %x : tensor<1x4xf32>
@@ -54,7 +54,7 @@ fabric.program @sigmoid attributes {target = #weft.target<16x16>, weft.batch = 1
 // -----
 
 fabric.program @synthetic attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
-  // expected-error @below {{'fabric.kernel' op is dense 8 -> 4 whose matrix is weft's, not the model's (a reshuffle of the sample): it has no weights to train}}
+  // expected-error @below {{node 't' (dense 8 -> 4) is a matrix weft made (a reshuffle of the sample), not the model's: it has no weights to train}}
   fabric.kernel @t : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, synthetic = true, weights = dense<0.0> : tensor<8x4xf32>> {
   ^bb0(%x: tensor<1x8xf32>):
     %y = tensor.empty() : tensor<1x4xf32>
@@ -69,7 +69,7 @@ fabric.program @synthetic attributes {target = #weft.target<16x16>, weft.batch =
 // -----
 
 fabric.program @fork attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
-  // expected-error @below {{'fabric.kernel' op feeds 1 kernels and 1 host outputs; weft trains a chain whose last kernel alone feeds the output}}
+  // expected-error @below {{node 'fc' (dense 8 -> 4) feeds 1 kernels and 1 host outputs; weft trains a chain whose last kernel alone feeds the output}}
   fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>> {
   ^bb0(%x: tensor<1x8xf32>):
     %y = tensor.empty() : tensor<1x4xf32>
