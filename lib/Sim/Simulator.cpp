@@ -262,16 +262,20 @@ bool Engine::initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
       if (words[i])
         p.mem[address + i] = words[i];
   };
+  uint32_t high = 0;
   for (const binary::Segment &s : img.segments) {
     put(s.address, s.words.data(), s.words.size());
     used += uint32_t(s.words.size());
+    high = std::max(high, uint32_t(s.address + s.words.size()));
   }
   for (const binary::PerPeSegment &s : g.perPe) {
     size_t off = (size_t(gy) * g.width + gx) * s.wordsPerPE;
     put(s.address, s.words.data() + off, s.wordsPerPE);
     used += s.wordsPerPE;
+    high = std::max(high, uint32_t(s.address + s.wordsPerPE));
   }
   p.st.memoryWordsUsed = used;
+  p.st.memoryHighWater = high;
   for (const binary::Param &pr : g.params)
     p.gpr[pr.gpr] = pr.valueAt(gx, gy);
   p.active = img.active;
@@ -1201,6 +1205,8 @@ Stats Engine::stats() const {
     s.instructions += pe->st.instructions;
     s.flops += pe->st.flops;
     s.macs += pe->st.macs;
+    s.memoryHighWaterBytes = std::max<uint64_t>(
+        s.memoryHighWaterBytes, 2 * uint64_t(pe->st.memoryHighWater));
     for (unsigned d = 0; d < 5; ++d)
       s.hops += pe->st.hops[d];
     for (unsigned c = 0; c < 32; ++c)
@@ -1233,6 +1239,7 @@ std::string Engine::statsJson() const {
   os << "  \"flops\": " << s.flops << ",\n";
   os << "  \"macs\": " << s.macs << ",\n";
   os << "  \"wavelet_hops\": " << s.hops << ",\n";
+  os << "  \"memory_high_water_bytes\": " << s.memoryHighWaterBytes << ",\n";
   os << "  \"host_wavelets_in\": " << s.hostWaveletsIn << ",\n";
   os << "  \"host_wavelets_out\": " << s.hostWaveletsOut << ",\n";
   os << "  \"hops_per_color\": {";
@@ -1279,7 +1286,9 @@ std::string Engine::statsJson() const {
        << p.hops[3] << ", \"ramp\": " << p.hops[4] << "}"
        << ", \"router_queue_high\": " << p.routerQueueHigh
        << ", \"ce_queue_high\": " << p.ceQueueHigh
-       << ", \"memory_words_used\": " << p.memoryWordsUsed << "}";
+       << ", \"memory_words_used\": " << p.memoryWordsUsed
+       << ", \"memory_high_water_bytes\": " << 2 * uint64_t(p.memoryHighWater)
+       << "}";
     first = false;
   }
   os << "\n  ]\n}\n";

@@ -232,4 +232,37 @@ TEST(SimTraining, ReadMemoryNamesWhatItCannotRead) {
   EXPECT_EQ(err, "words 24575 to 24577 are outside PE (0, 0)'s 24576 words");
 }
 
+TEST(SimTraining, MemoryHighWaterMark) {
+  // The binary initialises up to word 4096; the program then clears three
+  // fp32 elements at word 12000 (never initialised) and reads one at 13000:
+  // the high-water mark is one past word 13001, in both modes.
+  ImageBuilder b;
+  b.word(4096, 0x1234);
+  b.dsd(1024, mem1d(12000, 3));
+  b.dsd(1028, mem1d(13000, 1));
+  b.task(32,
+         {ldd(0, 1024), Instruction::un(Opcode::MOV32, ddsr(0),
+                                        imm(SmallImm::Zero)),
+          lds0(1, 1028), Instruction::un(Opcode::MOV32, gpr(6), s0(1), true)},
+         false, true);
+  binary::Program p;
+  p.target.width = 1;
+  p.target.height = 1;
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  for (sim::Mode mode : {sim::Mode::Reference, sim::Mode::Fast}) {
+    sim::Options o;
+    o.mode = mode;
+    std::string err;
+    auto s = sim::Simulator::create(p, o, &err);
+    ASSERT_TRUE(s) << err;
+    EXPECT_EQ(s->stats().pes[0].memoryHighWater, 4097u);
+    s->run();
+    EXPECT_EQ(s->stats().pes[0].memoryHighWater, 13002u);
+    EXPECT_EQ(s->stats().memoryHighWaterBytes, 26004u);
+    EXPECT_NE(s->statsJson().find("\"memory_high_water_bytes\": 26004"),
+              std::string::npos);
+  }
+}
+
 } // namespace

@@ -293,6 +293,8 @@ int weftc::trainMain(int argc, char **argv) {
                                                double(std::max<uint64_t>(
                                                    cycles, 1)))
          << " samples per million cycles)\n";
+  outs() << "weftc: memory high-water mark "
+         << simulator->stats().memoryHighWaterBytes << " bytes (the fullest PE)\n";
   outs() << "weftc: loss " << format("%.6f", stepLoss(0)) << " at step 1, "
          << format("%.6f", stepLoss(opts.steps - 1)) << " at step "
          << opts.steps << " (before each step's update)\n";

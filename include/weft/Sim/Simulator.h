@@ -98,6 +98,9 @@ struct PeStats {
   uint32_t routerQueueHigh = 0, ceQueueHigh = 0;
   /// Words of memory the binary initialises.
   uint32_t memoryWordsUsed = 0;
+  /// The memory high-water mark in words: one past the highest word the
+  /// binary initialises or an instruction reads or writes as data.
+  uint32_t memoryHighWater = 0;
 };
 
 struct Stats {
@@ -113,6 +116,8 @@ struct Stats {
   std::vector<uint64_t> sampleDone;
   /// Peak number of PEs stepped in one cycle by the fast mode.
   uint64_t peakActivePEs = 0;
+  /// The largest memory high-water mark of any PE, in bytes.
+  uint64_t memoryHighWaterBytes = 0;
   /// PE steps (decide phases) the engine ran: every PE every cycle in the
   /// reference mode, far fewer in the fast mode. A measure of the engine's
   /// work, not of the machine's, so it is not in statsJson().
