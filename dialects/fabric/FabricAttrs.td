@@ -97,7 +97,11 @@ def Fabric_DenseSchemeAttr : Fabric_SchemeAttr<"DenseScheme", "dense"> {
     values of b if the layer has one. `synthetic`: the matrix is weft's, not
     the model's (a transpose, pad or reduction of the sample written as a 0/1
     matrix by `--weft-linear-to-matmul`): its MACs are executed but are no
-    MACs of the model.
+    MACs of the model. `weights_source` and `bias_source` name the ONNX
+    initializers W and b are, when they are (the importer's NameLocs), and
+    `weights_transposed` says the initializer is W's transpose (M x K,
+    Gemm's transB): what `weftc train` writes the trained values back into
+    (docs/training.md).
 
     Example:
     ```mlir
@@ -109,7 +113,10 @@ def Fabric_DenseSchemeAttr : Fabric_SchemeAttr<"DenseScheme", "dense"> {
                         DefaultValuedParameter<"bool", "false">:$relu,
                         DefaultValuedParameter<"bool", "false">:$synthetic,
                         "::mlir::ElementsAttr":$weights,
-                        OptionalParameter<"::mlir::ElementsAttr">:$bias);
+                        OptionalParameter<"::mlir::ElementsAttr">:$bias,
+                        OptionalParameter<"::mlir::StringAttr">:$weights_source,
+                        DefaultValuedParameter<"bool", "false">:$weights_transposed,
+                        OptionalParameter<"::mlir::StringAttr">:$bias_source);
 }
 
 def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {

@@ -258,6 +258,9 @@ static void readTrainedKernels(ModuleOp module, CompiledModel &out) {
         continue;
       TrainedDense t;
       t.name = k.getSymName().str();
+      t.weightsSource = st.layer.weightsSource;
+      t.biasSource = st.layer.biasSource;
+      t.transposed = st.layer.weightsTransposed;
       t.K = st.layer.K;
       t.M = st.layer.M;
       t.bias = !st.layer.bias.empty();

@@ -54,18 +54,18 @@ namespace {
 
 /// Replaces initializer `name` by `values` (row-major in its own shape).
 bool setInitializer(onnx::GraphProto &g, const std::string &name,
-                    const std::vector<float> &values, const std::string &node,
+                    const std::vector<float> &values, const std::string &kernel,
                     std::string &error) {
   for (onnx::TensorProto &t : *g.mutable_initializer()) {
     if (t.name() != name)
       continue;
     if (t.data_type() != onnx::TensorProto::FLOAT) {
-      error = "initializer '" + name + "' of node '" + node +
+      error = "initializer '" + name + "' of kernel '" + kernel +
               "' is not float32";
       return false;
     }
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      error = "initializer '" + name + "' of node '" + node +
+      error = "initializer '" + name + "' of kernel '" + kernel +
               "' is stored outside the model; weftc train writes only "
               "initializers stored in it";
       return false;
@@ -74,7 +74,7 @@ bool setInitializer(onnx::GraphProto &g, const std::string &name,
     for (int64_t d : t.dims())
       n *= d;
     if (n != int64_t(values.size())) {
-      error = "initializer '" + name + "' of node '" + node + "' has " +
+      error = "initializer '" + name + "' of kernel '" + kernel + "' has " +
               std::to_string(n) + " elements, the trained kernel " +
               std::to_string(values.size());
       return false;
@@ -85,18 +85,9 @@ bool setInitializer(onnx::GraphProto &g, const std::string &name,
     t.set_raw_data(raw);
     return true;
   }
-  error = "input '" + name + "' of node '" + node +
-          "' is not an initializer of the model: weftc train trains "
-          "initializers only";
+  error = "kernel '" + kernel + "' was made from '" + name +
+          "', which is no initializer of the model";
   return false;
-}
-
-const onnx::AttributeProto *attribute(const onnx::NodeProto &n,
-                                      const std::string &name) {
-  for (const onnx::AttributeProto &a : n.attribute())
-    if (a.name() == name)
-      return &a;
-  return nullptr;
 }
 
 } // namespace
@@ -111,62 +102,23 @@ bool replaceInitializers(const std::string &modelBytes,
   }
   onnx::GraphProto &g = *model.mutable_graph();
   for (const TrainedValues &tv : trained) {
-    const onnx::NodeProto *node = nullptr;
-    for (const onnx::NodeProto &n : g.node())
-      if (n.name() == tv.kernel)
-        node = &n;
-    if (!node || (node->op_type() != "Gemm" && node->op_type() != "MatMul") ||
-        node->input_size() < 2) {
+    if (tv.weightsSource.empty() || (!tv.b.empty() && tv.biasSource.empty())) {
       error = "kernel '" + tv.kernel +
-              "' is no Gemm or MatMul node of the model: weftc train cannot "
-              "tell which initializers it trained";
+              "' records no initializer for its weights or bias";
       return false;
     }
-    std::string opName = node->name(), wName = node->input(1), bName;
-    bool transposed = false;
-    if (node->op_type() == "Gemm") {
-      for (const char *a : {"alpha", "beta"})
-        if (const onnx::AttributeProto *at = attribute(*node, a);
-            at && at->f() != 1.0f) {
-          error = "node '" + opName + "' (Gemm) has " + a +
-                  " = " + std::to_string(at->f()) +
-                  "; weftc train trains Gemm with alpha = beta = 1";
-          return false;
-        }
-      if (const onnx::AttributeProto *ta = attribute(*node, "transA");
-          ta && ta->i()) {
-        error = "node '" + opName + "' (Gemm) has transA = 1";
-        return false;
-      }
-      if (const onnx::AttributeProto *tb = attribute(*node, "transB"))
-        transposed = tb->i() != 0;
-      if (node->input_size() > 2)
-        bName = node->input(2);
-    } else {
-      // The bias of `Add(MatMul(x, W), b)`.
-      for (const onnx::NodeProto &n : g.node())
-        if (n.op_type() == "Add" && n.input_size() == 2 &&
-            (n.input(0) == node->output(0) || n.input(1) == node->output(0)))
-          bName = n.input(0) == node->output(0) ? n.input(1) : n.input(0);
-    }
     std::vector<float> w = tv.w;
-    if (transposed) {
+    if (tv.transposed) {
       // The initializer is M x K.
       for (int64_t k = 0; k < tv.K; ++k)
         for (int64_t n = 0; n < tv.M; ++n)
           w[size_t(n * tv.K + k)] = tv.w[size_t(k * tv.M + n)];
     }
-    if (!setInitializer(g, wName, w, opName, error))
+    if (!setInitializer(g, tv.weightsSource, w, tv.kernel, error))
       return false;
-    if (!tv.b.empty()) {
-      if (bName.empty()) {
-        error = "kernel '" + tv.kernel + "' has a bias but node '" + opName +
-                "' none that weftc train can find";
-        return false;
-      }
-      if (!setInitializer(g, bName, tv.b, opName, error))
-        return false;
-    }
+    if (!tv.b.empty() &&
+        !setInitializer(g, tv.biasSource, tv.b, tv.kernel, error))
+      return false;
   }
   if (!model.SerializeToString(&outBytes)) {
     error = "cannot serialize the trained model";

@@ -141,6 +141,13 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
                << node(k)
                << " is a matrix weft made (a reshuffle of the sample), not "
                   "the model's: it has no weights to train";
+      auto d = cast<wf::DenseSchemeAttr>(k.getScheme());
+      if (!d.getWeightsSource() || (d.getBias() && !d.getBiasSource()))
+        return k.emitError()
+               << node(k) << ": its " << (d.getWeightsSource() ? "bias" : "weights")
+               << " are no initializer of the model (computed, shared or "
+                  "the sum of several), so the trained values have nowhere "
+                  "to go";
       marks.push_back({k, seenDense});
       seenDense = true;
       continue;

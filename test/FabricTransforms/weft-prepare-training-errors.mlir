@@ -14,7 +14,7 @@
 // LR: error: 'fabric.program' op the learning rate must be positive and finite, got 0
 
 fabric.program @probabilities attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
-  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>> {
+  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "fc_w"> {
   ^bb0(%x: tensor<1x8xf32>):
     %y = tensor.empty() : tensor<1x4xf32>
     fabric.yield %y : tensor<1x4xf32>
@@ -34,7 +34,7 @@ fabric.program @probabilities attributes {target = #weft.target<16x16>, weft.bat
 // -----
 
 fabric.program @sigmoid attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
-  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>> {
+  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "fc_w"> {
   ^bb0(%x: tensor<1x8xf32>):
     %y = tensor.empty() : tensor<1x4xf32>
     fabric.yield %y : tensor<1x4xf32>
@@ -70,7 +70,7 @@ fabric.program @synthetic attributes {target = #weft.target<16x16>, weft.batch =
 
 fabric.program @fork attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
   // expected-error @below {{node 'fc' (dense 8 -> 4) feeds 1 kernels and 1 host outputs; weft trains a chain whose last kernel alone feeds the output}}
-  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>> {
+  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "fc_w"> {
   ^bb0(%x: tensor<1x8xf32>):
     %y = tensor.empty() : tensor<1x4xf32>
     fabric.yield %y : tensor<1x4xf32>
@@ -110,4 +110,19 @@ fabric.program @twice attributes {target = #weft.target<16x16>, training = #fabr
 
 // expected-error @below {{sgd updates after every sample (a batch of 1), got a batch of 3}}
 fabric.program @bad_attr attributes {target = #weft.target<16x16>, training = #fabric.training<optimizer = sgd, lr = 1.0 : f32, batch = 3>} {
+}
+
+// -----
+
+fabric.program @no_source attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  // expected-error @below {{node 'fc' (dense 8 -> 4): its weights are no initializer of the model (computed, shared or the sum of several), so the trained values have nowhere to go}}
+  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>> {
+  ^bb0(%x: tensor<1x8xf32>):
+    %y = tensor.empty() : tensor<1x4xf32>
+    fabric.yield %y : tensor<1x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 4>
 }

@@ -13,7 +13,7 @@
 // MBGD-LABEL: fabric.program @mlp
 // MBGD-SAME: training = #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4>
 fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
-  fabric.kernel @fc1 : (tensor<1x8xf32>) -> tensor<1x6xf32> scheme #fabric.dense<fan_in = 8, neurons = 6, relu = true, weights = dense<0.25> : tensor<8x6xf32>, bias = dense<1.0> : tensor<6xf32>> {
+  fabric.kernel @fc1 : (tensor<1x8xf32>) -> tensor<1x6xf32> scheme #fabric.dense<fan_in = 8, neurons = 6, relu = true, weights = dense<0.25> : tensor<8x6xf32>, bias = dense<1.0> : tensor<6xf32>, weights_source = "fc1_w", bias_source = "fc1_b"> {
   ^bb0(%x: tensor<1x8xf32>):
     %y = tensor.empty() : tensor<1x6xf32>
     fabric.yield %y : tensor<1x6xf32>
@@ -22,7 +22,7 @@ fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i
   ^bb0(%x: tensor<1x6xf32>):
     fabric.yield %x : tensor<1x6xf32>
   }
-  fabric.kernel @fc2 : (tensor<1x6xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 6, neurons = 4, weights = dense<0.5> : tensor<6x4xf32>> {
+  fabric.kernel @fc2 : (tensor<1x6xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 6, neurons = 4, weights = dense<0.5> : tensor<6x4xf32>, weights_source = "fc2_w"> {
   ^bb0(%x: tensor<1x6xf32>):
     %y = tensor.empty() : tensor<1x4xf32>
     fabric.yield %y : tensor<1x4xf32>
@@ -49,7 +49,7 @@ fabric.program @relu_first attributes {target = #weft.target<16x16>, weft.batch 
   ^bb0(%x: tensor<1x8xf32>):
     fabric.yield %x : tensor<1x8xf32>
   }
-  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>> {
+  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "fc_w"> {
   ^bb0(%x: tensor<1x8xf32>):
     %y = tensor.empty() : tensor<1x4xf32>
     fabric.yield %y : tensor<1x4xf32>

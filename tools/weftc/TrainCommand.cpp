@@ -224,6 +224,9 @@ int weftc::trainMain(int argc, char **argv) {
     dt.inputGradient = t.inputGradient;
     driver::TrainedValues v;
     v.kernel = t.name;
+    v.weightsSource = t.weightsSource;
+    v.biasSource = t.biasSource;
+    v.transposed = t.transposed;
     v.K = t.K;
     v.M = t.M;
     auto read = [&](const conversion::WordPlace &p, float &f) {

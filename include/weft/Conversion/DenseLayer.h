@@ -47,6 +47,11 @@ struct DenseLayer {
   /// (the input arrives pixel-major per row chunk, so the weight rows are
   /// taken in that order); 0 for a row-major input.
   int64_t inputPixels = 0;
+  /// The ONNX initializers W and b are, when they are one each (from the
+  /// importer's NameLocs; empty otherwise), and whether the initializer is
+  /// W's transpose (Gemm transB).
+  std::string weightsSource, biasSource;
+  bool weightsTransposed = false;
   /// The layer's input (x) and final result (y) values.
   mlir::Value input, result;
   /// The ops of the layer, producer first (matmul, bias, activation...).

@@ -60,6 +60,10 @@ struct TrainingSpec {
 /// (weft::conversion::trainedWeightPlace reads them back).
 struct TrainedDense {
   std::string name;
+  /// The initializers W and b are (#fabric.dense's sources); W's is M x K
+  /// when `transposed`.
+  std::string weightsSource, biasSource;
+  bool transposed = false;
   int64_t K = 0, M = 0;
   bool bias = false, relu = false;
   int64_t x0 = 0, y0 = 0, smear = 1, rows = 1;

@@ -23,9 +23,13 @@
 namespace weft::driver {
 
 /// A trained dense kernel's parameters as the fabric holds them: W as
-/// K x M row-major (input k, neuron n), b the M biases (empty: none).
+/// K x M row-major (input k, neuron n), b the M biases (empty: none), and
+/// the initializers they go back into (the kernel scheme's sources; W's
+/// initializer is M x K when `transposed`).
 struct TrainedValues {
   std::string kernel;
+  std::string weightsSource, biasSource;
+  bool transposed = false;
   int64_t K = 0, M = 0;
   std::vector<float> w, b;
 };
@@ -37,11 +41,10 @@ std::vector<int16_t> checkLabels(const tensorio::HostTensor &labels,
                                  int64_t samples, int64_t classes,
                                  std::string &error);
 
-/// `modelBytes` (a serialized ONNX model) with the initializers of every
-/// kernel in `trained` replaced: the kernel is the ONNX node of that name,
-/// a Gemm (B, transB, C) or a MatMul (B, and the bias of an Add of an
-/// initializer right after it). False with `error` when a node or an
-/// initializer cannot be found or does not have the trained shape.
+/// `modelBytes` (a serialized ONNX model) with the initializers every
+/// kernel in `trained` names replaced (in their own shapes and layouts).
+/// False with `error` when one is missing, not float32, stored outside the
+/// model or of another size.
 bool replaceInitializers(const std::string &modelBytes,
                          const std::vector<TrainedValues> &trained,
                          std::string &outBytes, std::string &error);

@@ -1142,8 +1142,10 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
         if (!d.bias.empty())
           bias = weft::makeF32(RankedTensorType::get({d.M}, f32), d.bias,
                                kernelName + "_bias");
-        scheme = conversion::denseScheme(ctx, d.K, d.M, d.relu,
-                                         layer.synthetic, weights, bias);
+        scheme = conversion::denseScheme(
+            ctx, d.K, d.M, d.relu, layer.synthetic, weights, bias,
+            layer.synthetic ? "" : d.weightsSource, d.weightsTransposed,
+            layer.synthetic ? "" : d.biasSource);
       } else if (layer.kind == Layer::Conv) {
         const conversion::DenseLayer &d = layer.denseLayer;
         const conversion::ConvShape &c = *d.conv;
