@@ -78,7 +78,7 @@ public:
 private:
   PeKey keyOf(int64_t c, int64_t r) const;
   void emitGroup(int64_t c, int64_t r0, int64_t r1, const PeKey &key);
-  void emitCopyOnly(int64_t c, const PeKey &key);
+  void emitCopyOnly(int64_t c);
   void emitCompute(int64_t c, int64_t r0, int64_t r1, const PeKey &key);
   void emitSegments(int64_t c, int64_t r0, int64_t r1, int64_t lk, int64_t lm,
                     const TrainedDenseMap &mm);
@@ -186,15 +186,14 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const PeKey &key) {
   if (!key.role.compute && !key.role.diagonal)
     return; // a router-only PE
   if (!key.role.compute)
-    return emitCopyOnly(c, key);
+    return emitCopyOnly(c);
   emitCompute(c, r0, r1, key);
 }
 
 /// A diagonal below the rectangle: turns its chunk north, sample by sample,
 /// and (a layer sending its input gradient) relays the column's reduced
 /// gradient, which arrives from the north, west.
-void Emitter::emitCopyOnly(int64_t c, const PeKey &key) {
-  (void)key;
+void Emitter::emitCopyOnly(int64_t c) {
   const int64_t lk = chunkSize(layer.K, m.smear, c);
   rec("copy_in", DsdFields::fabin(lk, colors.in));
   rec("copy_out", DsdFields::fabout(lk, colors.column).withUtid(0));
