@@ -56,6 +56,29 @@ def Fabric_LayoutAttr : Fabric_Attr<"Layout", "layout"> {
   let genVerifyDecl = 1;
 }
 
+def Fabric_TrainingAttr : Fabric_Attr<"Training", "training"> {
+  let summary = "The program trains its kernels: optimizer, rate, mini-batch";
+  let description = [{
+    Set on `fabric.program` by `--weft-prepare-training`: the program runs
+    the forward, delta and chain passes of docs/training.md and updates
+    the weights of its `trained` kernels in the PEs' memories by
+    `w <- w - lr * g`, with g the gradient of the softmax cross-entropy
+    averaged over `batch` samples. `sgd` has a batch of 1 and updates after
+    every sample; `mbgd` updates once per `batch` samples; `cpgd` (planned)
+    updates every layer as soon as its gradient is ready. `lr` is rounded to
+    f32, the precision the PEs multiply by it in.
+
+    Example:
+    ```mlir
+    #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4>
+    ```
+  }];
+  let parameters = (ins "Optimizer":$optimizer, "::mlir::FloatAttr":$lr,
+                        "int64_t":$batch);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel schemes
 //===----------------------------------------------------------------------===//
@@ -74,7 +97,11 @@ def Fabric_DenseSchemeAttr : Fabric_SchemeAttr<"DenseScheme", "dense"> {
     values of b if the layer has one. `synthetic`: the matrix is weft's, not
     the model's (a transpose, pad or reduction of the sample written as a 0/1
     matrix by `--weft-linear-to-matmul`): its MACs are executed but are no
-    MACs of the model.
+    MACs of the model. `weights_source` and `bias_source` name the ONNX
+    initializers W and b are, when they are (the importer's NameLocs), and
+    `weights_transposed` says the initializer is W's transpose (M x K,
+    Gemm's transB): what `weftc train` writes the trained values back into
+    (docs/training.md).
 
     Example:
     ```mlir
@@ -86,7 +113,10 @@ def Fabric_DenseSchemeAttr : Fabric_SchemeAttr<"DenseScheme", "dense"> {
                         DefaultValuedParameter<"bool", "false">:$relu,
                         DefaultValuedParameter<"bool", "false">:$synthetic,
                         "::mlir::ElementsAttr":$weights,
-                        OptionalParameter<"::mlir::ElementsAttr">:$bias);
+                        OptionalParameter<"::mlir::ElementsAttr">:$bias,
+                        OptionalParameter<"::mlir::StringAttr">:$weights_source,
+                        DefaultValuedParameter<"bool", "false">:$weights_transposed,
+                        OptionalParameter<"::mlir::StringAttr">:$bias_source);
 }
 
 def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {

@@ -12,6 +12,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace weft::fabric;
 
@@ -59,6 +61,25 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kind == LayoutKind::replicated && parts != 1)
     return emitError() << "a replicated layout has exactly one part, got "
                        << parts;
+  return success();
+}
+
+LogicalResult
+TrainingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     Optimizer optimizer, FloatAttr lr, int64_t batch) {
+  if (!lr || !lr.getType().isF32())
+    return emitError() << "the learning rate must be an f32";
+  double rate = lr.getValueAsDouble();
+  if (!std::isfinite(rate) || rate <= 0)
+    return emitError() << "the learning rate must be positive and finite, got "
+                       << rate;
+  if (batch < 1)
+    return emitError() << "the mini-batch must have at least one sample, got "
+                       << batch;
+  if (optimizer == Optimizer::sgd && batch != 1)
+    return emitError() << "sgd updates after every sample (a batch of 1), got "
+                       << "a batch of " << batch << "; mbgd averages over "
+                       << "mini-batches";
   return success();
 }
 

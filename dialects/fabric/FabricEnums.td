@@ -34,6 +34,14 @@ def Fabric_CheckpointPolicy : I32EnumAttr<"CheckpointPolicy",
 def Fabric_CheckpointPolicyAttr
     : EnumAttr<Fabric_Dialect, Fabric_CheckpointPolicy, "checkpoint">;
 
+def Fabric_Optimizer : I32EnumAttr<"Optimizer",
+    "how training updates the weights (docs/training.md)", [
+    I32EnumAttrCase<"sgd", 0>, I32EnumAttrCase<"mbgd", 1>,
+    I32EnumAttrCase<"cpgd", 2>]> {
+  let cppNamespace = "::weft::fabric";
+  let genSpecializedAttr = 0;
+}
+
 def Fabric_Precision : I32EnumAttr<"Precision",
     "the arithmetic a kernel is compiled for", [
     I32EnumAttrCase<"fp32", 0>, I32EnumAttrCase<"mixed", 1>]> {

@@ -23,7 +23,8 @@ def Fabric_ProgramOp : Fabric_Op<"program", [
   let description = [{
     Holds the kernels, host ports, streams, redistributions, routes and
     checkpoint markers of one compiled network, and the target they are
-    placed on. The body is a graph: order carries no meaning.
+    placed on. The body is a graph: order carries no meaning. `training`,
+    when set, makes it a training program (docs/training.md).
 
     The verifier checks everything that involves several children: kernel
     rectangles inside the grid and disjoint, host-port rows inside the grid,
@@ -38,7 +39,8 @@ def Fabric_ProgramOp : Fabric_Op<"program", [
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, Weft_TargetAttr:$target);
+  let arguments = (ins SymbolNameAttr:$sym_name, Weft_TargetAttr:$target,
+                       OptionalAttr<Fabric_TrainingAttr>:$training);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
@@ -94,7 +96,11 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     `precision` and
     `predicted_cycles` (steady-state cycles per sample, from the cost model)
     are set by partitioning; `tile` holds frustum-tiling sizes when the layer
-    is tiled.
+    is tiled. In a training program (docs/training.md), `trained` marks the
+    kernels whose weights are updated (or, for a column kernel, that run a
+    backward step), and `input_gradient` those that send the gradient of
+    their input back to the kernel before them (every trained kernel but
+    the first of the network).
 
     Example:
     ```mlir
@@ -117,7 +123,8 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
                        OptionalAttr<DenseI64ArrayAttr>:$tile,
                        OptionalAttr<Fabric_PrecisionAttr>:$precision,
                        OptionalAttr<I64Attr>:$predicted_cycles,
-                       TypeAttrOf<FunctionType>:$function_type);
+                       TypeAttrOf<FunctionType>:$function_type,
+                       UnitAttr:$trained, UnitAttr:$input_gradient);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $function_type `scheme` $scheme (`at` $rect^)?

@@ -34,8 +34,10 @@ static bool isF32Of(ElementsAttr attr, ArrayRef<int64_t> shape) {
 
 LogicalResult
 DenseSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        int64_t fanIn, int64_t neurons, bool, bool,
-                        ElementsAttr weights, ElementsAttr bias) {
+                        int64_t fanIn, int64_t neurons, bool, bool synthetic,
+                        ElementsAttr weights, ElementsAttr bias,
+                        StringAttr weightsSource, bool weightsTransposed,
+                        StringAttr biasSource) {
   if (fanIn < 1 || neurons < 1)
     return emitError() << "a dense layer needs a fan-in and neurons of at "
                           "least 1, not "
@@ -46,6 +48,14 @@ DenseSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (bias && !isF32Of(bias, {neurons}))
     return emitError() << "bias must be tensor<" << neurons << "xf32>, not "
                        << bias.getType();
+  if (synthetic && (weightsSource || biasSource))
+    return emitError() << "a matrix weft made has no source initializer";
+  if (weightsTransposed && !weightsSource)
+    return emitError() << "weights_transposed describes weights_source, "
+                          "which is missing";
+  if (biasSource && !bias)
+    return emitError() << "bias_source names the initializer of a bias the "
+                          "layer does not have";
   return success();
 }
 

@@ -19,7 +19,9 @@
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
 #include "weft/Binary/Routes.h"
+#include "weft/Conversion/Passes.h"
 #include "weft/FabricTransforms/Graph.h"
+#include "weft/FabricTransforms/Passes.h"
 #include "weft/Import/ONNXImporter.h"
 #include "weft/InitDialects.h"
 #include "weft/Kernels/Replicas.h"
@@ -285,6 +287,45 @@ static void readReplicas(ModuleOp module, CompiledModel &out) {
   }
 }
 
+/// The trained dense kernels of a partitioned training program, as placed.
+static void readTrainedKernels(ModuleOp module, CompiledModel &out) {
+  out.trained.clear();
+  for (auto program : module.getOps<weft::fabric::ProgramOp>()) {
+    weft::fabric::TrainingAttr training = program.getTrainingAttr();
+    if (!training)
+      continue;
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    FailureOr<weft::conversion::Graph> graph =
+        weft::conversion::analyzeGraph(program, /*placed=*/true);
+    if (failed(graph))
+      continue;
+    for (const weft::conversion::Stage &st : graph->stages) {
+      weft::fabric::KernelOp k = st.kernel;
+      if (!st.dense || !k.getTrained())
+        continue;
+      TrainedDense t;
+      t.name = k.getSymName().str();
+      t.weightsSource = st.layer.weightsSource;
+      t.biasSource = st.layer.biasSource;
+      t.transposed = st.layer.weightsTransposed;
+      t.K = st.layer.K;
+      t.M = st.layer.M;
+      t.bias = !st.layer.bias.empty();
+      t.relu = st.layer.relu;
+      t.x0 = st.m.x0;
+      t.y0 = st.m.y0;
+      t.smear = st.m.smear;
+      t.rows = st.m.rows;
+      t.mbgd = training.getOptimizer() == weft::fabric::Optimizer::mbgd;
+      t.batch = training.getBatch();
+      t.lr = float(training.getLr().getValueAsDouble());
+      t.inputGradient = k.getInputGradient();
+      out.trained.push_back(t);
+    }
+  }
+}
+
 /// Counts the distinct colors the routes of the lowered program use.
 static int64_t countColors(ModuleOp module) {
   std::set<int64_t> colors;
@@ -391,8 +432,60 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     return false;
   if (options.untilAfter == Stage::Cleanup)
     return true;
+  // One pass of a training program, as a stage of its own.
+  auto runPass = [&](Stage stage, StringRef name, std::unique_ptr<Pass> pass) {
+    out.failedStage = stage;
+    PassManager pm(&ctx, ModuleOp::getOperationName(),
+                   OpPassManager::Nesting::Implicit);
+    if (options.commandLineOptions && failed(applyPassManagerCLOptions(pm)))
+      return false;
+    TimingScope timer = root.nest(name);
+    pm.enableTiming(timer);
+    pm.addPass(std::move(pass));
+    Clock::time_point start = Clock::now();
+    if (failed(pm.run(*out.module))) {
+      if (error.empty())
+        error = ("the '" + name + "' stage failed").str();
+      return false;
+    }
+    stageDone(name, start);
+    out.failedStage.reset();
+    return true;
+  };
+  if (options.training && options.precision != "fp32") {
+    error = "weft trains in fp32 only, not '" + options.precision + "'";
+    return false;
+  }
+  // Training: the network is placed on all columns but the last, which the
+  // loss takes (docs/training.md, "The loss kernel").
+  std::optional<weft::machine::Target> fullTarget;
+  if (options.training) {
+    std::string why;
+    fullTarget = weft::machine::Target::parse(options.grid, &why);
+    if (!fullTarget) {
+      error = "training needs a fixed fabric (--grid WxH): " + why;
+      return false;
+    }
+    if (fullTarget->width() < 2) {
+      error = "training needs a fabric at least 2 columns wide";
+      return false;
+    }
+    weft::machine::TargetConfig narrow = fullTarget->config();
+    narrow.width -= 1;
+    pipeline.grid = narrow.str();
+  }
+
   if (!runStage(Stage::Fabric, weft::PipelineStage::Fabric))
     return false;
+  if (options.training) {
+    weft::PrepareTrainingOptions po;
+    po.optimizer = options.training->optimizer;
+    po.lr = options.training->lr;
+    po.batch = options.training->batch;
+    if (!runPass(Stage::Fabric, "prepare-training",
+                 weft::createPrepareTraining(po)))
+      return false;
+  }
   if (options.untilAfter == Stage::Fabric)
     return true;
   // --replicas auto puts copies side by side as the width allows; when
@@ -406,64 +499,77 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     beforePartition = OwningOpRef<ModuleOp>(out.module->clone());
   if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
     return false;
+  if (fullTarget)
+    for (auto program : out.module->getOps<weft::fabric::ProgramOp>())
+      program.setTargetAttr(
+          weft::common::TargetAttr::get(&ctx, fullTarget->config()));
   readFabricFigures(*out.module, out);
+  if (options.training)
+    readTrainedKernels(*out.module, out);
   if (options.untilAfter == Stage::Partition)
     return true;
-  auto columnsOf = [&]() -> int64_t {
-    for (auto program : out.module->getOps<wf::ProgramOp>())
-      if (auto c = program->getAttrOfType<IntegerAttr>("weft.replica_columns"))
-        return c.getInt();
-    return 1;
-  };
-  int64_t columns = columnsOf();
-  if (!runStage(Stage::Route, weft::PipelineStage::Route)) {
-    if (!sideBySide || columns <= 1 ||
-        error.find("needs more colors") == std::string::npos)
+  if (options.training) {
+    if (!runPass(Stage::Wavelet, "lower-training",
+                 weft::createLowerTrainingToWavelet()))
       return false;
-    // Bisect on the most copies side by side: `good` routed (1 always
-    // does: the copies share no PE then), `bad` did not.
-    int64_t good = 1, bad = columns;
-    OwningOpRef<ModuleOp> best;
-    while (bad - good > 1 || !best) {
-      int64_t cap = bad - good > 1 ? (good + bad) / 2 : good;
-      pipeline.maxColumns = cap;
-      out.module = OwningOpRef<ModuleOp>(beforePartition->clone());
-      error.clear();
-      if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
+  } else {
+    auto columnsOf = [&]() -> int64_t {
+      for (auto program : out.module->getOps<wf::ProgramOp>())
+        if (auto c =
+                program->getAttrOfType<IntegerAttr>("weft.replica_columns"))
+          return c.getInt();
+      return 1;
+    };
+    int64_t columns = columnsOf();
+    if (!runStage(Stage::Route, weft::PipelineStage::Route)) {
+      if (!sideBySide || columns <= 1 ||
+          error.find("needs more colors") == std::string::npos)
         return false;
-      int64_t tried = columnsOf();
-      bool routed = runStage(Stage::Route, weft::PipelineStage::Route);
-      if (!routed &&
-          (tried <= 1 || error.find("needs more colors") == std::string::npos))
-        return false;
-      if (routed) {
-        good = cap;
-        best = OwningOpRef<ModuleOp>(out.module->clone());
-      } else {
-        bad = std::min(bad, tried);
+      // Bisect on the most copies side by side: `good` routed (1 always
+      // does: the copies share no PE then), `bad` did not.
+      int64_t good = 1, bad = columns;
+      OwningOpRef<ModuleOp> best;
+      while (bad - good > 1 || !best) {
+        int64_t cap = bad - good > 1 ? (good + bad) / 2 : good;
+        pipeline.maxColumns = cap;
+        out.module = OwningOpRef<ModuleOp>(beforePartition->clone());
+        error.clear();
+        if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
+          return false;
+        int64_t tried = columnsOf();
+        bool routed = runStage(Stage::Route, weft::PipelineStage::Route);
+        if (!routed && (tried <= 1 ||
+                        error.find("needs more colors") == std::string::npos))
+          return false;
+        if (routed) {
+          good = cap;
+          best = OwningOpRef<ModuleOp>(out.module->clone());
+        } else {
+          bad = std::min(bad, tried);
+        }
       }
+      out.module = std::move(best);
+      error.clear();
+      out.failedStage.reset();
+      // The plan says what the colors allowed.
+      for (auto program : out.module->getOps<wf::ProgramOp>())
+        if (auto plan = program->getAttrOfType<StringAttr>("weft.replica_plan"))
+          program->setAttr(
+              "weft.replica_plan",
+              StringAttr::get(&ctx, plan.getValue() +
+                                        llvm::formatv("; at most {0} side by "
+                                                      "side: {1} need more "
+                                                      "colors than the fabric "
+                                                      "has",
+                                                      good, bad)
+                                            .str()));
+      readFabricFigures(*out.module, out);
     }
-    out.module = std::move(best);
-    error.clear();
-    out.failedStage.reset();
-    // The plan says what the colors allowed.
-    for (auto program : out.module->getOps<wf::ProgramOp>())
-      if (auto plan = program->getAttrOfType<StringAttr>("weft.replica_plan"))
-        program->setAttr(
-            "weft.replica_plan",
-            StringAttr::get(&ctx, plan.getValue() +
-                                      llvm::formatv("; at most {0} side by "
-                                                    "side: {1} need more "
-                                                    "colors than the fabric "
-                                                    "has",
-                                                    good, bad)
-                                          .str()));
-    readFabricFigures(*out.module, out);
+    if (options.untilAfter == Stage::Route)
+      return true;
+    if (!runStage(Stage::Wavelet, weft::PipelineStage::Wavelet))
+      return false;
   }
-  if (options.untilAfter == Stage::Route)
-    return true;
-  if (!runStage(Stage::Wavelet, weft::PipelineStage::Wavelet))
-    return false;
   out.colorsUsed = countColors(*out.module);
   readReplicas(*out.module, out);
   if (options.untilAfter == Stage::Wavelet)

@@ -18,8 +18,16 @@ namespace weft::conversion {
 
 fab::DenseSchemeAttr denseScheme(MLIRContext *ctx, int64_t K, int64_t M,
                                  bool relu, bool synthetic,
-                                 ElementsAttr weights, ElementsAttr bias) {
-  return fab::DenseSchemeAttr::get(ctx, K, M, relu, synthetic, weights, bias);
+                                 ElementsAttr weights, ElementsAttr bias,
+                                 StringRef weightsSource,
+                                 bool weightsTransposed,
+                                 StringRef biasSource) {
+  auto name = [&](StringRef s) {
+    return s.empty() ? StringAttr() : StringAttr::get(ctx, s);
+  };
+  return fab::DenseSchemeAttr::get(ctx, K, M, relu, synthetic, weights, bias,
+                                   name(weightsSource), weightsTransposed,
+                                   name(biasSource));
 }
 
 // An Expression's program is four floats a node, {kind, a, b, v}
@@ -201,10 +209,27 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     info.layer = ChainLayer::dense(d.getFanIn(), d.getNeurons(),
                                    bool(d.getBias()));
     info.layer.synthetic = d.getSynthetic();
+    // A trained kernel's mappings must hold its training memory.
+    auto program = kernel->getParentOfType<fab::ProgramOp>();
+    if (fab::TrainingAttr training =
+            program ? program.getTrainingAttr() : fab::TrainingAttr();
+        training && kernel.getTrained()) {
+      DenseTraining t;
+      t.mbgd = training.getOptimizer() == fab::Optimizer::mbgd;
+      t.batch = training.getBatch();
+      t.lr = float(training.getLr().getValueAsDouble());
+      t.inputGradient = kernel.getInputGradient();
+      info.layer.training = t;
+    }
     DenseLayer &l = info.dense;
     l.K = d.getFanIn();
     l.M = d.getNeurons();
     l.relu = d.getRelu();
+    if (StringAttr w = d.getWeightsSource())
+      l.weightsSource = w.str();
+    l.weightsTransposed = d.getWeightsTransposed();
+    if (StringAttr b = d.getBiasSource())
+      l.biasSource = b.str();
     if (withData &&
         (failed(readValues(kernel, d.getWeights(), "weights", l.weights)) ||
          (d.getBias() &&

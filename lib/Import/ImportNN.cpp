@@ -424,7 +424,12 @@ LogicalResult GraphImporter::importGemm() {
     ArrayRef<int64_t> cs = shapeOf(c);
     if ((cs.size() == 1 && cs[0] == nn) ||
         (cs.size() == 2 && cs[0] == 1 && cs[1] == nn)) {
+      // The bias row's reshape and broadcast carry C's name, so a constant
+      // folded from them still names the initializer (docs/training.md).
+      Location nodeLoc = b.getLoc();
+      b.setLoc(NameLoc::get(b.getStringAttr(node->input(2)), nodeLoc));
       init = accumulatorInit(*this, reshape(c, {nn}), outShape, 1, et);
+      b.setLoc(nodeLoc);
       cInInit = true;
     } else if (succeeded(broadcastShape({cs, ArrayRef<int64_t>(outShape)})) &&
                *broadcastShape({cs, ArrayRef<int64_t>(outShape)}) ==

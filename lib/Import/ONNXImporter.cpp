@@ -86,7 +86,13 @@ Value GraphImporter::operand(unsigned i) {
     // later use dominates.
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(b.getInsertionBlock());
+    // Named after the tensor (an initializer, or a Constant node's output)
+    // inside the loc of the node that first reads it: what later stages
+    // record as a kernel's weights' source (docs/training.md).
+    Location nodeLoc = b.getLoc();
+    b.setLoc(NameLoc::get(b.getStringAttr(node->input(i)), nodeLoc));
     v->value = materialize(*v->constant, node->input(i));
+    b.setLoc(nodeLoc);
   }
   return v->value;
 }

@@ -235,8 +235,12 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
       m.smear = s;
       m.rows = r;
       m.precision = p;
-      int64_t mem = memoryPerPE(l.K, l.M, m);
-      if (mem > memoryBytes)
+      int64_t mem = l.training
+                        ? trainedDenseBytes(l.K, l.M, l.bias, /*relu=*/true,
+                                            m, *l.training)
+                        : memoryPerPE(l.K, l.M, m);
+      if (mem > memoryBytes ||
+          (l.training && !trainedDenseLimits(l.K, l.M, m).empty()))
         continue;
       t.cost[i] = predictCyclesPerSample(l.K, l.M, m, l.bias);
       t.memory[i] = mem;
@@ -467,7 +471,26 @@ std::string whyNothingFits(const NetworkShape &net,
     }
     if (layer.kind == ChainLayer::Kind::Dense) {
       std::string why;
-      (void)chooseDenseMapping(layer.K, layer.M, p, t, why);
+      if (chooseDenseMapping(layer.K, layer.M, p, t, why) && layer.training) {
+        // It fits for inference: training's buffers are what do not.
+        DenseMapping m;
+        m.smear = std::min<int64_t>({layer.K, W, H});
+        m.rows = std::min<int64_t>(layer.M, H);
+        while (m.smear > 1 && chunkSize(layer.K, m.smear, m.smear - 1) == 0)
+          --m.smear;
+        while (m.rows > 1 && chunkSize(layer.M, m.rows, m.rows - 1) == 0)
+          --m.rows;
+        why = "training it needs " +
+              std::to_string(trainedDenseBytes(layer.K, layer.M, layer.bias,
+                                               true, m, *layer.training)) +
+              " bytes per PE even on the largest rectangle the fabric gives "
+              "it, " + std::to_string(m.smear) + " x " +
+              std::to_string(m.rows) + " PEs (its inputs, gradients" +
+              (layer.training->mbgd ? " and the mini-batch's weight gradient"
+                                    : "") +
+              " beside the weights), more than the " +
+              std::to_string(t.memoryBytes()) + " of a PE";
+      }
       return "kernel " + std::to_string(l) + " (" + describe(layer) +
              "): " + why;
     }

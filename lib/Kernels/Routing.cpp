@@ -155,6 +155,80 @@ RoutePlan denseResults(const DenseMapping &m) {
   return columnResults(m.x0 + m.smear - 1, m.y0, m.rows);
 }
 
+RoutePlan denseGradientIn(const DenseMapping &m) {
+  RoutePlan p;
+  for (int64_t r = 0; r < m.rows; ++r)
+    p.add(m.x0 + m.smear - 1, m.y0 + r, dirBit(Dir::East), dirBit(Dir::Ramp));
+  return p;
+}
+
+RoutePlan denseDeltaRows(const DenseMapping &m) {
+  RoutePlan p;
+  if (m.smear < 2)
+    return p;
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
+               ramp = dirBit(Dir::Ramp);
+  for (int64_t r = 0; r < m.rows; ++r)
+    for (int64_t c = 0; c < m.smear; ++c) {
+      int64_t x = m.x0 + c, y = m.y0 + r;
+      if (c + 1 == m.smear)
+        p.add(x, y, ramp, west);
+      else
+        p.add(x, y, east, c == 0 ? ramp : ramp | west);
+    }
+  return p;
+}
+
+RoutePlan denseGradientReduce(const DenseMapping &m, int parity) {
+  RoutePlan p;
+  const DirSet north = dirBit(Dir::North), south = dirBit(Dir::South),
+               ramp = dirBit(Dir::Ramp);
+  for (int64_t c = 0; c < m.smear; ++c) {
+    int64_t x = m.x0 + c, d = m.turnRow(c);
+    for (int64_t r = 0; r < m.rows; ++r) {
+      int64_t y = m.y0 + r;
+      if (r < d) {
+        // Above the diagonal: receive from the north, send south.
+        if (r % 2 == parity)
+          p.add(x, y, ramp, south);
+        else if (r > 0)
+          p.add(x, y, north, ramp);
+      } else if (r > d) {
+        // Below: receive from the south, send north.
+        if ((r + 1) % 2 == parity)
+          p.add(x, y, ramp, north);
+        else if (r + 1 < m.rows)
+          p.add(x, y, south, ramp);
+      } else {
+        if (r > 0 && (r + 1) % 2 == parity)
+          p.add(x, y, north, ramp);
+        if (r + 1 < m.rows && r % 2 == parity)
+          p.add(x, y, south, ramp);
+      }
+    }
+    // A diagonal below the rectangle: row rows - 1's sum passes south.
+    if (d >= m.rows && m.rows > 0 && (m.rows - 1) % 2 == parity) {
+      for (int64_t r = m.rows; r < d; ++r)
+        p.add(x, m.y0 + r, north, south);
+      p.add(x, m.y0 + d, north, ramp);
+    }
+  }
+  return p;
+}
+
+RoutePlan denseGradientOut(const DenseMapping &m) {
+  RoutePlan p;
+  const DirSet west = dirBit(Dir::West), east = dirBit(Dir::East),
+               ramp = dirBit(Dir::Ramp);
+  for (int64_t c = 0; c < m.smear; ++c) {
+    int64_t y = m.y0 + m.turnRow(c);
+    p.add(m.x0 + c, y, ramp, west);
+    for (int64_t k = 0; k < c; ++k)
+      p.add(m.x0 + k, y, east, west);
+  }
+  return p;
+}
+
 /// Band t's taking PE (x, y) on a lane carrying rows of `win` pixels of
 /// `lk` wavelets: its input columns [in0, in1) go to the ramp. Without
 /// `passThrough` the lane holds only what the west bands left, [in0, win),
@@ -317,6 +391,31 @@ RoutePlan columnReduce(int64_t x, int64_t y0, int64_t rows, int channel) {
     if (!last && 1 - parity == channel)
       p.add(x, y0 + r, dirBit(Dir::South), dirBit(Dir::Ramp));
   }
+  return p;
+}
+
+RoutePlan columnGradientIn(int64_t x, int64_t y0, int64_t rows) {
+  RoutePlan p;
+  for (int64_t r = 0; r < rows; ++r)
+    p.add(x, y0 + r, dirBit(Dir::East), dirBit(Dir::Ramp));
+  return p;
+}
+
+RoutePlan columnGradientOut(int64_t x, int64_t y0, int64_t rows) {
+  RoutePlan p;
+  for (int64_t r = 0; r < rows; ++r)
+    p.add(x, y0 + r, dirBit(Dir::Ramp), dirBit(Dir::West));
+  return p;
+}
+
+RoutePlan columnLabels(int64_t x, int64_t gridWidth, int64_t y0,
+                       int64_t rows) {
+  RoutePlan p;
+  for (int64_t xx = gridWidth - 1; xx > x; --xx)
+    p.add(xx, y0, dirBit(Dir::East), dirBit(Dir::West));
+  for (int64_t r = 0; r < rows; ++r)
+    p.add(x, y0 + r, r == 0 ? dirBit(Dir::East) : dirBit(Dir::North),
+          dirBit(Dir::Ramp) | (r + 1 < rows ? dirBit(Dir::South) : 0));
   return p;
 }
 

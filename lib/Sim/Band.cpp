@@ -525,6 +525,8 @@ void Engine::mergeGathered(const std::vector<std::vector<uint8_t>> &parts) {
     s.instructions += p.st.instructions;
     s.flops += p.st.flops;
     s.macs += p.st.macs;
+    s.memoryHighWaterBytes = std::max<uint64_t>(
+        s.memoryHighWaterBytes, 2 * uint64_t(p.st.memoryHighWater));
     for (unsigned d = 0; d < 5; ++d)
       s.hops += p.st.hops[d];
   }

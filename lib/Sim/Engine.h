@@ -90,6 +90,9 @@ public:
   const std::string &message() const override { return msg; }
   uint64_t cycle() const override { return now; }
   std::vector<uint8_t> output(const std::string &name) const override;
+  bool readMemory(uint32_t x, uint32_t y, uint32_t address, uint32_t count,
+                  std::vector<uint16_t> &words,
+                  std::string *error) const override;
   const binary::Program &program() const override { return prog; }
   Stats stats() const override;
   std::string statsJson() const override;

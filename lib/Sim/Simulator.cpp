@@ -263,16 +263,20 @@ bool Engine::initPe(Pe &p, const binary::Group &g, uint32_t gx, uint32_t gy,
       if (words[i])
         p.mem[address + i] = words[i];
   };
+  uint32_t high = 0;
   for (const binary::Segment &s : img.segments) {
     put(s.address, s.words.data(), s.words.size());
     used += uint32_t(s.words.size());
+    high = std::max(high, uint32_t(s.address + s.words.size()));
   }
   for (const binary::PerPeSegment &s : g.perPe) {
     size_t off = (size_t(gy) * g.width + gx) * s.wordsPerPE;
     put(s.address, s.words.data() + off, s.wordsPerPE);
     used += s.wordsPerPE;
+    high = std::max(high, uint32_t(s.address + s.wordsPerPE));
   }
   p.st.memoryWordsUsed = used;
+  p.st.memoryHighWater = high;
   for (const binary::Param &pr : g.params)
     p.gpr[pr.gpr] = pr.valueAt(gx, gy);
   p.active = img.active;
@@ -579,6 +583,33 @@ bool Engine::outputsComplete() const {
       if (!s.io->output && r.next < r.payloads.size())
         return false;
     }
+  return true;
+}
+
+bool Engine::readMemory(uint32_t x, uint32_t y, uint32_t address,
+                        uint32_t count, std::vector<uint16_t> &words,
+                        std::string *error) const {
+  auto fail = [&](const std::string &why) {
+    if (error)
+      *error = why;
+    return false;
+  };
+  std::string pe = "PE (" + std::to_string(x) + ", " + std::to_string(y) + ")";
+  if (!inBand(y))
+    return fail(pe + " is not in this process's rows");
+  const Pe *found = nullptr;
+  for (uint32_t i = 0; i < ghostBase && i < pes.size(); ++i)
+    if (pes[i]->x == x && pes[i]->y == y) {
+      found = pes[i];
+      break;
+    }
+  if (!found)
+    return fail(pe + " runs no program");
+  if (uint64_t(address) + count > cfg.memWords)
+    return fail("words " + std::to_string(address) + " to " +
+                std::to_string(uint64_t(address) + count) + " are outside " +
+                pe + "'s " + std::to_string(cfg.memWords) + " words");
+  words.assign(found->mem + address, found->mem + address + count);
   return true;
 }
 
@@ -1181,6 +1212,8 @@ Stats Engine::stats() const {
     s.instructions += pe->st.instructions;
     s.flops += pe->st.flops;
     s.macs += pe->st.macs;
+    s.memoryHighWaterBytes = std::max<uint64_t>(
+        s.memoryHighWaterBytes, 2 * uint64_t(pe->st.memoryHighWater));
     for (unsigned d = 0; d < 5; ++d)
       s.hops += pe->st.hops[d];
   }
@@ -1217,6 +1250,7 @@ std::string Engine::statsJson() const {
   os << "  \"flops\": " << s.flops << ",\n";
   os << "  \"macs\": " << s.macs << ",\n";
   os << "  \"wavelet_hops\": " << s.hops << ",\n";
+  os << "  \"memory_high_water_bytes\": " << s.memoryHighWaterBytes << ",\n";
   os << "  \"host_wavelets_in\": " << s.hostWaveletsIn << ",\n";
   os << "  \"host_wavelets_out\": " << s.hostWaveletsOut << ",\n";
   os << "  \"hops_per_color\": {";
@@ -1284,6 +1318,7 @@ std::string Engine::statsJson() const {
     field("router_queue_high", p.routerQueueHigh);
     field("ce_queue_high", p.ceQueueHigh);
     field("memory_words_used", p.memoryWordsUsed);
+    field("memory_high_water_bytes", 2 * uint64_t(p.memoryHighWater));
     out += "}";
     first = false;
   }

@@ -77,9 +77,16 @@ struct Ctx {
     }
     return true;
   }
+  /// Raises the PE's memory high-water mark to `end` (one past a word it
+  /// touched as data).
+  void touch(int64_t end) {
+    if (uint32_t(end) > pe.st.memoryHighWater)
+      pe.st.memoryHighWater = uint32_t(end);
+  }
   uint32_t load(int64_t addr, unsigned ew) {
     if (!inMemory(addr, ew))
       return 0;
+    touch(addr + ew);
     uint32_t v = pe.mem[addr];
     if (ew == 2)
       v |= uint32_t(pe.mem[addr + 1]) << 16;
@@ -88,6 +95,7 @@ struct Ctx {
   void store(int64_t addr, unsigned ew, uint32_t v) {
     if (!inMemory(addr, ew))
       return;
+    touch(addr + ew);
     const DecodeCache *c = pe.cache;
     if (c && !pe.codeDirty) {
       uint64_t slot = uint64_t(addr) / 2, last = uint64_t(addr + ew - 1) / 2;
@@ -1071,6 +1079,7 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
     int64_t first = o->base + int64_t(from) * o->stride[0];
     int64_t last = o->base + int64_t(to - 1) * o->stride[0];
     int64_t lo = std::min(first, last), hi = std::max(first, last) + 2;
+    touch(hi);
     if (hi - lo > 8192)
       hi = lo + 8192;
     for (int64_t w = lo & ~int64_t(31); w < hi; w += 32)

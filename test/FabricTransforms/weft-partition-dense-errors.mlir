@@ -105,3 +105,21 @@ fabric.program @scheme_params attributes {target = #weft.target<4x4>, weft.batch
     fabric.yield %x : tensor<1x4xf32>
   }
 }
+
+// -----
+
+// A layer that fits one PE for inference (40 KB of weights) but not for
+// training with mini-batches (its inputs, gradients and the gradient block
+// beside the weights: docs/training.md).
+// expected-error @below {{'fabric.program' op does not fit: kernel 0 (dense 100 -> 100): training it needs 84560 bytes per PE even on the largest rectangle the fabric gives it, 1 x 1 PEs (its inputs, gradients and the mini-batch's weight gradient beside the weights), more than the 49152 of a PE}}
+fabric.program @too_big_to_train attributes {target = #weft.target<1x1>, training = #fabric.training<optimizer = mbgd, lr = 5.000000e-01 : f32, batch = 2>, weft.batch = 1 : i64} {
+  fabric.kernel @fc : (tensor<1x100xf32>) -> tensor<1x100xf32> scheme #fabric.dense<fan_in = 100, neurons = 100, weights = dense<0.5> : tensor<100x100xf32>, weights_source = "w"> attributes {trained} {
+  ^bb0(%x: tensor<1x100xf32>):
+    %y = tensor.empty() : tensor<1x100xf32>
+    fabric.yield %y : tensor<1x100xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x100xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x100xf32>
+  fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 100>
+  fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 100>
+}

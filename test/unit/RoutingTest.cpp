@@ -542,3 +542,82 @@ TEST(Routing, MergedColumnsStartAtTheTurn) {
         }
       }
 }
+
+/// The backward channels of a trained dense layer (docs/training.md): dL/dz
+/// from the last column to every other CE of its row; each row's partial
+/// input gradient one hop toward its column's diagonal, on the parity color
+/// it sends on; the diagonal's total out of the layer's west side on its
+/// row; dL/dy from the east into the last column.
+TEST(Routing, DenseTrainingChannels) {
+  for (int64_t S = 1; S <= 7; ++S)
+    for (int64_t R = 1; R <= 7; ++R) {
+      DenseMapping m;
+      m.x0 = 2;
+      m.smear = S;
+      m.rows = R;
+      SCOPED_TRACE("S=" + std::to_string(S) + " R=" + std::to_string(R));
+      RoutePlan delta = denseDeltaRows(m);
+      EXPECT_EQ(delta.empty(), S == 1);
+      for (int64_t r = 0; r < R && S > 1; ++r) {
+        Walk w = follow(delta, {m.x0 + S - 1, r}, Dir::Ramp);
+        EXPECT_TRUE(w.problems.empty()) << w.problems.front();
+        std::set<PE> want;
+        for (int64_t c = 0; c + 1 < S; ++c)
+          want.insert({m.x0 + c, r});
+        EXPECT_EQ(w.ramps, want);
+        EXPECT_TRUE(w.offEdge.empty());
+      }
+      RoutePlan reduce[2] = {denseGradientReduce(m, 0),
+                             denseGradientReduce(m, 1)};
+      for (int64_t c = 0; c < S; ++c) {
+        const int64_t d = m.turnRow(c);
+        for (int64_t r = 0; r < R; ++r) {
+          if (r == d)
+            continue;
+          // Above the diagonal a row sends on its own parity, below it on
+          // the other one; the sum lands one row nearer the diagonal (or,
+          // from the last row, on a diagonal below the rectangle).
+          int parity = r < d ? int(r % 2) : int((r + 1) % 2);
+          int64_t to = r < d ? (r + 1 == R ? d : r + 1) : r - 1;
+          Walk w = follow(reduce[parity], {m.x0 + c, r}, Dir::Ramp);
+          EXPECT_TRUE(w.problems.empty()) << w.problems.front();
+          EXPECT_EQ(w.ramps, (std::set<PE>{{m.x0 + c, to}}))
+              << "column " << c << " row " << r;
+        }
+      }
+      // A PE never sends both parities: each hop has its own color.
+      for (auto &[pe, sw] : reduce[0].get()) {
+        auto it = reduce[1].get().find(pe);
+        if (it != reduce[1].get().end()) {
+          EXPECT_FALSE((sw.in & dirBit(Dir::Ramp)) &&
+                       (it->second.in & dirBit(Dir::Ramp)));
+        }
+      }
+      RoutePlan out = denseGradientOut(m);
+      for (int64_t c = 0; c < S; ++c) {
+        Walk w = follow(out, {m.x0 + c, m.turnRow(c)}, Dir::Ramp);
+        EXPECT_TRUE(w.problems.empty()) << w.problems.front();
+        EXPECT_TRUE(w.ramps.empty());
+        EXPECT_EQ(w.offEdge, (std::set<PE>{{m.x0, m.turnRow(c)}}));
+      }
+      RoutePlan in = denseGradientIn(m);
+      for (int64_t r = 0; r < R; ++r) {
+        Walk w = follow(in, {m.x0 + S - 1, r}, Dir::East);
+        EXPECT_EQ(w.ramps, (std::set<PE>{{m.x0 + S - 1, r}}));
+      }
+    }
+}
+
+/// The loss column's labels: in at the east edge on row 0, west to the
+/// column, down to every row's CE.
+TEST(Routing, LossLabels) {
+  for (int64_t rows = 1; rows <= 5; ++rows) {
+    RoutePlan p = columnLabels(3, 6, 0, rows);
+    Walk w = follow(p, {5, 0}, Dir::East);
+    EXPECT_TRUE(w.problems.empty());
+    std::set<PE> want;
+    for (int64_t r = 0; r < rows; ++r)
+      want.insert({3, r});
+    EXPECT_EQ(w.ramps, want);
+  }
+}

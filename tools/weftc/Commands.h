@@ -33,6 +33,7 @@ int conformanceMain(int argc, char **argv);
 int compileMain(int argc, char **argv);
 /// `weftc run`: RunCommand.cpp.
 int runMain(int argc, char **argv);
+int trainMain(int argc, char **argv);
 
 // The compile and its figures live in the driver library
 // (include/weft/Driver/Driver.h), shared with the `weft` Python package.

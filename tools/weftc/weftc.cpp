@@ -32,6 +32,8 @@ static const Command commands[] = {
      weftc::compileMain},
     {"run", "compile an ONNX model and run it on the simulated fabric",
      weftc::runMain},
+    {"train", "train an ONNX model's initializers on the simulated fabric",
+     weftc::trainMain},
     {"reference", "run an ONNX model on the host reference",
      weftc::referenceMain},
     {"conformance", "run ONNX backend tests and compare with their outputs",

@@ -56,6 +56,34 @@ mlir::LogicalResult emitColumnKernel(mlir::OpBuilder &b, mlir::Location loc,
                                      llvm::StringRef layer,
                                      const RouteTable *routes = nullptr);
 
+/// A column kernel of a training program (docs/training.md): Relu or Tanh
+/// with their backward step, or the softmax cross-entropy loss after the
+/// logits.
+struct TrainedColumn {
+  enum class Kind { Relu, Tanh, Loss };
+  Kind kind = Kind::Relu;
+  int64_t x = 0;
+  RowChunks layout;
+  /// The forward stream in (from the west) and out (to the east; the loss
+  /// sends its probabilities).
+  int64_t inColor = 0, outColor = 0;
+  /// Relu, Tanh: dL/dy from the east. Every kind: dL/dx to the west.
+  int64_t gradIn = -1, gradOut = -1;
+  /// Loss: the labels (one int16 per sample) and the all-reduce's three
+  /// colors (rows > 1), and the samples the loss averages over.
+  int64_t labelColor = -1;
+  int64_t internal[3] = {-1, -1, -1};
+  int64_t batch = 1;
+};
+
+/// Emits `k`'s PEs with the routes `routes` gives them. Fails (at `loc`,
+/// naming `name`) on a layout or colors it cannot run.
+mlir::LogicalResult emitTrainedColumn(mlir::OpBuilder &b, mlir::Location loc,
+                                      const TrainedColumn &k,
+                                      llvm::StringRef name,
+                                      llvm::StringRef layer,
+                                      const RouteTable &routes);
+
 } // namespace weft::conversion
 
 #endif // WEFT_CONVERSION_COLUMNKERNELS_H

@@ -17,6 +17,7 @@
 
 #include "weft/Kernels/ConvMapping.h"
 #include "weft/Kernels/DenseMapping.h"
+#include "weft/Kernels/DenseTraining.h"
 #include "weft/Kernels/Routing.h"
 
 #include "mlir/IR/Builders.h"
@@ -46,6 +47,11 @@ struct DenseLayer {
   /// (the input arrives pixel-major per row chunk, so the weight rows are
   /// taken in that order); 0 for a row-major input.
   int64_t inputPixels = 0;
+  /// The ONNX initializers W and b are, when they are one each (from the
+  /// importer's NameLocs; empty otherwise), and whether the initializer is
+  /// W's transpose (Gemm transB).
+  std::string weightsSource, biasSource;
+  bool weightsTransposed = false;
   /// The layer's input (x) and final result (y) values.
   mlir::Value input, result;
   /// The ops of the layer, producer first (matmul, bias, activation...).
@@ -101,6 +107,25 @@ void emitDenseLayer(mlir::OpBuilder &b, mlir::Location loc,
                     const DenseLayer &layer, const DenseMapping &m,
                     const DenseColors &colors, llvm::StringRef name,
                     const RouteTable &routes);
+
+/// The backward channels of a trained dense layer (docs/training.md,
+/// "Colors added per trained dense layer"; routes in Routing.h).
+struct TrainingColors {
+  int64_t gradIn = 6;       // dL/dy chunk r into the last column (the stream)
+  int64_t deltaRow = 7;     // dL/dz chunk r along row r
+  int64_t reduce[2] = {8, 9}; // the column reduction of dL/dx
+  int64_t gradOut = 10;     // dL/dx chunk c west from the diagonal (stream)
+};
+
+/// The training program of docs/training.md for a dense layer (fp32, no
+/// merged lanes, one band): forward, delta and chain passes and the SGD or
+/// MBGD update, one sample loop per PE.
+void emitTrainedDenseLayer(mlir::OpBuilder &b, mlir::Location loc,
+                           const DenseLayer &layer, const DenseMapping &m,
+                           const DenseColors &colors,
+                           const TrainingColors &trainingColors,
+                           const DenseTraining &training, llvm::StringRef name,
+                           const RouteTable &routes);
 
 } // namespace weft::conversion
 

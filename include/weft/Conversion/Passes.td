@@ -119,4 +119,26 @@ def Replicate : Pass<"weft-replicate", "mlir::ModuleOp"> {
   let statistics = [Statistic<"numCopies", "num-copies", "Copies made">];
 }
 
+def LowerTrainingToWavelet
+    : Pass<"weft-lower-training-to-wavelet", "mlir::ModuleOp"> {
+  let summary = "Emit the per-PE programs of a placed training program";
+  let description = [{
+    On a partitioned `fabric.program` with `training` (after
+    `--weft-prepare-training` and `--weft-partition-dense`;
+    docs/training.md): the trained dense kernels get the training program
+    of EmitTrainedDense.cpp, the trained Relu/Tanh column kernels their
+    backward step, and the softmax cross-entropy loss column is added east
+    of the network, its labels entering on the east port of row 0 (host
+    input `labels`, one int16 per sample) and its probabilities leaving
+    east as the program's output. The forward, gradient and internal routes
+    come from the schemes of weft/Kernels/Routing.h and are colored here
+    (`allocateColors`); the first version does not go through
+    `--weft-route-streams`. A layer whose training memory or matrix
+    instructions do not fit its PEs, or a fabric with no column east of the
+    network for the loss, is an error naming the kernel.
+  }];
+  let dependentDialects = ["::weft::wavelet::WaveletDialect",
+                           "::weft::fabric::FabricDialect"];
+}
+
 #endif // WEFT_CONVERSION_PASSES

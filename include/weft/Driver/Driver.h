@@ -48,6 +48,30 @@ namespace weft::driver {
 enum class Stage { Import, Cleanup, Fabric, Partition, Route, Wavelet, Binary };
 
 /// How a model is compiled.
+/// Training (docs/training.md): `weftc train`'s optimizer, learning rate
+/// and mini-batch.
+struct TrainingSpec {
+  std::string optimizer = "sgd";
+  double lr = 0.01;
+  int64_t batch = 1;
+};
+
+/// A trained dense kernel as placed: where its weights live on the fabric
+/// (weft::conversion::trainedWeightPlace reads them back).
+struct TrainedDense {
+  std::string name;
+  /// The initializers W and b are (#fabric.dense's sources); W's is M x K
+  /// when `transposed`.
+  std::string weightsSource, biasSource;
+  bool transposed = false;
+  int64_t K = 0, M = 0;
+  bool bias = false, relu = false;
+  int64_t x0 = 0, y0 = 0, smear = 1, rows = 1;
+  bool mbgd = false, inputGradient = false;
+  int64_t batch = 1;
+  float lr = 0;
+};
+
 struct CompileOptions {
   /// WxH[,options], or auto[,options]: the smallest fabric up to `maxGrid`
   /// within 5% of the best predicted utilization (--weft-partition-dense).
@@ -74,6 +98,10 @@ struct CompileOptions {
   std::vector<std::string> constants;
   /// The last stage to run.
   Stage untilAfter = Stage::Binary;
+  /// Compile a training program: --weft-prepare-training after the fabric
+  /// stage, --weft-lower-training-to-wavelet after partitioning (no route
+  /// stage; docs/training.md).
+  std::optional<TrainingSpec> training;
   /// The serialized ONNX model, when it comes from memory rather than from
   /// the file at the path compileModel is given (the path then only names
   /// the model in messages; external data is refused).
@@ -143,6 +171,8 @@ struct CompiledModel {
   std::vector<std::vector<std::string>> replicaInputs, replicaOutputs;
   /// Distinct colors the routes of the lowered program use.
   int64_t colorsUsed = 0;
+  /// Training: the trained dense kernels, in chain order.
+  std::vector<TrainedDense> trained;
   /// The stage that failed, when compileModel returned false.
   std::optional<Stage> failedStage;
   bool mixed = false;

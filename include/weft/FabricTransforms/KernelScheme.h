@@ -30,11 +30,15 @@
 namespace weft::conversion {
 
 /// The scheme of a dense layer whose weights (K x M) and bias (M values, or
-/// null) are `weights` and `bias`. `synthetic`: weft made the matrix.
+/// null) are `weights` and `bias`. `synthetic`: weft made the matrix. The
+/// sources name the ONNX initializers W and b are ("" for none).
 fabric::DenseSchemeAttr denseScheme(mlir::MLIRContext *ctx, int64_t K,
                                     int64_t M, bool relu, bool synthetic,
                                     mlir::ElementsAttr weights,
-                                    mlir::ElementsAttr bias);
+                                    mlir::ElementsAttr bias,
+                                    llvm::StringRef weightsSource = "",
+                                    bool weightsTransposed = false,
+                                    llvm::StringRef biasSource = "");
 
 /// The scheme of column kernel `op` with its constants `params` (for the
 /// ops with a constant tensor, its elements, shaped as `sampleType`;

@@ -14,6 +14,41 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PrepareTraining : Pass<"weft-prepare-training", "mlir::ModuleOp"> {
+  let summary = "Make a program a training program: record the decision once";
+  let description = [{
+    On an unplaced `fabric.program` (after `--weft-convert-to-fabric`,
+    before `--weft-partition-dense`; docs/training.md): checks that the
+    program is a chain from its one host input to its one host output of
+    dense kernels (weights of the model's, not weft's) and Relu/Tanh column
+    kernels, ending at the logits (not at a Softmax), with at least one
+    dense kernel; then sets `training = #fabric.training<optimizer, lr,
+    batch>` on the program, marks every dense kernel and every Relu/Tanh
+    kernel after the first dense kernel `trained`, and every trained kernel
+    after the first `input_gradient` (it sends the gradient of its input
+    back). Later stages read these marks and never re-derive them. Anything
+    else is an error naming the kernel (the ONNX node) and what it computes.
+
+    Example:
+    ```mlir
+    fabric.program @mlp {target = #weft.target<16x16>, training =
+        #fabric.training<optimizer = sgd, lr = 1.000000e-01 : f32, batch = 1>} {
+      fabric.kernel @fc1 ... attributes {trained}
+      fabric.kernel @relu_1 ... attributes {input_gradient, trained}
+      fabric.kernel @fc2 ... attributes {input_gradient, trained}
+    ```
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "sgd (a batch of 1) or mbgd (one update per mini-batch)">,
+    Option<"lr", "lr", "double", "0.01", "The learning rate (rounded to f32)">,
+    Option<"batch", "batch", "int64_t", "1",
+           "Samples per update (the loss is their mean)">];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let statistics = [Statistic<"numTrained", "num-trained",
+                              "Kernels marked trained">];
+}
+
 def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
   let summary = "Lay a chain of kernels out as a balanced pipeline";
   let description = [{

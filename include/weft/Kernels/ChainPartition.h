@@ -23,6 +23,7 @@
 #include "weft/Kernels/ColumnKernel.h"
 #include "weft/Kernels/ConvMapping.h"
 #include "weft/Kernels/DenseMapping.h"
+#include "weft/Kernels/DenseTraining.h"
 #include "weft/Kernels/DepthwiseMapping.h"
 #include "weft/Kernels/PoolMapping.h"
 #include "weft/Machine/Target.h"
@@ -63,6 +64,10 @@ struct ChainLayer {
   bool relu = false;
   /// Join: b is per channel of a's `pixels` (K is a's elements).
   bool broadcast = false;
+  /// Dense, in a training program: how it trains. Its mappings must then
+  /// hold the training memory (docs/training.md; ReLU's mask counted
+  /// whether or not the layer has one) and the matrix instructions' limits.
+  std::optional<DenseTraining> training;
   ColumnOp op = ColumnOp::Relu; ///< column: what it computes
   std::vector<float> params;    ///< column: its constants (the cost may
                                 ///< depend on them, e.g. Clip's bounds)

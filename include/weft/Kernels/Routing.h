@@ -122,6 +122,33 @@ RoutePlan densePartialSums(const DenseMapping &m, int parity);
 RoutePlan denseResults(const DenseMapping &m);
 
 //===----------------------------------------------------------------------===//
+// A trained dense layer's backward channels (docs/training.md, "Colors added
+// per trained dense layer"); only merge = 1, tiles = 1.
+//===----------------------------------------------------------------------===//
+
+/// The receiving end of the gradient stream into the layer: row r's chunk
+/// of dL/dy arrives from the east at the last column, PE (x0 + S - 1, y0 + r).
+RoutePlan denseGradientIn(const DenseMapping &m);
+
+/// dL/dz chunk r, multicast west along row r from the last column to the
+/// CEs of columns 0 .. S - 2 (none when S = 1).
+RoutePlan denseDeltaRows(const DenseMapping &m);
+
+/// The reduction of the partial input gradients of column c toward its
+/// diagonal PE (c, c) on the two colors U[0], U[1] (`parity` picks one):
+/// row r above the diagonal sends its running sum south on U[r % 2], row r
+/// below it north on U[(r + 1) % 2], so the diagonal receives from the north
+/// on U[(c + 1) % 2] and from the south on U[c % 2]. A diagonal below the
+/// rectangle (c >= rows) receives row rows - 1's sum, passed south by the
+/// routers of the rows between.
+RoutePlan denseGradientReduce(const DenseMapping &m, int parity);
+
+/// The sending end of the gradient stream out of the layer: the diagonal PE
+/// (c, c) sends dL/dx chunk c west along row c, out of the rectangle's west
+/// side, where the producer's chunk c came from.
+RoutePlan denseGradientOut(const DenseMapping &m);
+
+//===----------------------------------------------------------------------===//
 // Convolution cut into bands of output columns (docs/execution-model.md,
 // "Bands of output columns"): m.tiles copies of the S x R rectangle side by
 // side; denseColumns and densePartialSums cover every band.
@@ -176,6 +203,18 @@ RoutePlan columnResults(int64_t x, int64_t y0, int64_t rows);
 /// channel 0 and 1 carry the partial results north (sent by rows of that
 /// parity), channel 2 multicasts row 0's totals south.
 RoutePlan columnReduce(int64_t x, int64_t y0, int64_t rows, int channel);
+
+/// A trained column kernel's backward ends (docs/training.md): the
+/// gradient of its result arrives from the east, the gradient of its input
+/// leaves to the west, on every row.
+RoutePlan columnGradientIn(int64_t x, int64_t y0, int64_t rows);
+RoutePlan columnGradientOut(int64_t x, int64_t y0, int64_t rows);
+
+/// The labels of the loss column at x: from the east edge (column
+/// gridWidth - 1) west along row y0, then multicast down the column's
+/// rows to every CE.
+RoutePlan columnLabels(int64_t x, int64_t gridWidth, int64_t y0,
+                       int64_t rows);
 
 /// Relays from column x0 to the east edge (columns [x0, gridWidth)) on rows
 /// [0, rows): the receiving end of a host output on the east edge.

@@ -98,6 +98,9 @@ struct PeStats {
   uint32_t routerQueueHigh = 0, ceQueueHigh = 0;
   /// Words of memory the binary initialises.
   uint32_t memoryWordsUsed = 0;
+  /// The memory high-water mark in words: one past the highest word the
+  /// binary initialises or an instruction reads or writes as data.
+  uint32_t memoryHighWater = 0;
 };
 
 struct Stats {
@@ -113,6 +116,8 @@ struct Stats {
   std::vector<uint64_t> sampleDone;
   /// Peak number of PEs stepped in one cycle by the fast mode.
   uint64_t peakActivePEs = 0;
+  /// The largest memory high-water mark of any PE, in bytes.
+  uint64_t memoryHighWaterBytes = 0;
   /// PE steps (decide phases) the engine ran: every PE every cycle in the
   /// reference mode, far fewer in the fast mode. A measure of the engine's
   /// work, not of the machine's, so it is not in statsJson().
@@ -156,6 +161,13 @@ public:
   /// The raw bytes an output stream received (all samples).
   virtual std::vector<uint8_t> output(const std::string &name) const = 0;
   virtual const binary::Program &program() const = 0;
+  /// `count` words of PE (x, y)'s memory from word `address`, as they are
+  /// now (after run(): what the program left there, e.g. trained weights).
+  /// False with `error` set for a PE no group covers (or, in a distributed
+  /// run, outside this rank's band) or a range outside its memory.
+  virtual bool readMemory(uint32_t x, uint32_t y, uint32_t address,
+                          uint32_t count, std::vector<uint16_t> &words,
+                          std::string *error) const = 0;
 
   virtual Stats stats() const = 0;
   virtual std::string statsJson() const = 0;

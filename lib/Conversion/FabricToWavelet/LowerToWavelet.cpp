@@ -62,85 +62,7 @@ Switch switchOf(wv::RouteOp r) {
   return switchOf(r.getInputs(), r.getOutputs(), r.getPositions());
 }
 
-/// Router-only PEs: every PE the routes pass that no kernel's program
-/// covers gets its router settings alone (relays between kernels and to
-/// the east edge). PEs with equal settings form rectangles: runs down a
-/// column, merged with the same run of the column to the west.
-static void emitRelays(OpBuilder &b, Location loc, Operation *wprog,
-                       const RouteTable &table) {
-  MLIRContext *ctx = b.getContext();
-  std::set<std::pair<int64_t, int64_t>> covered;
-  for (Operation &op : wprog->getRegion(0).front()) {
-    if (auto g = dyn_cast<wv::PeGroupOp>(op)) {
-      common::RectAttr r = g.getRect();
-      for (int64_t dx = 0; dx < int64_t(r.getWidth()); ++dx)
-        for (int64_t dy = 0; dy < int64_t(r.getHeight()); ++dy)
-          covered.insert({r.getX() + dx, r.getY() + dy});
-    } else if (auto pe = dyn_cast<wv::PeOp>(op)) {
-      covered.insert({int64_t(pe.getX()), int64_t(pe.getY())});
-    }
-  }
-  auto same = [&](std::pair<int64_t, int64_t> a,
-                  std::pair<int64_t, int64_t> c) {
-    const auto &x = table.at(a), &y = table.at(c);
-    if (x.size() != y.size())
-      return false;
-    for (auto [p, q] : llvm::zip(x, y))
-      if (p.first != q.first || p.second.in != q.second.in ||
-          p.second.out != q.second.out)
-        return false;
-    return true;
-  };
-  // Runs down each column: (x, y0, height), in column order.
-  struct Run {
-    int64_t x, y, w, h;
-  };
-  std::vector<Run> runs;
-  for (auto it = table.begin(); it != table.end(); ++it) {
-    auto [pe, colors] = *it;
-    if (covered.count(pe))
-      continue;
-    if (!runs.empty()) {
-      Run &last = runs.back();
-      if (last.x == pe.first && last.y + last.h == pe.second &&
-          same({last.x, last.y}, pe)) {
-        ++last.h;
-        continue;
-      }
-    }
-    runs.push_back({pe.first, pe.second, 1, 1});
-  }
-  // Merge equal runs of neighbouring columns into rectangles.
-  std::vector<Run> rects;
-  for (const Run &r : runs) {
-    auto prev = llvm::find_if(llvm::reverse(rects), [&](const Run &q) {
-      return q.x + q.w == r.x && q.y == r.y && q.h == r.h;
-    });
-    if (prev != rects.rend()) {
-      bool equal = true;
-      for (int64_t dy = 0; dy < r.h && equal; ++dy)
-        equal = same({prev->x, r.y + dy}, {r.x, r.y + dy});
-      if (equal) {
-        ++prev->w;
-        continue;
-      }
-    }
-    rects.push_back(r);
-  }
-  for (const Run &r : rects) {
-    std::string name =
-        ("relay_" + Twine(r.x) + "_" + Twine(r.y)).str();
-    Operation *pe;
-    if (r.w * r.h > 1)
-      pe = wv::PeGroupOp::create(
-          b, loc, name, common::RectAttr::get(ctx, r.x, r.y, r.w, r.h));
-    else
-      pe = wv::PeOp::create(b, loc, name, r.x, r.y);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&pe->getRegion(0).emplaceBlock());
-    WaveletBuilder(b, loc).routesAt(table, r.x, r.y);
-  }
-}
+
 
 struct LowerFabricToWaveletPass
     : weft::impl::LowerFabricToWaveletBase<LowerFabricToWaveletPass> {
@@ -451,4 +373,85 @@ struct LowerFabricToWaveletPass
 };
 
 } // namespace
+
+/// Router-only PEs: every PE the routes pass that no kernel's program
+/// covers gets its router settings alone (relays between kernels and to
+/// the east edge). PEs with equal settings form rectangles: runs down a
+/// column, merged with the same run of the column to the west.
+void emitRelays(OpBuilder &b, Location loc, Operation *wprog,
+                       const RouteTable &table) {
+  MLIRContext *ctx = b.getContext();
+  std::set<std::pair<int64_t, int64_t>> covered;
+  for (Operation &op : wprog->getRegion(0).front()) {
+    if (auto g = dyn_cast<wv::PeGroupOp>(op)) {
+      common::RectAttr r = g.getRect();
+      for (int64_t dx = 0; dx < int64_t(r.getWidth()); ++dx)
+        for (int64_t dy = 0; dy < int64_t(r.getHeight()); ++dy)
+          covered.insert({r.getX() + dx, r.getY() + dy});
+    } else if (auto pe = dyn_cast<wv::PeOp>(op)) {
+      covered.insert({int64_t(pe.getX()), int64_t(pe.getY())});
+    }
+  }
+  auto same = [&](std::pair<int64_t, int64_t> a,
+                  std::pair<int64_t, int64_t> c) {
+    const auto &x = table.at(a), &y = table.at(c);
+    if (x.size() != y.size())
+      return false;
+    for (auto [p, q] : llvm::zip(x, y))
+      if (p.first != q.first || p.second.in != q.second.in ||
+          p.second.out != q.second.out)
+        return false;
+    return true;
+  };
+  // Runs down each column: (x, y0, height), in column order.
+  struct Run {
+    int64_t x, y, w, h;
+  };
+  std::vector<Run> runs;
+  for (auto it = table.begin(); it != table.end(); ++it) {
+    auto [pe, colors] = *it;
+    if (covered.count(pe))
+      continue;
+    if (!runs.empty()) {
+      Run &last = runs.back();
+      if (last.x == pe.first && last.y + last.h == pe.second &&
+          same({last.x, last.y}, pe)) {
+        ++last.h;
+        continue;
+      }
+    }
+    runs.push_back({pe.first, pe.second, 1, 1});
+  }
+  // Merge equal runs of neighbouring columns into rectangles.
+  std::vector<Run> rects;
+  for (const Run &r : runs) {
+    auto prev = llvm::find_if(llvm::reverse(rects), [&](const Run &q) {
+      return q.x + q.w == r.x && q.y == r.y && q.h == r.h;
+    });
+    if (prev != rects.rend()) {
+      bool equal = true;
+      for (int64_t dy = 0; dy < r.h && equal; ++dy)
+        equal = same({prev->x, r.y + dy}, {r.x, r.y + dy});
+      if (equal) {
+        ++prev->w;
+        continue;
+      }
+    }
+    rects.push_back(r);
+  }
+  for (const Run &r : rects) {
+    std::string name =
+        ("relay_" + Twine(r.x) + "_" + Twine(r.y)).str();
+    Operation *pe;
+    if (r.w * r.h > 1)
+      pe = wv::PeGroupOp::create(
+          b, loc, name, common::RectAttr::get(ctx, r.x, r.y, r.w, r.h));
+    else
+      pe = wv::PeOp::create(b, loc, name, r.x, r.y);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&pe->getRegion(0).emplaceBlock());
+    WaveletBuilder(b, loc).routesAt(table, r.x, r.y);
+  }
+}
+
 } // namespace weft::conversion

@@ -269,6 +269,12 @@ columnTarget(mlir::OpBuilder &b, mlir::Location loc, const llvm::Twine &what,
   return target;
 }
 
+/// Router-only PEs: every PE `table` routes that no wavelet.pe or
+/// wavelet.pe_group of `wprog` covers gets its router settings alone, as
+/// rectangles of equal settings (LowerToWavelet.cpp).
+void emitRelays(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *wprog,
+                const RouteTable &table);
+
 } // namespace weft::conversion
 
 #endif // WEFT_LIB_CONVERSION_WAVELETBUILDER_H

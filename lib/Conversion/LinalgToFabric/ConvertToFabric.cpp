@@ -1065,7 +1065,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
 
     auto program =
         wf::ProgramOp::create(b, fn.getLoc(), fn.getSymName(),
-                              common::TargetAttr::get(ctx, t.config()));
+                              common::TargetAttr::get(ctx, t.config()),
+                              /*training=*/nullptr);
     program->setAttr("weft.batch", b.getI64IntegerAttr(batch));
     Block *body = &program.getBody().emplaceBlock();
     SymbolTable symbols(program);
@@ -1141,8 +1142,10 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
         if (!d.bias.empty())
           bias = weft::makeF32(RankedTensorType::get({d.M}, f32), d.bias,
                                kernelName + "_bias");
-        scheme = conversion::denseScheme(ctx, d.K, d.M, d.relu,
-                                         layer.synthetic, weights, bias);
+        scheme = conversion::denseScheme(
+            ctx, d.K, d.M, d.relu, layer.synthetic, weights, bias,
+            layer.synthetic ? "" : d.weightsSource, d.weightsTransposed,
+            layer.synthetic ? "" : d.biasSource);
       } else if (layer.kind == Layer::Conv) {
         const conversion::DenseLayer &d = layer.denseLayer;
         const conversion::ConvShape &c = *d.conv;
@@ -1201,7 +1204,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           /*merge=*/b.getI64IntegerAttr(1), /*tile=*/nullptr,
           /*precision=*/nullptr,
           /*predicted_cycles=*/nullptr,
-          TypeAttr::get(b.getFunctionType(kin, {kout})));
+          TypeAttr::get(b.getFunctionType(kin, {kout})), /*trained=*/nullptr,
+          /*input_gradient=*/nullptr);
       symbols.insert(kernel);
       {
         OpBuilder::InsertionGuard guard(b);

@@ -79,6 +79,28 @@ static bool isZeroF32(Value v) {
   return f && f.getValue().isZero() && !f.getValue().isNegative();
 }
 
+/// The ONNX initializer a constant is: the importer names each
+/// initializer's constant with a NameLoc; a constant that canonicalization
+/// merged or folded from others has another location and no source.
+static std::string initializerName(Value v) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  if (!cst)
+    return "";
+  // One name, perhaps fused from the ops a folded constant came from.
+  std::string found;
+  bool ambiguous = false;
+  cst.getLoc()->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l)) {
+      std::string n = name.getName().str();
+      ambiguous |= !found.empty() && found != n;
+      found = n;
+      return WalkResult::skip(); // not the node's name inside it
+    }
+    return WalkResult::advance();
+  });
+  return ambiguous ? "" : found;
+}
+
 /// Reads a bias of M values from a constant of shape [M], [1, M] or [N, M]
 /// (all rows equal).
 static LogicalResult readBias(Value v, int64_t M, std::vector<float> &bias,
@@ -200,6 +222,8 @@ FailureOr<DenseLayer> matchDenseLayer(Value result, std::string &why) {
   auto wv = constantValues(w, why);
   if (failed(wv))
     return failure();
+  layer.weightsSource = initializerName(w);
+  layer.weightsTransposed = transposed;
   layer.weights.resize(size_t(layer.K * layer.M));
   for (int64_t k = 0; k < layer.K; ++k)
     for (int64_t m = 0; m < layer.M; ++m)
@@ -216,16 +240,24 @@ FailureOr<DenseLayer> matchDenseLayer(Value result, std::string &why) {
   } else if (auto bc = acc.getDefiningOp<linalg::BroadcastOp>()) {
     if (failed(readBias(bc.getInput(), layer.M, layer.bias, why)))
       return failure();
+    layer.biasSource = initializerName(bc.getInput());
     ops.push_back(bc);
   } else if (acc.getDefiningOp<arith::ConstantOp>()) {
     if (failed(readBias(acc, layer.M, layer.bias, why)))
       return failure();
+    layer.biasSource = initializerName(acc);
   } else {
     why = "its accumulator is neither zeros nor a constant bias";
     return failure();
   }
-  if (biasValue && failed(readBias(biasValue, layer.M, layer.bias, why)))
-    return failure();
+  if (biasValue) {
+    bool had = !layer.bias.empty();
+    if (failed(readBias(biasValue, layer.M, layer.bias, why)))
+      return failure();
+    // A bias in the accumulator and another added after: their sum is no
+    // one initializer.
+    layer.biasSource = had ? "" : initializerName(biasValue);
+  }
   layer.input = x;
   std::reverse(ops.begin(), ops.end());
   layer.ops = ops;

@@ -356,6 +356,39 @@ fabric.program @scheme_streams attributes {target = #weft.target<4x4>} {
 
 // -----
 
+fabric.program @dense_transposed_without_source attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{weights_transposed describes weights_source, which is missing}}
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>, weights_transposed = true> {
+  ^bb0(%a: tensor<1x4xf32>):
+    %e = tensor.empty() : tensor<1x2xf32>
+    fabric.yield %e : tensor<1x2xf32>
+  }
+}
+
+// -----
+
+fabric.program @dense_bias_source_without_bias attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{bias_source names the initializer of a bias the layer does not have}}
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<4x2xf32>, weights_source = "w", bias_source = "b"> {
+  ^bb0(%a: tensor<1x4xf32>):
+    %e = tensor.empty() : tensor<1x2xf32>
+    fabric.yield %e : tensor<1x2xf32>
+  }
+}
+
+// -----
+
+fabric.program @dense_synthetic_source attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{a matrix weft made has no source initializer}}
+  fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, synthetic = true, weights = dense<1.0> : tensor<4x2xf32>, weights_source = "w"> {
+  ^bb0(%a: tensor<1x4xf32>):
+    %e = tensor.empty() : tensor<1x2xf32>
+    fabric.yield %e : tensor<1x2xf32>
+  }
+}
+
+// -----
+
 fabric.program @dense_weights attributes {target = #weft.target<4x4>} {
   // expected-error @below {{weights must be tensor<4x2xf32>, not 'tensor<2x4xf32>'}}
   fabric.kernel @k : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<1.0> : tensor<2x4xf32>> {

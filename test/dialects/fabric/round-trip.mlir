@@ -13,8 +13,8 @@ fabric.program @mlp attributes {target = #weft.target<8x4>} {
   // CHECK: fabric.io @y output east rows 0 to 1 : tensor<1x10xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x10xf32>
 
-  // CHECK: fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme {{.*}} at <0, 0, 4, 4> attributes {smear = 2 : i64, tile = array<i64: 16>}
-  fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme #fabric.dense<fan_in = 64, neurons = 32, weights = dense<1.0> : tensor<64x32xf32>> at #weft.rect<0, 0, 4, 4>
+  // CHECK: fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme #fabric.dense<fan_in = 64, neurons = 32, weights = dense<1.000000e+00> : tensor<64x32xf32>, weights_source = "w1", weights_transposed = true> at <0, 0, 4, 4> attributes {smear = 2 : i64, tile = array<i64: 16>}
+  fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme #fabric.dense<fan_in = 64, neurons = 32, weights = dense<1.0> : tensor<64x32xf32>, weights_source = "w1", weights_transposed = true> at #weft.rect<0, 0, 4, 4>
       attributes {smear = 2 : i64, tile = array<i64: 16>} {
   ^bb0(%in: tensor<1x64xf32>):
     // CHECK: linalg.matmul

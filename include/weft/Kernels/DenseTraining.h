@@ -1,0 +1,78 @@
+//===- DenseTraining.h - A trained dense layer's PEs ------------*- C++ -*-===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// Plain C++ (no MLIR). The memory map of a trained dense layer's PEs
+// (docs/training.md, "Memory map additions") and where each weight and bias
+// element lives: one definition the emitter writes the weights by and the
+// host reads the trained weights back by.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_KERNELS_DENSETRAINING_H
+#define WEFT_KERNELS_DENSETRAINING_H
+
+#include "weft/Kernels/DenseMapping.h"
+
+#include <cstdint>
+#include <string>
+
+namespace weft::conversion {
+
+/// How a dense layer trains (the program's #fabric.training and the
+/// kernel's marks).
+struct DenseTraining {
+  bool mbgd = false; ///< else SGD
+  float lr = 0.01f;
+  int64_t batch = 1;
+  /// The layer sends dL/dx back to the kernel before it.
+  bool inputGradient = false;
+};
+
+/// Word addresses in one PE of a trained dense layer; -1 for a buffer the
+/// PE does not have. Records (DSDs, XDSDs, the stride word) fill
+/// [kRecords, kData).
+struct TrainedDenseMap {
+  static constexpr int64_t kRecords = 1024, kData = 1280;
+  int64_t acc = -1, bias = -1, w = -1, y = -1, x = -1, delta = -1, dlr = -1,
+          dx = -1, mask = -1, g = -1, gb = -1;
+  /// The first word after the data.
+  int64_t end = kData;
+};
+
+/// The map of PE (c, r): input chunk of `lk` elements, neuron chunk of
+/// `lm`; `last` is column S - 1 (output, bias, activation).
+TrainedDenseMap trainedDenseMap(int64_t lk, int64_t lm, bool last,
+                                bool hasBias, bool relu,
+                                const DenseTraining &t);
+
+/// Bytes of memory the busiest PE of a K -> M layer trained under `m`
+/// needs (code and records included).
+int64_t trainedDenseBytes(int64_t K, int64_t M, bool hasBias, bool relu,
+                          const DenseMapping &m, const DenseTraining &t);
+
+/// Where an element lives: PE (x, y) and word address (fp32: two words,
+/// low half first).
+struct WordPlace {
+  int64_t x = 0, y = 0, word = 0;
+};
+
+/// W[k, n] (input k, neuron n) of a K -> M layer trained under `m`.
+WordPlace trainedWeightPlace(int64_t K, int64_t M, bool hasBias, bool relu,
+                             const DenseMapping &m, const DenseTraining &t,
+                             int64_t k, int64_t n);
+/// b[n], on the last column.
+WordPlace trainedBiasPlace(int64_t K, int64_t M, bool relu,
+                           const DenseMapping &m, const DenseTraining &t,
+                           int64_t n);
+
+/// Why `m` cannot train a K -> M layer (the matrix instructions' lengths
+/// of docs/training.md: the larger of the chunks at most 4095, the smaller
+/// at most 255; merged lanes and bands are not trained), or "".
+std::string trainedDenseLimits(int64_t K, int64_t M, const DenseMapping &m);
+
+} // namespace weft::conversion
+
+#endif // WEFT_KERNELS_DENSETRAINING_H

@@ -1,0 +1,464 @@
+//===- EmitTrainedDense.cpp - A trained dense layer's PE programs --------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// Emits the per-PE programs of docs/training.md ("The dense layer's training
+// program") for one placed dense layer: the inference layout of the
+// weights, and one sample loop per PE that receives its input chunk, runs
+// the forward pass as one matrix instruction, reduces the partial sums
+// along the row, then receives the gradient of its neuron chunk, sends the
+// gradient of its input chunk back (reduced down the column to the
+// diagonal PE) and updates its weights in place. A sample's input is taken
+// off the fabric only after the previous sample's update, which is what
+// makes the updates SGD.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Conversion/DenseLayer.h"
+
+#include "SmearedLayout.h"
+#include "WaveletBuilder.h"
+
+#include "wavelet/WaveletOps.h"
+
+#include "weft/Kernels/DenseTraining.h"
+#include "weft/Machine/Numerics.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+namespace wt = weft::machine;
+namespace wv = weft::wavelet;
+
+namespace weft::conversion {
+namespace {
+
+// GPRs: 6/7 hold -lr, 8 counts the samples of a mini-batch, 9 holds its
+// size.
+constexpr int64_t kGprLr = 6, kGprCount = 8, kGprBatch = 9;
+// XDSRs of the three matrix instructions: a vector over the neurons n, one
+// over the inputs t, and the block W[t, n]; stride register 0 holds Lm.
+constexpr int64_t kXOverN = 0, kXOverT = 1, kXBlock = 2;
+// Scratch DSR numbers: each step loads what it uses (a cycle a record). The
+// diagonal's copy uses 11.
+constexpr int64_t kDsrA = 0, kDsrB = 1, kDsrCopy = 11;
+
+/// Where PE (c, r) sits in its column's gradient reduction.
+enum class ReduceRole { None, Upper, Diagonal, Lower };
+
+struct PeKey {
+  SmearedRole role;
+  ReduceRole reduce = ReduceRole::None;
+  bool receives = false; // from the north (upper) or the south (lower)
+  bool receivesSouth = false; // the diagonal's second input
+  int parity = 0;
+  bool operator==(const PeKey &o) const {
+    return role == o.role && reduce == o.reduce && receives == o.receives &&
+           receivesSouth == o.receivesSouth && parity == o.parity;
+  }
+};
+
+class Emitter : WaveletBuilder {
+public:
+  Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,
+          const DenseMapping &m, const DenseColors &colors,
+          const TrainingColors &tc, const DenseTraining &training,
+          StringRef name, const RouteTable &routes)
+      : WaveletBuilder(b, loc), layer(layer), m(m), colors(colors), tc(tc),
+        t(training), name(name), routes(routes) {}
+
+  void emitGroups();
+
+private:
+  PeKey keyOf(int64_t c, int64_t r) const;
+  void emitGroup(int64_t c, int64_t r0, int64_t r1, const PeKey &key);
+  void emitCopyOnly(int64_t c);
+  void emitCompute(int64_t c, int64_t r0, int64_t r1, const PeKey &key);
+  void emitSegments(int64_t c, int64_t r0, int64_t r1, int64_t lk, int64_t lm,
+                    const TrainedDenseMap &mm);
+  void rec(StringRef sym, const DsdFields &f) {
+    dsdAt(sym, nextRecord(), f);
+  }
+  int64_t nextRecord() {
+    int64_t at = TrainedDenseMap::kRecords + 4 * records++;
+    assert(at + 4 <= TrainedDenseMap::kData && "the records overflow");
+    return at;
+  }
+  /// `op d <- s0, s1` through DSR n: loads the records (nullptr: none;
+  /// s1 may be a GPR or immediate operand instead).
+  void vec(Opcode op, StringRef d, StringRef s0Name, StringRef s1Name) {
+    dsrLoad(wv::RegFile::ddsr, kDsrA, d);
+    dsrLoad(wv::RegFile::s0dsr, kDsrA, s0Name);
+    dsrLoad(wv::RegFile::s1dsr, kDsrA, s1Name);
+    inst(op, {dsr(kDsrA), s1(kDsrA)});
+  }
+  void vec(Opcode op, StringRef d, StringRef s0Name, wv::OperandAttr s1v) {
+    dsrLoad(wv::RegFile::ddsr, kDsrA, d);
+    dsrLoad(wv::RegFile::s0dsr, kDsrA, s0Name);
+    inst(op, {dsr(kDsrA), s1v});
+  }
+  /// `op d <- s` (Un), through DSR n (a microthread launch when d or s is a
+  /// fabric DSD with a microthread).
+  void un(Opcode op, StringRef d, StringRef s, int64_t n = kDsrB) {
+    dsrLoad(wv::RegFile::ddsr, n, d);
+    dsrLoad(wv::RegFile::s0dsr, n, s);
+    inst(op, {ddsr(n), s0(n)});
+  }
+  void fill(StringRef d, wt::SmallImm v) {
+    dsrLoad(wv::RegFile::ddsr, kDsrB, d);
+    inst(Opcode::MOV32, {ddsr(kDsrB), imm(v)});
+  }
+  ElementsAttr blob(StringRef what, ArrayRef<int64_t> shape,
+                    ArrayRef<float> values);
+
+  const DenseLayer &layer;
+  const DenseMapping &m;
+  DenseColors colors;
+  TrainingColors tc;
+  DenseTraining t;
+  StringRef name;
+  const RouteTable &routes;
+  int64_t records = 0;
+  unsigned blobs = 0;
+};
+
+ElementsAttr Emitter::blob(StringRef what, ArrayRef<int64_t> shape,
+                           ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  std::string key = (name + "_" + what + "_" + Twine(blobs++)).str();
+  std::vector<char> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return DenseResourceElementsAttr::get(
+      type, key, HeapAsmResourceBlob::allocateAndCopyInferAlign(
+                     ArrayRef<char>(bytes)));
+}
+
+PeKey Emitter::keyOf(int64_t c, int64_t r) const {
+  PeKey k;
+  k.role = smearedRole(m, layer.M, c, r);
+  if (!t.inputGradient || r >= m.rows)
+    return k;
+  const int64_t d = m.turnRow(c);
+  if (r < d) {
+    k.reduce = ReduceRole::Upper;
+    k.receives = r > 0;
+    k.parity = int(r % 2);
+  } else if (r > d) {
+    k.reduce = ReduceRole::Lower;
+    k.receives = r + 1 < m.rows;
+    k.parity = int(r % 2);
+  } else {
+    k.reduce = ReduceRole::Diagonal;
+    k.receives = r > 0;
+    k.receivesSouth = r + 1 < m.rows;
+    k.parity = int(r % 2);
+  }
+  return k;
+}
+
+void Emitter::emitGroups() {
+  const int64_t height = m.footprint();
+  for (int64_t c = 0; c < m.smear; ++c) {
+    int64_t r0 = 0;
+    for (int64_t r = 1; r <= height; ++r) {
+      if (r < height && keyOf(c, r) == keyOf(c, r0) &&
+          sameSwitches(routes, m.x0 + c, m.y0 + r, m.y0 + r0))
+        continue;
+      PeKey key = keyOf(c, r0);
+      if (!key.role.empty())
+        emitGroup(c, r0, r, key);
+      r0 = r;
+    }
+  }
+}
+
+void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const PeKey &key) {
+  Block *body = columnGroup(name, c, m.x0 + c, m.y0, r0, r1, routes);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(body);
+  records = 0;
+  if (!key.role.compute && !key.role.diagonal)
+    return; // a router-only PE
+  if (!key.role.compute)
+    return emitCopyOnly(c);
+  emitCompute(c, r0, r1, key);
+}
+
+/// A diagonal below the rectangle: turns its chunk north, sample by sample,
+/// and (a layer sending its input gradient) relays the column's reduced
+/// gradient, which arrives from the north, west.
+void Emitter::emitCopyOnly(int64_t c) {
+  const int64_t lk = chunkSize(layer.K, m.smear, c);
+  rec("copy_in", DsdFields::fabin(lk, colors.in));
+  rec("copy_out", DsdFields::fabout(lk, colors.column).withUtid(0));
+  if (t.inputGradient) {
+    rec("grad_relay_in", DsdFields::fabin(lk, tc.reduce[(m.rows - 1) % 2]));
+    rec("grad_out", DsdFields::fabout(lk, tc.gradOut));
+  }
+  wv::TaskOp task0 = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&task0.getBody().front());
+  dsrLoad(wv::RegFile::ddsr, kDsrCopy, "copy_out");
+  dsrLoad(wv::RegFile::s0dsr, kDsrCopy, "copy_in");
+  label("sample");
+  inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
+  if (t.inputGradient)
+    un(Opcode::MOV32, "grad_out", "grad_relay_in");
+  jump("sample");
+}
+
+void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1, int64_t lk,
+                           int64_t lm, const TrainedDenseMap &mm) {
+  const int64_t h = r1 - r0, kb = chunkBegin(layer.K, m.smear, c);
+  std::vector<float> w;
+  w.reserve(size_t(h * lk * lm));
+  for (int64_t r = r0; r < r1; ++r) {
+    int64_t mb = chunkBegin(layer.M, m.rows, r);
+    for (int64_t tt = 0; tt < lk; ++tt)
+      for (int64_t n = 0; n < lm; ++n)
+        w.push_back(layer.weights[size_t((kb + tt) * layer.M + mb + n)]);
+  }
+  wv::SegmentOp::create(b, loc, "weights", mm.w, /*per_pe=*/true,
+                        blob("w", {h, 1, lk * lm}, w));
+  if (mm.bias >= 0) {
+    std::vector<float> bias;
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t mb = chunkBegin(layer.M, m.rows, r);
+      for (int64_t n = 0; n < lm; ++n)
+        bias.push_back(layer.bias[size_t(mb + n)]);
+    }
+    wv::SegmentOp::create(b, loc, "bias_data", mm.bias, /*per_pe=*/true,
+                          blob("b", {h, 1, lm}, bias));
+  }
+}
+
+void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
+                          const PeKey &key) {
+  const int64_t S = m.smear;
+  const bool first = c == 0, last = c == S - 1;
+  const bool hasBias = last && !layer.bias.empty();
+  const int64_t lk = chunkSize(layer.K, S, c), lm = key.role.lm;
+  const TrainedDenseMap mm =
+      trainedDenseMap(lk, lm, last, !layer.bias.empty(), layer.relu, t);
+  const int64_t pin = colors.psum[c % 2],
+                pout = last ? colors.out : colors.psum[(c + 1) % 2];
+
+  // Per-PE constants: -lr and the mini-batch.
+  uint32_t lrBits = wt::f32ToBits(-t.lr);
+  constParam(kGprLr, int64_t(lrBits & 0xffff));
+  constParam(kGprLr + 1, int64_t(lrBits >> 16));
+  if (t.mbgd)
+    constParam(kGprBatch, t.batch);
+  emitSegments(c, r0, r1, lk, lm, mm);
+
+  // The matrix instructions' dimensions: the larger chunk first
+  // (docs/training.md, "The matrix instructions").
+  const bool nFirst = lm >= lk;
+  auto box = [&](int64_t selN, int64_t selT) {
+    SmallVector<int64_t> lens = {nFirst ? lm : lk, nFirst ? lk : lm, 1, 1};
+    SmallVector<int64_t> sels = {nFirst ? selN : selT, nFirst ? selT : selN,
+                                 kSelZero, kSelZero};
+    return std::make_pair(lens, sels);
+  };
+  auto xdsd = [&](StringRef sym, int64_t selN, int64_t selT) {
+    auto [lens, sels] = box(selN, selT);
+    wv::XdsdOp::create(b, loc, sym, uint64_t(nextRecord()), lens, sels);
+  };
+  xdsd("x_over_n", kSelOne, kSelZero);
+  xdsd("x_over_t", kSelZero, kSelOne);
+  xdsd("x_block", kSelOne, /*stride register 0=*/0);
+  strideWords({lm}, [&] { return nextRecord(); });
+
+  rec("acc", DsdFields::mem1d(lm, mm.acc));
+  rec("acc4", DsdFields::mem4d(mm.acc, kXOverN));
+  rec("w4", DsdFields::mem4d(mm.w, kXBlock));
+  rec("x", DsdFields::mem1d(lk, mm.x));
+  rec("x4", DsdFields::mem4d(mm.x, kXOverT));
+  rec("x_in", DsdFields::fabin(lk, colors.column));
+  rec("delta", DsdFields::mem1d(lm, mm.delta));
+  rec("delta4", DsdFields::mem4d(mm.delta, kXOverN));
+  if (!t.mbgd) {
+    rec("dlr", DsdFields::mem1d(lm, mm.dlr));
+    rec("dlr4", DsdFields::mem4d(mm.dlr, kXOverN));
+  } else {
+    rec("w", DsdFields::mem1d(lk * lm, mm.w));
+    rec("g", DsdFields::mem1d(lk * lm, mm.g));
+    rec("g4", DsdFields::mem4d(mm.g, kXBlock));
+  }
+  if (!first)
+    rec("psum_in", DsdFields::fabin(lm, pin));
+  if (!last) {
+    rec("psum_out", DsdFields::fabout(lm, pout));
+    rec("delta_in", DsdFields::fabin(lm, tc.deltaRow));
+  } else {
+    rec("y", DsdFields::mem1d(lm, mm.y));
+    rec("send", DsdFields::fabout(lm, pout).withUtid(3));
+    rec("grad_in", DsdFields::fabin(lm, tc.gradIn));
+    if (S > 1)
+      rec("delta_send", DsdFields::fabout(lm, tc.deltaRow).withUtid(5));
+    if (hasBias)
+      rec("bias", DsdFields::mem1d(lm, mm.bias));
+    if (mm.gb >= 0)
+      rec("gb", DsdFields::mem1d(lm, mm.gb));
+    if (mm.mask >= 0)
+      rec("mask", DsdFields::mem1d(lm, mm.mask));
+  }
+  if (t.inputGradient) {
+    rec("dx", DsdFields::mem1d(lk, mm.dx));
+    rec("dx4", DsdFields::mem4d(mm.dx, kXOverT));
+    // Upper rows send south on U[r % 2], lower rows north on
+    // U[(r + 1) % 2]; the diagonal sends west (Routing.h).
+    int p = key.parity;
+    switch (key.reduce) {
+    case ReduceRole::Upper:
+      if (key.receives)
+        rec("red_in", DsdFields::fabin(lk, tc.reduce[1 - p]));
+      rec("red_out", DsdFields::fabout(lk, tc.reduce[p]));
+      break;
+    case ReduceRole::Lower:
+      if (key.receives)
+        rec("red_in", DsdFields::fabin(lk, tc.reduce[p]));
+      rec("red_out", DsdFields::fabout(lk, tc.reduce[1 - p]));
+      break;
+    case ReduceRole::Diagonal:
+      if (key.receives)
+        rec("red_north", DsdFields::fabin(lk, tc.reduce[1 - p]));
+      if (key.receivesSouth)
+        rec("red_south", DsdFields::fabin(lk, tc.reduce[p]));
+      rec("red_out", DsdFields::fabout(lk, tc.gradOut));
+      break;
+    case ReduceRole::None:
+      break;
+    }
+  }
+  if (key.role.diagonal) {
+    rec("copy_in", DsdFields::fabin(lk, colors.in));
+    rec("copy_out", DsdFields::fabout(lk, colors.column).withUtid(0));
+  }
+
+  wv::TaskOp task0 = task("main", wv::TaskKind::local, kMainTask, true);
+  b.setInsertionPointToStart(&task0.getBody().front());
+  loadStrides(1);
+  dsrLoad(wv::RegFile::xdsr, kXOverN, "x_over_n");
+  dsrLoad(wv::RegFile::xdsr, kXOverT, "x_over_t");
+  dsrLoad(wv::RegFile::xdsr, kXBlock, "x_block");
+  if (key.role.diagonal) {
+    dsrLoad(wv::RegFile::ddsr, kDsrCopy, "copy_out");
+    dsrLoad(wv::RegFile::s0dsr, kDsrCopy, "copy_in");
+  }
+  if (t.mbgd)
+    inst(Opcode::MOVI, {gpr(kGprCount), lit(0)});
+
+  label("sample");
+  // Forward. The diagonal launches the copy of its chunk into the column
+  // (microthread 0); every PE takes its chunk off the column only now, after
+  // the previous sample's update.
+  if (key.role.diagonal)
+    inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
+  un(Opcode::MOV32, "x", "x_in");
+  vec(Opcode::FMAC, "acc4", "w4", "x4");
+  if (!last) {
+    if (first)
+      un(Opcode::MOV32, "psum_out", "acc");
+    else
+      vec(Opcode::FADD, "psum_out", "acc", "psum_in");
+  } else {
+    if (!first)
+      vec(Opcode::FADD, "acc", "acc", "psum_in");
+    if (hasBias)
+      vec(Opcode::FADD, "acc", "acc", "bias");
+    if (layer.relu)
+      vec(Opcode::FMAX, "y", "acc", imm(wt::SmallImm::Zero));
+    else
+      un(Opcode::MOV32, "y", "acc");
+    // The send of y runs on microthread 3: y is next written after this
+    // sample's gradient has come back, so after the send.
+    un(Opcode::MOV32, "send", "y");
+  }
+  fill("acc", wt::SmallImm::Zero);
+
+  // Delta. The last column receives dL/dy from the east, applies f' and
+  // multicasts dL/dz west along the row (microthread 5); the others receive
+  // that.
+  if (last) {
+    un(Opcode::MOV32, "delta", "grad_in");
+    if (layer.relu) {
+      // mask = (y == 0); then delta where y > 0, else 0 (acc is zero).
+      vec(Opcode::FCEQ, "mask", "y", imm(wt::SmallImm::Zero));
+      vec(Opcode::SEL32, "mask", "acc", "delta");
+      un(Opcode::MOV32, "delta", "mask");
+    }
+    if (S > 1)
+      un(Opcode::MOV32, "delta_send", "delta");
+    if (hasBias) {
+      if (t.mbgd)
+        vec(Opcode::FADD, "gb", "gb", "delta");
+      else
+        vec(Opcode::FMAC, "bias", "delta", gpr(kGprLr));
+    }
+  } else {
+    un(Opcode::MOV32, "delta", "delta_in");
+  }
+  if (t.inputGradient) {
+    // dx[t] = sum_n W[t, n] delta[n], with the weights before the update,
+    // then reduced down the column to the diagonal, which sends it west.
+    fill("dx", wt::SmallImm::Zero);
+    vec(Opcode::FMAC, "dx4", "w4", "delta4");
+    switch (key.reduce) {
+    case ReduceRole::Upper:
+    case ReduceRole::Lower:
+      if (key.receives)
+        vec(Opcode::FADD, "red_out", "dx", "red_in");
+      else
+        un(Opcode::MOV32, "red_out", "dx");
+      break;
+    case ReduceRole::Diagonal:
+      if (key.receives)
+        vec(Opcode::FADD, "dx", "dx", "red_north");
+      if (key.receivesSouth)
+        vec(Opcode::FADD, "red_out", "dx", "red_south");
+      else
+        un(Opcode::MOV32, "red_out", "dx");
+      break;
+    case ReduceRole::None:
+      break;
+    }
+  }
+  // Chain and update.
+  if (!t.mbgd) {
+    vec(Opcode::FMUL, "dlr", "delta", gpr(kGprLr));
+    vec(Opcode::FMAC, "w4", "x4", "dlr4");
+  } else {
+    vec(Opcode::FMAC, "g4", "x4", "delta4");
+    inst(Opcode::ADD16, {gpr(kGprCount), imm(wt::SmallImm::One)});
+    inst(Opcode::CEQ16, {gpr(kGprCount), gpr(kGprBatch)});
+    wv::JumpOp::create(b, loc, "sample", wv::JumpCond::if_false);
+    // The step's last sample: W += g (-lr), b += gb (-lr), clear both.
+    vec(Opcode::FMAC, "w", "g", gpr(kGprLr));
+    fill("g", wt::SmallImm::Zero);
+    if (mm.gb >= 0) {
+      vec(Opcode::FMAC, "bias", "gb", gpr(kGprLr));
+      fill("gb", wt::SmallImm::Zero);
+    }
+    inst(Opcode::MOVI, {gpr(kGprCount), lit(0)});
+  }
+  jump("sample");
+}
+
+} // namespace
+
+void emitTrainedDenseLayer(OpBuilder &b, Location loc, const DenseLayer &layer,
+                           const DenseMapping &m, const DenseColors &colors,
+                           const TrainingColors &trainingColors,
+                           const DenseTraining &training, StringRef name,
+                           const RouteTable &routes) {
+  Emitter(b, loc, layer, m, colors, trainingColors, training, name, routes)
+      .emitGroups();
+}
+
+} // namespace weft::conversion

@@ -1,0 +1,177 @@
+//===- PrepareTraining.cpp - Make a program a training program -----------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// --weft-prepare-training: checks that an unplaced fabric.program is a chain
+// weft can train (dense layers and Relu/Tanh column kernels ending at the
+// logits) and records the decision once: the program's training attribute
+// and the kernels' `trained` and `input_gradient` marks
+// (docs/training.md, "The IR records the decision once").
+//
+//===----------------------------------------------------------------------===//
+
+#include "fabric/FabricOps.h"
+#include "weft/FabricTransforms/Graph.h"
+#include "weft/FabricTransforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+namespace weft {
+#define GEN_PASS_DEF_PREPARETRAINING
+#include "weft/FabricTransforms/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+namespace wf = weft::fabric;
+namespace wc = weft::conversion;
+using wc::ChainLayer;
+using wc::ColumnOp;
+
+namespace {
+
+/// Column kernels with a backward step (docs/training.md, "Column kernels
+/// in training").
+bool trainableColumn(const wc::Stage &st) {
+  return st.info.layer.kind == ChainLayer::Kind::Column &&
+         (st.info.layer.op == ColumnOp::Relu ||
+          st.info.layer.op == ColumnOp::Tanh);
+}
+
+/// "node 'fc1' (dense 784 -> 256)": the kernel is named after its ONNX
+/// node.
+std::string node(wf::KernelOp k) {
+  return "node '" + k.getSymName().str() + "' (" +
+         k.getScheme().getSummary() + ")";
+}
+
+bool isSoftmax(const wc::Stage &st) {
+  if (st.info.layer.kind != ChainLayer::Kind::Column)
+    return false;
+  ColumnOp op = st.info.layer.op;
+  return op == ColumnOp::Softmax || op == ColumnOp::LogSoftmax ||
+         op == ColumnOp::AxisSoftmax || op == ColumnOp::AxisLogSoftmax;
+}
+
+struct PrepareTraining
+    : weft::impl::PrepareTrainingBase<PrepareTraining> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    for (auto program : getOperation().getOps<wf::ProgramOp>())
+      if (failed(prepare(program)))
+        return signalPassFailure();
+  }
+
+  LogicalResult prepare(wf::ProgramOp program);
+};
+
+LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
+  MLIRContext *ctx = program.getContext();
+  if (program.getTrainingAttr())
+    return program.emitOpError("is already a training program");
+  std::optional<wf::Optimizer> opt = wf::symbolizeOptimizer(optimizer);
+  if (!opt)
+    return program.emitOpError("cannot train with optimizer '")
+           << optimizer << "': weft trains with sgd or mbgd";
+  if (*opt == wf::Optimizer::cpgd)
+    return program.emitOpError(
+        "cannot train with cpgd yet: weft trains with sgd or mbgd");
+  auto training = wf::TrainingAttr::getChecked(
+      [&] { return program.emitOpError(); }, ctx, *opt,
+      FloatAttr::get(Float32Type::get(ctx), lr), int64_t(batch));
+  if (!training)
+    return failure();
+
+  FailureOr<wc::Graph> g =
+      wc::analyzeGraph(program, /*placed=*/false, /*withData=*/false);
+  if (failed(g))
+    return failure();
+  if (g->inputs.size() != 1 || g->outputs.size() != 1)
+    return program.emitOpError("has ")
+           << g->inputs.size() << " host inputs and " << g->outputs.size()
+           << " host outputs; weft trains a chain from one input to one "
+              "output (the logits)";
+  if (g->stages.empty())
+    return program.emitOpError("has no kernel to train");
+
+  // The chain: each kernel reads the previous one's (or the host's) stream
+  // alone, and only the last one's reaches the host output.
+  for (auto [i, st] : llvm::enumerate(g->stages)) {
+    wf::KernelOp k = st.kernel;
+    if (st.inputs.size() != 1)
+      return k.emitError() << node(k) << " reads " << st.inputs.size()
+                           << " streams; weft trains a chain of kernels of "
+                              "one input each";
+    const wc::GraphStream &in = g->streams[size_t(st.inputs[0])];
+    int64_t want = int64_t(i) - 1;
+    if (in.producer != want)
+      return k.emitError() << node(k)
+                           << " does not read the kernel before it; weft "
+                              "trains a chain of kernels (no fork or join)";
+    const wc::GraphStream &out = g->streams[size_t(st.output)];
+    bool last = i + 1 == g->stages.size();
+    if (out.consumers.size() + out.outputs.size() != 1 ||
+        (last != !out.outputs.empty()))
+      return k.emitError()
+             << node(k) << " feeds " << out.consumers.size()
+             << " kernels and " << out.outputs.size()
+             << " host outputs; weft trains a chain whose last kernel alone "
+                "feeds the output";
+  }
+
+  const wc::Stage &lastStage = g->stages.back();
+  wf::KernelOp lastKernel = lastStage.kernel;
+  if (isSoftmax(lastStage))
+    return lastKernel.emitError()
+           << node(lastKernel)
+           << " computes probabilities: the model's output must be the "
+              "logits (weft trains with the softmax cross-entropy of the "
+              "logits, on the fabric)";
+
+  bool seenDense = false;
+  SmallVector<std::pair<wf::KernelOp, bool>> marks;
+  for (const wc::Stage &st : g->stages) {
+    wf::KernelOp k = st.kernel;
+    if (st.info.layer.kind == ChainLayer::Kind::Dense) {
+      if (st.info.layer.synthetic)
+        return k.emitError()
+               << node(k)
+               << " is a matrix weft made (a reshuffle of the sample), not "
+                  "the model's: it has no weights to train";
+      auto d = cast<wf::DenseSchemeAttr>(k.getScheme());
+      if (!d.getWeightsSource() || (d.getBias() && !d.getBiasSource()))
+        return k.emitError()
+               << node(k) << ": its " << (d.getWeightsSource() ? "bias" : "weights")
+               << " are no initializer of the model (computed, shared or "
+                  "the sum of several), so the trained values have nowhere "
+                  "to go";
+      marks.push_back({k, seenDense});
+      seenDense = true;
+      continue;
+    }
+    if (trainableColumn(st)) {
+      // Before the first dense layer nothing needs its gradient.
+      if (seenDense)
+        marks.push_back({k, true});
+      continue;
+    }
+    return k.emitError() << node(k)
+                         << " cannot be trained yet: weft trains dense layers "
+                            "(Gemm, MatMul) and Relu and Tanh between them";
+  }
+  if (!seenDense)
+    return program.emitOpError("has no dense layer: nothing to train");
+
+  program.setTrainingAttr(training);
+  for (auto [k, inputGradient] : marks) {
+    k.setTrained(true);
+    k.setInputGradient(inputGradient);
+  }
+  numTrained += marks.size();
+  return success();
+}
+
+} // namespace

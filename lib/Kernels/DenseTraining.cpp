@@ -1,0 +1,92 @@
+//===- DenseTraining.cpp - A trained dense layer's PEs --------------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Kernels/DenseTraining.h"
+
+#include "weft/Kernels/Chunks.h"
+
+#include <algorithm>
+
+namespace weft::conversion {
+
+TrainedDenseMap trainedDenseMap(int64_t lk, int64_t lm, bool last,
+                                bool hasBias, bool relu,
+                                const DenseTraining &t) {
+  TrainedDenseMap mm;
+  int64_t next = TrainedDenseMap::kData;
+  auto take = [&](int64_t words) {
+    int64_t at = next;
+    next += words;
+    return at;
+  };
+  // fp32 throughout: two words an element.
+  mm.acc = take(2 * lm);
+  if (last && hasBias)
+    mm.bias = take(2 * lm);
+  mm.w = take(2 * lk * lm);
+  if (last)
+    mm.y = take(2 * lm);
+  mm.x = take(2 * lk);
+  mm.delta = take(2 * lm);
+  if (!t.mbgd)
+    mm.dlr = take(2 * lm);
+  if (t.inputGradient)
+    mm.dx = take(2 * lk);
+  if (last && relu)
+    mm.mask = take(2 * lm);
+  if (t.mbgd) {
+    mm.g = take(2 * lk * lm);
+    if (last && hasBias)
+      mm.gb = take(2 * lm);
+  }
+  mm.end = next;
+  return mm;
+}
+
+int64_t trainedDenseBytes(int64_t K, int64_t M, bool hasBias, bool relu,
+                          const DenseMapping &m, const DenseTraining &t) {
+  // The longest chunks are the first ones; the last column has the most.
+  int64_t lk = chunkSize(K, m.smear, 0), lm = chunkSize(M, m.rows, 0);
+  return 2 * trainedDenseMap(lk, lm, /*last=*/true, hasBias, relu, t).end;
+}
+
+WordPlace trainedWeightPlace(int64_t K, int64_t M, bool hasBias, bool relu,
+                             const DenseMapping &m, const DenseTraining &t,
+                             int64_t k, int64_t n) {
+  int64_t ck = (K + m.smear - 1) / m.smear, cm = (M + m.rows - 1) / m.rows;
+  int64_t c = k / ck, r = n / cm;
+  int64_t lk = chunkSize(K, m.smear, c), lm = chunkSize(M, m.rows, r);
+  TrainedDenseMap mm =
+      trainedDenseMap(lk, lm, c + 1 == m.smear, hasBias, relu, t);
+  // Column t of the block at W + t Lm 2 (docs/execution-model.md).
+  int64_t tt = k - c * ck, nn = n - r * cm;
+  return {m.x0 + c, m.y0 + r, mm.w + 2 * (tt * lm + nn)};
+}
+
+WordPlace trainedBiasPlace(int64_t K, int64_t M, bool relu,
+                           const DenseMapping &m, const DenseTraining &t,
+                           int64_t n) {
+  int64_t cm = (M + m.rows - 1) / m.rows, r = n / cm;
+  int64_t lk = chunkSize(K, m.smear, m.smear - 1), lm = chunkSize(M, m.rows, r);
+  TrainedDenseMap mm = trainedDenseMap(lk, lm, true, true, relu, t);
+  return {m.x0 + m.smear - 1, m.y0 + r, mm.bias + 2 * (n - r * cm)};
+}
+
+std::string trainedDenseLimits(int64_t K, int64_t M, const DenseMapping &m) {
+  if (m.merge != 1 || m.tiles != 1)
+    return "a trained dense layer neither merges lanes nor is cut into bands";
+  if (m.precision != Precision::FP32)
+    return "weft trains in fp32 only";
+  int64_t lk = chunkSize(K, m.smear, 0), lm = chunkSize(M, m.rows, 0);
+  int64_t lo = std::min(lk, lm), hi = std::max(lk, lm);
+  if (hi > 4095 || lo > 255)
+    return "its " + std::to_string(lk) + " x " + std::to_string(lm) +
+           " weight blocks exceed the 4095 x 255 elements of one matrix "
+           "instruction";
+  return "";
+}
+
+} // namespace weft::conversion

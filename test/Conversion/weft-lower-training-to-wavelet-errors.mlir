@@ -1,0 +1,38 @@
+// RUN: weft-opt %s --split-input-file --verify-diagnostics --weft-lower-training-to-wavelet
+
+// expected-error @below {{'fabric.program' op is no training program: run --weft-prepare-training first}}
+fabric.program @inference attributes {target = #weft.target<2x1>, weft.batch = 1 : i64} {
+}
+
+// -----
+
+// The loss needs a column east of the network.
+// expected-error @below {{'fabric.program' op needs a column east of its network (column 1) for the loss, but the fabric is 1 columns wide}}
+fabric.program @no_room attributes {target = #weft.target<1x1>, training = #fabric.training<optimizer = sgd, lr = 5.000000e-01 : f32, batch = 1>, weft.batch = 1 : i64} {
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<0.5> : tensor<4x2xf32>> at <0, 0, 1, 1> attributes {precision = #fabric<precision fp32>, predicted_cycles = 30 : i64, trained} {
+  ^bb0(%x: tensor<1x4xf32>):
+    %y = tensor.empty() : tensor<1x2xf32>
+    fabric.yield %y : tensor<1x2xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
+  fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 2>
+}
+
+// -----
+
+// Training keeps the inputs, gradients and (MBGD) a gradient block beside
+// the weights: a layer that fits for inference may not fit for training.
+fabric.program @too_big attributes {target = #weft.target<2x1>, training = #fabric.training<optimizer = mbgd, lr = 5.000000e-01 : f32, batch = 2>, weft.batch = 1 : i64} {
+  // expected-error @below {{'fabric.kernel' op needs 84160 bytes of memory per PE for training on its 1 x 1 PEs, more than the 49152 of the target: give it more PEs}}
+  fabric.kernel @fc : (tensor<1x100xf32>) -> tensor<1x100xf32> scheme #fabric.dense<fan_in = 100, neurons = 100, weights = dense<0.5> : tensor<100x100xf32>> at <0, 0, 1, 1> attributes {precision = #fabric<precision fp32>, predicted_cycles = 30 : i64, trained} {
+  ^bb0(%x: tensor<1x100xf32>):
+    %y = tensor.empty() : tensor<1x100xf32>
+    fabric.yield %y : tensor<1x100xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x100xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x100xf32>
+  fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 100>
+  fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 100>
+}

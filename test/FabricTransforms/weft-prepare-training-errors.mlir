@@ -1,0 +1,128 @@
+// What weft cannot train is refused naming the kernel (the ONNX node) and
+// what it computes; bad options name the option.
+// RUN: weft-opt %s --split-input-file --verify-diagnostics --weft-prepare-training
+// RUN: not weft-opt %s --split-input-file '--weft-prepare-training=optimizer=adam' 2>&1 | FileCheck %s --check-prefix=ADAM
+// RUN: not weft-opt %s --split-input-file '--weft-prepare-training=optimizer=cpgd' 2>&1 | FileCheck %s --check-prefix=CPGD
+// RUN: not weft-opt %s --split-input-file '--weft-prepare-training=batch=2' 2>&1 | FileCheck %s --check-prefix=SGDB
+// RUN: not weft-opt %s --split-input-file '--weft-prepare-training=optimizer=mbgd batch=0' 2>&1 | FileCheck %s --check-prefix=BATCH
+// RUN: not weft-opt %s --split-input-file '--weft-prepare-training=lr=0' 2>&1 | FileCheck %s --check-prefix=LR
+
+// ADAM: error: 'fabric.program' op cannot train with optimizer 'adam': weft trains with sgd or mbgd
+// CPGD: error: 'fabric.program' op cannot train with cpgd yet: weft trains with sgd or mbgd
+// SGDB: error: 'fabric.program' op sgd updates after every sample (a batch of 1), got a batch of 2; mbgd averages over mini-batches
+// BATCH: error: 'fabric.program' op the mini-batch must have at least one sample, got 0
+// LR: error: 'fabric.program' op the learning rate must be positive and finite, got 0
+
+fabric.program @probabilities attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "fc_w"> {
+  ^bb0(%x: tensor<1x8xf32>):
+    %y = tensor.empty() : tensor<1x4xf32>
+    fabric.yield %y : tensor<1x4xf32>
+  }
+  // expected-error @below {{node 'probs' (Softmax) computes probabilities: the model's output must be the logits (weft trains with the softmax cross-entropy of the logits, on the fabric)}}
+  fabric.kernel @probs : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.softmax<> {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @fc_to_probs @fc[0] -> @probs[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @probs_to_y @probs[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+fabric.program @sigmoid attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "fc_w"> {
+  ^bb0(%x: tensor<1x8xf32>):
+    %y = tensor.empty() : tensor<1x4xf32>
+    fabric.yield %y : tensor<1x4xf32>
+  }
+  // expected-error @below {{node 'sig' (Sigmoid) cannot be trained yet: weft trains dense layers (Gemm, MatMul) and Relu and Tanh between them}}
+  fabric.kernel @sig : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Sigmoid"> {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @fc_to_sig @fc[0] -> @sig[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @sig_to_y @sig[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+fabric.program @synthetic attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  // expected-error @below {{node 't' (dense 8 -> 4) is a matrix weft made (a reshuffle of the sample), not the model's: it has no weights to train}}
+  fabric.kernel @t : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, synthetic = true, weights = dense<0.0> : tensor<8x4xf32>> {
+  ^bb0(%x: tensor<1x8xf32>):
+    %y = tensor.empty() : tensor<1x4xf32>
+    fabric.yield %y : tensor<1x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @x_to_t @x[0] -> @t[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @t_to_y @t[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+fabric.program @fork attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  // expected-error @below {{node 'fc' (dense 8 -> 4) feeds 1 kernels and 1 host outputs; weft trains a chain whose last kernel alone feeds the output}}
+  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "fc_w"> {
+  ^bb0(%x: tensor<1x8xf32>):
+    %y = tensor.empty() : tensor<1x4xf32>
+    fabric.yield %y : tensor<1x4xf32>
+  }
+  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @fc_out @fc[0] -> @relu[0], @y[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @relu_out @relu[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+// expected-error @below {{'fabric.program' op has no dense layer: nothing to train}}
+fabric.program @no_dense attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @x_to_relu @x[0] -> @relu[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @relu_to_y @relu[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+// expected-error @below {{'fabric.program' op is already a training program}}
+fabric.program @twice attributes {target = #weft.target<16x16>, training = #fabric.training<optimizer = sgd, lr = 1.0 : f32, batch = 1>, weft.batch = 1 : i64} {
+}
+
+// -----
+
+// expected-error @below {{sgd updates after every sample (a batch of 1), got a batch of 3}}
+fabric.program @bad_attr attributes {target = #weft.target<16x16>, training = #fabric.training<optimizer = sgd, lr = 1.0 : f32, batch = 3>} {
+}
+
+// -----
+
+fabric.program @no_source attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  // expected-error @below {{node 'fc' (dense 8 -> 4): its weights are no initializer of the model (computed, shared or the sum of several), so the trained values have nowhere to go}}
+  fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>> {
+  ^bb0(%x: tensor<1x8xf32>):
+    %y = tensor.empty() : tensor<1x4xf32>
+    fabric.yield %y : tensor<1x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}

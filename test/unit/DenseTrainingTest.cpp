@@ -1,0 +1,126 @@
+//===- DenseTrainingTest.cpp - A trained dense layer's memory map ---------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// trainedDenseMap, trainedWeightPlace/BiasPlace and trainedDenseLimits
+// (weft/Kernels/DenseTraining.h): buffers that do not overlap and appear
+// exactly where docs/training.md says, every weight and bias at its own
+// word of the PE of its chunks, and the refusals.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Kernels/Chunks.h"
+#include "weft/Kernels/DenseTraining.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+using namespace weft::conversion;
+
+namespace {
+
+/// The map's buffers as (start, words), in address order.
+std::vector<std::pair<int64_t, int64_t>> buffers(const TrainedDenseMap &mm,
+                                                 int64_t lk, int64_t lm) {
+  std::vector<std::pair<int64_t, int64_t>> b;
+  auto add = [&](int64_t at, int64_t words) {
+    if (at >= 0)
+      b.push_back({at, words});
+  };
+  add(mm.acc, 2 * lm);
+  add(mm.bias, 2 * lm);
+  add(mm.w, 2 * lk * lm);
+  add(mm.y, 2 * lm);
+  add(mm.x, 2 * lk);
+  add(mm.delta, 2 * lm);
+  add(mm.dlr, 2 * lm);
+  add(mm.dx, 2 * lk);
+  add(mm.mask, 2 * lm);
+  add(mm.g, 2 * lk * lm);
+  add(mm.gb, 2 * lm);
+  std::sort(b.begin(), b.end());
+  return b;
+}
+
+TEST(DenseTraining, BuffersFollowEachOtherWithoutOverlap) {
+  for (bool last : {false, true})
+    for (bool mbgd : {false, true})
+      for (bool grad : {false, true}) {
+        DenseTraining t;
+        t.mbgd = mbgd;
+        t.inputGradient = grad;
+        TrainedDenseMap mm = trainedDenseMap(7, 5, last, true, true, t);
+        auto b = buffers(mm, 7, 5);
+        int64_t next = TrainedDenseMap::kData;
+        for (auto [at, words] : b) {
+          EXPECT_EQ(at, next);
+          next = at + words;
+        }
+        EXPECT_EQ(mm.end, next);
+        EXPECT_EQ(mm.bias >= 0, last);
+        EXPECT_EQ(mm.y >= 0, last);
+        EXPECT_EQ(mm.mask >= 0, last);
+        EXPECT_EQ(mm.dlr >= 0, !mbgd);
+        EXPECT_EQ(mm.g >= 0, mbgd);
+        EXPECT_EQ(mm.gb >= 0, mbgd && last);
+        EXPECT_EQ(mm.dx >= 0, grad);
+      }
+}
+
+TEST(DenseTraining, EveryElementHasItsOwnWord) {
+  DenseMapping m;
+  m.x0 = 2;
+  m.y0 = 1;
+  m.smear = 3;
+  m.rows = 2;
+  DenseTraining t;
+  const int64_t K = 10, M = 5;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < M; ++n) {
+      WordPlace p = trainedWeightPlace(K, M, true, false, m, t, k, n);
+      int64_t c = k / 4, r = n / 3; // chunks of 4, 4, 2 inputs; 3, 2 neurons
+      EXPECT_EQ(p.x, m.x0 + c);
+      EXPECT_EQ(p.y, m.y0 + r);
+      int64_t lm = chunkSize(M, 2, r);
+      TrainedDenseMap mm =
+          trainedDenseMap(chunkSize(K, 3, c), lm, c == 2, true, false, t);
+      EXPECT_EQ(p.word, mm.w + 2 * ((k - 4 * c) * lm + (n - 3 * r)));
+      EXPECT_TRUE(seen.insert({p.x, p.y, p.word}).second);
+    }
+  for (int64_t n = 0; n < M; ++n) {
+    WordPlace p = trainedBiasPlace(K, M, false, m, t, n);
+    EXPECT_EQ(p.x, m.x0 + 2);
+    EXPECT_TRUE(seen.insert({p.x, p.y, p.word}).second);
+  }
+  // The busiest PE is the last column's with the longest chunks.
+  EXPECT_EQ(trainedDenseBytes(K, M, true, false, m, t),
+            2 * trainedDenseMap(4, 3, true, true, false, t).end);
+}
+
+TEST(DenseTraining, Limits) {
+  DenseMapping m;
+  EXPECT_EQ(trainedDenseLimits(100, 100, m), "");
+  m.merge = 2;
+  EXPECT_EQ(trainedDenseLimits(100, 100, m),
+            "a trained dense layer neither merges lanes nor is cut into bands");
+  m.merge = 1;
+  m.precision = Precision::Mixed;
+  EXPECT_EQ(trainedDenseLimits(100, 100, m), "weft trains in fp32 only");
+  m.precision = Precision::FP32;
+  EXPECT_EQ(trainedDenseLimits(5000, 1, m),
+            "its 5000 x 1 weight blocks exceed the 4095 x 255 elements of one "
+            "matrix instruction");
+  EXPECT_EQ(trainedDenseLimits(300, 300, m),
+            "its 300 x 300 weight blocks exceed the 4095 x 255 elements of "
+            "one matrix instruction");
+}
+
+} // namespace

@@ -1,0 +1,306 @@
+//===- TrainCommand.cpp - weftc train -------------------------------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// `weftc train MODEL --input x=X.npy --labels L.npy --optimizer sgd|mbgd
+// --lr LR --batch B --steps N -o trained.onnx`: compiles the model's
+// training program (docs/training.md), streams the N x B samples and their
+// labels through the simulated fabric, reads the trained weights back out
+// of the PEs' memories and writes the model with its trained initializers
+// replaced.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "weft/Driver/Train.h"
+#include "weft/Kernels/DenseTraining.h"
+#include "weft/Sim/Simulator.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+using namespace llvm;
+using namespace weft;
+using namespace weftc;
+
+namespace {
+
+struct TrainOptions {
+  cl::OptionCategory category{"weftc train options"};
+  cl::opt<std::string> modelPath{cl::Positional, cl::Required,
+                                 cl::desc("<model.onnx>"), cl::cat(category)};
+  cl::opt<std::string> outPath{"o", cl::Required,
+                               cl::desc("Write the trained model to FILE"),
+                               cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<std::string> inputSpec{
+      "input", cl::Required,
+      cl::desc("The samples: NAME=FILE or FILE (.npy or .pb), steps x batch "
+               "of them"),
+      cl::value_desc("NAME=FILE"), cl::cat(category)};
+  cl::opt<std::string> labelsPath{
+      "labels", cl::Required,
+      cl::desc("The samples' classes (int64), one per sample"),
+      cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<std::string> optimizer{"optimizer", cl::init("sgd"),
+                                 cl::desc("sgd (batch 1) or mbgd"),
+                                 cl::cat(category)};
+  cl::opt<double> lr{"lr", cl::init(0.01), cl::desc("The learning rate"),
+                     cl::cat(category)};
+  cl::opt<int64_t> batch{"batch", cl::init(1),
+                         cl::desc("Samples per update (the loss is their "
+                                  "mean)"),
+                         cl::cat(category)};
+  cl::opt<int64_t> steps{"steps", cl::init(1),
+                         cl::desc("Updates (steps x batch samples)"),
+                         cl::cat(category)};
+  cl::opt<std::string> grid{
+      "grid", cl::init("16x16"),
+      cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N] (default 16x16; "
+               "the loss takes one column east of the network)"),
+      cl::cat(category)};
+  cl::opt<std::string> statsPath{
+      "stats-file", cl::desc("Write the simulator's statistics JSON to FILE "
+                             "(also --stats)"),
+      cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<int64_t> maxCycles{"max-cycles", cl::init(2'000'000'000),
+                             cl::desc("Stop the simulation after N cycles"),
+                             cl::value_desc("N"), cl::cat(category)};
+  ProgressFlags progress{category};
+
+  void parse(int argc, char **argv) {
+    mlir::registerPassManagerCLOptions();
+    mlir::registerDefaultTimingManagerCLOptions();
+    mlir::registerAsmPrinterCLOptions();
+    cl::HideUnrelatedOptions(category);
+    std::vector<std::string> rewritten;
+    for (int i = 0; i < argc; ++i) {
+      StringRef a = argv[i];
+      if ((a == "--stats" || a == "-stats") && i + 1 < argc)
+        rewritten.push_back(std::string("--stats-file=") + argv[++i]);
+      else if (a.consume_front("--stats=") || a.consume_front("-stats="))
+        rewritten.push_back(("--stats-file=" + a).str());
+      else
+        rewritten.push_back(argv[i]);
+    }
+    std::vector<char *> cliArgs;
+    for (std::string &a : rewritten)
+      cliArgs.push_back(a.data());
+    cl::ParseCommandLineOptions(
+        int(cliArgs.size()), cliArgs.data(),
+        "train an ONNX model's initializers on the simulated fabric\n");
+  }
+};
+
+int fail(const char *argv0, const Twine &message) {
+  errs() << argv0 << ": error: " << message << "\n";
+  return 1;
+}
+
+} // namespace
+
+int weftc::trainMain(int argc, char **argv) {
+  TrainOptions opts;
+  opts.parse(argc, argv);
+  const char *argv0 = argv[0];
+  if (opts.optimizer != "sgd" && opts.optimizer != "mbgd")
+    return fail(argv0, "--optimizer must be sgd or mbgd, not '" +
+                           opts.optimizer + "'");
+  if (opts.batch < 1 || opts.steps < 1)
+    return fail(argv0, "--batch and --steps must be at least 1");
+  if (opts.optimizer == "sgd" && opts.batch != 1)
+    return fail(argv0, "sgd updates after every sample: --batch must be 1 "
+                       "(mbgd averages over mini-batches)");
+  if (!(opts.lr > 0) || !std::isfinite(opts.lr))
+    return fail(argv0, "--lr must be positive and finite");
+  const int64_t samples = opts.steps * opts.batch;
+
+  // The samples and labels, before the compile.
+  std::string inputName, inputFile = opts.inputSpec;
+  if (size_t eq = inputFile.find('='); eq != std::string::npos) {
+    inputName = inputFile.substr(0, eq);
+    inputFile = inputFile.substr(eq + 1);
+  }
+  std::string err;
+  std::optional<tensorio::HostTensor> xs =
+      tensorio::readTensorFile(inputFile, &err);
+  if (!xs)
+    return fail(argv0, "cannot read '" + inputFile + "': " + err);
+  if (xs->dtype != tensorio::DType::F32)
+    return fail(argv0, "the samples in '" + inputFile + "' must be float32");
+  std::optional<tensorio::HostTensor> labels =
+      tensorio::readTensorFile(opts.labelsPath, &err);
+  if (!labels)
+    return fail(argv0, "cannot read '" + opts.labelsPath + "': " + err);
+
+  std::unique_ptr<mlir::MLIRContext> ctx = createContext();
+  CompileOptions co;
+  co.grid = opts.grid;
+  co.precision = "fp32";
+  co.training = driver::TrainingSpec{opts.optimizer, opts.lr, opts.batch};
+  opts.progress.apply(co);
+  CompiledModel compiled;
+  if (!compileModel(*ctx, opts.modelPath, co, compiled, err))
+    return fail(argv0, err);
+  if (compiled.inputNames.size() != 1 || compiled.outputNames.size() != 1)
+    return fail(argv0, "weftc train takes a model of one input and one "
+                       "output (the logits)");
+  if (!inputName.empty() && inputName != compiled.inputNames[0])
+    return fail(argv0, "the model's input is '" + compiled.inputNames[0] +
+                           "', not '" + inputName + "'");
+
+  const binary::Program &bin = *compiled.binary;
+  const binary::IoStream *xIo = nullptr, *pIo = nullptr;
+  for (const binary::IoStream &io : bin.io) {
+    if (io.name == compiled.inputNames[0])
+      xIo = &io;
+    if (io.name == "probabilities")
+      pIo = &io;
+  }
+  if (!xIo || !pIo)
+    return fail(argv0, "internal error: the training program lacks its "
+                       "ports");
+  const int64_t perSample = int64_t(xIo->numElements()),
+                classes = int64_t(pIo->numElements());
+  const int64_t given = int64_t(xs->bytes.size() / 4);
+  if (given != samples * perSample)
+    return fail(argv0, "'" + inputFile + "' holds " +
+                           std::to_string(given / std::max<int64_t>(
+                                                      perSample, 1)) +
+                           " samples of " + std::to_string(perSample) +
+                           " values (" + std::to_string(given) +
+                           " values), but --steps " +
+                           std::to_string(opts.steps) + " x --batch " +
+                           std::to_string(opts.batch) + " train on " +
+                           std::to_string(samples));
+  std::vector<int16_t> classOf =
+      driver::checkLabels(*labels, samples, classes, err);
+  if (classOf.empty())
+    return fail(argv0, "'" + opts.labelsPath + "': " + err);
+
+  // Simulate.
+  sim::Options so;
+  so.mode = sim::Mode::Fast;
+  so.samples = uint64_t(samples);
+  so.maxCycles = uint64_t(opts.maxCycles);
+  auto simulator = sim::Simulator::create(bin, so, &err);
+  if (!simulator)
+    return fail(argv0, "the training program does not load: " + err);
+  std::vector<uint8_t> labelBytes(classOf.size() * 2);
+  std::memcpy(labelBytes.data(), classOf.data(), labelBytes.size());
+  if (!simulator->bindInput(xIo->name, xs->bytes, &err) ||
+      !simulator->bindInput("labels", labelBytes, &err))
+    return fail(argv0, err);
+  sim::Status status = simulator->run();
+  if (status != sim::Status::Done)
+    return fail(argv0, std::string("the training run ended: ") +
+                           sim::statusName(status) + ": " +
+                           simulator->message());
+  uint64_t cycles = simulator->cycle();
+
+  // Read the weights back.
+  std::vector<driver::TrainedValues> trained;
+  for (const driver::TrainedDense &t : compiled.trained) {
+    conversion::DenseMapping m;
+    m.x0 = t.x0;
+    m.y0 = t.y0;
+    m.smear = t.smear;
+    m.rows = t.rows;
+    conversion::DenseTraining dt;
+    dt.mbgd = t.mbgd;
+    dt.batch = t.batch;
+    dt.lr = t.lr;
+    dt.inputGradient = t.inputGradient;
+    driver::TrainedValues v;
+    v.kernel = t.name;
+    v.weightsSource = t.weightsSource;
+    v.biasSource = t.biasSource;
+    v.transposed = t.transposed;
+    v.K = t.K;
+    v.M = t.M;
+    auto read = [&](const conversion::WordPlace &p, float &f) {
+      std::vector<uint16_t> words;
+      if (!simulator->readMemory(uint32_t(p.x), uint32_t(p.y),
+                                 uint32_t(p.word), 2, words, &err))
+        return false;
+      uint32_t bits = uint32_t(words[0]) | (uint32_t(words[1]) << 16);
+      std::memcpy(&f, &bits, 4);
+      return true;
+    };
+    v.w.resize(size_t(t.K * t.M));
+    for (int64_t k = 0; k < t.K; ++k)
+      for (int64_t n = 0; n < t.M; ++n)
+        if (!read(conversion::trainedWeightPlace(t.K, t.M, t.bias, t.relu, m,
+                                                 dt, k, n),
+                  v.w[size_t(k * t.M + n)]))
+          return fail(argv0, "reading the weights of @" + t.name + ": " + err);
+    if (t.bias) {
+      v.b.resize(size_t(t.M));
+      for (int64_t n = 0; n < t.M; ++n)
+        if (!read(conversion::trainedBiasPlace(t.K, t.M, t.relu, m, dt, n),
+                  v.b[size_t(n)]))
+          return fail(argv0, "reading the bias of @" + t.name + ": " + err);
+    }
+    trained.push_back(std::move(v));
+  }
+  auto modelBuffer = MemoryBuffer::getFile(opts.modelPath);
+  if (!modelBuffer)
+    return fail(argv0, "cannot read '" + opts.modelPath + "'");
+  std::string outBytes;
+  if (!driver::replaceInitializers((*modelBuffer)->getBuffer().str(), trained,
+                                   outBytes, err))
+    return fail(argv0, err);
+  {
+    std::ofstream out(opts.outPath, std::ios::binary);
+    out.write(outBytes.data(), std::streamsize(outBytes.size()));
+    if (!out)
+      return fail(argv0, "cannot write '" + opts.outPath + "'");
+  }
+  if (!opts.statsPath.empty()) {
+    std::ofstream st(opts.statsPath);
+    st << simulator->statsJson();
+    if (!st)
+      return fail(argv0, "cannot write '" + opts.statsPath + "'");
+  }
+
+  // The report: the loss of the first and the last step, from the
+  // probabilities the loss column sent out (the host only reports).
+  std::vector<uint8_t> pBytes = simulator->output("probabilities");
+  std::vector<float> p(pBytes.size() / 4);
+  std::memcpy(p.data(), pBytes.data(), pBytes.size());
+  auto stepLoss = [&](int64_t step) {
+    double sum = 0;
+    for (int64_t s = step * opts.batch; s < (step + 1) * opts.batch; ++s)
+      sum -= std::log(std::max(
+          double(p[size_t(s * classes + classOf[size_t(s)])]), 1e-38));
+    return sum / double(opts.batch);
+  };
+  outs() << "weftc: trained " << trained.size() << " dense layer(s) of @"
+         << compiled.programName << " with " << opts.optimizer << " (lr "
+         << format("%g", double(opts.lr)) << ", batch " << opts.batch << ", "
+         << opts.steps << " steps) on the " << compiled.gridWidth << "x"
+         << compiled.gridHeight << " fabric\n";
+  outs() << "weftc: simulated " << cycles << " cycles for " << samples
+         << " samples (" << format("%.1f", 1e6 * double(samples) /
+                                               double(std::max<uint64_t>(
+                                                   cycles, 1)))
+         << " samples per million cycles)\n";
+  outs() << "weftc: memory high-water mark "
+         << simulator->stats().memoryHighWaterBytes << " bytes (the fullest PE)\n";
+  outs() << "weftc: loss " << format("%.6f", stepLoss(0)) << " at step 1, "
+         << format("%.6f", stepLoss(opts.steps - 1)) << " at step "
+         << opts.steps << " (before each step's update)\n";
+  outs() << "weftc: wrote " << opts.outPath << "\n";
+  return 0;
+}
