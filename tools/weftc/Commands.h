@@ -33,13 +33,21 @@ int conformanceMain(int argc, char **argv);
 int compileMain(int argc, char **argv);
 /// `weftc run`: RunCommand.cpp.
 int runMain(int argc, char **argv);
+/// `weftc train`: TrainCommand.cpp.
 int trainMain(int argc, char **argv);
+
+/// Parses a command's options (pass-manager, timing and printer options
+/// registered, the rest hidden), with `--stats FILE` / `--stats=FILE`
+/// (weft-sim's spelling) rewritten to `--stats-file=FILE`.
+void parseWithStatsFile(int argc, char **argv,
+                        llvm::cl::OptionCategory &category,
+                        llvm::StringRef overview);
 
 // The compile and its figures live in the driver library
 // (include/weft/Driver/Driver.h), shared with the `weft` Python package.
 using weft::driver::CompiledModel;
-using weft::driver::CompileOptions;
 using weft::driver::compileModel;
+using weft::driver::CompileOptions;
 using weft::driver::createContext;
 using weft::driver::KernelFigures;
 using weft::driver::loadModel;

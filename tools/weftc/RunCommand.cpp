@@ -29,10 +29,10 @@
 #include "weft/Driver/Driver.h"
 #include "weft/Driver/Report.h"
 #include "weft/Kernels/Replicas.h"
-#include "weft/Reference/Compare.h"
-#include "weft/Reference/Reference.h"
 #include "weft/Machine/ISA.h"
 #include "weft/Pipeline/Pipeline.h"
+#include "weft/Reference/Compare.h"
+#include "weft/Reference/Reference.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -254,7 +254,9 @@ private:
 
 } // namespace
 
-void RunOptions::parse(int argc, char **argv) {
+void weftc::parseWithStatsFile(int argc, char **argv,
+                               cl::OptionCategory &category,
+                               StringRef overview) {
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   mlir::registerAsmPrinterCLOptions();
@@ -272,8 +274,12 @@ void RunOptions::parse(int argc, char **argv) {
   std::vector<char *> cliArgs;
   for (std::string &a : rewritten)
     cliArgs.push_back(a.data());
-  cl::ParseCommandLineOptions(
-      int(cliArgs.size()), cliArgs.data(),
+  cl::ParseCommandLineOptions(int(cliArgs.size()), cliArgs.data(), overview);
+}
+
+void RunOptions::parse(int argc, char **argv) {
+  parseWithStatsFile(
+      argc, argv, category,
       "compile an ONNX model and run it on the simulated fabric\n");
 }
 
@@ -432,8 +438,7 @@ bool RunSession::mapInputs() {
   }
   for (const std::string &name : streamed)
     if (llvm::none_of(inputs, [&](const Input &in) { return in.name == name; }))
-      return fail("graph input '" + name + "' needs --input " + name +
-                  "=FILE");
+      return fail("graph input '" + name + "' needs --input " + name + "=FILE");
   return true;
 }
 
@@ -518,10 +523,10 @@ bool RunSession::runSimulator() {
   // With copies, every port streams the first copy's share of the samples.
   int64_t perPort =
       conversion::samplesOfReplica(0, numSamples, compiled.replicas);
-  args.insert(args.end(), {"--output-dir", simOut, "--stats", stats,
-                           "--samples", std::to_string(perPort),
-                           opts.progress.enabled() ? "--progress"
-                                                   : "--no-progress"});
+  args.insert(args.end(),
+              {"--output-dir", simOut, "--stats", stats, "--samples",
+               std::to_string(perPort),
+               opts.progress.enabled() ? "--progress" : "--no-progress"});
   if (opts.maxCycles > 0)
     args.insert(args.end(),
                 {"--max-cycles", std::to_string(opts.maxCycles.getValue())});
@@ -633,8 +638,7 @@ bool RunSession::readOutputs() {
     return true;
   }
   const std::string &outputDir = opts.outputDir;
-  for (auto [outSig, port] :
-       llvm::zip(ports->outputs, compiled.outputNames)) {
+  for (auto [outSig, port] : llvm::zip(ports->outputs, compiled.outputNames)) {
     std::optional<tensorio::HostTensor> got = readPortOutput(port);
     if (!got)
       return false;
@@ -694,8 +698,9 @@ void RunSession::printKernels(const driver::RunFigures &figures) const {
          << ", " << compiled.kernels.size()
          << (compiled.kernels.size() == 1 ? " kernel" : " kernels")
          << " on the " << compiled.gridWidth << "x" << compiled.gridHeight
-         << compiled.fabricExtras << " fabric (" << (compiled.mixed ? "mixed" : "fp32") << "), "
-         << numSamples << (numSamples == 1 ? " sample" : " samples") << ", "
+         << compiled.fabricExtras << " fabric ("
+         << (compiled.mixed ? "mixed" : "fp32") << "), " << numSamples
+         << (numSamples == 1 ? " sample" : " samples") << ", "
          << compiled.colorsUsed << " of " << compiled.routableColors
          << " colors\n";
   if (!compiled.gridAuto.empty())
@@ -729,8 +734,8 @@ void RunSession::printKernels(const driver::RunFigures &figures) const {
   }
 }
 
-/// The figures of docs/performance.md ("Definitions"): latency, cycles per sample,
-/// utilization and executed MACs.
+/// The figures of docs/performance.md ("Definitions"): latency, cycles per
+/// sample, utilization and executed MACs.
 void RunSession::printFigures(const driver::RunFigures &figures) const {
   const std::vector<int64_t> &done = figures.done;
   int64_t macsPerSample = compiled.macsPerSample;

@@ -71,8 +71,9 @@ struct TrainOptions {
                "the loss takes one column east of the network)"),
       cl::cat(category)};
   cl::opt<std::string> statsPath{
-      "stats-file", cl::desc("Write the simulator's statistics JSON to FILE "
-                             "(also --stats)"),
+      "stats-file",
+      cl::desc("Write the simulator's statistics JSON to FILE "
+               "(also --stats)"),
       cl::value_desc("FILE"), cl::cat(category)};
   cl::opt<int64_t> maxCycles{"max-cycles", cl::init(2'000'000'000),
                              cl::desc("Stop the simulation after N cycles"),
@@ -80,25 +81,8 @@ struct TrainOptions {
   ProgressFlags progress{category};
 
   void parse(int argc, char **argv) {
-    mlir::registerPassManagerCLOptions();
-    mlir::registerDefaultTimingManagerCLOptions();
-    mlir::registerAsmPrinterCLOptions();
-    cl::HideUnrelatedOptions(category);
-    std::vector<std::string> rewritten;
-    for (int i = 0; i < argc; ++i) {
-      StringRef a = argv[i];
-      if ((a == "--stats" || a == "-stats") && i + 1 < argc)
-        rewritten.push_back(std::string("--stats-file=") + argv[++i]);
-      else if (a.consume_front("--stats=") || a.consume_front("-stats="))
-        rewritten.push_back(("--stats-file=" + a).str());
-      else
-        rewritten.push_back(argv[i]);
-    }
-    std::vector<char *> cliArgs;
-    for (std::string &a : rewritten)
-      cliArgs.push_back(a.data());
-    cl::ParseCommandLineOptions(
-        int(cliArgs.size()), cliArgs.data(),
+    parseWithStatsFile(
+        argc, argv, category,
         "train an ONNX model's initializers on the simulated fabric\n");
   }
 };
@@ -175,15 +159,14 @@ int weftc::trainMain(int argc, char **argv) {
                 classes = int64_t(pIo->numElements());
   const int64_t given = int64_t(xs->bytes.size() / 4);
   if (given != samples * perSample)
-    return fail(argv0, "'" + inputFile + "' holds " +
-                           std::to_string(given / std::max<int64_t>(
-                                                      perSample, 1)) +
-                           " samples of " + std::to_string(perSample) +
-                           " values (" + std::to_string(given) +
-                           " values), but --steps " +
-                           std::to_string(opts.steps) + " x --batch " +
-                           std::to_string(opts.batch) + " train on " +
-                           std::to_string(samples));
+    return fail(argv0,
+                "'" + inputFile + "' holds " +
+                    std::to_string(given / std::max<int64_t>(perSample, 1)) +
+                    " samples of " + std::to_string(perSample) + " values (" +
+                    std::to_string(given) + " values), but --steps " +
+                    std::to_string(opts.steps) + " x --batch " +
+                    std::to_string(opts.batch) + " train on " +
+                    std::to_string(samples));
   std::vector<int16_t> classOf =
       driver::checkLabels(*labels, samples, classes, err);
   if (classOf.empty())
@@ -231,8 +214,8 @@ int weftc::trainMain(int argc, char **argv) {
     v.M = t.M;
     auto read = [&](const conversion::WordPlace &p, float &f) {
       std::vector<uint16_t> words;
-      if (!simulator->readMemory(uint32_t(p.x), uint32_t(p.y),
-                                 uint32_t(p.word), 2, words, &err))
+      if (!simulator->readMemory(uint32_t(p.x), uint32_t(p.y), uint32_t(p.word),
+                                 2, words, &err))
         return false;
       uint32_t bits = uint32_t(words[0]) | (uint32_t(words[1]) << 16);
       std::memcpy(&f, &bits, 4);
@@ -282,8 +265,8 @@ int weftc::trainMain(int argc, char **argv) {
   auto stepLoss = [&](int64_t step) {
     double sum = 0;
     for (int64_t s = step * opts.batch; s < (step + 1) * opts.batch; ++s)
-      sum -= std::log(std::max(
-          double(p[size_t(s * classes + classOf[size_t(s)])]), 1e-38));
+      sum -= std::log(
+          std::max(double(p[size_t(s * classes + classOf[size_t(s)])]), 1e-38));
     return sum / double(opts.batch);
   };
   outs() << "weftc: trained " << trained.size() << " dense layer(s) of @"
@@ -292,12 +275,13 @@ int weftc::trainMain(int argc, char **argv) {
          << opts.steps << " steps) on the " << compiled.gridWidth << "x"
          << compiled.gridHeight << " fabric\n";
   outs() << "weftc: simulated " << cycles << " cycles for " << samples
-         << " samples (" << format("%.1f", 1e6 * double(samples) /
-                                               double(std::max<uint64_t>(
-                                                   cycles, 1)))
+         << " samples ("
+         << format("%.1f", 1e6 * double(samples) /
+                               double(std::max<uint64_t>(cycles, 1)))
          << " samples per million cycles)\n";
   outs() << "weftc: memory high-water mark "
-         << simulator->stats().memoryHighWaterBytes << " bytes (the fullest PE)\n";
+         << simulator->stats().memoryHighWaterBytes
+         << " bytes (the fullest PE)\n";
   outs() << "weftc: loss " << format("%.6f", stepLoss(0)) << " at step 1, "
          << format("%.6f", stepLoss(opts.steps - 1)) << " at step "
          << opts.steps << " (before each step's update)\n";
