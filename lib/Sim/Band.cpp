@@ -343,8 +343,7 @@ uint64_t Engine::arrivalErrorKey(std::string &pending) {
       pending = e;
     }
   };
-  for (uint32_t i : current)
-    check(i);
+  current.forEach(check);
   for (const ThreadOut &o : outs)
     for (uint32_t i : o.woken)
       check(i);

@@ -100,8 +100,10 @@ bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
       unsigned pair = c * 5 + port;
       pe.nonEmpty[pair / 64] &= ~(uint64_t(1) << (pair % 64));
     }
-    // A freed slot is a credit for the upstream router (§3).
-    if (port < 4 && pe.neighbour[port])
+    // A freed slot is a credit for the upstream router (§3). Its router
+    // only asks whether the queue is full, so only a queue that was full
+    // (no arrival can have joined it this cycle) changes what it decides.
+    if (port < 4 && pe.neighbour[port] && pe.rqCount[q] + 1u >= rd)
       wake.push_back(pe.neighbour[port]->index);
   }
   pe.numPopped = 0;

@@ -57,6 +57,34 @@ struct RowState {
   bool control = false;
 };
 
+/// PE indices in one list per thread: the PEs that thread steps or
+/// commits (Engine::owner).
+struct PeLists {
+  std::vector<std::vector<uint32_t>> lists;
+  size_t size() const {
+    size_t n = 0;
+    for (const auto &l : lists)
+      n += l.size();
+    return n;
+  }
+  bool empty() const {
+    for (const auto &l : lists)
+      if (!l.empty())
+        return false;
+    return true;
+  }
+  void clear() {
+    for (auto &l : lists)
+      l.clear();
+  }
+  void swap(PeLists &o) { lists.swap(o.lists); }
+  template <typename F> void forEach(F &&f) const {
+    for (const auto &l : lists)
+      for (uint32_t i : l)
+        f(i);
+  }
+};
+
 struct StreamState {
   const binary::IoStream *io = nullptr;
   uint64_t chunk = 0; ///< elements per row (L)
@@ -136,7 +164,7 @@ private:
   void collectTrace();
   void scheduleNext();
   void dropSleepers(std::vector<uint32_t> &next, uint64_t nextMark);
-  void fireTimers(std::vector<uint32_t> &next, uint64_t nextMark);
+  void fireTimers(PeLists &next, uint64_t nextMark);
   bool endCycle(bool anyProgress, bool complete);
   std::string leftoverWarning() const;
   void injectHost(ThreadOut &out);
@@ -241,16 +269,27 @@ private:
   std::unique_ptr<Pool> pool;
   std::vector<ThreadOut> outs;
 
-  // Fast-mode scheduling.
-  std::vector<uint32_t> current;
+  // Fast-mode scheduling. With threads, each PE belongs to one thread for
+  // the whole run: `owner` assigns bands of rows holding equal numbers of
+  // PEs, so that a thread steps and commits its own PEs and meets the
+  // others' only at band edges (docs/simulator.md, "Fast mode").
+  std::vector<uint8_t> owner;
+  void assignOwners(unsigned threads);
+  /// The PEs to step this cycle.
+  PeLists current;
   /// cycle + 1 at which a PE was last put in the commit / next set.
   std::vector<uint64_t> commitStamp, nextStamp;
   /// cycle + 1 at which a wavelet or a credit last reached a PE.
   std::vector<uint64_t> eventStamp;
-  std::vector<uint32_t> commitSet, nextSet;
+  PeLists commitSet, nextSet;
   std::vector<std::string> commitErrors;
   std::vector<uint32_t> commitErrorPe;
-  std::vector<std::vector<uint32_t>> wakes;
+  /// Per thread: PEs a commit credited (padded: each thread pushes to its
+  /// own).
+  struct alignas(64) WakeList {
+    std::vector<uint32_t> pes;
+  };
+  std::vector<WakeList> wakes;
   /// Sleeping PEs' wake-up cycles in a timing wheel: bucket `at % kWheel`
   /// holds (at, token << 32 | PE index). Entries of PEs woken earlier stay
   /// until their bucket comes round (the token tells them apart).
@@ -265,7 +304,7 @@ private:
   uint64_t numSleeping = 0;
   void catchUp(Pe &pe, uint64_t upTo);
   void wake(Pe &pe, uint64_t at);
-  bool maySleep(const Pe &pe, bool touched) const;
+  bool maySleep(const Pe &pe) const;
   uint64_t idleCyclesAhead(uint64_t limit) const;
   uint64_t residentMemoryBytes() const;
 

@@ -186,8 +186,9 @@ struct PositionState {
   }
 };
 
-/// What a thread collects while stepping PEs in parallel.
-struct ThreadOut {
+/// What a thread collects while stepping PEs in parallel (on its own cache
+/// lines: each thread writes its own).
+struct alignas(64) ThreadOut {
   std::vector<uint32_t> woken;      ///< PEs whose latches were written
   std::vector<uint32_t> hostOut;    ///< edge PEs that sent to a host port
   std::vector<uint32_t> progressed; ///< PEs that made progress

@@ -400,9 +400,39 @@ void Engine::initSchedule() {
   nextStamp.assign(pes.size(), 0);
   wheel.assign(kWheel, {});
   eventStamp.assign(pes.size(), 0);
-  current.clear();
+  assignOwners(threads);
+  current.lists.assign(threads, {});
+  commitSet.lists.assign(threads, {});
+  nextSet.lists.assign(threads, {});
+  wakes.assign(threads, {});
   for (auto &pe : pes)
-    current.push_back(pe->index);
+    current.lists[owner[pe->index]].push_back(pe->index);
+}
+
+/// Splits the PEs into `threads` bands of whole rows, each with about as
+/// many PEs, and makes thread t the owner of band t. Neighbours across a
+/// band edge are the only PEs whose latches and queue counts two threads
+/// touch.
+void Engine::assignOwners(unsigned threads) {
+  owner.assign(pes.size(), 0);
+  if (threads < 2)
+    return;
+  std::vector<uint32_t> byRow(pes.size());
+  for (uint32_t i = 0; i < byRow.size(); ++i)
+    byRow[i] = i;
+  std::stable_sort(byRow.begin(), byRow.end(), [&](uint32_t a, uint32_t b) {
+    return pes[a]->y < pes[b]->y;
+  });
+  size_t n = byRow.size();
+  unsigned band = 0;
+  for (size_t k = 0; k < n; ++k) {
+    // Move to the next band at a row boundary once this one holds its
+    // share.
+    if (band + 1 < threads && k >= n * (band + 1) / threads &&
+        pes[byRow[k]]->y != pes[byRow[k - 1]]->y)
+      ++band;
+    owner[byRow[k]] = uint8_t(band);
+  }
 }
 
 void Engine::packInput(StreamState &s, const std::vector<uint8_t> &bytes) {
@@ -667,9 +697,11 @@ std::vector<uint8_t> Engine::output(const std::string &name) const {
 bool Engine::cycleOnce() {
   bool reference = opts.mode == Mode::Reference;
   if (reference) {
-    current.resize(pes.size());
+    // One thread: every PE in the first list.
+    std::vector<uint32_t> &all = current.lists[0];
+    all.resize(pes.size());
     for (size_t i = 0; i < pes.size(); ++i)
-      current[i] = uint32_t(i);
+      all[i] = uint32_t(i);
   }
   if (distributed())
     return cycleBand();
@@ -742,22 +774,22 @@ bool Engine::mergeThreadOuts() {
   return any;
 }
 
-/// Steps the PEs in `current`, over the pool's threads when there are
-/// enough of them.
+/// Steps the PEs in `current`, each thread its own list when there are
+/// enough of them, else all on this thread.
 void Engine::stepCurrent() {
   unsigned T = pool->size();
-  bool parallel = T > 1 && current.size() >= 64;
-  peSteps += current.size();
-  auto stepRange = [&](unsigned t) {
-    size_t n = current.size();
-    size_t lo = parallel ? n * t / T : 0, hi = parallel ? n * (t + 1) / T : n;
-    ThreadOut &o = outs[t];
-    for (size_t i = lo; i < hi; ++i) {
-      if (i + kPrefetchAhead < hi)
-        prefetchPe(pes[current[i + kPrefetchAhead]]);
-      if (i + kPrefetchData < hi)
-        prefetchPeData(pes[current[i + kPrefetchData]]);
-      Pe &pe = *pes[current[i]];
+  size_t total = current.size();
+  bool parallel = T > 1 && total >= 64;
+  peSteps += total;
+  auto stepList = [&](const std::vector<uint32_t> &list, ThreadOut &o) {
+    size_t n = list.size();
+    const uint32_t *ids = list.data();
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kPrefetchAhead < n)
+        prefetchPe(pes[ids[i + kPrefetchAhead]]);
+      if (i + kPrefetchData < n)
+        prefetchPeData(pes[ids[i + kPrefetchData]]);
+      Pe &pe = *pes[ids[i]];
       if (pe.sleeping)
         stepRouterOnly(pe, cfg, now, o);
       else
@@ -766,15 +798,17 @@ void Engine::stepCurrent() {
         o.progressed.push_back(pe.index);
     }
   };
-  if (parallel)
-    pool->run(stepRange);
-  else
-    stepRange(0);
+  if (parallel) {
+    pool->run([&](unsigned t) { stepList(current.lists[t], outs[t]); });
+    return;
+  }
+  for (const std::vector<uint32_t> &list : current.lists)
+    stepList(list, outs[0]);
 }
 
 /// The commit phase: every stepped PE and every PE a latch was written
-/// into applies its dequeues and latched wavelets. False when the run has
-/// failed.
+/// into applies its dequeues and latched wavelets, each on the thread that
+/// owns it. False when the run has failed.
 bool Engine::commit() {
   uint64_t mark = now + 1;
   commitSet.clear();
@@ -783,11 +817,15 @@ bool Engine::commit() {
       return; // a ghost: its arrivals go to its rank (swapEdges)
     if (commitStamp[i] != mark) {
       commitStamp[i] = mark;
-      commitSet.push_back(i);
+      commitSet.lists[owner[i]].push_back(i);
     }
   };
-  for (uint32_t i : current)
-    addCommit(i);
+  // A stepped PE is in its owner's list already.
+  for (size_t t = 0; t < current.lists.size(); ++t)
+    for (uint32_t i : current.lists[t]) {
+      commitStamp[i] = mark;
+      commitSet.lists[t].push_back(i);
+    }
   for (ThreadOut &o : outs) {
     for (uint32_t i : o.woken)
       addCommit(i);
@@ -796,22 +834,20 @@ bool Engine::commit() {
   unsigned T = pool->size();
   commitErrors.resize(T);
   commitErrorPe.assign(T, UINT32_MAX);
-  wakes.resize(T);
-  for (auto &w : wakes)
-    w.clear();
+  for (WakeList &w : wakes)
+    w.pes.clear();
   bool parallelCommit = T > 1 && commitSet.size() >= 64;
-  auto commitRange = [&](unsigned t) {
-    size_t n = commitSet.size();
-    size_t lo = parallelCommit ? n * t / T : 0;
-    size_t hi = parallelCommit ? n * (t + 1) / T : n;
+  auto commitList = [&](const std::vector<uint32_t> &list, unsigned t) {
+    size_t n = list.size();
+    const uint32_t *ids = list.data();
     std::string scratch;
-    for (size_t i = lo; i < hi; ++i) {
-      if (i + kPrefetchAhead < hi)
-        prefetchPe(pes[commitSet[i + kPrefetchAhead]]);
-      if (i + kPrefetchData < hi)
-        prefetchPeData(pes[commitSet[i + kPrefetchData]]);
-      Pe &pe = *pes[commitSet[i]];
-      if (!commitPe(pe, cfg, now, wakes[t], scratch) &&
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kPrefetchAhead < n)
+        prefetchPe(pes[ids[i + kPrefetchAhead]]);
+      if (i + kPrefetchData < n)
+        prefetchPeData(pes[ids[i + kPrefetchData]]);
+      Pe &pe = *pes[ids[i]];
+      if (!commitPe(pe, cfg, now, wakes[t].pes, scratch) &&
           pe.index < commitErrorPe[t]) {
         commitErrorPe[t] = pe.index;
         commitErrors[t] = scratch;
@@ -819,9 +855,10 @@ bool Engine::commit() {
     }
   };
   if (parallelCommit)
-    pool->run(commitRange);
+    pool->run([&](unsigned t) { commitList(commitSet.lists[t], t); });
   else
-    commitRange(0);
+    for (const std::vector<uint32_t> &list : commitSet.lists)
+      commitList(list, 0);
   uint32_t errPe = UINT32_MAX;
   std::string err;
   for (unsigned t = 0; t < T; ++t)
@@ -856,14 +893,14 @@ void Engine::collectTrace() {
 /// fires.
 void Engine::scheduleNext() {
   uint64_t nextMark = now + 1;
-  std::vector<uint32_t> &next = nextSet;
+  PeLists &next = nextSet;
   next.clear();
   auto addNext = [&](uint32_t i) {
     if (i >= ghostBase)
       return;
     if (nextStamp[i] != nextMark) {
       nextStamp[i] = nextMark;
-      next.push_back(i);
+      next.lists[owner[i]].push_back(i);
     }
   };
   for (ThreadOut &o : outs) {
@@ -876,8 +913,8 @@ void Engine::scheduleNext() {
       eventStamp[i] = nextMark;
     }
   }
-  for (auto &w : wakes)
-    for (uint32_t i : w) {
+  for (const WakeList &w : wakes)
+    for (uint32_t i : w.pes) {
       if (i >= ghostBase)
         continue;
       addNext(i);
@@ -889,7 +926,8 @@ void Engine::scheduleNext() {
     eventStamp[i] = nextMark;
   }
   bandWakes.clear();
-  dropSleepers(next, nextMark);
+  for (std::vector<uint32_t> &list : next.lists)
+    dropSleepers(list, nextMark);
   fireTimers(next, nextMark);
   // The order of `current` never changes a result (see the file
   // comment), so it is left as collected.
@@ -917,13 +955,26 @@ void Engine::dropSleepers(std::vector<uint32_t> &next, uint64_t nextMark) {
         nextStamp[i] = 0; // not in the set: its timer may still add it
         continue;
       }
-    } else if (maySleep(pe, eventStamp[i] == nextMark)) {
+    } else if (maySleep(pe)) {
       pe.sleeping = true;
       pe.sleepFrom = now + 1;
       ++pe.sleepToken;
       ++numSleeping;
-      addTimer(now + pe.main.busyLeft, (pe.sleepToken << 32) | pe.index);
-      continue;
+      // The instruction retires in cycle now + busyLeft. Without a trace
+      // the PE wakes after that cycle, with the retirement applied
+      // (wake()); a trace wakes it for that cycle, whose step records the
+      // end of a task in cycle order.
+      addTimer(now + pe.main.busyLeft + (cfg.trace ? 0 : 1),
+               (pe.sleepToken << 32) | pe.index);
+      // Its router goes on being stepped on its own while it may move: it
+      // holds wavelets and a wavelet or credit arrived, it moved one, or
+      // its CE freed a CE queue slot or sent on the ramp this cycle.
+      bool queued = pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2];
+      if (!queued || !(eventStamp[i] == nextMark || pe.routerMoved ||
+                       pe.cePopped || pe.onRampUsed)) {
+        nextStamp[i] = 0;
+        continue;
+      }
     }
     next[kept++] = i;
   }
@@ -932,7 +983,7 @@ void Engine::dropSleepers(std::vector<uint32_t> &next, uint64_t nextMark) {
 
 /// Wakes the sleepers whose timer fires at the start of the next cycle and
 /// adds them to `next`.
-void Engine::fireTimers(std::vector<uint32_t> &next, uint64_t nextMark) {
+void Engine::fireTimers(PeLists &next, uint64_t nextMark) {
   std::vector<std::pair<uint64_t, uint64_t>> &bucket =
       wheel[(now + 1) % kWheel];
   for (size_t k = 0; k < bucket.size();) {
@@ -950,7 +1001,7 @@ void Engine::fireTimers(std::vector<uint32_t> &next, uint64_t nextMark) {
     wake(pe, now + 1);
     if (nextStamp[pe.index] != nextMark) {
       nextStamp[pe.index] = nextMark;
-      next.push_back(pe.index);
+      next.lists[owner[pe.index]].push_back(pe.index);
     }
   }
 }
@@ -1044,24 +1095,21 @@ void Engine::catchUp(Pe &pe, uint64_t upTo) {
 
 void Engine::wake(Pe &pe, uint64_t at) {
   catchUp(pe, at);
+  // Woken after the cycle its instruction retired in: apply that cycle.
+  if (!pe.main.busyLeft)
+    retireBatch(pe, cfg, at - 1, outs[0]);
   pe.sleeping = false;
   ++pe.sleepToken;
   --numSleeping;
 }
 
-/// Whether a PE can skip the cycles until its main thread's datapath is
-/// free: its CE only counts down a held datapath (no microthread) and its
-/// router cannot move. A router with queued wavelets that moved none this
-/// cycle moves none until something changes what it reads: a wavelet or a
-/// credit arriving (`touched`, which also wakes a sleeping PE) or its own
-/// CE dequeuing (the CE queue count it checks for the ramp).
-bool Engine::maySleep(const Pe &pe, bool touched) const {
-  if (!pe.running || !pe.main.active || pe.main.busyLeft < 2 ||
-      !microsInert(pe))
-    return false;
-  if (pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2])
-    return !touched && !pe.routerMoved && !pe.cePopped && !pe.onRampUsed;
-  return true;
+/// Whether a PE's CE can skip the cycles until its main thread's datapath
+/// is free: it only counts down a held datapath (no microthread in its
+/// startup or holding the datapath). Its router goes on alone
+/// (dropSleepers).
+bool Engine::maySleep(const Pe &pe) const {
+  return pe.running && pe.main.active && pe.main.busyLeft >= 2 &&
+         microsInert(pe);
 }
 
 /// Fast mode: how many of the next cycles (at most `limit`) are known to do
@@ -1092,10 +1140,20 @@ Status Engine::run(uint64_t cycles) {
   uint64_t end = cycles > UINT64_MAX - now ? UINT64_MAX : now + cycles;
   cfg.batchLimit = std::min(end, opts.maxCycles);
   Status s = runCycles(cycles);
-  // Statistics count the cycles sleeping PEs have spent so far.
-  for (auto &pe : pes)
-    if (pe->sleeping)
+  // Statistics count the cycles sleeping PEs have spent so far: up to
+  // `now`, and after an error in cycle `now`, that cycle too (every PE
+  // decided in it), which may retire an instruction.
+  for (auto &pe : pes) {
+    if (!pe->sleeping)
+      continue;
+    if (s == Status::Error && pe->main.busyLeft && pe->sleepFrom <= now) {
+      catchUp(*pe, now + 1);
+      if (!pe->main.busyLeft)
+        retireBatch(*pe, cfg, now, outs[0]);
+    } else {
       catchUp(*pe, now);
+    }
+  }
   // A distributed run brings the ranks' results to rank 0 when it ends.
   if (distributed() && s != Status::Running && !gathered)
     gatherBand();

@@ -1457,4 +1457,13 @@ void stepRouterOnly(Pe &pe, const FabricConfig &cfg, uint64_t now,
   ctx.stepRouter();
 }
 
+void retireBatch(Pe &pe, const FabricConfig &cfg, uint64_t now,
+                 ThreadOut &out) {
+  Exec &ex = pe.main;
+  if (!ex.active || ex.busyLeft || !ex.finished)
+    return; // capped by the cycle budget: the next step issues the rest
+  Ctx ctx{pe, cfg, now, out};
+  ctx.retire(ex, true);
+}
+
 } // namespace weft::sim::detail

@@ -43,6 +43,12 @@ void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out);
 void stepRouterOnly(Pe &pe, const FabricConfig &cfg, uint64_t now,
                     ThreadOut &out);
 
+/// Fast mode: the retirement of a sleeping PE's batched main-thread
+/// instruction in cycle `now`, the cycle its held datapath comes free, when
+/// the PE was not stepped in it (its CE does nothing else in that cycle).
+void retireBatch(Pe &pe, const FabricConfig &cfg, uint64_t now,
+                 ThreadOut &out);
+
 /// Applies the PE's counted dequeues and latched wavelets (commit phase).
 /// `wake` receives neighbours whose credits grew. Returns false and sets
 /// `error` on a program error (a wavelet on a port its route does not list).
