@@ -254,7 +254,7 @@ bool Engine::cycleBand() {
     return stop();
   if (opts.trace)
     collectTrace();
-  anyProgress |= numSleeping > 0;
+  anyProgress |= numSleeping() > 0;
   if (!reference)
     scheduleNext();
   else
@@ -368,8 +368,8 @@ bool Engine::reduceEndOfCycle(bool anyProgress) {
       anyProgress ? 0u : 1u,
       anyProgress || outputsComplete() ? 1u : 0u,
       busy ? 0u : 1u,
-      busy || !timerCount ? UINT64_MAX : firstTimer(),
-      numSleeping ? 0u : 1u,
+      busy || !timerCount() ? UINT64_MAX : firstTimer(),
+      numSleeping() ? 0u : 1u,
   };
   exchange->allMin(v, 5);
   bandBusy = v[2] == 0;

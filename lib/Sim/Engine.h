@@ -156,15 +156,22 @@ private:
 
   // The cycle loop (cycleOnce() and its phases, in order).
   bool cycleOnce();
+  bool cycleThreads();
   bool decide(bool &anyProgress);
   void stepCurrent();
+  void stepList(const std::vector<uint32_t> &list, ThreadOut &o);
   bool mergeThreadOuts();
   uint32_t firstStepError(std::string &err) const;
   bool commit();
+  void commitOwn(unsigned t);
+  bool commitOk();
   void collectTrace();
   void scheduleNext();
-  void dropSleepers(std::vector<uint32_t> &next, uint64_t nextMark);
-  void fireTimers(PeLists &next, uint64_t nextMark);
+  void scheduleOwn(unsigned t);
+  void dropSleepers(unsigned t, std::vector<uint32_t> &next,
+                    uint64_t nextMark);
+  void fireTimers(unsigned t, std::vector<uint32_t> &next,
+                  uint64_t nextMark);
   bool endCycle(bool anyProgress, bool complete);
   std::string leftoverWarning() const;
   void injectHost(ThreadOut &out);
@@ -290,18 +297,26 @@ private:
     std::vector<uint32_t> pes;
   };
   std::vector<WakeList> wakes;
-  /// Sleeping PEs' wake-up cycles in a timing wheel: bucket `at % kWheel`
-  /// holds (at, token << 32 | PE index). Entries of PEs woken earlier stay
-  /// until their bucket comes round (the token tells them apart).
+  /// Sleeping PEs' wake-up cycles in a timing wheel per thread (its own
+  /// PEs'): bucket `at % kWheel` holds (at, token << 32 | PE index).
+  /// Entries of PEs woken earlier stay until their bucket comes round (the
+  /// token tells them apart).
   static constexpr uint64_t kWheel = 4096;
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> wheel;
-  uint64_t timerCount = 0;
-  void addTimer(uint64_t at, uint64_t tag) {
-    wheel[at % kWheel].emplace_back(at, tag);
-    ++timerCount;
-  }
+  struct alignas(64) Sleepers {
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> wheel;
+    uint64_t timers = 0;   ///< entries in the wheel
+    uint64_t sleeping = 0; ///< the thread's PEs asleep
+    uint64_t sleptBefore = 0; ///< `sleeping` before this cycle's schedule
+  };
+  std::vector<Sleepers> sleepers;
   uint64_t firstTimer() const;
-  uint64_t numSleeping = 0;
+  uint64_t numSleeping() const;
+  uint64_t timerCount() const;
+  /// Sets of at least this many PEs are stepped and committed over threads.
+  static constexpr size_t kParallelMin = 64;
+  /// cycleThreads: whether a thread's PEs sent a host port a wavelet it
+  /// refuses.
+  std::vector<uint8_t> hostError;
   void catchUp(Pe &pe, uint64_t upTo);
   void wake(Pe &pe, uint64_t at);
   bool maySleep(const Pe &pe) const;

@@ -16,7 +16,8 @@
 namespace weft::sim::detail {
 
 /// A spinning fork/join pool: run(fn) calls fn(t) for t in [0, threads) and
-/// returns when all are done; the caller is thread 0.
+/// returns when all are done; the caller is thread 0. Inside run(), every
+/// thread may call barrier(), which returns when all have called it.
 class Pool {
 public:
   explicit Pool(unsigned n) : n(n) {
@@ -38,6 +39,25 @@ public:
     // Spin briefly, then yield: on a loaded machine a spinning waiter
     // would steal the core its worker needs.
     for (unsigned spins = 0; pending.load(std::memory_order_acquire);)
+      if (++spins > 64)
+        std::this_thread::yield();
+      else
+        spin();
+  }
+
+  /// Waits for every thread of the running job (sense-reversing: the last
+  /// to arrive opens the next phase).
+  void barrier() {
+    if (n == 1)
+      return;
+    uint64_t phase = barPhase.load(std::memory_order_acquire);
+    if (barArrived.fetch_add(1, std::memory_order_acq_rel) == n - 1) {
+      barArrived.store(0, std::memory_order_relaxed);
+      barPhase.fetch_add(1, std::memory_order_release);
+      return;
+    }
+    for (unsigned spins = 0;
+         barPhase.load(std::memory_order_acquire) == phase;)
       if (++spins > 64)
         std::this_thread::yield();
       else
@@ -71,9 +91,13 @@ private:
   unsigned n;
   std::vector<std::thread> workers;
   std::function<void(unsigned)> job;
-  std::atomic<uint64_t> generation{0};
-  std::atomic<unsigned> pending{0};
-  std::atomic<bool> stop{false};
+  // Each on its own cache line: the threads poll one while others write
+  // another.
+  alignas(64) std::atomic<uint64_t> generation{0};
+  alignas(64) std::atomic<unsigned> pending{0};
+  alignas(64) std::atomic<unsigned> barArrived{0};
+  alignas(64) std::atomic<uint64_t> barPhase{0};
+  alignas(64) std::atomic<bool> stop{false};
 };
 
 } // namespace weft::sim::detail

@@ -398,7 +398,11 @@ void Engine::initSchedule() {
   outs.resize(threads);
   commitStamp.assign(pes.size(), 0);
   nextStamp.assign(pes.size(), 0);
-  wheel.assign(kWheel, {});
+  sleepers.assign(threads, {});
+  for (Sleepers &z : sleepers)
+    z.wheel.assign(kWheel, {});
+  commitErrors.assign(threads, {});
+  commitErrorPe.assign(threads, UINT32_MAX);
   eventStamp.assign(pes.size(), 0);
   assignOwners(threads);
   current.lists.assign(threads, {});
@@ -705,13 +709,15 @@ bool Engine::cycleOnce() {
   }
   if (distributed())
     return cycleBand();
+  if (!reference && pool->size() > 1 && current.size() >= kParallelMin)
+    return cycleThreads();
   bool anyProgress = false;
   if (!decide(anyProgress) || !commit())
     return false;
   if (opts.trace)
     collectTrace();
   // A PE asleep in this cycle spent it on its batched instruction.
-  anyProgress |= numSleeping > 0;
+  anyProgress |= numSleeping() > 0;
   if (!reference)
     scheduleNext();
   for (ThreadOut &o : outs) {
@@ -774,105 +780,6 @@ bool Engine::mergeThreadOuts() {
   return any;
 }
 
-/// Steps the PEs in `current`, each thread its own list when there are
-/// enough of them, else all on this thread.
-void Engine::stepCurrent() {
-  unsigned T = pool->size();
-  size_t total = current.size();
-  bool parallel = T > 1 && total >= 64;
-  peSteps += total;
-  auto stepList = [&](const std::vector<uint32_t> &list, ThreadOut &o) {
-    size_t n = list.size();
-    const uint32_t *ids = list.data();
-    for (size_t i = 0; i < n; ++i) {
-      if (i + kPrefetchAhead < n)
-        prefetchPe(pes[ids[i + kPrefetchAhead]]);
-      if (i + kPrefetchData < n)
-        prefetchPeData(pes[ids[i + kPrefetchData]]);
-      Pe &pe = *pes[ids[i]];
-      if (pe.sleeping)
-        stepRouterOnly(pe, cfg, now, o);
-      else
-        stepPe(pe, cfg, now, o);
-      if (pe.progress)
-        o.progressed.push_back(pe.index);
-    }
-  };
-  if (parallel) {
-    pool->run([&](unsigned t) { stepList(current.lists[t], outs[t]); });
-    return;
-  }
-  for (const std::vector<uint32_t> &list : current.lists)
-    stepList(list, outs[0]);
-}
-
-/// The commit phase: every stepped PE and every PE a latch was written
-/// into applies its dequeues and latched wavelets, each on the thread that
-/// owns it. False when the run has failed.
-bool Engine::commit() {
-  uint64_t mark = now + 1;
-  commitSet.clear();
-  auto addCommit = [&](uint32_t i) {
-    if (i >= ghostBase)
-      return; // a ghost: its arrivals go to its rank (swapEdges)
-    if (commitStamp[i] != mark) {
-      commitStamp[i] = mark;
-      commitSet.lists[owner[i]].push_back(i);
-    }
-  };
-  // A stepped PE is in its owner's list already.
-  for (size_t t = 0; t < current.lists.size(); ++t)
-    for (uint32_t i : current.lists[t]) {
-      commitStamp[i] = mark;
-      commitSet.lists[t].push_back(i);
-    }
-  for (ThreadOut &o : outs) {
-    for (uint32_t i : o.woken)
-      addCommit(i);
-  }
-  // Per-thread scratch, kept across cycles so the loop does not allocate.
-  unsigned T = pool->size();
-  commitErrors.resize(T);
-  commitErrorPe.assign(T, UINT32_MAX);
-  for (WakeList &w : wakes)
-    w.pes.clear();
-  bool parallelCommit = T > 1 && commitSet.size() >= 64;
-  auto commitList = [&](const std::vector<uint32_t> &list, unsigned t) {
-    size_t n = list.size();
-    const uint32_t *ids = list.data();
-    std::string scratch;
-    for (size_t i = 0; i < n; ++i) {
-      if (i + kPrefetchAhead < n)
-        prefetchPe(pes[ids[i + kPrefetchAhead]]);
-      if (i + kPrefetchData < n)
-        prefetchPeData(pes[ids[i + kPrefetchData]]);
-      Pe &pe = *pes[ids[i]];
-      if (!commitPe(pe, cfg, now, wakes[t].pes, scratch) &&
-          pe.index < commitErrorPe[t]) {
-        commitErrorPe[t] = pe.index;
-        commitErrors[t] = scratch;
-      }
-    }
-  };
-  if (parallelCommit)
-    pool->run([&](unsigned t) { commitList(commitSet.lists[t], t); });
-  else
-    for (const std::vector<uint32_t> &list : commitSet.lists)
-      commitList(list, 0);
-  uint32_t errPe = UINT32_MAX;
-  std::string err;
-  for (unsigned t = 0; t < T; ++t)
-    if (commitErrorPe[t] < errPe) {
-      errPe = commitErrorPe[t];
-      err = commitErrors[t];
-    }
-  if (errPe != UINT32_MAX) {
-    fail(err);
-    return false;
-  }
-  return true;
-}
-
 /// Moves the threads' trace events into the run's trace (kept in a
 /// canonical order at output time), up to Options::traceLimit.
 void Engine::collectTrace() {
@@ -885,124 +792,6 @@ void Engine::collectTrace() {
       trace.push_back(e);
     }
     o.trace.clear();
-  }
-}
-
-/// Fast mode: the next cycle's set, `current`: progressed, woken and
-/// credited PEs, less those that fall asleep, plus sleepers whose timer
-/// fires.
-void Engine::scheduleNext() {
-  uint64_t nextMark = now + 1;
-  PeLists &next = nextSet;
-  next.clear();
-  auto addNext = [&](uint32_t i) {
-    if (i >= ghostBase)
-      return;
-    if (nextStamp[i] != nextMark) {
-      nextStamp[i] = nextMark;
-      next.lists[owner[i]].push_back(i);
-    }
-  };
-  for (ThreadOut &o : outs) {
-    for (uint32_t i : o.progressed)
-      addNext(i);
-    for (uint32_t i : o.woken) {
-      if (i >= ghostBase)
-        continue;
-      addNext(i);
-      eventStamp[i] = nextMark;
-    }
-  }
-  for (const WakeList &w : wakes)
-    for (uint32_t i : w.pes) {
-      if (i >= ghostBase)
-        continue;
-      addNext(i);
-      eventStamp[i] = nextMark;
-    }
-  // Credits from the other ranks (a distributed run).
-  for (uint32_t i : bandWakes) {
-    addNext(i);
-    eventStamp[i] = nextMark;
-  }
-  bandWakes.clear();
-  for (std::vector<uint32_t> &list : next.lists)
-    dropSleepers(list, nextMark);
-  fireTimers(next, nextMark);
-  // The order of `current` never changes a result (see the file
-  // comment), so it is left as collected.
-  current.swap(next);
-  peakActive = std::max<uint64_t>(peakActive, current.size());
-}
-
-/// Removes from `next` the PEs that sleep in the next cycle. A PE whose CE
-/// is busy with a batched instruction and whose router cannot move sleeps
-/// until the instruction retires (its timer); until then only its router
-/// is stepped, when something reaches it.
-void Engine::dropSleepers(std::vector<uint32_t> &next, uint64_t nextMark) {
-  size_t kept = 0;
-  for (size_t k = 0; k < next.size(); ++k) {
-    if (k + kPrefetchAhead < next.size())
-      __builtin_prefetch(pes[next[k + kPrefetchAhead]]);
-    uint32_t i = next[k];
-    Pe &pe = *pes[i];
-    if (pe.sleeping) {
-      // A sleeping PE's router is stepped on its own while it has work:
-      // a wavelet or credit arrived, or it moved one and holds more.
-      bool touched = eventStamp[i] == nextMark;
-      bool queued = pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2];
-      if (!touched && !(pe.routerMoved && queued)) {
-        nextStamp[i] = 0; // not in the set: its timer may still add it
-        continue;
-      }
-    } else if (maySleep(pe)) {
-      pe.sleeping = true;
-      pe.sleepFrom = now + 1;
-      ++pe.sleepToken;
-      ++numSleeping;
-      // The instruction retires in cycle now + busyLeft. Without a trace
-      // the PE wakes after that cycle, with the retirement applied
-      // (wake()); a trace wakes it for that cycle, whose step records the
-      // end of a task in cycle order.
-      addTimer(now + pe.main.busyLeft + (cfg.trace ? 0 : 1),
-               (pe.sleepToken << 32) | pe.index);
-      // Its router goes on being stepped on its own while it may move: it
-      // holds wavelets and a wavelet or credit arrived, it moved one, or
-      // its CE freed a CE queue slot or sent on the ramp this cycle.
-      bool queued = pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2];
-      if (!queued || !(eventStamp[i] == nextMark || pe.routerMoved ||
-                       pe.cePopped || pe.onRampUsed)) {
-        nextStamp[i] = 0;
-        continue;
-      }
-    }
-    next[kept++] = i;
-  }
-  next.resize(kept);
-}
-
-/// Wakes the sleepers whose timer fires at the start of the next cycle and
-/// adds them to `next`.
-void Engine::fireTimers(PeLists &next, uint64_t nextMark) {
-  std::vector<std::pair<uint64_t, uint64_t>> &bucket =
-      wheel[(now + 1) % kWheel];
-  for (size_t k = 0; k < bucket.size();) {
-    auto [at, tag] = bucket[k];
-    if (at > now + 1) {
-      ++k; // a later lap
-      continue;
-    }
-    bucket[k] = bucket.back();
-    bucket.pop_back();
-    --timerCount;
-    Pe &pe = *pes[uint32_t(tag)];
-    if (!pe.sleeping || pe.sleepToken != (tag >> 32))
-      continue; // woken earlier
-    wake(pe, now + 1);
-    if (nextStamp[pe.index] != nextMark) {
-      nextStamp[pe.index] = nextMark;
-      next.lists[owner[pe.index]].push_back(pe.index);
-    }
   }
 }
 
@@ -1057,19 +846,6 @@ uint64_t Engine::leftoverCount() const {
   return left;
 }
 
-/// The earliest cycle in the timing wheel (UINT64_MAX if it is empty).
-uint64_t Engine::firstTimer() const {
-  for (uint64_t t = now + 1; t <= now + kWheel; ++t)
-    for (const auto &e : wheel[t % kWheel])
-      if (e.first == t)
-        return t;
-  uint64_t first = UINT64_MAX;
-  for (const auto &b : wheel)
-    for (const auto &e : b)
-      first = std::min(first, e.first);
-  return first;
-}
-
 /// Bytes of the PE memories the OS has committed (pages written so far).
 uint64_t Engine::residentMemoryBytes() const {
   if (!memBase)
@@ -1083,55 +859,6 @@ uint64_t Engine::residentMemoryBytes() const {
   for (unsigned char c : in)
     pages += c & 1;
   return pages * page;
-}
-
-void Engine::catchUp(Pe &pe, uint64_t upTo) {
-  uint64_t skipped = upTo - pe.sleepFrom;
-  pe.main.busyLeft -= uint32_t(skipped);
-  pe.st.busyCycles += skipped;
-  pe.st.ceBusyCycles += skipped;
-  pe.sleepFrom = upTo;
-}
-
-void Engine::wake(Pe &pe, uint64_t at) {
-  catchUp(pe, at);
-  // Woken after the cycle its instruction retired in: apply that cycle.
-  if (!pe.main.busyLeft)
-    retireBatch(pe, cfg, at - 1, outs[0]);
-  pe.sleeping = false;
-  ++pe.sleepToken;
-  --numSleeping;
-}
-
-/// Whether a PE's CE can skip the cycles until its main thread's datapath
-/// is free: it only counts down a held datapath (no microthread in its
-/// startup or holding the datapath). Its router goes on alone
-/// (dropSleepers).
-bool Engine::maySleep(const Pe &pe) const {
-  return pe.running && pe.main.active && pe.main.busyLeft >= 2 &&
-         microsInert(pe);
-}
-
-/// Fast mode: how many of the next cycles (at most `limit`) are known to do
-/// nothing but let sleeping PEs count down: no PE to step, no host port
-/// able to inject, and the first sleeper's wake-up later.
-uint64_t Engine::idleCyclesAhead(uint64_t limit) const {
-  if (!current.empty() || !timerCount || !numSleeping)
-    return 0;
-  for (const HostPort &hp : hostPorts)
-    for (unsigned si : hp.streams) {
-      const StreamState &s = streams[si];
-      const RowState &row = s.rows[hp.pe->y - s.io->firstRow];
-      if (row.next < row.payloads.size() &&
-          hp.pe->rqCount[cfg.rqIndex(hp.dir, s.io->color)] < cfg.rqDepth)
-        return 0;
-    }
-  // The earliest timer fires at the end of cycle `at - 1`; cycles now ..
-  // at - 2 are empty.
-  uint64_t at = firstTimer();
-  if (at < now + 2)
-    return 0;
-  return std::min(limit, at - 1 - now);
 }
 
 Status Engine::run(uint64_t cycles) {
