@@ -354,17 +354,29 @@ inline void prefetchPe(const Pe *p) {
   __builtin_prefetch(m);
   __builtin_prefetch(reinterpret_cast<const char *>(&p->rqCount[0]));
   __builtin_prefetch(reinterpret_cast<const char *>(&p->rqCount[64]));
+  __builtin_prefetch(reinterpret_cast<const char *>(&p->dsrs));
 }
 
 /// The second stage of the sweep's prefetch, a few PEs later, when `p`'s
 /// own lines have arrived: its queue entries and the memory words its main
-/// thread's instruction reads next.
-inline void prefetchPeData(const Pe *p) {
+/// thread's instruction reads next. `colors`: the fabric's routable colors.
+inline void prefetchPeData(const Pe *p, unsigned colors) {
   __builtin_prefetch(p->rqData);
   __builtin_prefetch(p->cqData);
   __builtin_prefetch(p->cqData + 8);
+  // The neighbours' queue counts the router's credit check reads: those of
+  // their input port facing this PE (north's south port, and so on).
+  if (p->nonEmpty[0] | p->nonEmpty[1] | p->nonEmpty[2])
+    for (unsigned d = 0; d < 4; ++d)
+      if (const Pe *nb = p->neighbour[d])
+        __builtin_prefetch(&nb->rqCount[((d + 2) % 4) * colors]);
   const Exec &m = p->main;
-  if (!m.active || m.busyLeft)
+  // An instruction starts: the DSR records its operands come from.
+  if (!m.active) {
+    __builtin_prefetch(p->dsrs.get());
+    return;
+  }
+  if (m.busyLeft)
     return;
   for (const Operand *o : {&m.dst, &m.src0, &m.src1})
     if (o->kind == Operand::Mem && !o->is4d) {

@@ -32,7 +32,7 @@ void Engine::stepList(const std::vector<uint32_t> &list, ThreadOut &o) {
     if (i + kPrefetchAhead < n)
       prefetchPe(pes[ids[i + kPrefetchAhead]]);
     if (i + kPrefetchData < n)
-      prefetchPeData(pes[ids[i + kPrefetchData]]);
+      prefetchPeData(pes[ids[i + kPrefetchData]], cfg.colors);
     Pe &pe = *pes[ids[i]];
     if (pe.sleeping)
       stepRouterOnly(pe, cfg, now, o);
@@ -87,7 +87,7 @@ void Engine::commitOwn(unsigned t) {
     if (i + kPrefetchAhead < n)
       prefetchPe(pes[ids[i + kPrefetchAhead]]);
     if (i + kPrefetchData < n)
-      prefetchPeData(pes[ids[i + kPrefetchData]]);
+      prefetchPeData(pes[ids[i + kPrefetchData]], cfg.colors);
     Pe &pe = *pes[ids[i]];
     if (!commitPe(pe, cfg, now, wake, scratch) &&
         pe.index < commitErrorPe[t]) {

@@ -38,6 +38,7 @@
 #include "weft/TensorIO/TensorIO.h"
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -374,9 +375,17 @@ std::optional<int> writeOutputs(const Args &args,
   return std::nullopt;
 }
 
+/// CPU time of the whole process (every thread) so far: on a shared machine
+/// the steadier measure of the simulator's own work.
+double processCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
 /// The summary on stdout: cycles, latency, work, and the simulator's speed.
 void printSummary(const sim::Simulator &simulator, const sim::Stats &st,
-                  double seconds) {
+                  double seconds, double cpuSeconds) {
   std::cout << "weft-sim: done in " << st.cycles << " cycles";
   std::cout << ", latency " << (st.lastArrival - st.firstInjection)
             << " cycles";
@@ -385,9 +394,11 @@ void printSummary(const sim::Simulator &simulator, const sim::Stats &st,
   if (!simulator.message().empty())
     std::cout << "weft-sim: " << simulator.message() << "\n";
   std::fprintf(stdout,
-               "weft-sim: simulated in %.3f s (%.3g busy PE-cycles/s, "
-               "%.3g PE steps, %llu PEs with state, %.0f bytes each)\n",
-               seconds, seconds > 0 ? double(st.busyPeCycles) / seconds : 0,
+               "weft-sim: simulated in %.3f s, %.3f s CPU (%.3g busy "
+               "PE-cycles/s, %.3g PE steps, %llu PEs with state, %.0f bytes "
+               "each)\n",
+               seconds, cpuSeconds,
+               seconds > 0 ? double(st.busyPeCycles) / seconds : 0,
                double(st.peSteps), (unsigned long long)st.allocatedPEs,
                st.allocatedPEs ? double(st.stateBytes) / st.allocatedPEs
                                : 0.0);
@@ -428,12 +439,14 @@ int main(int argc, char **argv) {
     return *rc;
 
   auto start = std::chrono::steady_clock::now();
+  double cpuStart = processCpuSeconds();
   sim::Status status =
       runToEnd(*simulator, args.progress.value_or(isatty(STDERR_FILENO) != 0),
                args.opts.samples, distributed);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
+  double cpuSeconds = processCpuSeconds() - cpuStart;
   sim::Stats st = simulator->stats();
   if (!reporting) {
     // Rank 0 writes the results; the others exit with the same status.
@@ -475,7 +488,7 @@ int main(int argc, char **argv) {
     if (std::optional<int> rc = writeOutputs(args, *simulator))
       return *rc;
   if (!args.quiet)
-    printSummary(*simulator, st, seconds);
+    printSummary(*simulator, st, seconds, cpuSeconds);
   if (!args.quiet && !args.heatmapsDir.empty())
     std::cout << "weft-sim: wrote " << report::heatmapKinds().size()
               << " heatmaps to " << args.heatmapsDir << "/<kind>.png\n";
