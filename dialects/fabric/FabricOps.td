@@ -187,11 +187,20 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
     whole channels, pixel-major (docs/execution-model.md, "Feature-map
     streams").
 
+    In a training program (docs/training.md), `gradient` marks a stream of
+    the backward pass, flowing west: `src_port` names an *input* of a kernel
+    marked `input_gradient` (the stream carries the gradient of the loss with
+    respect to that input) and `dst_ports[i]` an *output* of a `trained`
+    kernel (the gradient with respect to that output); the payload is the
+    type of both.
+
     Example:
     ```mlir
     fabric.stream @s1 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 256>
         {color = #fabric.color<3>}
     fabric.stream @x_fork @x[0] -> @fc1[0], @add[1] : !fabric.wavelets<f32, 64>
+    fabric.stream @fc2_grad @fc2[0] -> @fc1[0] : !fabric.wavelets<f32, 256>
+        {gradient}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
@@ -199,7 +208,7 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
                        SymbolRefArrayAttr:$dsts, DenseI64ArrayAttr:$dst_ports,
                        TypeAttrOf<Fabric_WaveletsType>:$payload,
                        OptionalAttr<Fabric_ColorAttr>:$color,
-                       OptionalAttr<I64Attr>:$pixels);
+                       OptionalAttr<I64Attr>:$pixels, UnitAttr:$gradient);
   let assemblyFormat = [{
     $sym_name $src `[` $src_port `]` `->` custom<Dests>($dsts, $dst_ports)
     `:` $payload attr-dict
