@@ -173,9 +173,13 @@ def RouteStreams : Pass<"weft-route-streams", "mlir::ModuleOp"> {
     every kernel's internal channel (`channel "psum_even"`, ...) a
     `fabric.route` with one `fabric.switch` per PE it passes, multicast and
     the receiving PE included. The switch settings come from the schemes of
-    weft/Kernels/Routing.h. Logical (empty) routes are replaced; a
-    program that already has switches or redistributions is an error, as is
-    a chain whose layouts do not line up.
+    weft/Kernels/Routing.h. In a training program (docs/training.md) a
+    `gradient` stream goes out of its source kernel's west side into the
+    east side of the kernel right before it, a `trained` dense kernel gets
+    its `delta` channel and one with `input_gradient` its
+    `grad_reduce_even` / `grad_reduce_odd` channels. Logical (empty) routes
+    are replaced; a program that already has switches or redistributions is
+    an error, as is a chain whose layouts do not line up.
 
     Example:
     ```mlir
