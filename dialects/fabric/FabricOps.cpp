@@ -175,6 +175,15 @@ LogicalResult KernelOp::verify() {
   if (int64_t(getSmear()) < 1)
     return emitOpError() << "smear factor " << int64_t(getSmear())
                          << " is below 1";
+  if (getCheckpoint() && !getTrained())
+    return emitOpError() << "has a checkpoint but is not trained";
+  if (getCheckpoint() == CheckpointPolicy::recompute && !getInputGradient())
+    return emitOpError() << "recomputes its input, but only a kernel that "
+                            "sends its input gradient can (the first "
+                            "kernel's input comes from the host once)";
+  if (getRecomputeCycles() &&
+      getCheckpoint() != CheckpointPolicy::recompute)
+    return emitOpError() << "has recompute_cycles but does not recompute";
   if (int64_t tiles = int64_t(getTiles()); tiles != 1) {
     if (tiles < 1)
       return emitOpError() << "tiles " << tiles << " is below 1";

@@ -100,7 +100,12 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     kernels whose weights are updated (or, for a column kernel, that run a
     backward step), and `input_gradient` those that send the gradient of
     their input back to the kernel before them (every trained kernel but
-    the first of the network).
+    the first of the network). `--weft-select-checkpoints` sets
+    `checkpoint` on every trained dense kernel: `save` keeps its input until
+    its chain step, `recompute` lets it be overwritten and has the kernel
+    before run its forward again in the backward pass (reverse checkpoints,
+    docs/training.md); `recompute_cycles` is then the CE cycles per sample,
+    summed over the PEs, that the pass predicts this costs.
 
     Example:
     ```mlir
@@ -124,7 +129,9 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
                        OptionalAttr<Fabric_PrecisionAttr>:$precision,
                        OptionalAttr<I64Attr>:$predicted_cycles,
                        TypeAttrOf<FunctionType>:$function_type,
-                       UnitAttr:$trained, UnitAttr:$input_gradient);
+                       UnitAttr:$trained, UnitAttr:$input_gradient,
+                       OptionalAttr<Fabric_CheckpointPolicyAttr>:$checkpoint,
+                       OptionalAttr<I64Attr>:$recompute_cycles);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $function_type `scheme` $scheme (`at` $rect^)?
