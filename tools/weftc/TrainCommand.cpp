@@ -16,6 +16,7 @@
 #include "Commands.h"
 
 #include "weft/Driver/Train.h"
+#include "weft/Kernels/Checkpoints.h"
 #include "weft/Kernels/DenseTraining.h"
 #include "weft/Sim/Simulator.h"
 
@@ -159,6 +160,12 @@ int weftc::trainMain(int argc, char **argv) {
   co.precision = "fp32";
   if (opts.peMemory < 0)
     return fail(argv0, "--pe-memory must be positive");
+  {
+    conversion::CheckpointPolicy policy;
+    std::string why;
+    if (!conversion::CheckpointPolicy::parse(opts.checkpoints, policy, why))
+      return fail(argv0, "--checkpoints: " + why);
+  }
   co.training = driver::TrainingSpec{opts.optimizer, opts.lr, opts.batch,
                                      opts.checkpoints, opts.peMemory};
   opts.progress.apply(co);

@@ -730,3 +730,33 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
   // expected-error @below {{is a gradient stream, but its source @x is not a kernel}}
   fabric.stream @g @x[0] -> @a[0] : !fabric.wavelets<f32, 4> {gradient}
 }
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{has a checkpoint but is not trained}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {checkpoint = #fabric<checkpoint save>} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{recomputes its input, but only a kernel that sends its input gradient can (the first kernel's input comes from the host once)}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {checkpoint = #fabric<checkpoint recompute>, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{has recompute_cycles but does not recompute}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {checkpoint = #fabric<checkpoint save>, recompute_cycles = 10 : i64, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
