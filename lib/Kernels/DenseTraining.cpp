@@ -78,8 +78,7 @@ int64_t cyc(Opcode op, int64_t n) { return machine::vectorCycles(op, n); }
 int64_t trainedDenseForwardCycles(int64_t K, int64_t M, bool hasBias,
                                   bool relu, const DenseMapping &m) {
   // EmitTrainedDense.cpp's forward without the receive: every step loads
-  // its records (a cycle each) and issues one instruction; the send of y
-  // is one launch and the microthread's copy.
+  // its records (a cycle each) and issues one instruction.
   const int64_t S = m.smear;
   int64_t total = 0;
   for (int64_t c = 0; c < S; ++c)
@@ -95,7 +94,7 @@ int64_t trainedDenseForwardCycles(int64_t K, int64_t M, bool hasBias,
         if (hasBias)
           pe += 3 + cyc(Opcode::FADD, lm);
         pe += relu ? 2 + cyc(Opcode::FMAX, lm) : 2 + cyc(Opcode::MOV32, lm);
-        pe += 2 + 1 + cyc(Opcode::MOV32, lm);
+        pe += 2 + cyc(Opcode::MOV32, lm); // y again, on the main thread
       }
       pe += 1 + cyc(Opcode::MOV32, lm); // acc cleared
       total += pe;

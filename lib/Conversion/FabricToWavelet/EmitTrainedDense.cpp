@@ -302,6 +302,8 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   } else {
     rec("y", DsdFields::mem1d(lm, mm.y));
     rec("send", DsdFields::fabout(lm, pout).withUtid(3));
+    if (t.recomputesOutput)
+      rec("resend", DsdFields::fabout(lm, pout));
     rec("grad_in", DsdFields::fabin(lm, tc.gradIn));
     if (S > 1)
       rec("delta_send", DsdFields::fabout(lm, tc.deltaRow).withUtid(5));
@@ -367,7 +369,10 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   un(Opcode::MOV32, "x", "x_in");
   // The forward from x in memory; run again in the backward pass when the
   // next layer recomputes its input (trainedDenseForwardCycles counts it).
-  auto forward = [&] {
+  // The recomputed y goes out on the main thread: the next sample's
+  // forward, which the layer before may feed before the next layer has
+  // taken this y, must not overwrite it mid-send.
+  auto forward = [&](bool again) {
     vec(Opcode::FMAC, "acc4", "w4", "x4");
     if (!last) {
       if (first)
@@ -384,13 +389,13 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
       else
         un(Opcode::MOV32, "y", "acc");
       // The send of y runs on microthread 3: y is next written after this
-      // sample's gradient has come back (or, recomputed, holds the same
+      // sample's gradient has come back (or, recomputed, with the same
       // values), so after the send.
-      un(Opcode::MOV32, "send", "y");
+      un(Opcode::MOV32, again ? "resend" : "send", "y");
     }
     fill("acc", wt::SmallImm::Zero);
   };
-  forward();
+  forward(false);
 
   // Delta. The last column receives dL/dy from the east, applies f' and
   // multicasts dL/dz west along the row (microthread 5); the others receive
@@ -412,7 +417,7 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   // recomputes it from its own x (still in memory: dx has not overwritten
   // it yet) with the weights and bias of the forward, and sends it again.
   if (t.recomputesOutput)
-    forward();
+    forward(true);
   if (hasBias) {
     if (t.mbgd)
       vec(Opcode::FADD, "gb", "gb", "delta");
