@@ -306,9 +306,10 @@ def Fabric_CheckpointOp : Fabric_Op<"checkpoint", [
     HasParent<"ProgramOp">, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Training: whether a kernel saves or recomputes activations";
   let description = [{
-    Reverse-checkpoint selection marks each trained kernel: `save` keeps its
-    input activations until the backward pass; `recompute` drops them and has
-    the upstream kernel recompute them from its own saved inputs.
+    A marker naming a kernel and a checkpoint policy. No pass produces or
+    reads it: `--weft-select-checkpoints` records its choice in the trained
+    kernels' own `checkpoint` attribute (docs/training.md, "Reverse
+    checkpoints"), which the training lowering reads.
 
     Example:
     ```mlir
