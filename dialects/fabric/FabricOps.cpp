@@ -175,6 +175,15 @@ LogicalResult KernelOp::verify() {
   if (int64_t(getSmear()) < 1)
     return emitOpError() << "smear factor " << int64_t(getSmear())
                          << " is below 1";
+  if (getCheckpoint() && !getTrained())
+    return emitOpError() << "has a checkpoint but is not trained";
+  if (getCheckpoint() == CheckpointPolicy::recompute && !getInputGradient())
+    return emitOpError() << "recomputes its input, but only a kernel that "
+                            "sends its input gradient can (the first "
+                            "kernel's input comes from the host once)";
+  if (getRecomputeCycles() &&
+      getCheckpoint() != CheckpointPolicy::recompute)
+    return emitOpError() << "has recompute_cycles but does not recompute";
   if (int64_t tiles = int64_t(getTiles()); tiles != 1) {
     if (tiles < 1)
       return emitOpError() << "tiles " << tiles << " is below 1";
@@ -244,6 +253,33 @@ static LogicalResult checkPayload(StreamOp op, Type tensor, WaveletsType w,
   return success();
 }
 
+/// An end of a gradient stream: the gradient of input `port` of a kernel
+/// marked input_gradient (source), or of output `port` of a trained kernel
+/// (destination).
+static LogicalResult checkGradientEndpoint(StreamOp op, Operation *node,
+                                           FlatSymbolRefAttr ref, int64_t port,
+                                           bool isSource) {
+  auto k = dyn_cast<KernelOp>(node);
+  if (!k)
+    return op.emitOpError() << "is a gradient stream, but its "
+                            << (isSource ? "source " : "destination ") << ref
+                            << " is not a kernel";
+  if (isSource ? !k.getInputGradient() : !k.getTrained())
+    return op.emitOpError()
+           << "is a gradient stream, but kernel " << ref
+           << (isSource ? " does not send the gradient of its input (no "
+                          "input_gradient)"
+                        : " is not trained");
+  ArrayRef<Type> types = isSource ? k.getFunctionType().getInputs()
+                                  : k.getFunctionType().getResults();
+  if (port < 0 || port >= int64_t(types.size()))
+    return op.emitOpError() << "kernel " << ref << " has " << types.size()
+                            << (isSource ? " inputs" : " outputs")
+                            << " to carry the gradient of, not port " << port;
+  return checkPayload(op, types[port], cast<WaveletsType>(op.getPayload()),
+                      isSource ? "gradient of input" : "gradient of output");
+}
+
 /// Checks one end of a stream: `ref[port]` must be a kernel port, a host
 /// port of the right direction or a redistribution, carrying `payload`.
 static LogicalResult checkEndpoint(StreamOp op, SymbolTableCollection &symbols,
@@ -254,6 +290,8 @@ static LogicalResult checkEndpoint(StreamOp op, SymbolTableCollection &symbols,
   Operation *node = symbols.lookupSymbolIn(op->getParentOp(), ref);
   if (!node)
     return op.emitOpError() << end << " " << ref << " does not exist";
+  if (op.getGradient())
+    return checkGradientEndpoint(op, node, ref, port, isSource);
   if (auto k = dyn_cast<KernelOp>(node)) {
     ArrayRef<Type> types = isSource ? k.getFunctionType().getResults()
                                     : k.getFunctionType().getInputs();

@@ -100,7 +100,12 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     kernels whose weights are updated (or, for a column kernel, that run a
     backward step), and `input_gradient` those that send the gradient of
     their input back to the kernel before them (every trained kernel but
-    the first of the network).
+    the first of the network). `--weft-select-checkpoints` sets
+    `checkpoint` on every trained dense kernel: `save` keeps its input until
+    its chain step, `recompute` lets it be overwritten and has the kernel
+    before run its forward again in the backward pass (reverse checkpoints,
+    docs/training.md); `recompute_cycles` is then the CE cycles per sample,
+    summed over the PEs, that the pass predicts this costs.
 
     Example:
     ```mlir
@@ -124,7 +129,9 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
                        OptionalAttr<Fabric_PrecisionAttr>:$precision,
                        OptionalAttr<I64Attr>:$predicted_cycles,
                        TypeAttrOf<FunctionType>:$function_type,
-                       UnitAttr:$trained, UnitAttr:$input_gradient);
+                       UnitAttr:$trained, UnitAttr:$input_gradient,
+                       OptionalAttr<Fabric_CheckpointPolicyAttr>:$checkpoint,
+                       OptionalAttr<I64Attr>:$recompute_cycles);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $function_type `scheme` $scheme (`at` $rect^)?
@@ -187,11 +194,20 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
     whole channels, pixel-major (docs/execution-model.md, "Feature-map
     streams").
 
+    In a training program (docs/training.md), `gradient` marks a stream of
+    the backward pass, flowing west: `src_port` names an *input* of a kernel
+    marked `input_gradient` (the stream carries the gradient of the loss with
+    respect to that input) and `dst_ports[i]` an *output* of a `trained`
+    kernel (the gradient with respect to that output); the payload is the
+    type of both.
+
     Example:
     ```mlir
     fabric.stream @s1 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 256>
         {color = #fabric.color<3>}
     fabric.stream @x_fork @x[0] -> @fc1[0], @add[1] : !fabric.wavelets<f32, 64>
+    fabric.stream @fc2_grad @fc2[0] -> @fc1[0] : !fabric.wavelets<f32, 256>
+        {gradient}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
@@ -199,7 +215,7 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
                        SymbolRefArrayAttr:$dsts, DenseI64ArrayAttr:$dst_ports,
                        TypeAttrOf<Fabric_WaveletsType>:$payload,
                        OptionalAttr<Fabric_ColorAttr>:$color,
-                       OptionalAttr<I64Attr>:$pixels);
+                       OptionalAttr<I64Attr>:$pixels, UnitAttr:$gradient);
   let assemblyFormat = [{
     $sym_name $src `[` $src_port `]` `->` custom<Dests>($dsts, $dst_ports)
     `:` $payload attr-dict
@@ -290,9 +306,10 @@ def Fabric_CheckpointOp : Fabric_Op<"checkpoint", [
     HasParent<"ProgramOp">, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Training: whether a kernel saves or recomputes activations";
   let description = [{
-    Reverse-checkpoint selection marks each trained kernel: `save` keeps its
-    input activations until the backward pass; `recompute` drops them and has
-    the upstream kernel recompute them from its own saved inputs.
+    A marker naming a kernel and a checkpoint policy. No pass produces or
+    reads it: `--weft-select-checkpoints` records its choice in the trained
+    kernels' own `checkpoint` attribute (docs/training.md, "Reverse
+    checkpoints"), which the training lowering reads.
 
     Example:
     ```mlir

@@ -321,6 +321,9 @@ static void readTrainedKernels(ModuleOp module, CompiledModel &out) {
       t.batch = training.getBatch();
       t.lr = float(training.getLr().getValueAsDouble());
       t.inputGradient = k.getInputGradient();
+      t.storesInput =
+          k.getCheckpoint() != weft::fabric::CheckpointPolicy::recompute;
+      t.recomputeCycles = k.getRecomputeCycles().value_or(0);
       out.trained.push_back(t);
     }
   }
@@ -503,6 +506,14 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     for (auto program : out.module->getOps<weft::fabric::ProgramOp>())
       program.setTargetAttr(
           weft::common::TargetAttr::get(&ctx, fullTarget->config()));
+  if (options.training) {
+    weft::SelectCheckpointsOptions so;
+    so.policy = options.training->checkpoints;
+    so.peMemory = options.training->peMemory;
+    if (!runPass(Stage::Partition, "select-checkpoints",
+                 weft::createSelectCheckpoints(so)))
+      return false;
+  }
   readFabricFigures(*out.module, out);
   if (options.training)
     readTrainedKernels(*out.module, out);

@@ -184,7 +184,7 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
   llvm::StringMap<int64_t> turnTarget; // redistribution -> kernel index
   for (auto s : body.getOps<fab::StreamOp>()) {
     auto rd = symbols.lookup<fab::RedistributeOp>(s.getSrc());
-    if (!rd)
+    if (!rd || s.getGradient())
       continue;
     SmallVector<StringRef> dsts = s.getDstNames();
     if (dsts.size() != 1 || !kernelIndex.count(dsts.front()))
@@ -203,6 +203,10 @@ static LogicalResult buildGraph(fab::ProgramOp program, bool withData,
   for (auto [i, k] : llvm::enumerate(kernels))
     inputsOf[i].assign(k.getFunctionType().getNumInputs(), -1);
   for (auto s : body.getOps<fab::StreamOp>()) {
+    if (s.getGradient()) {
+      g.gradients.push_back(s);
+      continue;
+    }
     if (symbols.lookup<fab::RedistributeOp>(s.getSrc()))
       continue; // the turn's output: the kernel's input is the stream in
     GraphStream gs;

@@ -16,7 +16,9 @@
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/FabricTransforms/Passes.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace weft {
 #define GEN_PASS_DEF_PREPARETRAINING
@@ -171,6 +173,27 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
     k.setInputGradient(inputGradient);
   }
   numTrained += marks.size();
+
+  // The gradient streams: dL/dx of every kernel that sends it, west to the
+  // kernel before it (whose output x is), right after the forward stream.
+  SymbolTable symbols(program);
+  OpBuilder b(ctx);
+  for (auto [i, st] : llvm::enumerate(g->stages)) {
+    if (!st.kernel.getInputGradient())
+      continue;
+    wf::StreamOp in = g->streams[size_t(st.inputs[0])].op;
+    wf::KernelOp prev = g->stages[i - 1].kernel;
+    b.setInsertionPointAfter(in);
+    auto grad = wf::StreamOp::create(
+        b, in.getLoc(),
+        b.getStringAttr((st.kernel.getSymName() + "_grad").str()),
+        FlatSymbolRefAttr::get(st.kernel.getSymNameAttr()),
+        b.getI64IntegerAttr(0),
+        b.getArrayAttr({FlatSymbolRefAttr::get(prev.getSymNameAttr())}),
+        b.getDenseI64ArrayAttr({0}), in.getPayloadAttr(), /*color=*/nullptr,
+        /*pixels=*/nullptr, b.getUnitAttr());
+    symbols.insert(grad); // uniquifies the name if taken
+  }
   return success();
 }
 

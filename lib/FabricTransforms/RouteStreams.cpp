@@ -77,6 +77,38 @@ void createRoute(OpBuilder &b, Location loc, StringRef ref,
   }
 }
 
+/// Routes gradient stream `op` (docs/training.md, "Routes and colors"): out
+/// of its source kernel's west side and into its destination's east side,
+/// which must meet (kernels side by side).
+LogicalResult routeGradient(OpBuilder &b, fab::StreamOp op,
+                            const llvm::StringMap<Stage *> &stageOf,
+                            RoutingCounts &counts) {
+  Stage *src = stageOf.lookup(op.getSrc());
+  SmallVector<StringRef> dsts = op.getDstNames();
+  Stage *dst = dsts.size() == 1 ? stageOf.lookup(dsts.front()) : nullptr;
+  if (!src || !dst)
+    return op.emitOpError("is a gradient stream, which goes from one kernel "
+                          "to one kernel");
+  if (src->join || src->pool || src->depthwise ||
+      (src->dense && src->layer.conv) || dst->join || dst->pool ||
+      dst->depthwise || (dst->dense && dst->layer.conv))
+    return op.emitOpError("carries a gradient between @")
+           << src->kernel.getSymName() << " and @" << dst->kernel.getSymName()
+           << ", but weft trains only dense layers and column kernels";
+  if (dst->x + dst->width != src->x || dst->outRows != src->inRows)
+    return op.emitOpError("carries a gradient from @")
+           << src->kernel.getSymName() << " (column " << src->x
+           << ") west to @" << dst->kernel.getSymName()
+           << ", which does not end at the column before it in the row "
+              "chunks it receives";
+  RoutePlan plan = src->dense ? denseGradientOut(src->m)
+                              : columnGradientOut(src->x, 0, src->height);
+  plan.append(dst->dense ? denseGradientIn(dst->m)
+                         : columnGradientIn(dst->x, 0, dst->height));
+  createRoute(b, op.getLoc(), op.getSymName(), std::nullopt, plan, counts);
+  return success();
+}
+
 /// Inserts the redistributions and routes every stream and channel of
 /// `program` (the pass's description in Passes.td).
 LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
@@ -176,7 +208,15 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
       turnOf[st.turnStream] = &st;
   SmallVector<fab::StreamOp> streams(body.getOps<fab::StreamOp>());
   b.setInsertionPointToEnd(&body);
+  llvm::StringMap<Stage *> stageOf;
+  for (Stage &st : graph->stages)
+    stageOf[st.kernel.getSymName()] = &st;
   for (fab::StreamOp op : streams) {
+    if (op.getGradient()) {
+      if (failed(routeGradient(b, op, stageOf, counts)))
+        return failure();
+      continue;
+    }
     if (Stage *st = turnOf.lookup(op)) {
       createRoute(b, op.getLoc(), op.getSymName(), std::nullopt,
                   denseColumns(st->m), counts);
@@ -224,6 +264,16 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
                   densePartialSums(st.m, 0), counts);
       createRoute(b, st.kernel.getLoc(), k, StringRef("psum_odd"),
                   densePartialSums(st.m, 1), counts);
+      // A trained layer's backward channels (docs/training.md).
+      if (st.kernel.getTrained())
+        createRoute(b, st.kernel.getLoc(), k, StringRef("delta"),
+                    denseDeltaRows(st.m), counts);
+      if (st.kernel.getInputGradient()) {
+        createRoute(b, st.kernel.getLoc(), k, StringRef("grad_reduce_even"),
+                    denseGradientReduce(st.m, 0), counts);
+        createRoute(b, st.kernel.getLoc(), k, StringRef("grad_reduce_odd"),
+                    denseGradientReduce(st.m, 1), counts);
+      }
     } else if (internalColors(st.column.op) == 3) {
       static const char *names[3] = {"reduce_even", "reduce_odd", "broadcast"};
       for (int j = 0; j < 3; ++j)

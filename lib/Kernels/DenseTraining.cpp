@@ -7,6 +7,7 @@
 #include "weft/Kernels/DenseTraining.h"
 
 #include "weft/Kernels/Chunks.h"
+#include "weft/Machine/ISA.h"
 
 #include <algorithm>
 
@@ -29,12 +30,17 @@ TrainedDenseMap trainedDenseMap(int64_t lk, int64_t lm, bool last,
   mm.w = take(2 * lk * lm);
   if (last)
     mm.y = take(2 * lm);
-  mm.x = take(2 * lk);
+  if (t.storesInput)
+    mm.x = take(2 * lk);
   mm.delta = take(2 * lm);
   if (!t.mbgd)
     mm.dlr = take(2 * lm);
   if (t.inputGradient)
     mm.dx = take(2 * lk);
+  // A layer that recomputes its input takes it again into dx's memory,
+  // after dx has gone west (docs/training.md, "Reverse checkpoints").
+  if (!t.storesInput)
+    mm.x = mm.dx;
   if (last && relu)
     mm.mask = take(2 * lm);
   if (t.mbgd) {
@@ -51,6 +57,67 @@ int64_t trainedDenseBytes(int64_t K, int64_t M, bool hasBias, bool relu,
   // The longest chunks are the first ones; the last column has the most.
   int64_t lk = chunkSize(K, m.smear, 0), lm = chunkSize(M, m.rows, 0);
   return 2 * trainedDenseMap(lk, lm, /*last=*/true, hasBias, relu, t).end;
+}
+
+int64_t trainedDenseInputBytes(int64_t K, int64_t M, bool hasBias, bool relu,
+                               const DenseMapping &m, const DenseTraining &t) {
+  if (!t.inputGradient)
+    return 0;
+  DenseTraining stores = t, drops = t;
+  stores.storesInput = true;
+  drops.storesInput = false;
+  return trainedDenseBytes(K, M, hasBias, relu, m, stores) -
+         trainedDenseBytes(K, M, hasBias, relu, m, drops);
+}
+
+namespace {
+using machine::Opcode;
+int64_t cyc(Opcode op, int64_t n) { return machine::vectorCycles(op, n); }
+} // namespace
+
+int64_t trainedDenseForwardCycles(int64_t K, int64_t M, bool hasBias,
+                                  bool relu, const DenseMapping &m) {
+  // EmitTrainedDense.cpp's forward without the receive: every step loads
+  // its records (a cycle each) and issues one instruction.
+  const int64_t S = m.smear;
+  int64_t total = 0;
+  for (int64_t c = 0; c < S; ++c)
+    for (int64_t r = 0; r < m.rows; ++r) {
+      const int64_t lk = chunkSize(K, S, c), lm = chunkSize(M, m.rows, r);
+      const bool first = c == 0, last = c == S - 1;
+      int64_t pe = 3 + cyc(Opcode::FMAC, lk * lm);
+      if (!last) {
+        pe += first ? 2 + cyc(Opcode::MOV32, lm) : 3 + cyc(Opcode::FADD, lm);
+      } else {
+        if (!first)
+          pe += 3 + cyc(Opcode::FADD, lm);
+        if (hasBias)
+          pe += 3 + cyc(Opcode::FADD, lm);
+        pe += relu ? 2 + cyc(Opcode::FMAX, lm) : 2 + cyc(Opcode::MOV32, lm);
+        pe += 2 + cyc(Opcode::MOV32, lm); // y again, on the main thread
+      }
+      pe += 1 + cyc(Opcode::MOV32, lm); // acc cleared
+      total += pe;
+    }
+  return total;
+}
+
+int64_t trainedDenseReceiveCycles(int64_t K, const DenseMapping &m) {
+  const int64_t S = m.smear;
+  int64_t total = 0;
+  for (int64_t c = 0; c < S; ++c) {
+    const int64_t lk = chunkSize(K, S, c);
+    // The diagonal's copy: a launch and the microthread's copy.
+    total += 1 + cyc(Opcode::MOV32, lk);
+    // Every PE of the column takes x: two records and the receive.
+    total += m.rows * (2 + cyc(Opcode::MOV32, lk));
+  }
+  return total;
+}
+
+int64_t trainedColumnBytes(int64_t L, bool loss) {
+  // Four chunk buffers (seven for the loss), fp32, after the records.
+  return 2 * (kTrainedColumnData + 2 * L * (loss ? 7 : 4));
 }
 
 WordPlace trainedWeightPlace(int64_t K, int64_t M, bool hasBias, bool relu,

@@ -202,3 +202,17 @@ fabric.program @main_graph attributes {target = #weft.target<6x4, mem = 49152, c
   fabric.stream @fc2_to_res @fc2[0] -> @res[0] : !fabric.wavelets<f32, 2>
   fabric.stream @res_to_y @res[0] -> @y[0] : !fabric.wavelets<f32, 2>
 }
+
+// -----
+
+// expected-error @below {{is a training program: lower it with --weft-lower-training-to-wavelet}}
+fabric.program @train attributes {target = #weft.target<4x1>, training = #fabric.training<optimizer = sgd, lr = 5.000000e-01 : f32, batch = 1>} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> at <0, 0, 1, 1> {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
+  fabric.stream @x_to_relu @x[0] -> @relu[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @relu_to_y @relu[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}

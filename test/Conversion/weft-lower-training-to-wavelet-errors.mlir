@@ -36,3 +36,29 @@ fabric.program @too_big attributes {target = #weft.target<2x1>, training = #fabr
   fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 100>
   fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 100>
 }
+
+// -----
+
+// Only a dense kernel can recompute the input of the dense kernel after it.
+fabric.program @after_relu attributes {target = #weft.target<6x2>, training = #fabric.training<optimizer = sgd, lr = 5.000000e-01 : f32, batch = 1>, weft.batch = 1 : i64} {
+  fabric.kernel @fc1 : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<0.25> : tensor<4x4xf32>> at <0, 0, 2, 2> attributes {precision = #fabric<precision fp32>, predicted_cycles = 40 : i64, smear = 2 : i64, trained} {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
+  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> at <2, 0, 1, 2> attributes {input_gradient, trained} {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
+  // expected-error @below {{'fabric.kernel' op recomputes its input, but the kernel before it is no trained dense kernel to recompute it}}
+  fabric.kernel @fc2 : (tensor<1x4xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 4, neurons = 2, weights = dense<0.5> : tensor<4x2xf32>> at <3, 0, 2, 1> attributes {checkpoint = #fabric<checkpoint recompute>, input_gradient, precision = #fabric<precision fp32>, predicted_cycles = 30 : i64, smear = 2 : i64, trained} {
+  ^bb0(%x: tensor<1x4xf32>):
+    %y = tensor.empty() : tensor<1x2xf32>
+    fabric.yield %y : tensor<1x2xf32>
+  }
+  fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
+  fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @fc1_to_relu @fc1[0] -> @relu[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @relu_to_fc2 @relu[0] -> @fc2[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 2>
+}

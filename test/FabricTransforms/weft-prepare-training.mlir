@@ -3,13 +3,19 @@
 
 // A chain dense (ReLU fused) -> Tanh -> dense: the program gets the training
 // attribute (lr rounded to f32), every kernel is trained, and every one but
-// the first sends the gradient of its input back.
+// the first sends the gradient of its input back, on a gradient stream
+// west to the kernel before it.
 
 // CHECK-LABEL: fabric.program @mlp
 // CHECK-SAME: training = #fabric.training<optimizer = sgd, lr = 0.00999999977 : f32, batch = 1>
 // CHECK: fabric.kernel @fc1 {{.*}} attributes {trained}
 // CHECK: fabric.kernel @tanh {{.*}} attributes {input_gradient, trained}
 // CHECK: fabric.kernel @fc2 {{.*}} attributes {input_gradient, trained}
+// CHECK: fabric.stream @fc1_to_tanh
+// CHECK-NEXT: fabric.stream @tanh_grad @tanh[0] -> @fc1[0] : !fabric.wavelets<f32, 6> {gradient}
+// CHECK-NEXT: fabric.stream @tanh_to_fc2
+// CHECK-NEXT: fabric.stream @fc2_grad @fc2[0] -> @tanh[0] : !fabric.wavelets<f32, 6> {gradient}
+// CHECK-NEXT: fabric.stream @fc2_to_y
 // MBGD-LABEL: fabric.program @mlp
 // MBGD-SAME: training = #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4>
 fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
@@ -44,6 +50,7 @@ fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i
 // CHECK-LABEL: fabric.program @relu_first
 // CHECK: fabric.kernel @relu : {{.*}} scheme #fabric.elementwise<op = "Relu"> {
 // CHECK: fabric.kernel @fc {{.*}} attributes {trained}
+// CHECK-NOT: gradient
 fabric.program @relu_first attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
   fabric.kernel @relu : (tensor<1x8xf32>) -> tensor<1x8xf32> scheme #fabric.elementwise<op = "Relu"> {
   ^bb0(%x: tensor<1x8xf32>):

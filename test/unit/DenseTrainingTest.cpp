@@ -123,4 +123,39 @@ TEST(DenseTraining, Limits) {
             "one matrix instruction");
 }
 
+TEST(DenseTraining, RecomputedInputSharesTheInputGradientsMemory) {
+  DenseTraining t;
+  t.inputGradient = true;
+  TrainedDenseMap stores = trainedDenseMap(5, 3, true, true, true, t);
+  t.storesInput = false;
+  TrainedDenseMap drops = trainedDenseMap(5, 3, true, true, true, t);
+  EXPECT_NE(stores.x, stores.dx);
+  EXPECT_EQ(drops.x, drops.dx);
+  EXPECT_EQ(stores.end - drops.end, 2 * 5);
+  // The weights stay where the host reads them back.
+  EXPECT_EQ(stores.w, drops.w);
+  EXPECT_EQ(stores.bias, drops.bias);
+  DenseMapping m;
+  m.smear = 2;
+  m.rows = 2;
+  t.storesInput = true;
+  EXPECT_EQ(trainedDenseInputBytes(10, 6, true, true, m, t), 4 * 5);
+  t.inputGradient = false; // the first layer cannot drop its input
+  EXPECT_EQ(trainedDenseInputBytes(10, 6, true, true, m, t), 0);
+}
+
+TEST(DenseTraining, RecomputeCycles) {
+  // One PE, 4 inputs, 3 neurons, bias and ReLU: the FMAC (3 records, 1 +
+  // 12), the bias (3 + 4), ReLU (2 + 4), the send (2 + 4), acc cleared
+  // (1 + 4).
+  DenseMapping m;
+  EXPECT_EQ(trainedDenseForwardCycles(4, 3, true, true, m),
+            (3 + 13) + (3 + 4) + (2 + 4) + (2 + 4) + (1 + 4));
+  // Two columns, two rows, K = 4: per column the diagonal's copy (a
+  // launch, 1 + 2) and two PEs taking x (2 records, 1 + 2).
+  m.smear = 2;
+  m.rows = 2;
+  EXPECT_EQ(trainedDenseReceiveCycles(4, m), 2 * ((1 + 3) + 2 * (2 + 3)));
+}
+
 } // namespace

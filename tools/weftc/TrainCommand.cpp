@@ -16,6 +16,7 @@
 #include "Commands.h"
 
 #include "weft/Driver/Train.h"
+#include "weft/Kernels/Checkpoints.h"
 #include "weft/Kernels/DenseTraining.h"
 #include "weft/Sim/Simulator.h"
 
@@ -70,6 +71,15 @@ struct TrainOptions {
       cl::desc("The fabric: WxH[,mem=B,colors=N,rq=N,cq=N] (default 16x16; "
                "the loss takes one column east of the network)"),
       cl::cat(category)};
+  cl::opt<std::string> checkpoints{
+      "checkpoints", cl::init("none"),
+      cl::desc("Reverse checkpoints: none (every layer stores its input), "
+               "auto (the least recompute within --pe-memory) or every-K"),
+      cl::cat(category)};
+  cl::opt<int64_t> peMemory{
+      "pe-memory", cl::init(0),
+      cl::desc("The bytes of memory a PE may use (default: the fabric's)"),
+      cl::value_desc("BYTES"), cl::cat(category)};
   cl::opt<std::string> statsPath{
       "stats-file",
       cl::desc("Write the simulator's statistics JSON to FILE "
@@ -132,7 +142,16 @@ int weftc::trainMain(int argc, char **argv) {
   CompileOptions co;
   co.grid = opts.grid;
   co.precision = "fp32";
-  co.training = driver::TrainingSpec{opts.optimizer, opts.lr, opts.batch};
+  if (opts.peMemory < 0)
+    return fail(argv0, "--pe-memory must be positive");
+  {
+    conversion::CheckpointPolicy policy;
+    std::string why;
+    if (!conversion::CheckpointPolicy::parse(opts.checkpoints, policy, why))
+      return fail(argv0, "--checkpoints: " + why);
+  }
+  co.training = driver::TrainingSpec{opts.optimizer, opts.lr, opts.batch,
+                                     opts.checkpoints, opts.peMemory};
   opts.progress.apply(co);
   CompiledModel compiled;
   if (!compileModel(*ctx, opts.modelPath, co, compiled, err))
@@ -274,6 +293,19 @@ int weftc::trainMain(int argc, char **argv) {
          << format("%g", double(opts.lr)) << ", batch " << opts.batch << ", "
          << opts.steps << " steps) on the " << compiled.gridWidth << "x"
          << compiled.gridHeight << " fabric\n";
+  int64_t recomputeCycles = 0;
+  std::string recomputed;
+  for (const driver::TrainedDense &t : compiled.trained)
+    if (!t.storesInput) {
+      recomputeCycles += t.recomputeCycles;
+      recomputed += (recomputed.empty() ? "@" : ", @") + t.name;
+    }
+  outs() << "weftc: checkpoints " << opts.checkpoints << ": "
+         << (recomputed.empty() ? std::string("every layer stores its input")
+                                : recomputed + " recompute their input")
+         << " (predicted " << recomputeCycles
+         << " recompute cycles per sample, " << recomputeCycles * samples
+         << " in all)\n";
   outs() << "weftc: simulated " << cycles << " cycles for " << samples
          << " samples ("
          << format("%.1f", 1e6 * double(samples) /

@@ -54,6 +54,10 @@ struct TrainingSpec {
   std::string optimizer = "sgd";
   double lr = 0.01;
   int64_t batch = 1;
+  /// --weft-select-checkpoints: none, auto or every-K, and the bytes a PE
+  /// may use (0: the target's memory).
+  std::string checkpoints = "none";
+  int64_t peMemory = 0;
 };
 
 /// A trained dense kernel as placed: where its weights live on the fabric
@@ -70,6 +74,10 @@ struct TrainedDense {
   bool mbgd = false, inputGradient = false;
   int64_t batch = 1;
   float lr = 0;
+  /// Reverse checkpoints: whether it stores its input, and the recompute
+  /// cycles per sample --weft-select-checkpoints predicts when it does not.
+  bool storesInput = true;
+  int64_t recomputeCycles = 0;
 };
 
 struct CompileOptions {

@@ -69,6 +69,9 @@ struct Graph {
   /// Producers first; ties in the order of the program's body.
   std::vector<Stage> stages;
   std::vector<GraphStream> streams;
+  /// The gradient streams of a training program (docs/training.md), kept
+  /// apart: they flow west and take no part in the forward order.
+  std::vector<fabric::StreamOp> gradients;
   /// The first column east of the last kernel (placed programs).
   int64_t endX = 0;
   /// The stream a host output or input belongs to.

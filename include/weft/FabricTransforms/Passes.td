@@ -49,6 +49,40 @@ def PrepareTraining : Pass<"weft-prepare-training", "mlir::ModuleOp"> {
                               "Kernels marked trained">];
 }
 
+def SelectCheckpoints : Pass<"weft-select-checkpoints", "mlir::ModuleOp"> {
+  let summary = "Training: choose which layers store their inputs for the "
+                "backward pass and which recompute them";
+  let description = [{
+    On a placed training program (after `--weft-partition-dense`;
+    docs/training.md, "Reverse checkpoints"): every trained dense kernel
+    either stores its input until its chain step or lets its input gradient
+    overwrite it and takes it again in the backward pass, recomputed by the
+    dense kernel before it. The algorithm (weft/Kernels/Checkpoints.h) sees
+    each kernel's fullest PE with and without the stored input, the cycles
+    of the recompute, and the per-PE budget `pe-memory` (0: the target's
+    memory); `policy` is `none` (store everything), `every-K` (the kernels
+    0, K, 2K, ... of the chain and those that cannot recompute store) or
+    `auto` (the least recompute cycles with every PE within the budget, by
+    dynamic programming over the chain). The trained column kernels and the
+    loss column are checked against the budget too. Sets `checkpoint =
+    #fabric.checkpoint<save>` or `<recompute>` on every trained dense
+    kernel and `recompute_cycles` (the prediction, CE cycles per sample
+    summed over the PEs) on those that recompute; the training lowering
+    reads these and never re-derives them. Fails naming the kernel and the
+    bytes it needs when the policy does not fit the budget.
+
+    Example: `--weft-select-checkpoints="policy=auto pe-memory=3000"`.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"none\"",
+           "none, auto or every-K">,
+    Option<"peMemory", "pe-memory", "int64_t", "0",
+           "The bytes of memory a PE may use (0: the target's memory)">];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let statistics = [Statistic<"numRecomputed", "num-recomputed",
+                              "Kernels that recompute their input">];
+}
+
 def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
   let summary = "Lay a chain of kernels out as a balanced pipeline";
   let description = [{
@@ -173,9 +207,13 @@ def RouteStreams : Pass<"weft-route-streams", "mlir::ModuleOp"> {
     every kernel's internal channel (`channel "psum_even"`, ...) a
     `fabric.route` with one `fabric.switch` per PE it passes, multicast and
     the receiving PE included. The switch settings come from the schemes of
-    weft/Kernels/Routing.h. Logical (empty) routes are replaced; a
-    program that already has switches or redistributions is an error, as is
-    a chain whose layouts do not line up.
+    weft/Kernels/Routing.h. In a training program (docs/training.md) a
+    `gradient` stream goes out of its source kernel's west side into the
+    east side of the kernel right before it, a `trained` dense kernel gets
+    its `delta` channel and one with `input_gradient` its
+    `grad_reduce_even` / `grad_reduce_odd` channels. Logical (empty) routes
+    are replaced; a program that already has switches or redistributions is
+    an error, as is a chain whose layouts do not line up.
 
     Example:
     ```mlir

@@ -29,6 +29,15 @@ struct DenseTraining {
   int64_t batch = 1;
   /// The layer sends dL/dx back to the kernel before it.
   bool inputGradient = false;
+  /// Reverse checkpoints (docs/training.md): the layer keeps its input x
+  /// until its chain step (`save`), or lets its input gradient dx overwrite
+  /// it and takes x again from the layer before in its backward pass
+  /// (`recompute`; only a layer that sends dL/dx).
+  bool storesInput = true;
+  /// The layer after it recomputes: this one runs its forward again, from
+  /// its own x, in its backward pass (after its delta, before its updates)
+  /// and sends y again.
+  bool recomputesOutput = false;
 };
 
 /// Word addresses in one PE of a trained dense layer; -1 for a buffer the
@@ -52,6 +61,30 @@ TrainedDenseMap trainedDenseMap(int64_t lk, int64_t lm, bool last,
 /// needs (code and records included).
 int64_t trainedDenseBytes(int64_t K, int64_t M, bool hasBias, bool relu,
                           const DenseMapping &m, const DenseTraining &t);
+
+/// Bytes the busiest PE adds to hold x until the chain step: the
+/// difference between `storesInput` and not (0 for a layer that cannot drop
+/// its input, which has no input gradient).
+int64_t trainedDenseInputBytes(int64_t K, int64_t M, bool hasBias, bool relu,
+                               const DenseMapping &m, const DenseTraining &t);
+
+/// CE cycles per sample, summed over the layer's PEs, of running its forward
+/// again for the layer after it (`recomputesOutput`): the instructions the
+/// emitter adds (docs/training.md, "Reverse checkpoints"), at
+/// `machine::instructionCycles`.
+int64_t trainedDenseForwardCycles(int64_t K, int64_t M, bool hasBias,
+                                  bool relu, const DenseMapping &m);
+/// CE cycles per sample, summed over the layer's PEs, of taking its input
+/// again when it does not store it: the diagonals' copies and every PE's
+/// receive.
+int64_t trainedDenseReceiveCycles(int64_t K, const DenseMapping &m);
+
+/// Bytes of memory a PE of a trained column kernel (Relu, Tanh: `loss`
+/// false; the loss: true) with chunks of `L` elements needs
+/// (lib/Conversion/FabricToWavelet/EmitTrainedColumn.cpp's map).
+int64_t trainedColumnBytes(int64_t L, bool loss);
+/// Where a trained column kernel's records and data start (words).
+constexpr int64_t kTrainedColumnRecords = 1024, kTrainedColumnData = 1152;
 
 /// Where an element lives: PE (x, y) and word address (fp32: two words,
 /// low half first).

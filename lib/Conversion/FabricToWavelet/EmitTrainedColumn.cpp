@@ -18,6 +18,7 @@
 #include "WaveletBuilder.h"
 
 #include "weft/Kernels/Chunks.h"
+#include "weft/Kernels/DenseTraining.h"
 #include "weft/Machine/Numerics.h"
 
 #include "wavelet/WaveletOps.h"
@@ -34,7 +35,8 @@ namespace wv = weft::wavelet;
 namespace weft::conversion {
 namespace {
 
-constexpr int64_t kRecords = 1024, kData = 1152;
+constexpr int64_t kRecords = kTrainedColumnRecords,
+                  kData = kTrainedColumnData;
 // GPR pairs: the maximum and the sum of the softmax (as the Softmax
 // kernel's), the label as fp32, 1/B.
 constexpr int64_t kGprMax = 6, kGprSum = 8, kGprLabel = 10, kGprInvB = 12;
@@ -291,16 +293,15 @@ LogicalResult emitTrainedColumn(OpBuilder &b, Location loc,
     return emitError(loc) << "trained column kernel " << name
                           << " needs the color of its gradient";
   int64_t L = chunkSize(lay.n, lay.rows, 0);
-  int64_t buffers = loss ? 7 : 4;
   FailureOr<wt::Target> target =
       columnTarget(b, loc, "trained column kernel " + name, k.x, lay.y0,
                    lay.rows);
   if (failed(target))
     return failure();
-  if (kData + 2 * L * buffers > int64_t(target->memoryWords()))
+  if (trainedColumnBytes(L, loss) > 2 * int64_t(target->memoryWords()))
     return emitError(loc) << "trained column kernel " << name
                           << ": a chunk of " << L << " elements needs "
-                          << 2 * (kData + 2 * L * buffers)
+                          << trainedColumnBytes(L, loss)
                           << " bytes of PE memory, more than the "
                           << 2 * target->memoryWords() << " available";
   Emitter e(b, loc, k, name, layer, routes);

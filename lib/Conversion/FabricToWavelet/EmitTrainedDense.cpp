@@ -12,7 +12,9 @@
 // gradient of its input chunk back (reduced down the column to the
 // diagonal PE) and updates its weights in place. A sample's input is taken
 // off the fabric only after the previous sample's update, which is what
-// makes the updates SGD.
+// makes the updates SGD. Reverse checkpoints: a layer that does not store
+// its input takes it again in its backward pass, which the layer before
+// recomputes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -209,6 +211,8 @@ void Emitter::emitCopyOnly(int64_t c) {
   inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
   if (t.inputGradient)
     un(Opcode::MOV32, "grad_out", "grad_relay_in");
+  if (!t.storesInput)
+    inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
   jump("sample");
 }
 
@@ -298,6 +302,8 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   } else {
     rec("y", DsdFields::mem1d(lm, mm.y));
     rec("send", DsdFields::fabout(lm, pout).withUtid(3));
+    if (t.recomputesOutput)
+      rec("resend", DsdFields::fabout(lm, pout));
     rec("grad_in", DsdFields::fabin(lm, tc.gradIn));
     if (S > 1)
       rec("delta_send", DsdFields::fabout(lm, tc.deltaRow).withUtid(5));
@@ -361,26 +367,35 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   if (key.role.diagonal)
     inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
   un(Opcode::MOV32, "x", "x_in");
-  vec(Opcode::FMAC, "acc4", "w4", "x4");
-  if (!last) {
-    if (first)
-      un(Opcode::MOV32, "psum_out", "acc");
-    else
-      vec(Opcode::FADD, "psum_out", "acc", "psum_in");
-  } else {
-    if (!first)
-      vec(Opcode::FADD, "acc", "acc", "psum_in");
-    if (hasBias)
-      vec(Opcode::FADD, "acc", "acc", "bias");
-    if (layer.relu)
-      vec(Opcode::FMAX, "y", "acc", imm(wt::SmallImm::Zero));
-    else
-      un(Opcode::MOV32, "y", "acc");
-    // The send of y runs on microthread 3: y is next written after this
-    // sample's gradient has come back, so after the send.
-    un(Opcode::MOV32, "send", "y");
-  }
-  fill("acc", wt::SmallImm::Zero);
+  // The forward from x in memory; run again in the backward pass when the
+  // next layer recomputes its input (trainedDenseForwardCycles counts it).
+  // The recomputed y goes out on the main thread: the next sample's
+  // forward, which the layer before may feed before the next layer has
+  // taken this y, must not overwrite it mid-send.
+  auto forward = [&](bool again) {
+    vec(Opcode::FMAC, "acc4", "w4", "x4");
+    if (!last) {
+      if (first)
+        un(Opcode::MOV32, "psum_out", "acc");
+      else
+        vec(Opcode::FADD, "psum_out", "acc", "psum_in");
+    } else {
+      if (!first)
+        vec(Opcode::FADD, "acc", "acc", "psum_in");
+      if (hasBias)
+        vec(Opcode::FADD, "acc", "acc", "bias");
+      if (layer.relu)
+        vec(Opcode::FMAX, "y", "acc", imm(wt::SmallImm::Zero));
+      else
+        un(Opcode::MOV32, "y", "acc");
+      // The send of y runs on microthread 3: y is next written after this
+      // sample's gradient has come back (or, recomputed, with the same
+      // values), so after the send.
+      un(Opcode::MOV32, again ? "resend" : "send", "y");
+    }
+    fill("acc", wt::SmallImm::Zero);
+  };
+  forward(false);
 
   // Delta. The last column receives dL/dy from the east, applies f' and
   // multicasts dL/dz west along the row (microthread 5); the others receive
@@ -395,14 +410,19 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     }
     if (S > 1)
       un(Opcode::MOV32, "delta_send", "delta");
-    if (hasBias) {
-      if (t.mbgd)
-        vec(Opcode::FADD, "gb", "gb", "delta");
-      else
-        vec(Opcode::FMAC, "bias", "delta", gpr(kGprLr));
-    }
   } else {
     un(Opcode::MOV32, "delta", "delta_in");
+  }
+  // Reverse checkpoints: the next layer does not store its input; this one
+  // recomputes it from its own x (still in memory: dx has not overwritten
+  // it yet) with the weights and bias of the forward, and sends it again.
+  if (t.recomputesOutput)
+    forward(true);
+  if (hasBias) {
+    if (t.mbgd)
+      vec(Opcode::FADD, "gb", "gb", "delta");
+    else
+      vec(Opcode::FMAC, "bias", "delta", gpr(kGprLr));
   }
   if (t.inputGradient) {
     // dx[t] = sum_n W[t, n] delta[n], with the weights before the update,
@@ -428,6 +448,13 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     case ReduceRole::None:
       break;
     }
+  }
+  // A layer that does not store x takes it again, recomputed by the layer
+  // before, into dx's memory (dx has gone west).
+  if (!t.storesInput) {
+    if (key.role.diagonal)
+      inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
+    un(Opcode::MOV32, "x", "x_in");
   }
   // Chain and update.
   if (!t.mbgd) {

@@ -76,6 +76,9 @@ struct LowerFabricToWaveletPass
 
   LogicalResult lower(fab::ProgramOp program) {
     MLIRContext *ctx = program.getContext();
+    if (program.getTrainingAttr())
+      return program.emitOpError("is a training program: lower it with "
+                                 "--weft-lower-training-to-wavelet");
     FailureOr<Graph> graph = analyzeGraph(program, /*placed=*/true);
     if (failed(graph))
       return failure();

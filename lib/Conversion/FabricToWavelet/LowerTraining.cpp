@@ -130,7 +130,22 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   base.mbgd = training.getOptimizer() == fab::Optimizer::mbgd;
   base.lr = float(training.getLr().getValueAsDouble());
   base.batch = training.getBatch();
-  for (Stage &s : stages) {
+  // How each dense stage trains: the marks of --weft-prepare-training and
+  // the checkpoints of --weft-select-checkpoints (no attribute: save).
+  auto recomputes = [&](size_t i) {
+    return i < stages.size() && stages[i].dense &&
+           fab::KernelOp(stages[i].kernel).getCheckpoint() ==
+               fab::CheckpointPolicy::recompute;
+  };
+  auto trainingOf = [&](size_t i) {
+    DenseTraining t = base;
+    t.inputGradient = stages[i].kernel.getInputGradient();
+    t.storesInput = !recomputes(i);
+    t.recomputesOutput = recomputes(i + 1);
+    return t;
+  };
+  for (size_t i = 0; i < stages.size(); ++i) {
+    Stage &s = stages[i];
     fab::KernelOp k = s.kernel;
     if (!s.dense)
       continue;
@@ -139,8 +154,12 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
     std::string why = trainedDenseLimits(s.layer.K, s.layer.M, s.m);
     if (!why.empty())
       return k.emitOpError("cannot be trained on its PEs: ") << why;
-    DenseTraining t = base;
-    t.inputGradient = k.getInputGradient();
+    if (recomputes(i) &&
+        (i == 0 || !stages[i - 1].dense ||
+         !fab::KernelOp(stages[i - 1].kernel).getTrained()))
+      return k.emitOpError("recomputes its input, but the kernel before it "
+                           "is no trained dense kernel to recompute it");
+    DenseTraining t = trainingOf(i);
     int64_t bytes = trainedDenseBytes(s.layer.K, s.layer.M,
                                       !s.layer.bias.empty(), s.layer.relu,
                                       s.m, t);
@@ -263,8 +282,7 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
       tc.reduce[0] = routes.color(n + " reduce0");
       tc.reduce[1] = routes.color(n + " reduce1");
       tc.gradOut = gradOutColor;
-      DenseTraining t = base;
-      t.inputGradient = s.kernel.getInputGradient();
+      DenseTraining t = trainingOf(i);
       emitTrainedDenseLayer(b, kloc, s.layer, s.m, dc, tc, t, n,
                             routes.table);
       continue;

@@ -1205,7 +1205,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           /*precision=*/nullptr,
           /*predicted_cycles=*/nullptr,
           TypeAttr::get(b.getFunctionType(kin, {kout})), /*trained=*/nullptr,
-          /*input_gradient=*/nullptr);
+          /*input_gradient=*/nullptr, /*checkpoint=*/nullptr,
+          /*recompute_cycles=*/nullptr);
       symbols.insert(kernel);
       {
         OpBuilder::InsertionGuard guard(b);

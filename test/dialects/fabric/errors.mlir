@@ -658,3 +658,105 @@ fabric.program @p attributes {target = #weft.target<8x4>} {
     fabric.yield %a : tensor<1x2x4x4xf32>
   }
 }
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  fabric.kernel @b : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  // expected-error @below {{is a gradient stream, but kernel @b does not send the gradient of its input (no input_gradient)}}
+  fabric.stream @g @b[0] -> @a[0] : !fabric.wavelets<f32, 4> {gradient}
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  fabric.kernel @b : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {input_gradient, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  // expected-error @below {{is a gradient stream, but kernel @a is not trained}}
+  fabric.stream @g @b[0] -> @a[0] : !fabric.wavelets<f32, 4> {gradient}
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  fabric.kernel @b : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {input_gradient, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  // expected-error @below {{kernel @b has 1 inputs to carry the gradient of, not port 1}}
+  fabric.stream @g @b[1] -> @a[0] : !fabric.wavelets<f32, 4> {gradient}
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  fabric.kernel @b : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {input_gradient, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  // expected-error @below {{gradient of input carries 'tensor<4xf32>' but the stream is '!fabric.wavelets<f32, 2>'}}
+  fabric.stream @g @b[0] -> @a[0] : !fabric.wavelets<f32, 2> {gradient}
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+  // expected-error @below {{is a gradient stream, but its source @x is not a kernel}}
+  fabric.stream @g @x[0] -> @a[0] : !fabric.wavelets<f32, 4> {gradient}
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{has a checkpoint but is not trained}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {checkpoint = #fabric<checkpoint save>} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{recomputes its input, but only a kernel that sends its input gradient can (the first kernel's input comes from the host once)}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {checkpoint = #fabric<checkpoint recompute>, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{has recompute_cycles but does not recompute}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {checkpoint = #fabric<checkpoint save>, recompute_cycles = 10 : i64, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}

@@ -143,3 +143,21 @@ fabric.program @epilogue attributes {target = #weft.target<4x4>} {
     fabric.yield %a : tensor<1x2x1x1xf32>
   }
 }
+
+
+// A training program's gradient stream: from the gradient of @tanh's input
+// to the gradient of @relu's output, flowing west.
+
+// CHECK-LABEL: fabric.program @grad
+fabric.program @grad attributes {target = #weft.target<4x4>} {
+  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {trained} {
+  ^bb0(%a: tensor<1x4xf32>):
+    fabric.yield %a : tensor<1x4xf32>
+  }
+  fabric.kernel @tanh : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Tanh"> attributes {input_gradient, trained} {
+  ^bb0(%a: tensor<1x4xf32>):
+    fabric.yield %a : tensor<1x4xf32>
+  }
+  // CHECK: fabric.stream @tanh_grad @tanh[0] -> @relu[0] : !fabric.wavelets<f32, 4> {gradient}
+  fabric.stream @tanh_grad @tanh[0] -> @relu[0] : !fabric.wavelets<f32, 4> {gradient}
+}
