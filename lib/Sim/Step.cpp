@@ -108,6 +108,26 @@ struct Ctx {
       pe.mem[addr + 1] = uint16_t(v >> 16);
   }
 
+  static bool isMemory(const Operand &o) {
+    return o.kind == Operand::Mem || o.kind == Operand::Fifo;
+  }
+  /// Counts the data memory accesses of `k` elements of `ex` by what the
+  /// instruction does per element, not by how the simulator carries it out,
+  /// so both modes count the same: one access per memory or FIFO source, a
+  /// read of a destination the instruction reads and a write of every
+  /// non-reduction memory destination.
+  void countAccesses(const Exec &ex, uint32_t k) {
+    if (!ex.compare && isMemory(ex.src0))
+      pe.st.memoryReads[ex.src0.ew - 1] += k;
+    if (isMemory(ex.src1))
+      pe.st.memoryReads[ex.src1.ew - 1] += k;
+    if (!ex.reduction && isMemory(ex.dst)) {
+      if (ex.readsDst)
+        pe.st.memoryReads[ex.dst.ew - 1] += k;
+      pe.st.memoryWrites[ex.dst.ew - 1] += k;
+    }
+  }
+
   //===--------------------------------------------------------------===//
   // Queues
   //===--------------------------------------------------------------===//
@@ -1029,6 +1049,7 @@ Ctx::Issue Ctx::issueGroup(Exec &ex, bool isMain) {
   if (ex.reduction)
     writeDst(ex, d, 0, ex.acc, isMain);
   ex.done += k;
+  countAccesses(ex, k);
   pe.st.elements += k;
   pe.st.flops += uint64_t(k) * oi.flopsPerElem;
   pe.st.macs += uint64_t(k) * oi.macsPerElem;
@@ -1215,6 +1236,7 @@ bool Ctx::runBatch(Exec &ex, unsigned startup) {
   if (ex.reduction)
     writeDst(ex, d, 0, ex.acc, true);
   ex.done = end;
+  countAccesses(ex, k);
   pe.st.elements += k;
   pe.st.flops += uint64_t(k) * oi.flopsPerElem;
   pe.st.macs += uint64_t(k) * oi.macsPerElem;
@@ -1232,6 +1254,9 @@ void Ctx::retire(Exec &ex, bool isMain) {
   if (!isMain)
     pe.microActive &= uint8_t(~(1u << (&ex - pe.micro.get())));
   ++pe.st.instructions;
+  // A reduction writes its memory destination once, when it completes.
+  if (ex.reduction && isMemory(ex.dst))
+    ++pe.st.memoryWrites[ex.dst.ew - 1];
   for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
     if ((o->kind == Operand::Fabin || o->kind == Operand::Fabout) && o->acEn)
       activate(o->ac);

@@ -6,6 +6,7 @@
 
 #include "SimBuilder.h"
 
+#include "weft/Machine/Energy.h"
 #include "weft/Sim/Simulator.h"
 
 #include <gtest/gtest.h>
@@ -1141,6 +1142,70 @@ TEST(Sim, Mem4dWalksAllFourDimensions) {
       for (unsigned i0 = 0; i0 < 3; ++i0)
         want.push_back(float(7 + i0 + 5 * i1 + 20 * i2));
   EXPECT_EQ(bytesF32(r.outputs["out"]), want);
+}
+
+/// The statistics of a reference-mode run of `p` (no inputs).
+sim::Stats statsOf(const binary::Program &p) {
+  std::string err;
+  sim::Options o;
+  o.mode = Mode::Reference;
+  auto s = sim::Simulator::create(p, o, &err);
+  EXPECT_TRUE(s) << err;
+  if (!s)
+    return {};
+  EXPECT_EQ(s->run(), Status::Done) << s->message();
+  return s->stats();
+}
+
+// Memory accesses are counted per element by what the instruction does:
+// FMAC reads its memory source and its destination and writes the
+// destination; a reduction writes its memory destination once; a send
+// reads its source; fabric and GPR operands cost no access.
+TEST(Sim, MemoryAccessesAndTheirEnergy) {
+  const unsigned n = 40;
+  ImageBuilder b;
+  for (unsigned i = 0; i < n; ++i) {
+    b.f32(4096 + 2 * i, float(i));
+    b.f32(8192 + 2 * i, 0.5f);
+  }
+  b.dsd(1024, mem1d(4096, n));
+  b.dsd(1028, mem1d(8192, n));
+  b.dsd(1032, mem1d(12288, 1));
+  b.dsd(1036, fabout(2, n));
+  binary::Program p = onePe(
+      b,
+      {ldd(0, 1024), lds0(0, 1028),
+       Instruction::immOp(Opcode::MOVI, 6, 0),
+       Instruction::immOp(Opcode::MOVH, 6, 0x20), // 2.0f in GPR 6/7 (high)
+       Instruction::immOp(Opcode::MOVI, 7, 0x400),
+       Instruction::vec(Opcode::FMAC, dsr(0), gpr(6)), ldd(1, 1032),
+       lds0(1, 1024), Instruction::un(Opcode::FSUM, ddsr(1), s0(1)),
+       lds0(2, 1024), ldd(2, 1036),
+       Instruction::un(Opcode::MOV32, ddsr(2), s0(2), true)},
+      n);
+  RunResult r = runAll(p, {});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  sim::Stats st = statsOf(p);
+  ASSERT_EQ(st.pes.size(), 1u);
+  const sim::PeStats &pe = st.pes[0];
+  // FMAC: n source + n destination reads, n writes; FSUM: n reads, one
+  // write; MOV32 to the fabric: n reads. All 32-bit.
+  EXPECT_EQ(pe.memoryReads[0], 0u);
+  EXPECT_EQ(pe.memoryReads[1], 4u * n);
+  EXPECT_EQ(pe.memoryWrites[0], 0u);
+  EXPECT_EQ(pe.memoryWrites[1], n + 1u);
+  EXPECT_EQ(st.memoryReads, 4u * n);
+  EXPECT_EQ(st.memoryWrites, n + 1u);
+  EXPECT_EQ(st.memoryReadBytes, 16u * n);
+  EXPECT_EQ(st.memoryWriteBytes, 4u * (n + 1));
+  uint64_t fj = 4 * n * machine::readEnergyFj(4) +
+                (n + 1) * machine::writeEnergyFj(4);
+  EXPECT_EQ(pe.memoryEnergyFj(), fj);
+  EXPECT_EQ(st.memoryEnergyFj, fj);
+  // 160 reads of 3 pJ and 41 writes of 3.6 pJ.
+  EXPECT_NE(r.stats.find("\"memory_energy_pj\": 627.600,"), std::string::npos)
+      << r.stats;
+  EXPECT_NE(r.stats.find("\"memory_reads\": 160,"), std::string::npos);
 }
 
 TEST(Sim, FifoBetweenTwoTasksWithActivations) {
