@@ -703,6 +703,7 @@ bool Ctx::resolveDsr(Operand &o, unsigned file, unsigned n, ElemType t) {
     o.acEn = d.onDone.enabled;
     o.ac = d.onDone.color;
     o.index = d.indexFromGpr4 ? pe.gpr[4] : d.index6;
+    o.nz = d.skipZeros;
     o.ue = d.microthread;
     o.utid = d.utid;
     if ((o.ew == 2) != (o.format == PayloadFormat::Dense32)) {
@@ -863,7 +864,13 @@ uint32_t Ctx::readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t) {
       return w.payload;
     case PayloadFormat::Sparse16:
       cePop(o.color);
-      pe.gpr[1] = w.high();
+      // A sparse send of the same instruction forwards the index instead.
+      if (ex.dst.kind == Operand::Fabout && ex.dst.nz) {
+        ex.dst.forwarded = w.high();
+        ex.dst.hasForwarded = true;
+      } else {
+        pe.gpr[1] = w.high();
+      }
       return w.low();
     case PayloadFormat::Dense16x2:
       if (!o.half) {
@@ -918,11 +925,15 @@ void Ctx::writeDst(Exec &ex, Operand &o, uint32_t i, uint32_t v,
       sendOnRamp(o.color, false, v);
       return;
     case PayloadFormat::Sparse16:
-      if (o.ctrl)
+      if (o.ctrl) {
         sendOnRamp(o.color, true, (v & 0xffff) | (uint32_t(o.index) << 16));
-      else
-        sendOnRamp(o.color, false,
-                   (v & 0xffff) | (uint32_t(uint16_t(o.index + i)) << 16));
+      } else if (o.nz && !(v & 0xffff)) {
+        // A sparse send drops a zero element (§8.6).
+      } else {
+        uint16_t index = o.hasForwarded ? o.forwarded : uint16_t(o.index + i);
+        sendOnRamp(o.color, false, (v & 0xffff) | (uint32_t(index) << 16));
+      }
+      o.hasForwarded = false;
       return;
     case PayloadFormat::Dense16x2:
       if (!o.half) {
