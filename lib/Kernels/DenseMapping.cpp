@@ -53,12 +53,13 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
   int64_t activation = io.out ? wt::vectorCycles(wt::Opcode::FF2H, lm) +
                                     wt::vectorCycles(wt::Opcode::FMAXH, lm)
                               : vecLm;
-  // (+1: the launch of the output send on a microthread. A sparse output
-  // then launches its closeout on the same microthread, which waits for the
-  // send: Lm + 1 more.)
+  // (+1: the launch of the output send on a microthread, or for a sparse
+  // output the activation of its send task; that task and the one that
+  // sends the closeout take 4 cycles each: pick, two blocks or unblocks,
+  // the launch: +7 more.)
   int64_t nLast = elements(chunkSize(K, m.smear, last));
   int64_t tLast = nLast * perElement + 3 + lastOps * vecLm + activation + 1 +
-                  (io.out ? lm + 1 : 0);
+                  (io.out ? 7 : 0);
   int64_t tMid = m.smear > 1 ? elements(chunkSize(K, m.smear, 0)) * perElement +
                                    3 + 2 * vecLm
                              : 0;
@@ -67,10 +68,10 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
   // input element (the pick and the multiply-accumulate's startup) plus the
   // last column's idle time when other columns set the pace; what is
   // missing stretches the last column's period.
-  // (A sparse output's send is waited for above.)
+  // (A sparse output also sends its closeout.)
   int64_t idle = std::max<int64_t>(0, tMid - tLast);
   int64_t deficit =
-      io.out ? 0 : std::max<int64_t>(0, lm - 2 * nLast - idle);
+      std::max<int64_t>(0, lm + (io.out ? 1 : 0) - 2 * nLast - idle);
   // Every column's PE that turns the input chunk into the column also picks
   // the two tasks that send the closeout and restart the copy (4 cycles).
   return std::max(tMid, tLast + deficit) + 4;

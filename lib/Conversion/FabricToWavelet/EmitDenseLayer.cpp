@@ -44,6 +44,9 @@ constexpr int64_t kInitTask = 32;
 /// send its closeout (index 1), copy the next chunk, send its closeout
 /// (index 2), and around again.
 constexpr int64_t kCopyTask[2] = {33, 35}, kCloseTask[2] = {34, 36};
+/// A sparse output's last column: the sends of the even and odd samples'
+/// results, and the task that sends a chunk's closeout after them.
+constexpr int64_t kSparseSendTask[2] = {38, 39}, kResultsCloseoutTask = 37;
 
 // PE memory map, in words (records must lie in the first 16 KiB).
 constexpr int64_t kDsdBase = 1024;
@@ -323,15 +326,16 @@ void Emitter::emitComputeDsds(const Group &grp, const Role &role) {
     // sample, and out on microthread 3, so the next sample's work overlaps
     // the send (docs/execution-model.md, "Chains of layers").
     // A sparse output: fp16 buffers, sent by a sparse send (only the
-    // non-zero results, with their index in the chunk), then a closeout on
-    // the same microthread.
+    // non-zero results, with their index in the chunk), whose completion
+    // starts the task that sends the closeout on the same microthread.
     for (int k = 0; k < 2; ++k) {
       int64_t bufWords = grp.sparseOut ? lm : 2 * lm;
       dsd(k ? "out_buf_odd" : "out_buf_even", k ? kDsdOutBuf1 : kDsdOutBuf0,
           DsdFields::mem1d(lm, grp.outBase + bufWords * k));
       DsdFields send = DsdFields::fabout(lm, grp.pout).withUtid(3);
       if (grp.sparseOut)
-        send.withFormat("sparse16").withSkipZeros();
+        send.withFormat("sparse16").withSkipZeros().withAc(
+            kResultsCloseoutTask);
       dsd(k ? "send_odd" : "send_even", k ? kDsdSend1 : kDsdSend0, send);
     }
     if (grp.sparseOut)
@@ -452,14 +456,37 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
         inst(Opcode::MOV32, {ddsr(buf), s0(buf)});
       }
       // Launches the send on microthread 3 (it waits for the previous one).
-      inst(sparseOut ? Opcode::MOV16 : Opcode::MOV32, {ddsr(send), s0(send)});
-      // A sparse output's closeout follows on the same microthread: its
-      // launch waits for the send, so the next sample's send cannot come
-      // between a chunk and its closeout.
+      // A sparse output's send is a task of its own, which waits (blocked)
+      // until the previous chunk's closeout is out.
       if (sparseOut)
-        inst(Opcode::MOV16, {ddsr(11), imm(wt::SmallImm::Zero)});
+        inst(Opcode::ACTIVATE, {lit(kSparseSendTask[k])});
+      else
+        inst(Opcode::MOV32, {ddsr(send), s0(send)});
     }
     inst(Opcode::MOV32, {ddsr(0), imm(wt::SmallImm::Zero)}, true);
+  }
+  if (sparseOut) {
+    // send_even / send_odd: block both sends until this chunk's closeout is
+    // out, then launch the sparse send on microthread 3; its completion
+    // starts results_closeout, which launches the closeout on the same
+    // microthread and unblocks the sends. So the next sample's send never
+    // comes between a chunk and its closeout, and no task waits for a send.
+    for (int k = 0; k < 2; ++k) {
+      wv::TaskOp t = task(k ? "sparse_send_odd" : "sparse_send_even",
+                          wv::TaskKind::local, kSparseSendTask[k], false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      inst(Opcode::BLOCK, {lit(kSparseSendTask[0])});
+      inst(Opcode::BLOCK, {lit(kSparseSendTask[1])});
+      inst(Opcode::MOV16, {ddsr(8 + k), s0(8 + k)}, true);
+    }
+    wv::TaskOp t = task("results_closeout_send", wv::TaskKind::local,
+                        kResultsCloseoutTask, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&t.getBody().front());
+    inst(Opcode::UNBLOCK, {lit(kSparseSendTask[0])});
+    inst(Opcode::UNBLOCK, {lit(kSparseSendTask[1])});
+    inst(Opcode::MOV16, {ddsr(11), imm(wt::SmallImm::Zero)}, true);
   }
   if (role.diagonal)
     emitCopyTasks();
