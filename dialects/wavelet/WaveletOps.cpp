@@ -443,6 +443,7 @@ FailureOr<wt::Dsd> DsdOp::toDsd() {
       d.index6 = uint8_t(*getIndex());
     }
     d.indexFromGpr4 = getWli();
+    d.skipZeros = getNz();
     break;
   case wt::DsdKind::Mem1D:
     if (getStride()) {
@@ -473,6 +474,8 @@ FailureOr<wt::Dsd> DsdOp::toDsd() {
     break;
   }
   if (d.kind != wt::DsdKind::Mem4D && !forbid(getXdsr().has_value(), "xdsr"))
+    return failure();
+  if (d.kind != wt::DsdKind::FabricOut && !forbid(getNz(), "nz"))
     return failure();
   if (d.kind != wt::DsdKind::Fifo &&
       (!forbid(getPushAc().has_value(), "push_ac") ||

@@ -211,6 +211,7 @@ def Wavelet_DsdOp : Wavelet_Op<"dsd", [Symbol]> {
     ```mlir
     wavelet.dsd @acc at 16 mem1d {length = 64, base = 4096}
     wavelet.dsd @xin at 20 fabin {length = 64, color = 3, term}
+    wavelet.dsd @xout at 24 fabout {length = 64, color = 4, format = "sparse16", nz}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$address,
@@ -227,7 +228,8 @@ def Wavelet_DsdOp : Wavelet_Op<"dsd", [Symbol]> {
                        OptionalAttr<I64Attr>:$utid,
                        OptionalAttr<I64Attr>:$xdsr,
                        OptionalAttr<I64Attr>:$push_ac,
-                       OptionalAttr<I64Attr>:$pop_ac);
+                       OptionalAttr<I64Attr>:$pop_ac,
+                       UnitAttr:$nz);
   let assemblyFormat = "$sym_name `at` $address $kind attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

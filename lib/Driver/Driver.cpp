@@ -25,6 +25,7 @@
 #include "weft/Import/ONNXImporter.h"
 #include "weft/InitDialects.h"
 #include "weft/Kernels/Replicas.h"
+#include "weft/Kernels/SparseActivations.h"
 #include "weft/Machine/ISA.h"
 #include "weft/Pipeline/Pipeline.h"
 #include "weft/Translate/Wfb.h"
@@ -408,6 +409,18 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     error = "precision must be fp32 or mixed, not '" + options.precision + "'";
     return false;
   }
+  if (!weft::conversion::parseSparseMode(options.sparseActivations)) {
+    error = "--sparse-activations must be off, auto or on, not '" +
+            options.sparseActivations + "'";
+    return false;
+  }
+  if (!(options.density >= 0.0 && options.density <= 1.0)) {
+    error = "--density must be between 0 and 1, not " +
+            std::to_string(options.density);
+    return false;
+  }
+  pipeline.sparseActivations = options.sparseActivations;
+  pipeline.density = options.density;
   pipeline.precision = options.precision == "mixed"
                            ? weft::PipelinePrecision::Mixed
                            : weft::PipelinePrecision::FP32;

@@ -9,39 +9,69 @@
 #include "weft/Machine/ISA.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace wt = weft::machine;
 
 namespace weft::conversion {
 
+int64_t expectedNonZeros(int64_t lk, double d) {
+  if (d >= 1.0)
+    return lk;
+  if (d <= 0.0)
+    return 0;
+  return std::min<int64_t>(lk, int64_t(std::ceil(d * double(lk))));
+}
+
 int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
-                               bool bias) {
+                               bool bias, const SparseIo &io) {
   int64_t lm = chunkSize(M, m.rows, 0);
   // Per input element, a data task (docs/execution-model.md): the pick,
   // (the fp16 conversion of x,) the multiply-accumulate over the PE's
-  // neurons, and the weight-index increment that ends the task.
-  int64_t perElement = m.precision == Precision::Mixed
-                           ? 1 + 1 + wt::vectorCycles(wt::Opcode::FMACHS, lm) + 1
-                           : 1 + wt::vectorCycles(wt::Opcode::FMAC, lm) + 1;
+  // neurons, and the weight-index increment that ends the task. A sparse
+  // input's task instead turns the wavelet's index into the weight column
+  // (two scalar instructions) before the multiply-accumulate; it runs only
+  // for the non-zero elements.
+  wt::Opcode mac =
+      m.precision == Precision::Mixed ? wt::Opcode::FMACHS : wt::Opcode::FMAC;
+  int64_t perElement = io.in ? 1 + 2 + wt::vectorCycles(mac, lm)
+                       : m.precision == Precision::Mixed
+                           ? 1 + 1 + wt::vectorCycles(mac, lm) + 1
+                           : 1 + wt::vectorCycles(mac, lm) + 1;
+  auto elements = [&](int64_t lk) {
+    return io.in ? expectedNonZeros(lk, io.inDensity) : lk;
+  };
   // Per sample, the closeout's control task: pick, the entry's jump, the
   // index reset, then Lm-long vector instructions: forward (or add and
   // forward) and clear on the first and middle columns; partial-sum add,
   // bias add, activation to the output and clear on the last.
   int64_t vecLm = wt::vectorCycles(wt::Opcode::FADD, lm);
   int64_t last = m.smear - 1;
-  int64_t lastOps = (m.smear > 1) + bias + 2;
-  // (+1: the launch of the output send on a microthread.)
-  int64_t lkLast = chunkSize(K, m.smear, last);
-  int64_t tLast = lkLast * perElement + 3 + lastOps * vecLm + 1;
-  int64_t tMid =
-      m.smear > 1 ? chunkSize(K, m.smear, 0) * perElement + 3 + 2 * vecLm : 0;
+  int64_t lastOps = (m.smear > 1) + bias + 1;
+  // The activation: an fp32 vector instruction; for a sparse output the
+  // conversion to fp16 and the ReLU in fp16 (two or four elements a cycle).
+  int64_t activation = io.out ? wt::vectorCycles(wt::Opcode::FF2H, lm) +
+                                    wt::vectorCycles(wt::Opcode::FMAXH, lm)
+                              : vecLm;
+  // (+1: the launch of the output send on a microthread, or for a sparse
+  // output the activation of its send task; that task and the one that
+  // sends the closeout take 4 cycles each: pick, two blocks or unblocks,
+  // the launch: +7 more.)
+  int64_t nLast = elements(chunkSize(K, m.smear, last));
+  int64_t tLast = nLast * perElement + 3 + lastOps * vecLm + activation + 1 +
+                  (io.out ? 7 : 0);
+  int64_t tMid = m.smear > 1 ? elements(chunkSize(K, m.smear, 0)) * perElement +
+                                   3 + 2 * vecLm
+                             : 0;
   // The send itself needs Lm datapath cycles, which its microthread only
   // gets while the main thread leaves the datapath free: two cycles per
   // input element (the pick and the multiply-accumulate's startup) plus the
   // last column's idle time when other columns set the pace; what is
   // missing stretches the last column's period.
+  // (A sparse output also sends its closeout.)
   int64_t idle = std::max<int64_t>(0, tMid - tLast);
-  int64_t deficit = std::max<int64_t>(0, lm - 2 * lkLast - idle);
+  int64_t deficit =
+      std::max<int64_t>(0, lm + (io.out ? 1 : 0) - 2 * nLast - idle);
   // Every column's PE that turns the input chunk into the column also picks
   // the two tasks that send the closeout and restart the copy (4 cycles).
   return std::max(tMid, tLast + deficit) + 4;

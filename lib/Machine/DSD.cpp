@@ -46,7 +46,7 @@ struct Bits {
 //  fabin : len 0/15, color 15/5, fmt 20/2, acEn 22/1, ac 23/6, term 29/1,
 //          ue 30/1, utid 31/3
 //  fabout: len 0/15, color 15/5, fmt 20/2, acEn 22/1, ac 23/6, ctrl 29/1,
-//          ue 30/1, utid 31/3, index6 34/6, wli 40/1
+//          ue 30/1, utid 31/3, index6 34/6, wli 40/1, nz 41/1
 //  mem1d : len 0/15, base 15/15, stride 30/9 (signed), ix 39/1
 //  mem4d : base 15/15, xdsr 30/3, ix 39/1
 //  fifo  : cap 0/15, base 15/15, pushEn 30/1, pushAc 31/6, popEn 37/1,
@@ -70,6 +70,7 @@ uint64_t Dsd::encode() const {
     if (kind == DsdKind::FabricOut) {
       b.put(34, 6, index6);
       b.put(40, 1, indexFromGpr4);
+      b.put(41, 1, skipZeros);
     }
     break;
   case DsdKind::Mem1D:
@@ -128,6 +129,7 @@ std::optional<Dsd> Dsd::decode(uint64_t bits, std::string *error) {
     if (d.kind == DsdKind::FabricOut) {
       d.index6 = uint8_t(b.get(34, 6));
       d.indexFromGpr4 = b.get(40, 1);
+      d.skipZeros = b.get(41, 1);
     }
     break;
   }
@@ -185,6 +187,11 @@ std::string Dsd::validate(const Target &t) const {
       os << "fabout index " << unsigned(index6) << " exceeds 6 bits";
       return os.str();
     }
+    if (kind == DsdKind::FabricOut && skipZeros &&
+        (format != PayloadFormat::Sparse16 || control)) {
+      os << "a sparse send (nz) needs the sparse16 format and no ctrl";
+      return os.str();
+    }
     return "";
   }
   if (base >= t.memoryWords()) {
@@ -232,6 +239,8 @@ std::string Dsd::str() const {
       os << " term";
     if (kind == DsdKind::FabricOut && control)
       os << " ctrl index=" << unsigned(index6);
+    if (kind == DsdKind::FabricOut && skipZeros)
+      os << " nz";
     if (microthread)
       os << " ut=" << unsigned(utid);
     break;

@@ -109,10 +109,14 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     pm.addPass(createRouteStreams());
     pm.addPass(createAllocateColors());
     return;
-  case PipelineStage::Wavelet:
-    pm.addPass(createLowerFabricToWavelet());
+  case PipelineStage::Wavelet: {
+    LowerFabricToWaveletOptions o;
+    o.sparseActivations = options.sparseActivations;
+    o.density = options.density;
+    pm.addPass(createLowerFabricToWavelet(o));
     pm.addPass(createReplicate());
     return;
+  }
   }
 }
 

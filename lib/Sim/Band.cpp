@@ -526,6 +526,7 @@ void Engine::mergeGathered(const std::vector<std::vector<uint8_t>> &parts) {
     s.macs += p.st.macs;
     s.memoryHighWaterBytes = std::max<uint64_t>(
         s.memoryHighWaterBytes, 2 * uint64_t(p.st.memoryHighWater));
+    addMemoryAccesses(s, p.st);
     for (unsigned d = 0; d < 5; ++d)
       s.hops += p.st.hops[d];
   }

@@ -337,6 +337,9 @@ private:
   bool traceTruncated = false;
 };
 
+/// Adds a PE's memory accesses, bytes and access energy to the totals.
+void addMemoryAccesses(Stats &s, const PeStats &p);
+
 } // namespace weft::sim::detail
 
 #endif // WEFT_LIB_SIM_ENGINE_H

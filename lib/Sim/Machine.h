@@ -86,6 +86,10 @@ struct Operand {
   uint8_t color = 0;
   PayloadFormat format = PayloadFormat::Dense32;
   bool term = false, ctrl = false;
+  /// fabout: a sparse send (zeros are not sent); `forwarded` holds the index
+  /// of the element just read from a sparse16 fabin, when `hasForwarded`.
+  bool nz = false, hasForwarded = false;
+  uint16_t forwarded = 0;
   bool acEn = false;
   uint8_t ac = 0;
   /// dense16x2: fabin has used the low half of the head wavelet; fabout has

@@ -20,6 +20,7 @@
 #include "Engine.h"
 
 #include "weft/Binary/Binary.h"
+#include "weft/Machine/Energy.h"
 #include "weft/Machine/Numerics.h"
 #include "weft/Machine/Wavelet.h"
 
@@ -60,7 +61,23 @@ const char *statusName(Status s) {
 
 Simulator::~Simulator() = default;
 
+uint64_t PeStats::memoryEnergyFj() const {
+  uint64_t e = 0;
+  for (unsigned w = 0; w < 2; ++w)
+    e += memoryReads[w] * readEnergyFj(2 * (w + 1)) +
+         memoryWrites[w] * writeEnergyFj(2 * (w + 1));
+  return e;
+}
+
 namespace detail {
+
+void addMemoryAccesses(Stats &s, const PeStats &p) {
+  s.memoryReads += p.memoryReadCount();
+  s.memoryWrites += p.memoryWriteCount();
+  s.memoryReadBytes += p.memoryReadBytes();
+  s.memoryWriteBytes += p.memoryWriteBytes();
+  s.memoryEnergyFj += p.memoryEnergyFj();
+}
 
 //===----------------------------------------------------------------------===//
 // Loading
@@ -999,6 +1016,7 @@ Stats Engine::stats() const {
     s.macs += pe->st.macs;
     s.memoryHighWaterBytes = std::max<uint64_t>(
         s.memoryHighWaterBytes, 2 * uint64_t(pe->st.memoryHighWater));
+    addMemoryAccesses(s, pe->st);
     for (unsigned d = 0; d < 5; ++d)
       s.hops += pe->st.hops[d];
   }
@@ -1009,6 +1027,15 @@ Stats Engine::stats() const {
 template <typename T> static void appendInt(std::string &out, T v) {
   char buf[24];
   out.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
+}
+
+/// Appends `fj` femtojoules as picojoules with three decimals.
+static void appendPj(std::string &out, uint64_t fj) {
+  appendInt(out, fj / 1000);
+  char frac[4] = {char('0' + fj / 100 % 10), char('0' + fj / 10 % 10),
+                  char('0' + fj % 10), 0};
+  out += '.';
+  out += frac;
 }
 
 std::string Engine::statsJson() const {
@@ -1036,6 +1063,15 @@ std::string Engine::statsJson() const {
   os << "  \"macs\": " << s.macs << ",\n";
   os << "  \"wavelet_hops\": " << s.hops << ",\n";
   os << "  \"memory_high_water_bytes\": " << s.memoryHighWaterBytes << ",\n";
+  os << "  \"memory_reads\": " << s.memoryReads << ",\n";
+  os << "  \"memory_writes\": " << s.memoryWrites << ",\n";
+  os << "  \"memory_read_bytes\": " << s.memoryReadBytes << ",\n";
+  os << "  \"memory_write_bytes\": " << s.memoryWriteBytes << ",\n";
+  {
+    std::string pj;
+    appendPj(pj, s.memoryEnergyFj);
+    os << "  \"memory_energy_pj\": " << pj << ",\n";
+  }
   os << "  \"host_wavelets_in\": " << s.hostWaveletsIn << ",\n";
   os << "  \"host_wavelets_out\": " << s.hostWaveletsOut << ",\n";
   os << "  \"hops_per_color\": {";
@@ -1104,6 +1140,12 @@ std::string Engine::statsJson() const {
     field("ce_queue_high", p.ceQueueHigh);
     field("memory_words_used", p.memoryWordsUsed);
     field("memory_high_water_bytes", 2 * uint64_t(p.memoryHighWater));
+    field("memory_reads", p.memoryReadCount());
+    field("memory_writes", p.memoryWriteCount());
+    field("memory_read_bytes", p.memoryReadBytes());
+    field("memory_write_bytes", p.memoryWriteBytes());
+    out += ", \"memory_energy_pj\": ";
+    appendPj(out, p.memoryEnergyFj());
     out += "}";
     first = false;
   }

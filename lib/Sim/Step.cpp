@@ -108,6 +108,26 @@ struct Ctx {
       pe.mem[addr + 1] = uint16_t(v >> 16);
   }
 
+  static bool isMemory(const Operand &o) {
+    return o.kind == Operand::Mem || o.kind == Operand::Fifo;
+  }
+  /// Counts the data memory accesses of `k` elements of `ex` by what the
+  /// instruction does per element, not by how the simulator carries it out,
+  /// so both modes count the same: one access per memory or FIFO source, a
+  /// read of a destination the instruction reads and a write of every
+  /// non-reduction memory destination.
+  void countAccesses(const Exec &ex, uint32_t k) {
+    if (!ex.compare && isMemory(ex.src0))
+      pe.st.memoryReads[ex.src0.ew - 1] += k;
+    if (isMemory(ex.src1))
+      pe.st.memoryReads[ex.src1.ew - 1] += k;
+    if (!ex.reduction && isMemory(ex.dst)) {
+      if (ex.readsDst)
+        pe.st.memoryReads[ex.dst.ew - 1] += k;
+      pe.st.memoryWrites[ex.dst.ew - 1] += k;
+    }
+  }
+
   //===--------------------------------------------------------------===//
   // Queues
   //===--------------------------------------------------------------===//
@@ -683,6 +703,7 @@ bool Ctx::resolveDsr(Operand &o, unsigned file, unsigned n, ElemType t) {
     o.acEn = d.onDone.enabled;
     o.ac = d.onDone.color;
     o.index = d.indexFromGpr4 ? pe.gpr[4] : d.index6;
+    o.nz = d.skipZeros;
     o.ue = d.microthread;
     o.utid = d.utid;
     if ((o.ew == 2) != (o.format == PayloadFormat::Dense32)) {
@@ -843,7 +864,13 @@ uint32_t Ctx::readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t) {
       return w.payload;
     case PayloadFormat::Sparse16:
       cePop(o.color);
-      pe.gpr[1] = w.high();
+      // A sparse send of the same instruction forwards the index instead.
+      if (ex.dst.kind == Operand::Fabout && ex.dst.nz) {
+        ex.dst.forwarded = w.high();
+        ex.dst.hasForwarded = true;
+      } else {
+        pe.gpr[1] = w.high();
+      }
       return w.low();
     case PayloadFormat::Dense16x2:
       if (!o.half) {
@@ -898,11 +925,15 @@ void Ctx::writeDst(Exec &ex, Operand &o, uint32_t i, uint32_t v,
       sendOnRamp(o.color, false, v);
       return;
     case PayloadFormat::Sparse16:
-      if (o.ctrl)
+      if (o.ctrl) {
         sendOnRamp(o.color, true, (v & 0xffff) | (uint32_t(o.index) << 16));
-      else
-        sendOnRamp(o.color, false,
-                   (v & 0xffff) | (uint32_t(uint16_t(o.index + i)) << 16));
+      } else if (o.nz && !(v & 0xffff)) {
+        // A sparse send drops a zero element (§8.6).
+      } else {
+        uint16_t index = o.hasForwarded ? o.forwarded : uint16_t(o.index + i);
+        sendOnRamp(o.color, false, (v & 0xffff) | (uint32_t(index) << 16));
+      }
+      o.hasForwarded = false;
       return;
     case PayloadFormat::Dense16x2:
       if (!o.half) {
@@ -1029,6 +1060,7 @@ Ctx::Issue Ctx::issueGroup(Exec &ex, bool isMain) {
   if (ex.reduction)
     writeDst(ex, d, 0, ex.acc, isMain);
   ex.done += k;
+  countAccesses(ex, k);
   pe.st.elements += k;
   pe.st.flops += uint64_t(k) * oi.flopsPerElem;
   pe.st.macs += uint64_t(k) * oi.macsPerElem;
@@ -1215,6 +1247,7 @@ bool Ctx::runBatch(Exec &ex, unsigned startup) {
   if (ex.reduction)
     writeDst(ex, d, 0, ex.acc, true);
   ex.done = end;
+  countAccesses(ex, k);
   pe.st.elements += k;
   pe.st.flops += uint64_t(k) * oi.flopsPerElem;
   pe.st.macs += uint64_t(k) * oi.macsPerElem;
@@ -1232,6 +1265,9 @@ void Ctx::retire(Exec &ex, bool isMain) {
   if (!isMain)
     pe.microActive &= uint8_t(~(1u << (&ex - pe.micro.get())));
   ++pe.st.instructions;
+  // A reduction writes its memory destination once, when it completes.
+  if (ex.reduction && isMemory(ex.dst))
+    ++pe.st.memoryWrites[ex.dst.ew - 1];
   for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
     if ((o->kind == Operand::Fabin || o->kind == Operand::Fabout) && o->acEn)
       activate(o->ac);

@@ -312,7 +312,7 @@ LogicalResult Raiser::raiseGroup(const wb::Group &g, Block &body) {
     IntegerAttr length, base, stride, color, ac, index, utid, xdsr, pushAc,
         popAc;
     StringAttr format;
-    bool term = false, ctrl = false, wli = false, ix = false;
+    bool term = false, ctrl = false, wli = false, ix = false, nz = false;
     switch (d->kind) {
     case wt::DsdKind::FabricIn:
     case wt::DsdKind::FabricOut:
@@ -330,6 +330,7 @@ LogicalResult Raiser::raiseGroup(const wb::Group &g, Block &body) {
         if (d->index6)
           index = i64(d->index6);
         wli = d->indexFromGpr4;
+        nz = d->skipZeros;
       }
       break;
     case wt::DsdKind::Mem1D:
@@ -356,7 +357,7 @@ LogicalResult Raiser::raiseGroup(const wb::Group &g, Block &body) {
     auto op = DsdOp::create(b, loc, s.name, s.address,
                             DsdKind(unsigned(d->kind)), length, base, stride,
                             color, format, ac, term, ctrl, index, wli, ix,
-                            utid, xdsr, pushAc, popAc);
+                            utid, xdsr, pushAc, popAc, nz);
     FailureOr<wt::Dsd> again = op.toDsd();
     if (failed(again) || again->encode() != bits)
       return bad();

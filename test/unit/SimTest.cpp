@@ -6,6 +6,7 @@
 
 #include "SimBuilder.h"
 
+#include "weft/Machine/Energy.h"
 #include "weft/Sim/Simulator.h"
 
 #include <gtest/gtest.h>
@@ -59,6 +60,19 @@ RunResult run(const binary::Program &p,
       r.outputs[io.name] = s->output(io.name);
   r.stats = s->statsJson();
   return r;
+}
+
+/// The statistics of a reference-mode run of `p` (no inputs).
+sim::Stats statsOf(const binary::Program &p) {
+  std::string err;
+  sim::Options o;
+  o.mode = Mode::Reference;
+  auto s = sim::Simulator::create(p, o, &err);
+  EXPECT_TRUE(s) << err;
+  if (!s)
+    return {};
+  EXPECT_EQ(s->run(), Status::Done) << s->message();
+  return s->stats();
 }
 
 /// Runs in both modes (fast with 1 and 2 threads) and checks they agree
@@ -862,6 +876,111 @@ TEST(Sim, ControlWaveletEndsAFabricVectorEarly) {
   EXPECT_TRUE(res.message.empty()) << res.message; // the closeout was consumed
 }
 
+// A sparse send (fabout nz, architecture §8.6): PE 0 sends a vector of
+// 16-bit values with zeros as sparse16 wavelets, zeros dropped, then a
+// control wavelet; PE 1 copies the stream on a microthread through another
+// sparse send, which keeps each wavelet's index (and leaves GPR 1 alone),
+// until the control wavelet ends it, and sends its own; PE 2 scatters every
+// value to its index (index -> GPR 4 -> an ix store) and, on the control
+// wavelet, sends the rebuilt vector east.
+binary::Program sparseSendChain(const std::vector<uint16_t> &values) {
+  const unsigned n = unsigned(values.size());
+  binary::Program p = makeProgram(3, 1);
+  ImageBuilder s, f, r;
+  Dsd close = fabout(0, 1, PayloadFormat::Sparse16);
+  close.control = true;
+  close.index6 = 1;
+  // PE 0: send.
+  s.route(1, {Dir::Ramp}, {Dir::East});
+  s.dsd(1024, mem1d(2048, n));
+  for (unsigned i = 0; i < n; ++i)
+    s.word(2048 + i, values[i]);
+  Dsd out = fabout(1, n, PayloadFormat::Sparse16);
+  out.skipZeros = true;
+  s.dsd(1028, out);
+  close.color = 1;
+  s.dsd(1032, close);
+  s.task(32, {lds0(0, 1024), ldd(0, 1028),
+              Instruction::un(Opcode::MOV16, ddsr(0), s0(0)), ldd(1, 1032),
+              Instruction::un(Opcode::MOV16, ddsr(1), imm(SmallImm::Zero),
+                              true)},
+         false, true);
+  // PE 1: forward on microthread 2, then send the closeout from task 33.
+  f.route(1, {Dir::West}, {Dir::Ramp});
+  f.route(2, {Dir::Ramp}, {Dir::East});
+  Dsd in = fabin(1, n + 1, PayloadFormat::Sparse16);
+  in.terminateOnControl = true;
+  f.dsd(1024, in);
+  Dsd fwd = fabout(2, n + 1, PayloadFormat::Sparse16);
+  fwd.skipZeros = true;
+  fwd.microthread = true;
+  fwd.utid = 2;
+  fwd.onDone = {true, 33};
+  f.dsd(1028, fwd);
+  close.color = 2;
+  f.dsd(1032, close);
+  f.task(32, {lds0(0, 1024), ldd(0, 1028), ldd(1, 1032),
+              Instruction::immOp(Opcode::MOVI, 1, 77),
+              Instruction::un(Opcode::MOV16, ddsr(0), s0(0), true)},
+         false, true);
+  // Task 33 sends the closeout with GPR 1 as its data: still 77, since a
+  // forwarded index does not go to GPR 1.
+  f.task(33, {Instruction::un(Opcode::MOV16, ddsr(1), gpr(1), true)});
+  // PE 2: scatter; control index 1 sends the result.
+  r.route(2, {Dir::West}, {Dir::Ramp});
+  r.route(3, {Dir::Ramp}, {Dir::East});
+  Dsd slot = mem1d(4096, 1);
+  slot.indexed = true;
+  r.dsd(1024, slot);
+  r.dsd(1028, mem1d(4096, n + 1));
+  r.dsd(1032, fabout(3, n + 1, PayloadFormat::Dense16x2));
+  r.dsd(1036, mem1d(4096 + n, 1));
+  r.task(32, {ldd(0, 1024), lds0(1, 1028), ldd(1, 1032), ldd(2, 1036),
+              nopTerm()},
+         false, true);
+  r.task(2, {Instruction::un(Opcode::MOV16, gpr(4), gpr(1)),
+             Instruction::un(Opcode::MOV16, ddsr(0), gpr(0), true)});
+  r.activeColor(2);
+  // The closeout: its data after the vector, then the whole buffer east.
+  r.task(1,
+         {Instruction::un(Opcode::MOV16, ddsr(2), gpr(0)),
+          Instruction::un(Opcode::MOV16, ddsr(1), s0(1), true)},
+         true);
+  p.images.push_back(s.build());
+  p.images.push_back(f.build());
+  p.images.push_back(r.build());
+  p.groups.push_back(group("send", 0, 0, 0));
+  p.groups.push_back(group("forward", 1, 1, 0));
+  p.groups.push_back(group("scatter", 2, 2, 0));
+  p.io.push_back(stream("out", true, Dir::East, 0, 1, 3, {int64_t(n + 1)},
+                        ElemType::I16, PayloadFormat::Dense16x2));
+  return p;
+}
+
+TEST(Sim, SparseSendDropsZerosAndForwardsIndices) {
+  std::vector<uint16_t> v = {0, 5, 0, 0, 0x8000, 7, 0, 9, 0, 0, 11, 0};
+  RunResult r = runAll(sparseSendChain(v), {});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  std::vector<uint8_t> want;
+  for (uint16_t x : v) {
+    want.push_back(uint8_t(x));
+    want.push_back(uint8_t(x >> 8));
+  }
+  want.push_back(77);
+  want.push_back(0);
+  EXPECT_EQ(r.outputs["out"], want);
+  EXPECT_TRUE(r.message.empty()) << r.message;
+  // Five non-zero elements (-0 is sent) and a closeout per hop: 6 wavelets
+  // leave PE 0 and PE 1 east, 7 dense16x2 wavelets PE 2.
+  sim::Stats st = statsOf(sparseSendChain(v));
+  ASSERT_EQ(st.pes.size(), 3u);
+  EXPECT_EQ(st.pes[0].hops[1], 6u);
+  EXPECT_EQ(st.pes[1].hops[1], 6u);
+  EXPECT_EQ(st.pes[2].hops[1], 7u);
+  // The scatter task ran once per non-zero element.
+  EXPECT_EQ(st.pes[2].picks, 5u + 1u + 1u);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -1141,6 +1260,57 @@ TEST(Sim, Mem4dWalksAllFourDimensions) {
       for (unsigned i0 = 0; i0 < 3; ++i0)
         want.push_back(float(7 + i0 + 5 * i1 + 20 * i2));
   EXPECT_EQ(bytesF32(r.outputs["out"]), want);
+}
+
+// Memory accesses are counted per element by what the instruction does:
+// FMAC reads its memory source and its destination and writes the
+// destination; a reduction writes its memory destination once; a send
+// reads its source; fabric and GPR operands cost no access.
+TEST(Sim, MemoryAccessesAndTheirEnergy) {
+  const unsigned n = 40;
+  ImageBuilder b;
+  for (unsigned i = 0; i < n; ++i) {
+    b.f32(4096 + 2 * i, float(i));
+    b.f32(8192 + 2 * i, 0.5f);
+  }
+  b.dsd(1024, mem1d(4096, n));
+  b.dsd(1028, mem1d(8192, n));
+  b.dsd(1032, mem1d(12288, 1));
+  b.dsd(1036, fabout(2, n));
+  binary::Program p = onePe(
+      b,
+      {ldd(0, 1024), lds0(0, 1028),
+       Instruction::immOp(Opcode::MOVI, 6, 0),
+       Instruction::immOp(Opcode::MOVH, 6, 0x20), // 2.0f in GPR 6/7 (high)
+       Instruction::immOp(Opcode::MOVI, 7, 0x400),
+       Instruction::vec(Opcode::FMAC, dsr(0), gpr(6)), ldd(1, 1032),
+       lds0(1, 1024), Instruction::un(Opcode::FSUM, ddsr(1), s0(1)),
+       lds0(2, 1024), ldd(2, 1036),
+       Instruction::un(Opcode::MOV32, ddsr(2), s0(2), true)},
+      n);
+  RunResult r = runAll(p, {});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+  sim::Stats st = statsOf(p);
+  ASSERT_EQ(st.pes.size(), 1u);
+  const sim::PeStats &pe = st.pes[0];
+  // FMAC: n source + n destination reads, n writes; FSUM: n reads, one
+  // write; MOV32 to the fabric: n reads. All 32-bit.
+  EXPECT_EQ(pe.memoryReads[0], 0u);
+  EXPECT_EQ(pe.memoryReads[1], 4u * n);
+  EXPECT_EQ(pe.memoryWrites[0], 0u);
+  EXPECT_EQ(pe.memoryWrites[1], n + 1u);
+  EXPECT_EQ(st.memoryReads, 4u * n);
+  EXPECT_EQ(st.memoryWrites, n + 1u);
+  EXPECT_EQ(st.memoryReadBytes, 16u * n);
+  EXPECT_EQ(st.memoryWriteBytes, 4u * (n + 1));
+  uint64_t fj = 4 * n * machine::readEnergyFj(4) +
+                (n + 1) * machine::writeEnergyFj(4);
+  EXPECT_EQ(pe.memoryEnergyFj(), fj);
+  EXPECT_EQ(st.memoryEnergyFj, fj);
+  // 160 reads of 3 pJ and 41 writes of 3.6 pJ.
+  EXPECT_NE(r.stats.find("\"memory_energy_pj\": 627.600,"), std::string::npos)
+      << r.stats;
+  EXPECT_NE(r.stats.find("\"memory_reads\": 160,"), std::string::npos);
 }
 
 TEST(Sim, FifoBetweenTwoTasksWithActivations) {

@@ -152,6 +152,8 @@ TEST(Dsd, EveryKindRoundTrips) {
         d.control = rng() & 1;
         d.index6 = rng() % 64;
         d.indexFromGpr4 = rng() & 1;
+        d.skipZeros = d.format == PayloadFormat::Sparse16 && !d.control &&
+                      (rng() & 1);
       }
       break;
     case DsdKind::Mem1D:
@@ -205,6 +207,17 @@ TEST(Dsd, RejectsWhatTheEncodingCannotHold) {
   EXPECT_FALSE(Dsd::decode(1ull << 50, &err));
   // Payload format 3 is reserved.
   EXPECT_FALSE(Dsd::decode(uint64_t(3) << 20, &err));
+  // A sparse send needs sparse16 and no ctrl.
+  Dsd nz;
+  nz.kind = DsdKind::FabricOut;
+  nz.skipZeros = true;
+  EXPECT_NE(nz.validate(t).find("sparse16"), std::string::npos);
+  nz.format = PayloadFormat::Sparse16;
+  EXPECT_EQ(nz.validate(t), "");
+  EXPECT_EQ(nz.encode() >> 41 & 1, 1u);
+  EXPECT_NE(nz.str().find(" nz"), std::string::npos);
+  nz.control = true;
+  EXPECT_NE(nz.validate(t).find("no ctrl"), std::string::npos);
 }
 
 TEST(Xdsd, RoundTripAndLimits) {

@@ -391,6 +391,14 @@ void printSummary(const sim::Simulator &simulator, const sim::Stats &st,
             << " cycles";
   std::cout << ", " << st.busyPeCycles << " busy PE-cycles, " << st.macs
             << " MACs, " << st.hops << " wavelet hops\n";
+  std::fprintf(stdout,
+               "weft-sim: memory: %llu reads (%llu bytes), %llu writes "
+               "(%llu bytes), %.3f nJ access energy\n",
+               (unsigned long long)st.memoryReads,
+               (unsigned long long)st.memoryReadBytes,
+               (unsigned long long)st.memoryWrites,
+               (unsigned long long)st.memoryWriteBytes,
+               double(st.memoryEnergyFj) / 1e6);
   if (!simulator.message().empty())
     std::cout << "weft-sim: " << simulator.message() << "\n";
   std::fprintf(stdout,

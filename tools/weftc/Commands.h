@@ -62,6 +62,10 @@ struct FabricFlags {
   llvm::cl::opt<std::string> onlyKernels;
   /// --replicas auto|N: copies of the network on bands of rows.
   llvm::cl::opt<std::string> replicas;
+  /// --sparse-activations off|auto|on and the expected --density of
+  /// non-zero ReLU results (docs/execution-model.md, "Sparse activations").
+  llvm::cl::opt<std::string> sparseActivations;
+  llvm::cl::opt<double> density;
   /// Copies the flags into `options`.
   void apply(CompileOptions &options) const;
 };

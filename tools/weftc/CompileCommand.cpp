@@ -85,7 +85,19 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                         "rows, each fed its own samples (round robin): N, "
                         "or auto (as many as fit the fabric; "
                         "docs/weftc.md, \"Replicas\")"),
-               cl::value_desc("auto|N"), cl::cat(category)) {}
+               cl::value_desc("auto|N"), cl::cat(category)),
+      sparseActivations(
+          "sparse-activations", cl::init("off"),
+          cl::desc("Send a dense layer's ReLU results to the next dense "
+                   "layer as only their non-zero values (sparse16 "
+                   "wavelets; mixed precision): off, auto (where the cost "
+                   "model says it pays) or on (docs/execution-model.md, "
+                   "\"Sparse activations\")"),
+          cl::value_desc("off|auto|on"), cl::cat(category)),
+      density("density", cl::init(0.5),
+              cl::desc("The expected fraction of non-zero ReLU results the "
+                       "--sparse-activations cost model assumes (0..1)"),
+              cl::cat(category)) {}
 
 void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.grid = grid;
@@ -95,6 +107,8 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.onlyKernels = onlyKernels;
   options.fuseActivations = fuseActivations;
   options.replicas = replicas;
+  options.sparseActivations = sparseActivations;
+  options.density = density;
 }
 
 weftc::ProgressFlags::ProgressFlags(cl::OptionCategory &category)

@@ -47,6 +47,12 @@ struct DenseLayer {
   /// (the input arrives pixel-major per row chunk, so the weight rows are
   /// taken in that order); 0 for a row-major input.
   int64_t inputPixels = 0;
+  /// Sparse activations (docs/execution-model.md, "Sparse activations"):
+  /// the input arrives as a sparse stream (fp16 values with their index in
+  /// the chunk, then a closeout), and the ReLU results leave as one. Set by
+  /// the lowering; a sparse output needs `relu`, a sparse input mixed
+  /// precision.
+  bool sparseIn = false, sparseOut = false;
   /// The ONNX initializers W and b are, when they are one each (from the
   /// importer's NameLocs; empty otherwise), and whether the initializer is
   /// W's transpose (Gemm transB).

@@ -81,6 +81,15 @@ def LowerFabricToWavelet
     router settings are checked against the fabric.route switches. The
     fabric.program is replaced by the wavelet.program.
   }];
+  let options = [Option<"sparseActivations", "sparse-activations",
+                        "std::string", "\"off\"",
+                        "Send a dense layer's ReLU results to the next dense "
+                        "layer as only their non-zero values: off, auto "
+                        "(where the cost model says it pays) or on "
+                        "(docs/execution-model.md, \"Sparse activations\")">,
+                 Option<"density", "density", "double", "0.5",
+                        "The expected fraction of non-zero ReLU results "
+                        "the cost model assumes">];
   let dependentDialects = ["::weft::wavelet::WaveletDialect",
                            "::weft::fabric::FabricDialect"];
 }

@@ -100,6 +100,10 @@ struct CompileOptions {
   int64_t maxReplicas = 0;
   /// --weft-convert-to-fabric's fuse-activations.
   bool fuseActivations = true;
+  /// --weft-lower-fabric-to-wavelet's sparse-activations (off, auto, on)
+  /// and density.
+  std::string sparseActivations = "off";
+  double density = 0.5;
   int64_t batchSize = 1;
   /// Graph inputs frozen into the program as constants (weights the model
   /// takes as inputs, as the ONNX node tests do): NAME=FILE.

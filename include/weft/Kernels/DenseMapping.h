@@ -56,12 +56,26 @@ struct DenseMapping {
   int64_t footprint() const { return lanes() > rows ? lanes() : rows; }
 };
 
+/// How a dense layer's activations travel (docs/execution-model.md, "Sparse
+/// activations"): dense by default; its input may arrive as a sparse stream
+/// (only the non-zero elements, an expected `inDensity` of them), and its
+/// ReLU results may leave as one.
+struct SparseIo {
+  bool in = false;
+  double inDensity = 1.0;
+  bool out = false;
+};
+
 /// The cost model (docs/execution-model.md, "Cost model"): steady-state
 /// cycles per sample of the layer under `m`, from the same ISA cost table the
 /// simulator uses. `bias`: the layer adds a bias (one more vector
-/// instruction on the last column).
+/// instruction on the last column). `io`: sparse input and output.
 int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
-                               bool bias = true);
+                               bool bias = true, const SparseIo &io = {});
+
+/// The input elements of a chunk of `lk` a sparse stream of density `d`
+/// is expected to carry: ceil(d * lk), at most lk.
+int64_t expectedNonZeros(int64_t lk, double d);
 
 /// Bytes of PE memory the most loaded PE of the mapping needs (code, task
 /// table, descriptors, weights, accumulator, bias).

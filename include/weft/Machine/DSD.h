@@ -73,6 +73,10 @@ struct Dsd {
   bool control = false;
   uint8_t index6 = 0;
   bool indexFromGpr4 = false;
+  /// FabricOut, sparse16 only: a *sparse send* (architecture §8.6). An
+  /// element whose 16 bits are all zero is not sent; an element read from a
+  /// sparse16 fabin of the same instruction keeps that wavelet's index.
+  bool skipZeros = false;
   /// Fifo: activations on push and on pop.
   Activation onPush, onPop;
 

@@ -77,6 +77,16 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Fuse an activation that is the only reader of a "
                      "convolution's result into it (its epilogue)"),
       llvm::cl::init(true)};
+  Option<std::string> sparseActivations{
+      *this, "sparse-activations",
+      llvm::cl::desc("Send dense layers' ReLU results to the next dense "
+                     "layer as sparse streams: off, auto or on"),
+      llvm::cl::init("off")};
+  Option<double> density{
+      *this, "density",
+      llvm::cl::desc("The expected fraction of non-zero ReLU results "
+                     "(sparse-activations=auto)"),
+      llvm::cl::init(0.5)};
   Option<PipelinePrecision> precision{
       *this, "precision", llvm::cl::desc("The dense layers' arithmetic"),
       llvm::cl::init(PipelinePrecision::FP32),

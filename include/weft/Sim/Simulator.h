@@ -101,6 +101,24 @@ struct PeStats {
   /// The memory high-water mark in words: one past the highest word the
   /// binary initialises or an instruction reads or writes as data.
   uint32_t memoryHighWater = 0;
+  /// Data memory accesses of the vector instructions' elements (sources,
+  /// read destinations, FIFO slots), by element width: [0] 16-bit, [1]
+  /// 32-bit accesses (docs/simulator.md, "Statistics").
+  uint64_t memoryReads[2] = {0, 0}, memoryWrites[2] = {0, 0};
+
+  uint64_t memoryReadCount() const { return memoryReads[0] + memoryReads[1]; }
+  uint64_t memoryWriteCount() const {
+    return memoryWrites[0] + memoryWrites[1];
+  }
+  uint64_t memoryReadBytes() const {
+    return 2 * memoryReads[0] + 4 * memoryReads[1];
+  }
+  uint64_t memoryWriteBytes() const {
+    return 2 * memoryWrites[0] + 4 * memoryWrites[1];
+  }
+  /// The accesses' energy by the machine model's access energies
+  /// (include/weft/Machine/Energy.h), in femtojoules.
+  uint64_t memoryEnergyFj() const;
 };
 
 struct Stats {
@@ -118,6 +136,10 @@ struct Stats {
   uint64_t peakActivePEs = 0;
   /// The largest memory high-water mark of any PE, in bytes.
   uint64_t memoryHighWaterBytes = 0;
+  /// Sums of the PEs' memory accesses, bytes and access energy.
+  uint64_t memoryReads = 0, memoryWrites = 0;
+  uint64_t memoryReadBytes = 0, memoryWriteBytes = 0;
+  uint64_t memoryEnergyFj = 0;
   /// PE steps (decide phases) the engine ran: every PE every cycle in the
   /// reference mode, far fewer in the fast mode. A measure of the engine's
   /// work, not of the machine's, so it is not in statsJson().

@@ -44,6 +44,9 @@ constexpr int64_t kInitTask = 32;
 /// send its closeout (index 1), copy the next chunk, send its closeout
 /// (index 2), and around again.
 constexpr int64_t kCopyTask[2] = {33, 35}, kCloseTask[2] = {34, 36};
+/// A sparse output's last column: the sends of the even and odd samples'
+/// results, and the task that sends a chunk's closeout after them.
+constexpr int64_t kSparseSendTask[2] = {38, 39}, kResultsCloseoutTask = 37;
 
 // PE memory map, in words (records must lie in the first 16 KiB).
 constexpr int64_t kDsdBase = 1024;
@@ -64,6 +67,7 @@ enum Dsd : int64_t {
   kDsdOutBuf1,
   kDsdSend0,
   kDsdSend1,
+  kDsdSendCloseout,
 };
 
 using Role = SmearedRole;
@@ -73,6 +77,7 @@ using Role = SmearedRole;
 struct Group {
   int64_t c = 0, r0 = 0, r1 = 0, h = 1;
   bool first = false, last = false, mixed = false, hasBias = false;
+  bool sparseIn = false, sparseOut = false;
   int64_t lk = 0, lm = 0, kb = 0, wWords = 2;
   int64_t accBase = 0, biasBase = 0, wBase = 0, outBase = 0;
   int64_t pin = 0, pout = 0; // partial sums in, results out
@@ -97,6 +102,7 @@ private:
   void emitComputeTasks(const Group &grp, const Role &role);
   /// The diagonal PE's input-to-column copy: its DSDs and tasks.
   void emitCopyDsds(int64_t lk);
+  /// (DSR 11 and the closeout task of a sparse output's last column.)
   void loadCopyDsrs();
   void emitCopyTasks();
   void dsd(StringRef name, int64_t index, const DsdFields &fields) {
@@ -122,7 +128,16 @@ ElementsAttr Emitter::blob(StringRef name, ArrayRef<int64_t> shape, Type elem,
 }
 
 void Emitter::emitCopyDsds(int64_t lk) {
-  dsd("in", kDsdIn, DsdFields::fabin(lk, colors.in));
+  // A sparse input is copied with its indices (a sparse send forwards
+  // them) until the producer's closeout ends it: at most lk values and the
+  // closeout, which the copy consumes.
+  if (layer.sparseIn) {
+    DsdFields in = DsdFields::fabin(lk + 1, colors.in).withFormat("sparse16");
+    in.term = true;
+    dsd("in", kDsdIn, in);
+  } else {
+    dsd("in", kDsdIn, DsdFields::fabin(lk, colors.in));
+  }
   // The copy runs on microthread 0 and starts the task that sends the
   // closeout when its last wavelet has entered the on-ramp; the closeout
   // goes out on microthread 1 and starts the next copy. So no send ever
@@ -130,9 +145,14 @@ void Emitter::emitCopyDsds(int64_t lk) {
   // own CE queue is one of the multicast's destinations), and a chunk never
   // overtakes the previous closeout.
   for (int k = 0; k < 2; ++k) {
+    DsdFields out = DsdFields::fabout(layer.sparseIn ? lk + 1 : lk,
+                                      colors.column)
+                        .withUtid(0)
+                        .withAc(kCloseTask[k]);
+    if (layer.sparseIn)
+      out.withFormat("sparse16").withSkipZeros();
     dsd(k ? "column_out_odd" : "column_out_even",
-        k ? kDsdColumnOut1 : kDsdColumnOut0,
-        DsdFields::fabout(lk, colors.column).withUtid(0).withAc(kCloseTask[k]));
+        k ? kDsdColumnOut1 : kDsdColumnOut0, out);
     dsd(k ? "close_odd" : "close_even", k ? kDsdClose1 : kDsdClose0,
         DsdFields::fabout(1, colors.column)
             .withFormat("sparse16")
@@ -162,7 +182,8 @@ void Emitter::emitCopyTasks() {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&t.getBody().front());
       int32_t d = k ? 7 : 5;
-      inst(Opcode::MOV32, {ddsr(d), s0(d)}, true);
+      inst(layer.sparseIn ? Opcode::MOV16 : Opcode::MOV32, {ddsr(d), s0(d)},
+           true);
     }
     {
       wv::TaskOp t = task(k ? "send_closeout_odd" : "send_closeout_even",
@@ -194,6 +215,8 @@ Group Emitter::groupOf(int64_t c, int64_t r0, int64_t r1,
   grp.wBase = grp.biasBase + 2 * grp.lm;
   grp.outBase = grp.wBase + grp.lk * grp.lm * grp.wWords;
   grp.hasBias = grp.last && !layer.bias.empty();
+  grp.sparseIn = layer.sparseIn;
+  grp.sparseOut = grp.last && layer.sparseOut;
   grp.pin = colors.psum[c % 2];
   grp.pout = grp.last ? colors.out : colors.psum[(c + 1) % 2];
   return grp;
@@ -302,12 +325,26 @@ void Emitter::emitComputeDsds(const Group &grp, const Role &role) {
     // The last column's results go to one of two buffers, alternating by
     // sample, and out on microthread 3, so the next sample's work overlaps
     // the send (docs/execution-model.md, "Chains of layers").
+    // A sparse output: fp16 buffers, sent by a sparse send (only the
+    // non-zero results, with their index in the chunk), whose completion
+    // starts the task that sends the closeout on the same microthread.
     for (int k = 0; k < 2; ++k) {
+      int64_t bufWords = grp.sparseOut ? lm : 2 * lm;
       dsd(k ? "out_buf_odd" : "out_buf_even", k ? kDsdOutBuf1 : kDsdOutBuf0,
-          DsdFields::mem1d(lm, grp.outBase + 2 * lm * k));
-      dsd(k ? "send_odd" : "send_even", k ? kDsdSend1 : kDsdSend0,
-          DsdFields::fabout(lm, grp.pout).withUtid(3));
+          DsdFields::mem1d(lm, grp.outBase + bufWords * k));
+      DsdFields send = DsdFields::fabout(lm, grp.pout).withUtid(3);
+      if (grp.sparseOut)
+        send.withFormat("sparse16").withSkipZeros().withAc(
+            kResultsCloseoutTask);
+      dsd(k ? "send_odd" : "send_even", k ? kDsdSend1 : kDsdSend0, send);
     }
+    if (grp.sparseOut)
+      dsd("results_closeout", kDsdSendCloseout,
+          DsdFields::fabout(1, grp.pout)
+              .withFormat("sparse16")
+              .withCtrl()
+              .withIndex(kCloseoutIndex[0])
+              .withUtid(3));
   }
   if (grp.hasBias)
     dsd("bias", kDsdBias, DsdFields::mem1d(lm, grp.biasBase));
@@ -317,7 +354,8 @@ void Emitter::emitComputeDsds(const Group &grp, const Role &role) {
 
 void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
   const bool first = grp.first, last = grp.last, mixed = grp.mixed,
-             hasBias = grp.hasBias;
+             hasBias = grp.hasBias, sparseIn = grp.sparseIn,
+             sparseOut = grp.sparseOut;
   // init: load the DSRs once (they are never modified), clear the
   // accumulator and the weight index, start the input copy.
   {
@@ -344,10 +382,17 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
         dsrLoad(wv::RegFile::s1dsr, 2, "bias");
         dsrLoad(wv::RegFile::ddsr, 2, "acc");
       }
-      dsrLoad(wv::RegFile::s0dsr, 3, "acc");
+      // DSRs 3 and 4: acc -> buffer (fp32 ReLU); sparse: buffer -> buffer
+      // (fp16 ReLU), with S0DSR 11 the accumulator for the conversion and
+      // DDSR 11 the closeout.
+      dsrLoad(wv::RegFile::s0dsr, 3, grp.sparseOut ? "out_buf_even" : "acc");
       dsrLoad(wv::RegFile::ddsr, 3, "out_buf_even");
-      dsrLoad(wv::RegFile::s0dsr, 4, "acc");
+      dsrLoad(wv::RegFile::s0dsr, 4, grp.sparseOut ? "out_buf_odd" : "acc");
       dsrLoad(wv::RegFile::ddsr, 4, "out_buf_odd");
+      if (grp.sparseOut) {
+        dsrLoad(wv::RegFile::s0dsr, 11, "acc");
+        dsrLoad(wv::RegFile::ddsr, 11, "results_closeout");
+      }
       dsrLoad(wv::RegFile::s0dsr, 8, "out_buf_even");
       dsrLoad(wv::RegFile::ddsr, 8, "send_even");
       dsrLoad(wv::RegFile::s0dsr, 9, "out_buf_odd");
@@ -362,18 +407,25 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
       inst(Opcode::ACTIVATE, {lit(kCopyTask[0])});
     inst(Opcode::NOP, {}, true);
   }
-  // One input element x (in gpr 0/1): acc += W[:, t] * x; t += 1.
+  // One input element x (in gpr 0/1): acc += W[:, t] * x; t += 1. A sparse
+  // input's element is an fp16 x in gpr 0 and its index t in gpr 1: the
+  // weight column is t times the column stride, and zeros never come.
   {
     wv::TaskOp t = task("mac", wv::TaskKind::data, colors.column, false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&t.getBody().front());
-    if (mixed) {
+    if (sparseIn) {
+      inst(Opcode::MOV16, {gpr(4), gpr(1)});
+      inst(Opcode::MUL16, {gpr(4), gpr(5)});
+      inst(Opcode::FMACHS, {dsr(0), gpr(0)}, true);
+    } else if (mixed) {
       inst(Opcode::FF2H, {gpr(2), gpr(0)});
       inst(Opcode::FMACHS, {dsr(0), gpr(2)});
     } else {
       inst(Opcode::FMAC, {dsr(0), gpr(0)});
     }
-    inst(Opcode::ADD16, {gpr(4), gpr(5)}, true);
+    if (!sparseIn)
+      inst(Opcode::ADD16, {gpr(4), gpr(5)}, true);
   }
   // The closeouts after each chunk (index 1 after even samples, 2 after
   // odd ones): reduce the partial sums along the row.
@@ -393,14 +445,48 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
       if (hasBias)
         inst(Opcode::FADD, {dsr(2), s1(2)});
       int32_t buf = 3 + k, send = 8 + k;
-      if (layer.relu)
+      if (sparseOut) {
+        // fp16 first, then the ReLU in fp16: the same values (the
+        // conversion keeps signs and order), half the cycles.
+        inst(Opcode::FF2H, {ddsr(buf), s0(11)});
+        inst(Opcode::FMAXH, {dsr(buf), imm(wt::SmallImm::Zero)});
+      } else if (layer.relu) {
         inst(Opcode::FMAX, {dsr(buf), imm(wt::SmallImm::Zero)});
-      else
+      } else {
         inst(Opcode::MOV32, {ddsr(buf), s0(buf)});
+      }
       // Launches the send on microthread 3 (it waits for the previous one).
-      inst(Opcode::MOV32, {ddsr(send), s0(send)});
+      // A sparse output's send is a task of its own, which waits (blocked)
+      // until the previous chunk's closeout is out.
+      if (sparseOut)
+        inst(Opcode::ACTIVATE, {lit(kSparseSendTask[k])});
+      else
+        inst(Opcode::MOV32, {ddsr(send), s0(send)});
     }
     inst(Opcode::MOV32, {ddsr(0), imm(wt::SmallImm::Zero)}, true);
+  }
+  if (sparseOut) {
+    // send_even / send_odd: block both sends until this chunk's closeout is
+    // out, then launch the sparse send on microthread 3; its completion
+    // starts results_closeout, which launches the closeout on the same
+    // microthread and unblocks the sends. So the next sample's send never
+    // comes between a chunk and its closeout, and no task waits for a send.
+    for (int k = 0; k < 2; ++k) {
+      wv::TaskOp t = task(k ? "sparse_send_odd" : "sparse_send_even",
+                          wv::TaskKind::local, kSparseSendTask[k], false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&t.getBody().front());
+      inst(Opcode::BLOCK, {lit(kSparseSendTask[0])});
+      inst(Opcode::BLOCK, {lit(kSparseSendTask[1])});
+      inst(Opcode::MOV16, {ddsr(8 + k), s0(8 + k)}, true);
+    }
+    wv::TaskOp t = task("results_closeout_send", wv::TaskKind::local,
+                        kResultsCloseoutTask, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&t.getBody().front());
+    inst(Opcode::UNBLOCK, {lit(kSparseSendTask[0])});
+    inst(Opcode::UNBLOCK, {lit(kSparseSendTask[1])});
+    inst(Opcode::MOV16, {ddsr(11), imm(wt::SmallImm::Zero)}, true);
   }
   if (role.diagonal)
     emitCopyTasks();

@@ -23,6 +23,7 @@
 #include "weft/Conversion/JoinKernel.h"
 #include "weft/Conversion/PoolKernel.h"
 #include "weft/FabricTransforms/Graph.h"
+#include "weft/Kernels/SparseActivations.h"
 
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
@@ -64,8 +65,34 @@ Switch switchOf(wv::RouteOp r) {
 
 
 
+/// Why the stream into dense stage `c` cannot be sparse, or "" when it can
+/// (docs/execution-model.md, "Sparse activations").
+std::string sparseIneligible(const Graph &graph, const Stage &c) {
+  if (!c.dense || c.layer.conv)
+    return "not a dense layer";
+  const GraphStream &gs = graph.streams[size_t(c.inputs[0])];
+  if (gs.producer < 0)
+    return "a host input";
+  const Stage &p = graph.stages[size_t(gs.producer)];
+  if (!p.dense || p.layer.conv)
+    return "not produced by a dense layer";
+  if (!p.layer.relu)
+    return "not the results of a ReLU";
+  if (gs.consumers.size() != 1 || !gs.outputs.empty())
+    return "read by more than the dense layer";
+  if (c.m.precision != Precision::Mixed)
+    return "read by an fp32 layer (sparse values are fp16: --precision "
+           "mixed)";
+  fab::StreamOp op = gs.op;
+  if (c.m.merge != 1 || p.m.rows != c.m.smear || (op && op.getPixels()))
+    return "not a row-chunked vector";
+  return "";
+}
+
 struct LowerFabricToWaveletPass
     : weft::impl::LowerFabricToWaveletBase<LowerFabricToWaveletPass> {
+  using LowerFabricToWaveletBase::LowerFabricToWaveletBase;
+
   void runOnOperation() override {
     SmallVector<fab::ProgramOp> programs(
         getOperation().getOps<fab::ProgramOp>());
@@ -122,10 +149,46 @@ struct LowerFabricToWaveletPass
       return it == colorOf.end() ? -1 : it->second;
     };
 
+    // Sparse activations: decide every eligible stream between two dense
+    // layers, producers first (a layer's sparse input changes its cost as
+    // a producer).
+    std::optional<SparseMode> mode = parseSparseMode(sparseActivations);
+    if (!mode)
+      return program.emitOpError("sparse-activations must be off, auto or "
+                                 "on, not '")
+             << sparseActivations << "'";
+    if (!(density >= 0.0 && density <= 1.0))
+      return program.emitOpError("density must be between 0 and 1, not ")
+             << density.getValue();
+    std::vector<SparseIo> sparseIo(stages.size());
+    SmallVector<Attribute> sparseStreams;
+    for (size_t i = 0; i < stages.size() && *mode != SparseMode::Off; ++i) {
+      Stage &c = stages[i];
+      if (!sparseIneligible(*graph, c).empty())
+        continue;
+      const GraphStream &gs = graph->streams[size_t(c.inputs[0])];
+      size_t pi = size_t(gs.producer);
+      const Stage &p = stages[pi];
+      SparseLayerShape ps{p.layer.K, p.layer.M, p.m, !p.layer.bias.empty(),
+                          sparseIo[pi]};
+      SparseLayerShape cs{c.layer.K, c.layer.M, c.m, !c.layer.bias.empty(),
+                          sparseIo[i]};
+      SparseDecision d = decideSparseStream(*mode, density, ps, cs);
+      if (!d.sparse)
+        continue;
+      sparseIo[pi].out = true;
+      sparseIo[i].in = true;
+      sparseIo[i].inDensity = density;
+      fab::StreamOp op = gs.op;
+      sparseStreams.push_back(op.getSymNameAttr());
+    }
+
     OpBuilder b(program);
     Location loc = program.getLoc();
     auto wprog =
         wv::ProgramOp::create(b, loc, program.getSymNameAttr(), target);
+    if (!sparseStreams.empty())
+      wprog->setAttr("weft.sparse_streams", b.getArrayAttr(sparseStreams));
     // Discardable: the model's layers in order, and what the program carried
     // (weft.batch).
     SmallVector<Attribute> names;
@@ -191,7 +254,7 @@ struct LowerFabricToWaveletPass
         return failure();
     }
 
-    for (Stage &s : stages) {
+    for (auto [si, s] : llvm::enumerate(stages)) {
       StringRef name = s.kernel.getSymName();
       int64_t cout = streamColor(s.output);
       if (s.dense) {
@@ -231,6 +294,8 @@ struct LowerFabricToWaveletPass
           if (fab::StreamOp in = graph->streams[size_t(s.inputs[0])].op;
               in && in.getPixels())
             layer.inputPixels = int64_t(*in.getPixels());
+          layer.sparseIn = sparseIo[si].in;
+          layer.sparseOut = sparseIo[si].out;
           emitDenseLayer(b, s.kernel.getLoc(), layer, s.m, dc, name, table);
         }
       } else if (s.pool) {

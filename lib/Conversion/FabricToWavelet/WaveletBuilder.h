@@ -29,7 +29,7 @@ struct DsdFields {
   std::optional<int64_t> length, base, stride, color, ac, index, utid, xdsr,
       pushAc, popAc;
   std::optional<llvm::StringRef> format;
-  bool term = false, ctrl = false, wli = false, ix = false;
+  bool term = false, ctrl = false, wli = false, ix = false, nz = false;
 
   static DsdFields fabin(int64_t length, int64_t color) {
     return fabric(wavelet::DsdKind::fabin, length, color);
@@ -57,6 +57,8 @@ struct DsdFields {
   DsdFields &withFormat(llvm::StringRef v) { return format = v, *this; }
   DsdFields &withCtrl() { return ctrl = true, *this; }
   DsdFields &withIx() { return ix = true, *this; }
+  /// A sparse send: zero elements are not sent (sparse16 only).
+  DsdFields &withSkipZeros() { return nz = true, *this; }
 
 private:
   static DsdFields fabric(wavelet::DsdKind kind, int64_t length,
@@ -139,7 +141,7 @@ public:
                            f.format ? b.getStringAttr(*f.format) : nullptr,
                            i64(f.ac), f.term, f.ctrl, i64(f.index), f.wli, f.ix,
                            i64(f.utid), i64(f.xdsr), i64(f.pushAc),
-                           i64(f.popAc));
+                           i64(f.popAc), f.nz);
   }
   /// The stride registers' values, one 16-bit word each, as segments
   /// `stride0`, `stride1`, ... at the word addresses `address()` returns in

@@ -288,6 +288,24 @@ wavelet.program @p attributes {target = #weft.target<4x4>} {
 
 // -----
 
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    // expected-error @below {{field 'nz' does not apply to a fabin DSD}}
+    wavelet.dsd @x at 1024 fabin {length = 4, color = 1, format = "sparse16", nz}
+  }
+}
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    // expected-error @below {{a sparse send (nz) needs the sparse16 format and no ctrl}}
+    wavelet.dsd @x at 1024 fabout {length = 4, color = 1, nz}
+  }
+}
+
+// -----
+
 wavelet.program @p attributes {target = #weft.target<4x4, colors = 4>} {
   wavelet.pe @a at (0, 0) {
     // expected-error @below {{fabout DSD color 7 is not routable (colors 0..3)}}

@@ -17,11 +17,19 @@
 // The host alternates a and b on the one west port; a is buffered first
 // (64 elements), then b streams against it at one element per cycle.
 // CHECK: weft-sim: done in 145 cycles, latency 145 cycles, 145 busy PE-cycles, 0 MACs, 192 wavelet hops
+// A buffers into memory (64 fp32 writes at 3.6 pJ), the add reads it back
+// (64 reads at 3.0 pJ): 422.4 pJ.
+// CHECK-NEXT: weft-sim: memory: 64 reads (256 bytes), 64 writes (256 bytes), 0.422 nJ access energy
 // SUM: EXACT 64 elements
 
 // STATS: "status": "done",
 // STATS: "cycles": 145,
 // STATS: "flops": 64,
+// STATS: "memory_reads": 64,
+// STATS: "memory_writes": 64,
+// STATS: "memory_read_bytes": 256,
+// STATS: "memory_write_bytes": 256,
+// STATS: "memory_energy_pj": 422.400,
 // STATS: "host_wavelets_in": 128,
 // STATS: "host_wavelets_out": 64,
 // STATS: "memory_words_used":

@@ -51,6 +51,8 @@ wavelet.program @mixed attributes {target = #weft.target<6x2, mem = 16384, color
     wavelet.dsd @f at 1040 fifo {length = 8, base = 5000, push_ac = 34, pop_ac = 35}
     // CHECK-NEXT: wavelet.xdsd @x4 at 1044 {len = array<i64: 4, 2, 1, 1>, stride_sel = array<i64: 6, 5, 7, 7>}
     wavelet.xdsd @x4 at 1044 {len = array<i64: 4, 2, 1, 1>, stride_sel = array<i64: 6, 5, 7, 7>}
+    // CHECK-NEXT: wavelet.dsd @sparse_out at 1048 fabout {color = 2 : i64, format = "sparse16", length = 7 : i64, nz, utid = 1 : i64}
+    wavelet.dsd @sparse_out at 1048 fabout {length = 7, color = 2, format = "sparse16", nz, utid = 1}
 
     // A control task that does not fit its single slot: its entry jumps.
     wavelet.task @ctl control 63 {

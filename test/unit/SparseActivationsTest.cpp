@@ -1,0 +1,108 @@
+//===- SparseActivationsTest.cpp - The sparse-stream cost decision --------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Kernels/SparseActivations.h"
+
+#include "weft/Machine/ISA.h"
+
+#include <gtest/gtest.h>
+
+using namespace weft::conversion;
+namespace wt = weft::machine;
+
+namespace {
+
+DenseMapping mixed(int64_t smear, int64_t rows) {
+  DenseMapping m;
+  m.smear = smear;
+  m.rows = rows;
+  m.precision = Precision::Mixed;
+  return m;
+}
+
+/// 1024 -> 1024 on 16 x 16 after a 784 -> 1024 on 16 x 16, as in the
+/// measured MLP.
+SparseLayerShape producer() { return {784, 1024, mixed(16, 16), true, {}}; }
+SparseLayerShape consumer() { return {1024, 1024, mixed(16, 16), true, {}}; }
+
+} // namespace
+
+TEST(SparseActivations, Modes) {
+  EXPECT_EQ(parseSparseMode("off"), SparseMode::Off);
+  EXPECT_EQ(parseSparseMode("auto"), SparseMode::Auto);
+  EXPECT_EQ(parseSparseMode("on"), SparseMode::On);
+  EXPECT_FALSE(parseSparseMode("yes"));
+  EXPECT_FALSE(parseSparseMode(""));
+  for (SparseMode m : {SparseMode::Off, SparseMode::Auto, SparseMode::On})
+    EXPECT_EQ(parseSparseMode(sparseModeName(m)), m);
+}
+
+TEST(SparseActivations, ExpectedNonZeros) {
+  EXPECT_EQ(expectedNonZeros(64, 1.0), 64);
+  EXPECT_EQ(expectedNonZeros(64, 0.0), 0);
+  EXPECT_EQ(expectedNonZeros(64, 0.5), 32);
+  EXPECT_EQ(expectedNonZeros(64, 0.51), 33); // rounded up
+  EXPECT_EQ(expectedNonZeros(49, 0.1), 5);
+  EXPECT_EQ(expectedNonZeros(10, 2.0), 10);
+}
+
+TEST(SparseActivations, StreamWavelets) {
+  EXPECT_EQ(streamWavelets(1024, 16, false, 0.5), 1024);
+  // 16 chunks of 64: 32 non-zeros and a closeout each.
+  EXPECT_EQ(streamWavelets(1024, 16, true, 0.5), 16 * 33);
+  // Dense data costs a closeout more per chunk when sent sparse.
+  EXPECT_EQ(streamWavelets(1024, 16, true, 1.0), 1024 + 16);
+}
+
+// A dense input costs what it always did; a sparse one the non-zeros'
+// tasks: pick, index to weight column (two scalar instructions), FMACHS.
+TEST(SparseActivations, CyclesPerSample) {
+  SparseLayerShape c = consumer();
+  int64_t dense = predictCyclesPerSample(c.K, c.M, c.m, c.bias);
+  EXPECT_EQ(predictCyclesPerSample(c.K, c.M, c.m, c.bias, SparseIo{}), dense);
+  int64_t lm = 64, lk = 64;
+  int64_t task = 3 + wt::vectorCycles(wt::Opcode::FMACHS, lm);
+  SparseIo full{true, 1.0, false}, half{true, 0.5, false};
+  // Same per-element cost at density 1: dense mixed is pick, ff2h, fmachs,
+  // add16.
+  EXPECT_EQ(predictCyclesPerSample(c.K, c.M, c.m, c.bias, full), dense);
+  EXPECT_EQ(dense - predictCyclesPerSample(c.K, c.M, c.m, c.bias, half),
+            (lk - lk / 2) * task);
+  // A sparse output converts and rectifies in fp16 (cheaper than the fp32
+  // ReLU) and runs two small tasks around its send (+7); the send itself
+  // fits the free cycles (no deficit here).
+  SparseIo out{false, 1.0, true};
+  int64_t p = predictCyclesPerSample(c.K, c.M, c.m, c.bias, out);
+  EXPECT_EQ(p - dense, wt::vectorCycles(wt::Opcode::FF2H, lm) +
+                           wt::vectorCycles(wt::Opcode::FMAXH, lm) -
+                           wt::vectorCycles(wt::Opcode::FMAX, lm) + 7);
+}
+
+TEST(SparseActivations, Decision) {
+  SparseLayerShape p = producer(), c = consumer();
+  SparseDecision off = decideSparseStream(SparseMode::Off, 0.1, p, c);
+  EXPECT_FALSE(off.sparse);
+  EXPECT_LT(off.sparseCycles, off.denseCycles); // it would have paid
+  SparseDecision on = decideSparseStream(SparseMode::On, 1.0, p, c);
+  EXPECT_TRUE(on.sparse);
+  EXPECT_GT(on.sparseWavelets, on.denseWavelets);
+  for (double d : {0.1, 0.5, 0.9}) {
+    SparseDecision a = decideSparseStream(SparseMode::Auto, d, p, c);
+    EXPECT_TRUE(a.sparse) << d;
+    EXPECT_LE(a.sparseCycles, a.denseCycles) << d;
+    EXPECT_LT(a.consumerSparse, a.consumerDense) << d;
+    EXPECT_LT(a.sparseWavelets, a.denseWavelets) << d;
+  }
+  // All non-zero: the consumer gains nothing, so auto stays dense.
+  SparseDecision full = decideSparseStream(SparseMode::Auto, 1.0, p, c);
+  EXPECT_FALSE(full.sparse);
+  EXPECT_EQ(full.consumerSparse, full.consumerDense);
+  // Auto is never slower than dense per the model, whatever the density.
+  for (int i = 0; i <= 20; ++i) {
+    SparseDecision a = decideSparseStream(SparseMode::Auto, i / 20.0, p, c);
+    EXPECT_LE(a.sparse ? a.sparseCycles : a.denseCycles, a.denseCycles);
+  }
+}
