@@ -263,14 +263,16 @@ TEST(SimNetworkErrors, BrokenRoutesFailAlikeOnThreads) {
         expectSame(want, got, what);
         continue;
       }
-      // A batched instruction counts its elements, flops and MACs and
-      // raises the memory high-water mark when it issues (docs/simulator.md,
-      // "Fast mode"), so a run stopped by a program error in the middle of
-      // one reports them early: everything
-      // else must agree, the other statistics (busy cycles, instructions,
-      // hops, queues) included.
+      // A batched instruction counts its elements, flops, MACs and memory
+      // accesses and raises the memory high-water mark when it issues
+      // (docs/simulator.md, "Fast mode"), so a run stopped by a program
+      // error in the middle of one reports them early: everything else must
+      // agree, the other statistics (busy cycles, instructions, hops,
+      // queues) included.
       std::regex issued(
-          "\"(elements|flops|macs|memory_high_water_bytes)\": [0-9]+");
+          "\"(elements|flops|macs|memory_high_water_bytes|memory_reads|"
+          "memory_writes|memory_read_bytes|memory_write_bytes|"
+          "memory_energy_pj)\": [0-9.]+");
       want.stats = std::regex_replace(want.stats, issued, "");
       got.stats = std::regex_replace(got.stats, issued, "");
       expectSame(want, got, what);
