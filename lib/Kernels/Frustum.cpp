@@ -115,14 +115,15 @@ FrustumBudget frustumBudget(const machine::Target &target,
 }
 
 FrustumWorkingSet workingSet(const FrustumGroup &g, const FrustumTile &t,
-                             int64_t pes, int64_t e) {
+                             int64_t side, int64_t e) {
   FrustumWorkingSet ws;
+  int64_t pes = side * side;
   for (const FrustumLayer &L : g.layers)
     ws.weightBytes += ceilDiv(L.weightElements(), pes) * e;
   size_t levels = g.layers.size();
   for (size_t l = 0; l < levels; ++l) {
-    int64_t pair = ceilDiv(t.elements(l, g.channels(l)), pes) * e +
-                   ceilDiv(t.elements(l + 1, g.channels(l + 1)), pes) * e;
+    int64_t pair = ceilDiv(t.elements(l, g.channels(l)), side) * e +
+                   ceilDiv(t.elements(l + 1, g.channels(l + 1)), side) * e;
     if (pair > ws.bufferBytes) {
       ws.bufferBytes = pair;
       ws.peakLevel = l;
@@ -132,7 +133,8 @@ FrustumWorkingSet workingSet(const FrustumGroup &g, const FrustumTile &t,
     // The skip's tile at the top (identity: the group's input there;
     // projection: its output, computed at the first step) stays live.
     int64_t top = t.rows[levels].size() * t.cols[levels].size();
-    ws.skipBytes = ceilDiv(top * g.channels(g.projection ? levels : 0), pes) * e;
+    ws.skipBytes =
+        ceilDiv(top * g.channels(g.projection ? levels : 0), side) * e;
     if (g.projection)
       ws.weightBytes += ceilDiv(g.projection->weightElements(), pes) * e;
   }
@@ -141,12 +143,12 @@ FrustumWorkingSet workingSet(const FrustumGroup &g, const FrustumTile &t,
 
 /// The largest working set over the tiles of a th x tw tiling.
 static FrustumWorkingSet worstWorkingSet(const FrustumGroup &g, int64_t th,
-                                         int64_t tw, int64_t pes, int64_t e,
+                                         int64_t tw, int64_t side, int64_t e,
                                          int64_t *numTiles) {
   FrustumWorkingSet worst;
   std::vector<FrustumTile> tiles = groupTiles(g, th, tw);
   for (const FrustumTile &t : tiles) {
-    FrustumWorkingSet ws = workingSet(g, t, pes, e);
+    FrustumWorkingSet ws = workingSet(g, t, side, e);
     if (ws.total() > worst.total())
       worst = ws;
   }
@@ -155,7 +157,7 @@ static FrustumWorkingSet worstWorkingSet(const FrustumGroup &g, int64_t th,
   return worst;
 }
 
-std::optional<FrustumTiling> largestTile(const FrustumGroup &g, int64_t pes,
+std::optional<FrustumTiling> largestTile(const FrustumGroup &g, int64_t side,
                                          const FrustumBudget &budget,
                                          std::string *diagnostic) {
   auto fail = [&](const std::string &msg) -> std::optional<FrustumTiling> {
@@ -166,7 +168,7 @@ std::optional<FrustumTiling> largestTile(const FrustumGroup &g, int64_t pes,
   std::string problem = g.check();
   if (!problem.empty())
     return fail("invalid frustum group: " + problem);
-  if (pes < 1 || budget.elementBytes < 1)
+  if (side < 1 || budget.elementBytes < 1)
     return fail("a tile runs on at least one PE, with elements of at least "
                 "one byte");
   const FrustumLayer &top = g.layers.back();
@@ -175,21 +177,22 @@ std::optional<FrustumTiling> largestTile(const FrustumGroup &g, int64_t pes,
     FrustumTiling tiling;
     tiling.th = std::min(t, H);
     tiling.tw = std::min(t, W);
-    tiling.pes = pes;
+    tiling.side = side;
     // Clipped to the output, t + 1 may have given the same tiling.
     if (t < std::max(H, W) && tiling.th == std::min(t + 1, H) &&
         tiling.tw == std::min(t + 1, W))
       continue;
-    tiling.worst = worstWorkingSet(g, tiling.th, tiling.tw, pes,
+    tiling.worst = worstWorkingSet(g, tiling.th, tiling.tw, side,
                                    budget.elementBytes, &tiling.numTiles);
     if (tiling.worst.total() <= budget.available())
       return tiling;
   }
   FrustumWorkingSet one =
-      worstWorkingSet(g, 1, 1, pes, budget.elementBytes, nullptr);
+      worstWorkingSet(g, 1, 1, side, budget.elementBytes, nullptr);
   return fail("no tile of the group fits: a 1 x 1 tile needs " +
               std::to_string(one.total()) + " bytes per PE on " +
-              std::to_string(pes) + " PE(s) (" +
+              std::to_string(side) + " x " + std::to_string(side) +
+              " PEs (" +
               std::to_string(one.weightBytes) + " of weights, " +
               std::to_string(one.bufferBytes) + " of tile buffers, " +
               std::to_string(one.skipBytes) + " of the skip), but only " +
@@ -232,7 +235,7 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
   FrustumCost c;
   size_t levels = g.layers.size();
   const FrustumLayer &top = g.layers.back();
-  int64_t p = tiling.pes;
+  int64_t q = tiling.side, p = q * q;
   int64_t tileRows = ceilDiv(top.hout(), tiling.th);
   int64_t tileCols = ceilDiv(top.wout(), tiling.tw);
   std::vector<FrustumTile> tiles = groupTiles(g, tiling.th, tiling.tw);
@@ -258,7 +261,7 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
         // The whole input tile (halo included) comes from the producer; every
         // level is computed whole, halo included.
         hops += t.elements(0, g.channels(0)) * hopsToTiles;
-        cycles += ceilDiv(t.elements(0, g.channels(0)), p);
+        cycles += ceilDiv(t.elements(0, g.channels(0)), q);
         for (size_t l = 1; l <= levels; ++l)
           cycles += ceilDiv(t.rows[l].size() * t.cols[l].size() *
                                 g.layers[l - 1].macsPerPixel(),
@@ -272,7 +275,7 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
         for (size_t l = 0; l < levels; ++l) {
           int64_t halo = t.elements(l, g.channels(l)) - own(l);
           hops += halo;
-          cycles += ceilDiv(t.elements(l, g.channels(l)), p);
+          cycles += ceilDiv(t.elements(l, g.channels(l)), q);
         }
         for (size_t l = 1; l <= levels; ++l)
           cycles += ceilDiv(std::max<int64_t>(ownR[l].size(), 0) *
@@ -280,12 +283,13 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
                                 g.layers[l - 1].macsPerPixel(),
                             p);
       }
-      if (p > 1)
-        // Within the tile's PEs every level but the top is shared across
-        // the p PEs that hold its channel chunks (as a smeared layer's
-        // input row crosses its columns).
-        for (size_t l = 0; l < levels; ++l)
-          hops += t.elements(l, g.channels(l)) * (p - 1);
+      if (q > 1)
+        // Within the tile's q x q PEs every level above the input runs as a
+        // smeared layer (docs/frustum.md): its partial sums cross q - 1
+        // links east, its results about q links back to the diagonal, and
+        // then q - 1 links down or up the column.
+        for (size_t l = 1; l < levels; ++l)
+          hops += t.elements(l, g.channels(l)) * (3 * q - 2);
       if (g.residual && g.projection)
         cycles += ceilDiv(t.rows[levels].size() * t.cols[levels].size() *
                               g.projection->macsPerPixel(),
@@ -296,10 +300,10 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
   }
   c.memoryPerPE = tiling.worst.total();
   c.pes = tiling.numTiles * p;
-  // The input and output lanes; a tile of several PEs shares its levels on
-  // one color and sums partial results on two parity colors; exchange adds
-  // one color per direction a halo moves (north, south, east, west).
-  c.colors = 2 + (p > 1 ? 3 : 0) +
+  // The input and output lanes; a tile of several PEs turns its levels
+  // into columns on one color and sums partial results on two parity
+  // colors; exchange adds one color per direction a halo moves.
+  c.colors = 2 + (q > 1 ? 3 : 0) +
              (policy == HaloPolicy::Exchange
                   ? 2 * ((tileRows > 1) + (tileCols > 1))
                   : 0);
@@ -307,12 +311,12 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
 }
 
 FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
-                              int64_t pes, const FrustumBudget &budget,
+                              int64_t side, const FrustumBudget &budget,
                               int64_t hopsToTiles) {
   FrustumDecision d;
   d.perLayer = perLayerCost(g, base);
   std::string why;
-  d.tiling = largestTile(g, pes, budget, &why);
+  d.tiling = largestTile(g, side, budget, &why);
   if (!d.tiling) {
     d.reason = why;
     return d;
@@ -364,7 +368,7 @@ static bool respectsBlocks(const std::vector<ChainLink> &chain, size_t first,
 }
 
 std::vector<std::pair<size_t, size_t>>
-formGroups(const std::vector<ChainLink> &chain, int64_t pes,
+formGroups(const std::vector<ChainLink> &chain, int64_t side,
            const FrustumBudget &budget) {
   std::vector<std::pair<size_t, size_t>> groups;
   size_t i = 0;
@@ -379,7 +383,7 @@ formGroups(const std::vector<ChainLink> &chain, int64_t pes,
       FrustumGroup g = chainGroup(chain, i, j);
       if (!g.check().empty())
         break;
-      if (largestTile(g, pes, budget))
+      if (largestTile(g, side, budget))
         best = j;
     }
     if (best) {

@@ -56,10 +56,10 @@ FrustumBudget rawBudget(int64_t bytes, int64_t e) {
 }
 
 /// Whether every tile of a th x tw tiling fits.
-bool fits(const FrustumGroup &g, int64_t th, int64_t tw, int64_t pes,
+bool fits(const FrustumGroup &g, int64_t th, int64_t tw, int64_t side,
           const FrustumBudget &b) {
   for (const FrustumTile &t : groupTiles(g, th, tw))
-    if (workingSet(g, t, pes, b.elementBytes).total() > b.available())
+    if (workingSet(g, t, side, b.elementBytes).total() > b.available())
       return false;
   return true;
 }
@@ -221,7 +221,7 @@ TEST(FrustumTest, NothingFitsDiagnostic) {
   int64_t buffers = (5 * 5 + 3 * 3) * 256 * 4;
   EXPECT_NE(why.find("a 1 x 1 tile needs " +
                      std::to_string(weights + buffers) +
-                     " bytes per PE on 1 PE(s)"),
+                     " bytes per PE on 1 x 1 PEs"),
             std::string::npos)
       << why;
   EXPECT_NE(why.find(std::to_string(weights) + " of weights"),
@@ -230,10 +230,13 @@ TEST(FrustumTest, NothingFitsDiagnostic) {
   EXPECT_NE(why.find("only 47472 are available (49152 of memory minus 1680"),
             std::string::npos)
       << why;
-  // Spread over enough PEs it fits.
-  auto t = largestTile(g, 256, b);
+  // Spread over 16 x 16 PEs it fits: a 256th of the weights, a 16th of
+  // each level's tile.
+  auto t = largestTile(g, 16, b);
   ASSERT_TRUE(t);
   EXPECT_LE(t->worst.total(), b.available());
+  EXPECT_EQ(t->worst.weightBytes, 2 * (256 * 256 * 9 + 256) / 256 * 4);
+  EXPECT_FALSE(largestTile(g, 8, b));
   // An inconsistent group is refused, not crashed on.
   FrustumGroup broken;
   broken.layers = {conv(16, 32, 8), conv(16, 32, 8)};

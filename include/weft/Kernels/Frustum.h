@@ -115,9 +115,11 @@ struct FrustumBudget {
 FrustumBudget frustumBudget(const machine::Target &target,
                             int64_t codeInstructions, int64_t elementBytes);
 
-/// Per-PE bytes of one tile's working set when the tile runs on `pes` PEs
-/// that split every level's channels and every layer's weights evenly
-/// (rounded up): all weights of the group, plus the largest pair of
+/// Per-PE bytes of one tile's working set when the tile runs on `side` x
+/// `side` PEs laid out like a smeared convolution (docs/frustum.md): PE
+/// (c, r) holds input-channel chunk c and output-channel chunk r of every
+/// layer, so weights are split side^2 ways and each of two adjacent levels'
+/// tiles side ways (rounded up): all weights of the group, plus the largest pair of
 /// adjacent levels' tiles (the ping-pong: level l + 1's tile overwrites
 /// level l − 1's), plus for a residual group the skip's tile, live from
 /// the first step to the add at the top.
@@ -128,18 +130,18 @@ struct FrustumWorkingSet {
   int64_t total() const { return weightBytes + bufferBytes + skipBytes; }
 };
 FrustumWorkingSet workingSet(const FrustumGroup &g, const FrustumTile &t,
-                             int64_t pes, int64_t elementBytes);
+                             int64_t side, int64_t elementBytes);
 
-/// The largest tile of `g` on `pes` PEs whose every tile's working set fits
+/// The largest tile of `g` on side x side PEs whose every tile's working set fits
 /// `budget`: the largest t x t (clipped to the output's height and width;
 /// edge tiles ragged). std::nullopt when not even 1 x 1 fits; `diagnostic`
 /// then says how many bytes a 1 x 1 tile needs and of what.
 struct FrustumTiling {
-  int64_t th = 0, tw = 0, pes = 1;
+  int64_t th = 0, tw = 0, side = 1;
   int64_t numTiles = 0;
   FrustumWorkingSet worst; ///< the largest working set over the tiles
 };
-std::optional<FrustumTiling> largestTile(const FrustumGroup &g, int64_t pes,
+std::optional<FrustumTiling> largestTile(const FrustumGroup &g, int64_t side,
                                          const FrustumBudget &budget,
                                          std::string *diagnostic = nullptr);
 
@@ -185,13 +187,13 @@ struct FrustumDecision {
   std::string reason; ///< why not chosen (a sentence), or empty
 };
 FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
-                              int64_t pes, const FrustumBudget &budget,
+                              int64_t side, const FrustumBudget &budget,
                               int64_t hopsToTiles);
 
 /// Group formation over a chain of layers (layer i + 1 reads layer i's
 /// output; a link's `skipFrom` marks a residual block). Greedy from the
 /// input: the longest group of at least two layers from the current one
-/// whose tile still fits on `pes` PEs and that never splits a residual
+/// whose tile still fits on side x side PEs and that never splits a residual
 /// block (a block is exactly one group, or lies outside every group).
 /// Returns [first, last] layer index pairs; layers outside every group run
 /// per layer.
@@ -203,7 +205,7 @@ struct ChainLink {
   std::optional<FrustumLayer> projection;
 };
 std::vector<std::pair<size_t, size_t>>
-formGroups(const std::vector<ChainLink> &chain, int64_t pes,
+formGroups(const std::vector<ChainLink> &chain, int64_t side,
            const FrustumBudget &budget);
 
 /// The group of chain layers [first, last] (a residual skip ending at
