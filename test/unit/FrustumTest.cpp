@@ -319,3 +319,35 @@ TEST(FrustumTest, CostModelAndDecision) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(FrustumTest, BlocksOfSeveralPEs) {
+  // ResNet-18's first basic block at 64 x 64 (64 -> 64 -> 64 3x3 on 16 x 16,
+  // identity skip) in fp32: 295 KB of weights fit no single PE.
+  FrustumGroup g;
+  g.layers = {conv(64, 64, 16), conv(64, 64, 16)};
+  g.residual = true;
+  weft::machine::Target target = *weft::machine::Target::create({});
+  FrustumBudget b = frustumBudget(target, 500, 4);
+  std::string why;
+  EXPECT_FALSE(largestTile(g, 2, b, &why));
+  EXPECT_NE(why.find("on 2 x 2 PEs"), std::string::npos) << why;
+  auto t = largestTile(g, 4, b);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->worst.weightBytes, 2 * ((64 * 64 * 9 + 64) / 16) * 4);
+  EXPECT_LE(t->worst.total(), b.available());
+  EXPECT_FALSE(fits(g, t->th + 1, t->tw + 1, 4, b));
+  FrustumCost over = frustumCost(g, *t, HaloPolicy::Overlap, 1);
+  EXPECT_EQ(over.pes, t->numTiles * 16);
+  // Inside a block the middle level crosses (3q - 2) links an element.
+  int64_t inputs = 0, mids = 0;
+  for (const FrustumTile &tile : groupTiles(g, t->th, t->tw)) {
+    inputs += tile.elements(0, 64);
+    mids += tile.elements(1, 64);
+  }
+  EXPECT_EQ(over.hops, inputs + mids * (3 * 4 - 2));
+  EXPECT_EQ(over.colors, 2 + 3);
+}
+
+} // namespace
