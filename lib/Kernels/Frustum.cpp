@@ -226,6 +226,8 @@ FrustumCost perLayerCost(const FrustumGroup &g, const PerLayerCost &base) {
     c.memoryPerPE = std::max(c.memoryPerPE, x);
   for (int64_t x : base.pes)
     c.pes += x;
+  for (int64_t x : base.internalHops)
+    c.hops += x;
   c.colors = base.colorsPerLayer * int64_t(levels);
   return c;
 }
@@ -242,16 +244,24 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
   for (int64_t i = 0; i < tileRows; ++i) {
     for (int64_t j = 0; j < tileCols; ++j) {
       const FrustumTile &t = tiles[i * tileCols + j];
-      // Own rows and columns: those the tile above (left) does not read.
+      // Own rows and columns at each level: those under the tile's outputs
+      // (output row o stands over input row o·s; the first and last tiles
+      // take the image's edges), within what the tile reads. They partition
+      // every level among the tiles.
       std::vector<Span> ownR = t.rows, ownC = t.cols;
-      if (i > 0)
-        for (size_t l = 0; l <= levels; ++l)
-          ownR[l].lo = std::max(ownR[l].lo,
-                                tiles[(i - 1) * tileCols + j].rows[l].hi);
-      if (j > 0)
-        for (size_t l = 0; l <= levels; ++l)
-          ownC[l].lo =
-              std::max(ownC[l].lo, tiles[i * tileCols + j - 1].cols[l].hi);
+      for (size_t l = levels; l-- > 0;) {
+        const FrustumLayer &L = g.layers[l];
+        ownR[l] = {i == 0 ? 0 : ownR[l + 1].lo * L.sh,
+                   i == tileRows - 1 ? L.hin : ownR[l + 1].hi * L.sh};
+        ownC[l] = {j == 0 ? 0 : ownC[l + 1].lo * L.sw,
+                   j == tileCols - 1 ? L.win : ownC[l + 1].hi * L.sw};
+      }
+      for (size_t l = 0; l < levels; ++l) {
+        ownR[l] = {std::max(ownR[l].lo, t.rows[l].lo),
+                   std::min(ownR[l].hi, t.rows[l].hi)};
+        ownC[l] = {std::max(ownC[l].lo, t.cols[l].lo),
+                   std::min(ownC[l].hi, t.cols[l].hi)};
+      }
       auto own = [&](size_t l) {
         return std::max<int64_t>(ownR[l].size(), 0) *
                std::max<int64_t>(ownC[l].size(), 0) * g.channels(l);
@@ -275,7 +285,9 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
         for (size_t l = 0; l < levels; ++l) {
           int64_t halo = t.elements(l, g.channels(l)) - own(l);
           hops += halo;
-          cycles += ceilDiv(t.elements(l, g.channels(l)), q);
+          // Level 0 is received whole (own part and halo); above it only
+          // the halo is received, the own part is computed here.
+          cycles += ceilDiv(l == 0 ? t.elements(0, g.channels(0)) : halo, q);
         }
         for (size_t l = 1; l <= levels; ++l)
           cycles += ceilDiv(std::max<int64_t>(ownR[l].size(), 0) *

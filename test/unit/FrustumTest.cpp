@@ -284,6 +284,10 @@ TEST(FrustumTest, CostModelAndDecision) {
   // Exchange delivers every input element once (4 hops) and each halo
   // element over one hop: fewer hops than overlap, more colors.
   EXPECT_LT(exch.hops, over.hops);
+  // The tiles' own parts partition the input: every element comes once
+  // from the producer.
+  EXPECT_EQ(frustumCost(g, *tiling, HaloPolicy::Exchange, 5).hops - exch.hops,
+            33 * 33 * 16);
   EXPECT_GT(exch.colors, over.colors);
   EXPECT_EQ(over.pes, 9);
   // Overlap: the interior tile is the slowest: it receives 15 x 15 x 16

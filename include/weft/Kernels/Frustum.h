@@ -151,10 +151,12 @@ const char *haloPolicyName(HaloPolicy p);
 
 /// What the per-layer mapping of the same layers costs, as the partitioner
 /// predicts it: cycles per image of every layer's rectangle (the pipeline
-/// runs at the slowest), its PEs, and the mean hops a wavelet travels from
+/// runs at the slowest), its PEs, the hops inside it per image (input rows
+/// to the diagonals, columns, partial sums east: the counterpart of a
+/// frustum block's internal hops), and the mean hops a wavelet travels from
 /// one layer's rectangle to the next one's.
 struct PerLayerCost {
-  std::vector<int64_t> cycles, pes, memoryPerPE;
+  std::vector<int64_t> cycles, pes, memoryPerPE, internalHops;
   int64_t hopsBetweenLayers = 1;
   int64_t colorsPerLayer = 5;
 };
