@@ -18,8 +18,8 @@ namespace weft::conversion {
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::string FrustumLayer::check() const {
-  if (cin < 1 || cout < 1 || hin < 1 || win < 1 || kh < 1 || kw < 1 ||
-      sh < 1 || sw < 1 || dh < 1 || dw < 1 || groups < 1)
+  if (cin < 1 || cout < 1 || hin < 1 || win < 1 || kh < 1 || kw < 1 || sh < 1 ||
+      sw < 1 || dh < 1 || dw < 1 || groups < 1)
     return "sizes, strides, dilations and groups must be positive";
   if (pt < 0 || pl < 0 || pb < 0 || pr < 0)
     return "pads must not be negative";
@@ -108,8 +108,8 @@ FrustumBudget frustumBudget(const machine::Target &target,
   FrustumBudget b;
   b.memoryBytes = target.memoryBytes();
   // One 32-bit slot (two 16-bit words) per task-table entry and instruction.
-  b.reservedBytes =
-      int64_t(Arch::kTaskTableSlots + codeInstructions) * Arch::kWordsPerSlot * 2;
+  b.reservedBytes = int64_t(Arch::kTaskTableSlots + codeInstructions) *
+                    Arch::kWordsPerSlot * 2;
   b.elementBytes = elementBytes;
   return b;
 }
@@ -191,8 +191,7 @@ std::optional<FrustumTiling> largestTile(const FrustumGroup &g, int64_t side,
       worstWorkingSet(g, 1, 1, side, budget.elementBytes, nullptr);
   return fail("no tile of the group fits: a 1 x 1 tile needs " +
               std::to_string(one.total()) + " bytes per PE on " +
-              std::to_string(side) + " x " + std::to_string(side) +
-              " PEs (" +
+              std::to_string(side) + " x " + std::to_string(side) + " PEs (" +
               std::to_string(one.weightBytes) + " of weights, " +
               std::to_string(one.bufferBytes) + " of tile buffers, " +
               std::to_string(one.skipBytes) + " of the skip), but only " +
@@ -217,8 +216,8 @@ FrustumCost perLayerCost(const FrustumGroup &g, const PerLayerCost &base) {
   if (g.residual) {
     // The skip travels past every layer's rectangle to the add.
     const FrustumLayer &in = g.layers.front();
-    c.hops += in.cin * in.hin * in.win * base.hopsBetweenLayers *
-              int64_t(levels);
+    c.hops +=
+        in.cin * in.hin * in.win * base.hopsBetweenLayers * int64_t(levels);
   }
   for (int64_t x : base.cycles)
     c.cycles = std::max(c.cycles, x);
@@ -315,10 +314,10 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
   // The input and output lanes; a tile of several PEs turns its levels
   // into columns on one color and sums partial results on two parity
   // colors; exchange adds one color per direction a halo moves.
-  c.colors = 2 + (q > 1 ? 3 : 0) +
-             (policy == HaloPolicy::Exchange
-                  ? 2 * ((tileRows > 1) + (tileCols > 1))
-                  : 0);
+  c.colors =
+      2 + (q > 1 ? 3 : 0) +
+      (policy == HaloPolicy::Exchange ? 2 * ((tileRows > 1) + (tileCols > 1))
+                                      : 0);
   return c;
 }
 
@@ -333,10 +332,10 @@ FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
     d.reason = why;
     return d;
   }
-  FrustumCost overlap = frustumCost(g, *d.tiling, HaloPolicy::Overlap,
-                                    hopsToTiles);
-  FrustumCost exchange = frustumCost(g, *d.tiling, HaloPolicy::Exchange,
-                                     hopsToTiles);
+  FrustumCost overlap =
+      frustumCost(g, *d.tiling, HaloPolicy::Overlap, hopsToTiles);
+  FrustumCost exchange =
+      frustumCost(g, *d.tiling, HaloPolicy::Exchange, hopsToTiles);
   bool useExchange =
       exchange.cycles < overlap.cycles ||
       (exchange.cycles == overlap.cycles && exchange.hops < overlap.hops);

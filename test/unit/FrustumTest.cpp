@@ -219,8 +219,7 @@ TEST(FrustumTest, NothingFitsDiagnostic) {
   // An interior 1 x 1 tile reads 3 x 3 and 5 x 5 below it: the pair
   // (input, mid) is the larger.
   int64_t buffers = (5 * 5 + 3 * 3) * 256 * 4;
-  EXPECT_NE(why.find("a 1 x 1 tile needs " +
-                     std::to_string(weights + buffers) +
+  EXPECT_NE(why.find("a 1 x 1 tile needs " + std::to_string(weights + buffers) +
                      " bytes per PE on 1 x 1 PEs"),
             std::string::npos)
       << why;
@@ -293,8 +292,8 @@ TEST(FrustumTest, CostModelAndDecision) {
   // Overlap: the interior tile is the slowest: it receives 15 x 15 x 16
   // elements and computes 13 x 13 mid pixels (the halo recomputed) and
   // 11 x 11 outputs, one multiply-accumulate a cycle.
-  EXPECT_EQ(over.cycles, 15 * 15 * 16 + 13 * 13 * (32 * 16 * 9) +
-                             11 * 11 * (32 * 32 * 9));
+  EXPECT_EQ(over.cycles,
+            15 * 15 * 16 + 13 * 13 * (32 * 16 * 9) + 11 * 11 * (32 * 32 * 9));
   // Exchange computes fewer mid pixels but waits for the halo.
   EXPECT_LT(exch.cycles, over.cycles);
 

@@ -119,8 +119,8 @@ FrustumBudget frustumBudget(const machine::Target &target,
 /// `side` PEs laid out like a smeared convolution (docs/frustum.md): PE
 /// (c, r) holds input-channel chunk c and output-channel chunk r of every
 /// layer, so weights are split side^2 ways and each of two adjacent levels'
-/// tiles side ways (rounded up): all weights of the group, plus the largest pair of
-/// adjacent levels' tiles (the ping-pong: level l + 1's tile overwrites
+/// tiles side ways (rounded up): all weights of the group, plus the largest
+/// pair of adjacent levels' tiles (the ping-pong: level l + 1's tile overwrites
 /// level l − 1's), plus for a residual group the skip's tile, live from
 /// the first step to the add at the top.
 struct FrustumWorkingSet {
@@ -132,8 +132,8 @@ struct FrustumWorkingSet {
 FrustumWorkingSet workingSet(const FrustumGroup &g, const FrustumTile &t,
                              int64_t side, int64_t elementBytes);
 
-/// The largest tile of `g` on side x side PEs whose every tile's working set fits
-/// `budget`: the largest t x t (clipped to the output's height and width;
+/// The largest tile of `g` on side x side PEs whose every tile's working set
+/// fits `budget`: the largest t x t (clipped to the output's height and width;
 /// edge tiles ragged). std::nullopt when not even 1 x 1 fits; `diagnostic`
 /// then says how many bytes a 1 x 1 tile needs and of what.
 struct FrustumTiling {
