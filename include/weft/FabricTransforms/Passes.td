@@ -217,4 +217,39 @@ def AllocateColors : Pass<"weft-allocate-colors", "mlir::ModuleOp"> {
                               "Distinct colors used">];
 }
 
+def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
+  let summary = "Record frustum groups and their tiles (no lowering yet)";
+  let description = [{
+    On an unplaced `fabric.program` (docs/frustum.md): finds the chains of
+    convolution and pooling kernels (each reading the previous one's stream
+    alone, its only reader), forms frustum groups over each chain
+    (`formGroups`, lib/Kernels/Frustum.cpp: the longest runs of at least two
+    layers whose every tile fits the per-PE budget of the program's target
+    on `side` x `side` PEs) and records on each member kernel
+    `frustum = {group, level, tile = [th, tw], side}`. A chain of two or more
+    layers in which no group fits gets a remark with the bytes a 1 x 1 tile
+    of its first two layers needs.
+
+    This records the tiling only: the cost model's choice against the
+    per-layer mapping needs the partitioner's figures, and no later stage
+    reads the attribute yet, so the program compiles exactly as without
+    the pass. It is not part of the pipeline.
+
+    Example:
+    ```mlir
+    fabric.kernel @conv1 ... attributes {frustum = {group = 0 : i64,
+        level = 0 : i64, side = 1 : i64, tile = array<i64: 11, 11>}}
+    ```
+  }];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let options = [
+    Option<"side", "side", "int64_t", "1", "A tile runs on side x side PEs">,
+    Option<"codeInstructions", "code-instructions", "int64_t", "512",
+           "Instructions of a block's program, reserved in PE memory">,
+    Option<"elementBytes", "element-bytes", "int64_t", "4",
+           "Bytes of a stored weight or activation (4: fp32, 2: fp16)">];
+  let statistics = [Statistic<"numGroups", "num-groups",
+                              "Frustum groups recorded">];
+}
+
 #endif // WEFT_FABRICTRANSFORMS_PASSES
