@@ -31,3 +31,26 @@ fabric.program @worked attributes {target = #weft.target<8x8, mem = 49152, color
   fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 34848> {pixels = 1089 : i64}
   fabric.stream @c2_to_y @c2[0] -> @y[0] : !fabric.wavelets<f32, 34848> {pixels = 1089 : i64}
 }
+
+// -----
+
+// c1's map is also a host output: it must leave the fabric whole, so c1 and
+// c2 form no chain and nothing is recorded.
+// CHECK-LABEL: fabric.program @fork
+// CHECK-NOT: frustum
+fabric.program @fork attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4x8x8xf32> {pixels = 64 : i64}
+  fabric.io @h output east rows 0 to 1 : tensor<1x4x8x8xf32> {pixels = 64 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x4x8x8xf32> {pixels = 64 : i64}
+  fabric.kernel @c1 : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 8, in_width = 8, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<1.0> : tensor<4x4x3x3xf32>> {
+  ^bb0(%a: tensor<1x4x8x8xf32>):
+    fabric.yield %a : tensor<1x4x8x8xf32>
+  }
+  fabric.kernel @c2 : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 8, in_width = 8, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<1.0> : tensor<4x4x3x3xf32>> {
+  ^bb0(%a: tensor<1x4x8x8xf32>):
+    fabric.yield %a : tensor<1x4x8x8xf32>
+  }
+  fabric.stream @x_to_c1 @x[0] -> @c1[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
+  fabric.stream @c1_fork @c1[0] -> @c2[0], @h[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
+  fabric.stream @c2_to_y @c2[0] -> @y[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
+}
