@@ -393,6 +393,11 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.mergeLanes = options.mergeLanes;
   pipeline.onlyKernels = options.onlyKernels;
   pipeline.fuseActivations = options.fuseActivations;
+  if (options.frustum != "off" && options.frustum != "auto") {
+    error = "--frustum must be off or auto, not '" + options.frustum + "'";
+    return false;
+  }
+  pipeline.frustum = options.frustum == "auto";
   pipeline.replicas = options.replicas;
   pipeline.maxReplicas = options.maxReplicas;
   if (!options.onlyKernels.empty() &&

@@ -86,6 +86,10 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     return;
   }
   case PipelineStage::Partition: {
+    if (options.frustum) {
+      pm.addPass(createFrustumTile());
+      pm.addPass(createFrustumFuse());
+    }
     PartitionDenseOptions o;
     o.precision =
         options.precision == PipelinePrecision::Mixed ? "mixed" : "fp32";

@@ -52,6 +52,8 @@ struct FabricFlags {
   llvm::cl::opt<std::string> grid, maxGrid, precision;
   llvm::cl::opt<bool> mergeLanes, fuseActivations;
   llvm::cl::opt<std::string> onlyKernels;
+  /// --frustum off|auto: fuse frustum groups of convolutions.
+  llvm::cl::opt<std::string> frustum;
   /// --replicas auto|N: copies of the network on bands of rows.
   llvm::cl::opt<std::string> replicas;
   /// Copies the flags into `options`.

@@ -80,6 +80,11 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                            "slice fed and drained by the host "
                            "(docs/weftc.md, \"Slices\")"),
                   cl::value_desc("FIRST..LAST"), cl::cat(category)),
+      frustum("frustum", cl::init("off"),
+              cl::desc("off: every convolution on its own rectangle; auto: "
+                       "chains of convolutions run fused, tile by tile, "
+                       "where they can (docs/frustum.md)"),
+              cl::value_desc("off|auto"), cl::cat(category)),
       replicas("replicas", cl::init("1"),
                cl::desc("Copies of the network on bands of the fabric's "
                         "rows, each fed its own samples (round robin): N, "
@@ -94,6 +99,7 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.mergeLanes = mergeLanes;
   options.onlyKernels = onlyKernels;
   options.fuseActivations = fuseActivations;
+  options.frustum = frustum;
   options.replicas = replicas;
 }
 

@@ -92,6 +92,9 @@ struct CompileOptions {
   int64_t maxReplicas = 0;
   /// --weft-convert-to-fabric's fuse-activations.
   bool fuseActivations = true;
+  /// Frustum groups (docs/frustum.md): off, or auto (--weft-frustum-tile
+  /// and --weft-frustum-fuse before partitioning).
+  std::string frustum = "off";
   int64_t batchSize = 1;
   /// Graph inputs frozen into the program as constants (weights the model
   /// takes as inputs, as the ONNX node tests do): NAME=FILE.

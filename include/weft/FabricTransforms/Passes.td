@@ -252,4 +252,27 @@ def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
                               "Frustum groups recorded">];
 }
 
+def FrustumFuse : Pass<"weft-frustum-fuse", "mlir::ModuleOp"> {
+  let summary = "Fuse the recorded frustum groups of convolutions into one "
+                "kernel each";
+  let description = [{
+    On an unplaced `fabric.program` after `--weft-frustum-tile`
+    (docs/frustum.md, "The lowering"): every recorded group whose members
+    are plain convolutions (a ReLU at most), run on one PE a tile
+    (`side = 1`), becomes one `fabric.kernel` in place of its members: the
+    first member's, reading the group's input and giving its output, its
+    body the members' bodies in order, with
+    `frustum_chain = [#fabric.conv<...>, ...]` (every member's scheme) and
+    the first member's `frustum` record. The streams between the members
+    disappear. The partitioner places it as one band of one PE for each
+    tile column the recorded tile width gives, and the lowering runs the
+    whole group on each band's PE (lib/Conversion/FabricToWavelet/
+    EmitFrustum.cpp). A group that cannot run fused keeps its members and
+    gets a remark saying why.
+  }];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let statistics = [Statistic<"numFused", "num-fused",
+                              "Frustum groups fused">];
+}
+
 #endif // WEFT_FABRICTRANSFORMS_PASSES

@@ -72,6 +72,12 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("The most copies replicas=auto puts side by side in a "
                      "band of rows (0: as many as the width allows)"),
       llvm::cl::init(0)};
+  Option<bool> frustum{
+      *this, "frustum",
+      llvm::cl::desc("Fuse chains of convolutions into frustum groups "
+                     "before partitioning (--weft-frustum-tile, "
+                     "--weft-frustum-fuse; docs/frustum.md)"),
+      llvm::cl::init(false)};
   Option<bool> fuseActivations{
       *this, "fuse-activations",
       llvm::cl::desc("Fuse an activation that is the only reader of a "
