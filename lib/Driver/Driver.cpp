@@ -393,11 +393,13 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.mergeLanes = options.mergeLanes;
   pipeline.onlyKernels = options.onlyKernels;
   pipeline.fuseActivations = options.fuseActivations;
-  if (options.frustum != "off" && options.frustum != "auto") {
-    error = "--frustum must be off or auto, not '" + options.frustum + "'";
+  if (options.frustum != "off" && options.frustum != "auto" &&
+      options.frustum != "on") {
+    error = "--frustum must be off, auto or on, not '" + options.frustum + "'";
     return false;
   }
-  pipeline.frustum = options.frustum == "auto";
+  pipeline.frustum = options.frustum;
+  pipeline.frustumMaxTile = options.frustumMaxTile;
   pipeline.replicas = options.replicas;
   pipeline.maxReplicas = options.maxReplicas;
   if (!options.onlyKernels.empty() &&

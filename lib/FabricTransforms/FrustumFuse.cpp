@@ -20,6 +20,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <limits>
 #include <map>
 
 namespace weft {
@@ -37,8 +38,33 @@ namespace {
 /// The most bands the partitioner tabulates (lib/Kernels/PartitionSearch.h).
 constexpr int64_t kMostBands = 32;
 
+/// The fewest cycles per sample `s` takes on one S x R rectangle of at
+/// most `height` rows (S | cin, R | cout).
+int64_t fastestRectangle(const wc::ConvShape &s, int64_t height,
+                         int64_t memoryBytes) {
+  int64_t best = -1;
+  wc::DenseMapping m;
+  m.precision = wc::Precision::FP32;
+  for (int64_t S = 1; S <= std::min(s.cin, height); ++S) {
+    if (s.cin % S)
+      continue;
+    for (int64_t R = 1; R <= std::min(s.cout, height); ++R) {
+      if (s.cout % R)
+        continue;
+      m.smear = S, m.rows = R;
+      if (!wc::convMappingProblem(s, m, memoryBytes).empty())
+        continue;
+      int64_t c = wc::predictConvCycles(s, m);
+      if (best < 0 || c < best)
+        best = c;
+    }
+  }
+  return best < 0 ? std::numeric_limits<int64_t>::max() : best;
+}
+
 struct FrustumFuse : weft::impl::FrustumFuseBase<FrustumFuse> {
   using Base::Base;
+  int64_t height = 1;
 
   void runOnOperation() override {
     for (auto program : getOperation().getOps<wf::ProgramOp>())
@@ -80,7 +106,20 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
   if (bands > kMostBands)
     return "its " + std::to_string(bands) + " tile columns are more than the " +
            std::to_string(kMostBands) + " bands a kernel may have";
-  return wc::frustumMappingProblem(shapes, bands, memoryBytes);
+  why = wc::frustumMappingProblem(shapes, bands, memoryBytes);
+  if (!why.empty() || always)
+    return why;
+  // The cost rule: never slower than the per-layer pipeline's interval,
+  // bounded below by every member on its fastest rectangle.
+  int64_t perLayer = 0;
+  for (const wc::ConvShape &s : shapes)
+    perLayer = std::max(perLayer, fastestRectangle(s, height, memoryBytes));
+  int64_t fused = wc::predictFrustumCycles(shapes, bands);
+  if (fused > perLayer)
+    return "it is predicted slower fused (" + std::to_string(fused) +
+           " cycles per sample in " + std::to_string(bands) +
+           " bands) than per layer (" + std::to_string(perLayer) + ")";
+  return "";
 }
 
 void FrustumFuse::merge(wf::ProgramOp program,
@@ -148,6 +187,7 @@ LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
                              << " of frustum group " << group.getInt();
   }
   const int64_t memoryBytes = program.getModel().memoryBytes();
+  height = program.getModel().height();
   for (auto &[id, byLevel] : groups) {
     SmallVector<wf::KernelOp> members;
     for (auto &[level, k] : byLevel) {

@@ -62,7 +62,7 @@ struct FrustumTile : weft::impl::FrustumTileBase<FrustumTile> {
 
   void runOnOperation() override {
     if (side < 1 || (elementBytes != 2 && elementBytes != 4) ||
-        codeInstructions < 0) {
+        codeInstructions < 0 || maxTile < 0) {
       getOperation().emitError()
           << "--weft-frustum-tile needs side >= 1, element-bytes 2 or 4 and "
              "code-instructions >= 0 (got side = "
@@ -127,6 +127,10 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
     for (auto [first, last] : groups) {
       wc::FrustumGroup fg = wc::chainGroup(links, first, last);
       std::optional<wc::FrustumTiling> t = wc::largestTile(fg, side, budget);
+      // A smaller tile fits whenever a larger one does.
+      if (maxTile > 0)
+        t->th = std::min<int64_t>(t->th, maxTile),
+        t->tw = std::min<int64_t>(t->tw, maxTile);
       for (size_t l = first; l <= last; ++l) {
         NamedAttribute fields[] = {
             b.getNamedAttr("group", b.getI64IntegerAttr(groupId)),

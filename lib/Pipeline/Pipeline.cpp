@@ -86,9 +86,13 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     return;
   }
   case PipelineStage::Partition: {
-    if (options.frustum) {
-      pm.addPass(createFrustumTile());
-      pm.addPass(createFrustumFuse());
+    if (options.frustum != "off") {
+      FrustumTileOptions f;
+      f.maxTile = options.frustumMaxTile;
+      pm.addPass(createFrustumTile(f));
+      FrustumFuseOptions fo;
+      fo.always = options.frustum == "on";
+      pm.addPass(createFrustumFuse(fo));
     }
     PartitionDenseOptions o;
     o.precision =

@@ -54,6 +54,7 @@ struct FabricFlags {
   llvm::cl::opt<std::string> onlyKernels;
   /// --frustum off|auto: fuse frustum groups of convolutions.
   llvm::cl::opt<std::string> frustum;
+  llvm::cl::opt<int64_t> frustumMaxTile;
   /// --replicas auto|N: copies of the network on bands of rows.
   llvm::cl::opt<std::string> replicas;
   /// Copies the flags into `options`.

@@ -83,8 +83,13 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
       frustum("frustum", cl::init("off"),
               cl::desc("off: every convolution on its own rectangle; auto: "
                        "chains of convolutions run fused, tile by tile, "
-                       "where they can (docs/frustum.md)"),
-              cl::value_desc("off|auto"), cl::cat(category)),
+                       "where the cost model predicts them no slower; on: "
+                       "wherever they can (docs/frustum.md)"),
+              cl::value_desc("off|auto|on"), cl::cat(category)),
+      frustumMaxTile("frustum-max-tile", cl::init(0),
+                     cl::desc("With --frustum auto: the largest tile side "
+                              "(0: the largest that fits a PE)"),
+                     cl::cat(category)),
       replicas("replicas", cl::init("1"),
                cl::desc("Copies of the network on bands of the fabric's "
                         "rows, each fed its own samples (round robin): N, "
@@ -100,6 +105,7 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.onlyKernels = onlyKernels;
   options.fuseActivations = fuseActivations;
   options.frustum = frustum;
+  options.frustumMaxTile = frustumMaxTile;
   options.replicas = replicas;
 }
 

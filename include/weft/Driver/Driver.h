@@ -92,9 +92,11 @@ struct CompileOptions {
   int64_t maxReplicas = 0;
   /// --weft-convert-to-fabric's fuse-activations.
   bool fuseActivations = true;
-  /// Frustum groups (docs/frustum.md): off, or auto (--weft-frustum-tile
-  /// and --weft-frustum-fuse before partitioning).
+  /// Frustum groups (docs/frustum.md): off, auto (--weft-frustum-tile and
+  /// --weft-frustum-fuse before partitioning, where no slower) or on.
   std::string frustum = "off";
+  /// The largest frustum tile side (0: the largest that fits).
+  int64_t frustumMaxTile = 0;
   int64_t batchSize = 1;
   /// Graph inputs frozen into the program as constants (weights the model
   /// takes as inputs, as the ONNX node tests do): NAME=FILE.

@@ -247,7 +247,9 @@ def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
     Option<"codeInstructions", "code-instructions", "int64_t", "512",
            "Instructions of a block's program, reserved in PE memory">,
     Option<"elementBytes", "element-bytes", "int64_t", "4",
-           "Bytes of a stored weight or activation (4: fp32, 2: fp16)">];
+           "Bytes of a stored weight or activation (4: fp32, 2: fp16)">,
+    Option<"maxTile", "max-tile", "int64_t", "0",
+           "The largest tile side recorded (0: the largest that fits)">];
   let statistics = [Statistic<"numGroups", "num-groups",
                               "Frustum groups recorded">];
 }
@@ -269,8 +271,20 @@ def FrustumFuse : Pass<"weft-frustum-fuse", "mlir::ModuleOp"> {
     whole group on each band's PE (lib/Conversion/FabricToWavelet/
     EmitFrustum.cpp). A group that cannot run fused keeps its members and
     gets a remark saying why.
+
+    With `always=false` (the default) a group is fused only where its
+    predicted cycles per sample (`predictFrustumCycles`) are no more than
+    what its slowest member reaches per layer on the fastest single
+    rectangle of the target's height (`predictConvCycles`, an optimistic
+    bound of the per-layer pipeline's interval), so it never picks a
+    mapping the cost model predicts slower; `always=true` fuses every group
+    that can run fused (to measure it).
   }];
   let dependentDialects = ["weft::fabric::FabricDialect"];
+  let options = [
+    Option<"always", "always", "bool", "false",
+           "Fuse every group that can run fused, even where the cost model "
+           "predicts it slower than per layer">];
   let statistics = [Statistic<"numFused", "num-fused",
                               "Frustum groups fused">];
 }
