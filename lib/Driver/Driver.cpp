@@ -213,7 +213,7 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
         // A fused frustum group (docs/frustum.md): every member counts.
         if (auto chain = k->getAttrOfType<ArrayAttr>("frustum_chain")) {
           f.what = "frustum group of " + std::to_string(chain.size()) +
-                   " convolutions (" + scheme.getSummary() + ", ...) of " +
+                   " layers (" + scheme.getSummary() + ", ...) of " +
                    std::to_string(f.M);
           f.modelMacs = f.executedMacs = 0;
           for (Attribute a : chain)

@@ -16,6 +16,7 @@
 #include "weft/FabricTransforms/KernelScheme.h"
 #include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/FrustumChain.h"
+#include "weft/Kernels/PoolMapping.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -62,6 +63,17 @@ int64_t fastestRectangle(const wc::ConvShape &s, int64_t height,
   return best < 0 ? std::numeric_limits<int64_t>::max() : best;
 }
 
+/// The fewest cycles per sample pool `p` takes on a column of at most
+/// `height` rows (rows | channels).
+int64_t fastestColumn(const wc::PoolShape &p, int64_t height,
+                      int64_t memoryBytes) {
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (int64_t r = 1; r <= std::min(p.c, height); ++r)
+    if (p.c % r == 0 && wc::poolMappingProblem(p, r, memoryBytes).empty())
+      best = std::min(best, wc::predictPoolCycles(p, r));
+  return best;
+}
+
 struct FrustumFuse : weft::impl::FrustumFuseBase<FrustumFuse> {
   using Base::Base;
   int64_t height = 1;
@@ -81,14 +93,29 @@ struct FrustumFuse : weft::impl::FrustumFuseBase<FrustumFuse> {
 std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
                                  int64_t memoryBytes) {
   std::vector<wc::ConvShape> shapes;
+  // Each member's fewest cycles per sample on its own.
+  std::vector<int64_t> bounds;
   for (wf::KernelOp k : members) {
+    if (k->hasAttr(wc::kFrustumChainAttr))
+      return "its member @" + k.getSymName().str() + " is fused already";
+    if (auto p = dyn_cast<wf::PoolSchemeAttr>(k.getScheme())) {
+      wc::PoolShape pool = p.getShape();
+      if (!pool.max || pool.global())
+        return "its member @" + k.getSymName().str() +
+               " is an average or global pool (only max pools of a window "
+               "run fused)";
+      wc::ConvShape w = pool.window();
+      w.maxPool = true;
+      shapes.push_back(w);
+      bounds.push_back(fastestColumn(pool, height, memoryBytes));
+      continue;
+    }
     auto c = dyn_cast<wf::ConvSchemeAttr>(k.getScheme());
     if (!c)
       return "its member @" + k.getSymName().str() +
-             " is no convolution (only chains of convolutions run fused)";
-    if (k->hasAttr(wc::kFrustumChainAttr))
-      return "its member @" + k.getSymName().str() + " is fused already";
+             " is no convolution or max pool";
     shapes.push_back(c.getShape());
+    bounds.push_back(fastestRectangle(c.getShape(), height, memoryBytes));
   }
   auto record = members.front()->getAttrOfType<DictionaryAttr>("frustum");
   auto side = record.getAs<IntegerAttr>("side");
@@ -112,8 +139,8 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
   // The cost rule: never slower than the per-layer pipeline's interval,
   // bounded below by every member on its fastest rectangle.
   int64_t perLayer = 0;
-  for (const wc::ConvShape &s : shapes)
-    perLayer = std::max(perLayer, fastestRectangle(s, height, memoryBytes));
+  for (int64_t c : bounds)
+    perLayer = std::max(perLayer, c);
   int64_t fused = wc::predictFrustumCycles(shapes, bands);
   if (fused > perLayer)
     return "it is predicted slower fused (" + std::to_string(fused) +

@@ -195,11 +195,24 @@ static FailureOr<KernelInfo> frustumInfo(fab::KernelOp kernel, ArrayAttr chain,
   DenseLayer &l = info.dense;
   info.modelMacs = info.executedMacs = 0;
   for (Attribute a : chain) {
+    if (auto p = dyn_cast<fab::PoolSchemeAttr>(a)) {
+      PoolShape pool = p.getShape();
+      if (!pool.max || pool.global())
+        return kernel.emitOpError()
+               << "fuses a frustum group whose member " << a
+               << " is no max pool of a window";
+      ConvShape w = pool.window();
+      w.maxPool = true;
+      shapes.push_back(w);
+      l.frustumWeights.emplace_back();
+      l.frustumBias.emplace_back();
+      continue;
+    }
     auto c = dyn_cast<fab::ConvSchemeAttr>(a);
     if (!c)
       return kernel.emitOpError()
              << "fuses a frustum group whose member " << a
-             << " is no convolution";
+             << " is no convolution or max pool";
     shapes.push_back(c.getShape());
     info.modelMacs += c.getModelMacs();
     info.executedMacs += c.getExecutedMacs();

@@ -71,6 +71,10 @@ std::string frustumChainProblem(const std::vector<ConvShape> &chain) {
     if (!c.epilogue.empty() || c.reluMax)
       return "layer " + std::to_string(l) +
              " has a fused activation other than ReLU";
+    if (c.maxPool && (c.cin != c.cout || c.relu || c.bias || c.pl || c.pr))
+      return "layer " + std::to_string(l) +
+             " is a max pool with pads on its columns (their -inf columns "
+             "are not laid out yet)";
     if (l > 0 && (c.cin != chain[l - 1].cout || c.hin != chain[l - 1].hout() ||
                   c.win != chain[l - 1].wout()))
       return "layer " + std::to_string(l) + " does not read layer " +
@@ -215,8 +219,13 @@ BandProgram bandProgram(const FrustumBand &band) {
     case FrustumStep::Kind::Mac: {
       const ConvShape &s = lv[size_t(st.level)];
       use(st.level);
-      add(3, 2 + wt::vectorCycles(wt::Opcode::FMAC,
-                                  s.cout * s.wout() * s.kw * s.cin));
+      // (A max pool: the window's columns into the accumulator, per
+      // channel.)
+      add(3, 2 + (s.maxPool
+                      ? wt::vectorCycles(wt::Opcode::FMAX,
+                                         s.cout * s.wout() * s.kw)
+                      : wt::vectorCycles(wt::Opcode::FMAC,
+                                         s.cout * s.wout() * s.kw * s.cin)));
       break;
     }
     case FrustumStep::Kind::Closeout: {
@@ -261,11 +270,11 @@ FrustumMemoryMap frustumMemoryMap(const FrustumBand &band) {
   mm.records = (640 + mm.code + 3) / 4 * 4;
   // Records: per level, a record to write and one to read each slot, one
   // per kernel row, the accumulator (4-D and 1-D), the bias, four XDSDs
-  // and four stride words; then the input, the copy, two output buffers
-  // and two sends.
+  // and four stride words (a max pool: and its -inf); then the input, the
+  // copy, two output buffers and two sends.
   mm.numRecords = 8;
   for (const ConvShape &s : lv)
-    mm.numRecords += 2 * ((s.kh - 1) * s.dh + 1) + s.kh + 11;
+    mm.numRecords += 2 * ((s.kh - 1) * s.dh + 1) + s.kh + 12;
   int64_t at = mm.records + 4 * mm.numRecords;
   for (size_t l = 0; l < lv.size(); ++l) {
     const ConvShape &s = lv[l];
@@ -276,16 +285,19 @@ FrustumMemoryMap frustumMemoryMap(const FrustumBand &band) {
     mm.ringRows.push_back(sch.ringRows);
     mm.ringWidth.push_back(width);
     mm.weights.push_back(at);
-    at += 2 * s.cin * s.cout * s.kh * s.kw;
+    at += s.maxPool ? 0 : 2 * s.cin * s.cout * s.kh * s.kw;
     mm.ring.push_back(at);
     at += 2 * sch.ringRows * width * s.cin;
     mm.acc.push_back(at);
     at += 2 * s.cout * s.wout();
     mm.bias.push_back(at);
-    at += 2 * s.cout;
+    at += s.maxPool ? 0 : 2 * s.cout;
   }
   mm.outBuf = at;
   at += 2 * 2 * lv.back().cout * lv.back().wout();
+  // A max pool's accumulator starts at -inf: one word.
+  mm.negInf = at;
+  at += 2;
   mm.end = at;
   return mm;
 }
@@ -321,8 +333,12 @@ std::string frustumMappingProblem(const std::vector<ConvShape> &chain,
   one.precision = Precision::FP32;
   for (const FrustumBand &b : bands) {
     for (const ConvShape &s : b.levels) {
-      // The descriptors' reach, level by level.
-      why = convMappingProblem(s, one, memoryBytes);
+      // The descriptors' reach, level by level (a max pool's as a
+      // convolution of one channel: it has no weights).
+      ConvShape reach = s;
+      if (s.maxPool)
+        reach.cin = 1;
+      why = convMappingProblem(reach, one, memoryBytes);
       if (!why.empty())
         return why;
     }

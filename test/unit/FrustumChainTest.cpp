@@ -139,6 +139,24 @@ TEST(FrustumChainTest, ScheduleIsDepthFirstAndComplete) {
   }
 }
 
+TEST(FrustumChainTest, MaxPoolLevels) {
+  ConvShape pool = conv(8, 8, 0, 0, 2, 2, 0);
+  pool.relu = false;
+  pool.maxPool = true;
+  auto chain = chainOf({conv(3, 8, 16, 16, 3), pool, conv(8, 8, 0, 0, 3)});
+  EXPECT_EQ(frustumChainProblem(chain), "");
+  EXPECT_EQ(frustumEnvelope(chain).wout(), 8);
+  std::vector<FrustumBand> bands = frustumBands(chain, 4);
+  ASSERT_EQ(bands.size(), 4u);
+  // A pool has no weights: only the two convolutions' are stored.
+  FrustumMemoryMap mm = frustumMemoryMap(bands[1]);
+  EXPECT_EQ(mm.ring[1], mm.weights[1]);
+  // A pool with pads on its columns is not fused (no -inf columns).
+  auto padded = chain;
+  padded[1].pl = padded[1].pr = 1;
+  EXPECT_NE(frustumChainProblem(padded).find("max pool"), std::string::npos);
+}
+
 TEST(FrustumChainTest, CostAndMemory) {
   auto vgg = chainOf({conv(3, 8, 16, 16, 3), conv(8, 8, 0, 0, 3),
                       conv(8, 16, 0, 0, 3)});

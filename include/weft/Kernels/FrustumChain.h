@@ -32,9 +32,10 @@
 
 namespace weft::conversion {
 
-/// Why `chain` cannot run fused (not two or more smeared convolutions each
-/// reading the previous one's output, a fused activation other than ReLU,
-/// an envelope whose output differs from the chain's), or an empty string.
+/// Why `chain` cannot run fused (not two or more smeared convolutions or
+/// max pools (`ConvShape::maxPool`, no pads on their columns) each reading
+/// the previous one's output, a fused activation other than ReLU, an
+/// envelope whose output differs from the chain's), or an empty string.
 std::string frustumChainProblem(const std::vector<ConvShape> &chain);
 
 /// The envelope of a valid chain: cin x hin x win of the first layer, cout
@@ -91,6 +92,8 @@ struct FrustumMemoryMap {
   /// Per level: line-buffer rows and the padded width (pixels) of a row.
   std::vector<int64_t> ringRows, ringWidth;
   int64_t outBuf = 0;
+  /// The word -inf a max pool's accumulator starts from.
+  int64_t negInf = 0;
 };
 FrustumMemoryMap frustumMemoryMap(const FrustumBand &band);
 

@@ -31,6 +31,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include <limits>
+
 using namespace mlir;
 namespace wt = weft::machine;
 namespace wv = weft::wavelet;
@@ -110,8 +112,16 @@ private:
 };
 
 void Emitter::emitSegments() {
+  if (llvm::any_of(band.levels, [](const ConvShape &s) { return s.maxPool; }))
+    wv::SegmentOp::create(
+        b, loc, "ninf_data", mm.negInf, /*per_pe=*/false,
+        DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()),
+                               -std::numeric_limits<float>::infinity()));
   for (size_t l = 0; l < band.levels.size(); ++l) {
     const ConvShape &s = shape(l);
+    if (s.maxPool)
+      continue; // no weights
+
     const std::vector<float> &w = layer.frustumWeights[l];
     // W[ci][i][j][n], all channels (one PE).
     std::vector<char> bytes;
@@ -159,6 +169,33 @@ void Emitter::emitRecords() {
     dsdAt(lv(l, "acc4"), rec(next++), DsdFields::mem4d(mm.acc[l], kXAcc));
     dsdAt(lv(l, "acc"), rec(next++), DsdFields::mem1d(lm * wo, mm.acc[l]));
     dsdAt(lv(l, "bias"), rec(next++), DsdFields::mem4d(mm.bias[l], kXBias));
+    if (s.maxPool) {
+      // (Channels, output columns, window columns, 1): the accumulator
+      // repeats over the window columns.
+      SmallVector<int64_t> lens = {lm, wo, s.kw, 1};
+      wv::XdsdOp::create(
+          b, loc, lv(l, "x_acc"), uint64_t(rec(next++)), lens,
+          ArrayRef<int64_t>{kSelOne, kStrideLm, kSelZero, kSelZero});
+      wv::XdsdOp::create(
+          b, loc, lv(l, "x_w"), uint64_t(rec(next++)), lens,
+          ArrayRef<int64_t>{kSelOne, kStrideLm, kSelZero, kSelZero});
+      wv::XdsdOp::create(
+          b, loc, lv(l, "x_win"), uint64_t(rec(next++)), lens,
+          ArrayRef<int64_t>{kSelOne, kStrideOw, kStrideJ, kSelZero});
+      wv::XdsdOp::create(
+          b, loc, lv(l, "x_bias"), uint64_t(rec(next++)),
+          ArrayRef<int64_t>{lm, wo, 1, 1},
+          ArrayRef<int64_t>{kSelOne, kSelZero, kSelZero, kSelZero});
+      dsdAt(lv(l, "ninf"), rec(next++),
+            DsdFields::mem1d(lm * wo, mm.negInf).withStride(0));
+      const int64_t strides[4] = {lm, 0, s.sw * lk, s.dw * lk};
+      auto type = RankedTensorType::get({1}, b.getIntegerType(16));
+      for (auto [k, v] : llvm::enumerate(strides))
+        wv::SegmentOp::create(
+            b, loc, lv(l, "stride" + Twine(k)), rec(next++), /*per_pe=*/false,
+            DenseElementsAttr::get(type, ArrayRef<int16_t>{int16_t(v)}));
+      continue;
+    }
     SmallVector<int64_t> lens = {lm, wo, s.kw, lk};
     wv::XdsdOp::create(
         b, loc, lv(l, "x_acc"), uint64_t(rec(next++)), lens,
@@ -233,9 +270,12 @@ void Emitter::closeout(const FrustumStep &st, int64_t &outRows) {
     else
       inst(Opcode::MOV32, {ddsr(kDsrSend0 + k), s0(kDsrSend0 + k)});
   }
-  // The accumulator back to the bias (or zero).
+  // The accumulator back to the bias (or zero; a max pool's to -inf).
   dsrLoad(RF::ddsr, kDsrClear, lv(l, "acc"));
-  if (hasBias(l)) {
+  if (shape(l).maxPool) {
+    dsrLoad(RF::s0dsr, kDsrClear, lv(l, "ninf"));
+    inst(Opcode::MOV32, {ddsr(kDsrClear), s0(kDsrClear)});
+  } else if (hasBias(l)) {
     dsrLoad(RF::s0dsr, kDsrClear, lv(l, "bias"));
     inst(Opcode::MOV32, {ddsr(kDsrClear), s0(kDsrClear)});
   } else {
@@ -259,12 +299,13 @@ void Emitter::emitProgram() {
   }
   // Every level's first accumulator starts at its bias (memory is zero at
   // load).
+  // (A max pool's at -inf.)
   for (size_t l = 0; l < band.levels.size(); ++l) {
-    if (!hasBias(l))
+    if (!hasBias(l) && !shape(l).maxPool)
       continue;
     useLevel(l);
     dsrLoad(RF::ddsr, kDsrClear, lv(l, "acc"));
-    dsrLoad(RF::s0dsr, kDsrClear, lv(l, "bias"));
+    dsrLoad(RF::s0dsr, kDsrClear, lv(l, shape(l).maxPool ? "ninf" : "bias"));
     inst(Opcode::MOV32, {ddsr(kDsrClear), s0(kDsrClear)});
   }
 
@@ -285,13 +326,18 @@ void Emitter::emitProgram() {
         dsrLoad(RF::ddsr, kDsrRecv, lv(0, "slot" + Twine(st.slot)));
         inst(Opcode::MOV32, {ddsr(kDsrRecv), s0(kDsrRecv)});
         break;
-      case FrustumStep::Kind::Mac:
-        useLevel(size_t(st.level));
-        dsrLoad(RF::s0dsr, kDsrMac, lv(size_t(st.level), "w" + Twine(st.tap)));
-        dsrLoad(RF::s1dsr, kDsrMac,
-                lv(size_t(st.level), "win" + Twine(st.slot)));
-        inst(Opcode::FMAC, {dsr(kDsrMac), s1(kDsrMac)});
+      case FrustumStep::Kind::Mac: {
+        const size_t l = size_t(st.level);
+        useLevel(l);
+        // A max pool: acc = max(acc, window row), the accumulator as both
+        // the destination and the first source.
+        dsrLoad(RF::s0dsr, kDsrMac,
+                shape(l).maxPool ? lv(l, "acc4") : lv(l, "w" + Twine(st.tap)));
+        dsrLoad(RF::s1dsr, kDsrMac, lv(l, "win" + Twine(st.slot)));
+        inst(shape(l).maxPool ? Opcode::FMAX : Opcode::FMAC,
+             {dsr(kDsrMac), s1(kDsrMac)});
         break;
+      }
       case FrustumStep::Kind::Closeout:
         closeout(st, outRows);
         break;

@@ -14,6 +14,8 @@
 #
 #   vgg      a VGG-style stack: conv 3->8 3x3 pad 1 + BN + ReLU, conv 8->8
 #            3x3 pad 1 + BN + ReLU, conv 8->16 3x3 pad 1 + ReLU     (16x16)
+#   vgg-pool conv 3->8, 8->8 3x3 pad 1 + ReLU, MaxPool 2, conv 8->16 3x3
+#            pad 1 + ReLU, MaxPool 3 stride 2 (overlapping windows)  (16x16)
 #   strided  conv 4->8 3x3 pad 1 + ReLU, conv 8->8 3x3 stride 2 pad 1 +
 #            ReLU, conv 8->8 1x1 (7 output rows: the program unrolls two
 #            samples)                                             (13x14)
@@ -38,6 +40,13 @@ def model(kind):
             nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(),
             nn.Conv2d(8, 8, 3, stride=2, padding=1), nn.ReLU(),
             nn.Conv2d(8, 8, 1)), (1, 4, 13, 14)
+    if kind == "vgg-pool":
+        return nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(3, stride=2)), (1, 3, 16, 16)
     raise SystemExit(f"unknown model kind '{kind}'")
 
 
