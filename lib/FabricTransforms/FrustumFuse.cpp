@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // --weft-frustum-fuse: reads the groups --weft-frustum-tile recorded and
-// replaces each group of plain convolutions that can run fused
+// replaces each group of plain convolutions and max pools that can run fused
 // (lib/Kernels/FrustumChain.cpp) by one kernel carrying its members'
 // schemes (docs/frustum.md, "The lowering"). The decision is the record's:
 // the pass re-derives nothing, it only refuses what the lowering cannot run.

@@ -255,12 +255,13 @@ def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
 }
 
 def FrustumFuse : Pass<"weft-frustum-fuse", "mlir::ModuleOp"> {
-  let summary = "Fuse the recorded frustum groups of convolutions into one "
-                "kernel each";
+  let summary = "Fuse the recorded frustum groups of convolutions and max "
+                "pools into one kernel each";
   let description = [{
     On an unplaced `fabric.program` after `--weft-frustum-tile`
     (docs/frustum.md, "The lowering"): every recorded group whose members
-    are plain convolutions (a ReLU at most), run on one PE a tile
+    are plain convolutions (a ReLU at most) or max pools of a window (no
+    pads on their columns), run on one PE a tile
     (`side = 1`), becomes one `fabric.kernel` in place of its members: the
     first member's, reading the group's input and giving its output, its
     body the members' bodies in order, with
