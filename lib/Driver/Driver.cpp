@@ -211,6 +211,18 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
           f.what += " of " + std::to_string(f.M);
         f.modelMacs = scheme.getModelMacs();
         f.executedMacs = scheme.getExecutedMacs();
+        // A fused frustum group (docs/frustum.md): every member counts.
+        if (auto chain = k->getAttrOfType<ArrayAttr>("frustum_chain")) {
+          f.what = "frustum group of " + std::to_string(chain.size()) +
+                   " layers (" + scheme.getSummary() + ", ...) of " +
+                   std::to_string(f.M);
+          f.modelMacs = f.executedMacs = 0;
+          for (Attribute a : chain)
+            if (auto c = dyn_cast<weft::fabric::KernelSchemeAttrInterface>(a)) {
+              f.modelMacs += c.getModelMacs();
+              f.executedMacs += c.getExecutedMacs();
+            }
+        }
         if (auto r = k.getRectAttr()) {
           f.x0 = r.getX();
           f.width = r.getWidth();
@@ -397,6 +409,13 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.mergeLanes = options.mergeLanes;
   pipeline.onlyKernels = options.onlyKernels;
   pipeline.fuseActivations = options.fuseActivations;
+  if (options.frustum != "off" && options.frustum != "auto" &&
+      options.frustum != "on") {
+    error = "--frustum must be off, auto or on, not '" + options.frustum + "'";
+    return false;
+  }
+  pipeline.frustum = options.frustum;
+  pipeline.frustumMaxTile = options.frustumMaxTile;
   pipeline.replicas = options.replicas;
   pipeline.maxReplicas = options.maxReplicas;
   if (!options.onlyKernels.empty() &&

@@ -6,6 +6,7 @@
 
 #include "weft/FabricTransforms/KernelScheme.h"
 
+#include "weft/Kernels/FrustumChain.h"
 #include "weft/Transforms/ConstantData.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -180,6 +181,71 @@ static LogicalResult readValues(fab::KernelOp kernel, ElementsAttr attr,
   return success();
 }
 
+/// The kernel info of a fused frustum group: to the partitioner and the
+/// routing its envelope convolution, run in the bands its recorded tile
+/// width gives (docs/frustum.md, "The lowering").
+static FailureOr<KernelInfo> frustumInfo(fab::KernelOp kernel, ArrayAttr chain,
+                                         KernelInfo info, bool withData) {
+  auto record = kernel->getAttrOfType<DictionaryAttr>("frustum");
+  auto tile = record ? record.getAs<DenseI64ArrayAttr>("tile") : nullptr;
+  if (!tile || tile.size() != 2)
+    return kernel.emitOpError()
+           << "fuses a frustum group but has no frustum = {tile = [th, tw]}";
+  std::vector<ConvShape> shapes;
+  DenseLayer &l = info.dense;
+  info.modelMacs = info.executedMacs = 0;
+  for (Attribute a : chain) {
+    if (auto p = dyn_cast<fab::PoolSchemeAttr>(a)) {
+      PoolShape pool = p.getShape();
+      if (!pool.max || pool.global())
+        return kernel.emitOpError()
+               << "fuses a frustum group whose member " << a
+               << " is no max pool of a window";
+      ConvShape w = pool.window();
+      w.maxPool = true;
+      shapes.push_back(w);
+      l.frustumWeights.emplace_back();
+      l.frustumBias.emplace_back();
+      continue;
+    }
+    auto c = dyn_cast<fab::ConvSchemeAttr>(a);
+    if (!c)
+      return kernel.emitOpError()
+             << "fuses a frustum group whose member " << a
+             << " is no convolution or max pool";
+    shapes.push_back(c.getShape());
+    info.modelMacs += c.getModelMacs();
+    info.executedMacs += c.getExecutedMacs();
+    std::vector<float> w, bias;
+    if (withData &&
+        (failed(readValues(kernel, c.getWeights(), "weights", w)) ||
+         (c.getBias() && failed(readValues(kernel, c.getBias(), "bias", bias)))))
+      return failure();
+    l.frustumWeights.push_back(std::move(w));
+    l.frustumBias.push_back(std::move(bias));
+  }
+  std::string why = frustumChainProblem(shapes);
+  if (!why.empty())
+    return kernel.emitOpError() << "fuses a frustum group that cannot run "
+                                   "fused: "
+                                << why;
+  ConvShape envelope = frustumEnvelope(shapes);
+  if (envelope.inElements() != info.inN || envelope.outElements() != info.outN)
+    return kernel.emitOpError()
+           << "fuses a frustum group of " << envelope.inElements() << " -> "
+           << envelope.outElements() << " elements but takes " << info.inN
+           << " and gives " << info.outN << " elements per sample";
+  info.layer = ChainLayer::convolution(envelope);
+  info.layer.frustum = shapes;
+  info.layer.frustumTiles = frustumBandsForTile(shapes, tile[1]);
+  l.K = envelope.inElements();
+  l.M = envelope.outElements();
+  l.relu = envelope.relu;
+  l.conv = envelope;
+  l.frustum = std::move(shapes);
+  return info;
+}
+
 FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
   KernelInfo info;
   info.op = kernel;
@@ -237,6 +303,11 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
       return failure();
     return info;
   }
+
+  // A fused frustum group (--weft-frustum-fuse): its layers' schemes in
+  // `frustum_chain`, the tile recorded in `frustum`.
+  if (auto chain = kernel->getAttrOfType<ArrayAttr>(kFrustumChainAttr))
+    return frustumInfo(kernel, chain, std::move(info), withData);
 
   if (auto c = dyn_cast<fab::ConvSchemeAttr>(scheme)) {
     ConvShape shape = c.getShape();

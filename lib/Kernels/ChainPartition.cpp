@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Kernels/ChainPartition.h"
+#include "weft/Kernels/FrustumChain.h"
 
 #include "PartitionSearch.h"
 
@@ -184,6 +185,35 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         }
         if (any)
           t.bands.emplace(i, bands);
+        continue;
+      }
+      if (l.kind == ChainLayer::Kind::Conv && !l.frustum.empty()) {
+        // A fused frustum group: one PE a band, in the bands its recorded
+        // tile gives (rounded up to a tabulated number of bands).
+        if (s != 1 || r != 1)
+          continue;
+        int64_t tiles = 0;
+        if (l.frustumTiles <= 1 &&
+            frustumMappingProblem(l.frustum, 1, memoryBytes).empty())
+          tiles = 1;
+        size_t option = kNumTileOptions;
+        for (size_t k = 0; k < kNumTileOptions && !tiles; ++k)
+          if (kTileOptions[k] >= l.frustumTiles &&
+              frustumMappingProblem(l.frustum, kTileOptions[k], memoryBytes)
+                  .empty())
+            tiles = kTileOptions[k], option = k;
+        if (!tiles)
+          continue;
+        t.cost[i] = predictFrustumCycles(l.frustum, tiles);
+        t.memory[i] = frustumMemoryPerPE(l.frustum, tiles);
+        if (option < kNumTileOptions) {
+          LayerTable::Bands bands;
+          bands.cost.fill(-1);
+          bands.memory.fill(0);
+          bands.cost[option] = t.cost[i];
+          bands.memory[option] = t.memory[i];
+          t.bands.emplace(i, bands);
+        }
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv) {
@@ -456,6 +486,13 @@ std::string whyNothingFits(const NetworkShape &net,
              ") fits no column of at most " + std::to_string(H) + " rows" +
              (why.empty() ? "" : " (on one PE: " + why + ")");
     }
+    if (layer.kind == ChainLayer::Kind::Conv && !layer.frustum.empty())
+      return "kernel " + std::to_string(l) + " (a fused frustum group of " +
+             std::to_string(layer.frustum.size()) +
+             " convolutions) fits no band of one PE: " +
+             frustumMappingProblem(layer.frustum,
+                                   std::max<int64_t>(1, layer.frustumTiles),
+                                   t.memoryBytes());
     if (layer.kind == ChainLayer::Kind::Conv) {
       DenseMapping m;
       std::string why = convMappingProblem(layer.conv, m, t.memoryBytes());

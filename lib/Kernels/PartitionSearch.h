@@ -114,7 +114,9 @@ void forEachChoice(const LayerTable &t, int64_t r, int64_t H, int64_t channels,
     int64_t c = t.at(r, R);
     if (c < 0 || (channels && channels % R))
       continue;
-    f(Choice{r, R, std::max(r, R), c, 1, t.mem(r, R)});
+    // (A fused frustum group in bands runs only in its bands.)
+    if (t.layer.frustum.empty() || !t.bands.count(size_t(r * (t.maxR + 1) + R)))
+      f(Choice{r, R, std::max(r, R), c, 1, t.mem(r, R)});
     auto it = t.bands.find(size_t(r * (t.maxR + 1) + R));
     if (it == t.bands.end())
       continue;

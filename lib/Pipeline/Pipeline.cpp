@@ -86,6 +86,14 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     return;
   }
   case PipelineStage::Partition: {
+    if (options.frustum != "off") {
+      FrustumTileOptions f;
+      f.maxTile = options.frustumMaxTile;
+      pm.addPass(createFrustumTile(f));
+      FrustumFuseOptions fo;
+      fo.always = options.frustum == "on";
+      pm.addPass(createFrustumFuse(fo));
+    }
     PartitionDenseOptions o;
     o.precision =
         options.precision == PipelinePrecision::Mixed ? "mixed" : "fp32";

@@ -60,6 +60,9 @@ struct FabricFlags {
   llvm::cl::opt<std::string> grid, maxGrid, precision;
   llvm::cl::opt<bool> mergeLanes, fuseActivations;
   llvm::cl::opt<std::string> onlyKernels;
+  /// --frustum off|auto: fuse frustum groups of convolutions.
+  llvm::cl::opt<std::string> frustum;
+  llvm::cl::opt<int64_t> frustumMaxTile;
   /// --replicas auto|N: copies of the network on bands of rows.
   llvm::cl::opt<std::string> replicas;
   /// --sparse-activations off|auto|on and the expected --density of

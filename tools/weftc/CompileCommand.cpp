@@ -80,6 +80,16 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                            "slice fed and drained by the host "
                            "(docs/weftc.md, \"Slices\")"),
                   cl::value_desc("FIRST..LAST"), cl::cat(category)),
+      frustum("frustum", cl::init("off"),
+              cl::desc("off: every convolution on its own rectangle; auto: "
+                       "chains of convolutions run fused, tile by tile, "
+                       "where the cost model predicts them no slower; on: "
+                       "wherever they can (docs/frustum.md)"),
+              cl::value_desc("off|auto|on"), cl::cat(category)),
+      frustumMaxTile("frustum-max-tile", cl::init(0),
+                     cl::desc("With --frustum auto: the largest tile side "
+                              "(0: the largest that fits a PE)"),
+                     cl::cat(category)),
       replicas("replicas", cl::init("1"),
                cl::desc("Copies of the network on bands of the fabric's "
                         "rows, each fed its own samples (round robin): N, "
@@ -106,6 +116,8 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.mergeLanes = mergeLanes;
   options.onlyKernels = onlyKernels;
   options.fuseActivations = fuseActivations;
+  options.frustum = frustum;
+  options.frustumMaxTile = frustumMaxTile;
   options.replicas = replicas;
   options.sparseActivations = sparseActivations;
   options.density = density;

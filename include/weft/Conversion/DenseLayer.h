@@ -43,6 +43,11 @@ struct DenseLayer {
   /// A convolution laid out like a dense layer (K and M its input and
   /// output elements; `weights` in ONNX's OIHW order, `bias` cout values).
   std::optional<ConvShape> conv;
+  /// A fused frustum group (docs/frustum.md, "The lowering"): its layers,
+  /// their weights (OIHW) and biases (empty: none); `conv` is the
+  /// envelope.
+  std::vector<ConvShape> frustum;
+  std::vector<std::vector<float>> frustumWeights, frustumBias;
   /// Dense layers fed by a feature-map stream: the pixels of its channels
   /// (the input arrives pixel-major per row chunk, so the weight rows are
   /// taken in that order); 0 for a row-major input.
@@ -108,6 +113,13 @@ void emitConvLayer(mlir::OpBuilder &b, mlir::Location loc,
                    const DenseLayer &layer, const DenseMapping &m,
                    const DenseColors &colors, llvm::StringRef name,
                    const RouteTable &routes);
+
+/// A fused frustum group (`layer.frustum`) in m.tiles bands of one PE
+/// each (EmitFrustum.cpp).
+void emitFrustumChain(mlir::OpBuilder &b, mlir::Location loc,
+                      const DenseLayer &layer, const DenseMapping &m,
+                      const DenseColors &colors, llvm::StringRef name,
+                      const RouteTable &routes);
 
 void emitDenseLayer(mlir::OpBuilder &b, mlir::Location loc,
                     const DenseLayer &layer, const DenseMapping &m,

@@ -104,6 +104,11 @@ struct CompileOptions {
   /// and density.
   std::string sparseActivations = "off";
   double density = 0.5;
+  /// Frustum groups (docs/frustum.md): off, auto (--weft-frustum-tile and
+  /// --weft-frustum-fuse before partitioning, where no slower) or on.
+  std::string frustum = "off";
+  /// The largest frustum tile side (0: the largest that fits).
+  int64_t frustumMaxTile = 0;
   int64_t batchSize = 1;
   /// Graph inputs frozen into the program as constants (weights the model
   /// takes as inputs, as the ONNX node tests do): NAME=FILE.

@@ -49,6 +49,10 @@ columnScheme(mlir::MLIRContext *ctx, ColumnOp op,
              const std::vector<float> &params, mlir::RankedTensorType sampleType,
              llvm::StringRef name, std::string &why);
 
+/// The attribute of a fused frustum group (--weft-frustum-fuse): its
+/// layers' convolution schemes, first to last (docs/frustum.md).
+inline constexpr llvm::StringLiteral kFrustumChainAttr = "frustum_chain";
+
 /// What the later stages know of a kernel, read off its scheme and type.
 struct KernelInfo {
   fabric::KernelOp op;

@@ -255,4 +255,77 @@ def AllocateColors : Pass<"weft-allocate-colors", "mlir::ModuleOp"> {
                               "Distinct colors used">];
 }
 
+def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
+  let summary = "Record frustum groups and their tiles (no lowering yet)";
+  let description = [{
+    On an unplaced `fabric.program` (docs/frustum.md): finds the chains of
+    convolution and pooling kernels (each reading the previous one's stream
+    alone, its only reader), forms frustum groups over each chain
+    (`formGroups`, lib/Kernels/Frustum.cpp: the longest runs of at least two
+    layers whose every tile fits the per-PE budget of the program's target
+    on `side` x `side` PEs) and records on each member kernel
+    `frustum = {group, level, tile = [th, tw], side}`. A chain of two or more
+    layers in which no group fits gets a remark with the bytes a 1 x 1 tile
+    of its first two layers needs.
+
+    This records the tiling only: the cost model's choice against the
+    per-layer mapping needs the partitioner's figures, and no later stage
+    reads the attribute yet, so the program compiles exactly as without
+    the pass. It is not part of the pipeline.
+
+    Example:
+    ```mlir
+    fabric.kernel @conv1 ... attributes {frustum = {group = 0 : i64,
+        level = 0 : i64, side = 1 : i64, tile = array<i64: 11, 11>}}
+    ```
+  }];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let options = [
+    Option<"side", "side", "int64_t", "1", "A tile runs on side x side PEs">,
+    Option<"codeInstructions", "code-instructions", "int64_t", "512",
+           "Instructions of a block's program, reserved in PE memory">,
+    Option<"elementBytes", "element-bytes", "int64_t", "4",
+           "Bytes of a stored weight or activation (4: fp32, 2: fp16)">,
+    Option<"maxTile", "max-tile", "int64_t", "0",
+           "The largest tile side recorded (0: the largest that fits)">];
+  let statistics = [Statistic<"numGroups", "num-groups",
+                              "Frustum groups recorded">];
+}
+
+def FrustumFuse : Pass<"weft-frustum-fuse", "mlir::ModuleOp"> {
+  let summary = "Fuse the recorded frustum groups of convolutions and max "
+                "pools into one kernel each";
+  let description = [{
+    On an unplaced `fabric.program` after `--weft-frustum-tile`
+    (docs/frustum.md, "The lowering"): every recorded group whose members
+    are plain convolutions (a ReLU at most) or max pools of a window (no
+    pads on their columns), run on one PE a tile
+    (`side = 1`), becomes one `fabric.kernel` in place of its members: the
+    first member's, reading the group's input and giving its output, its
+    body the members' bodies in order, with
+    `frustum_chain = [#fabric.conv<...>, ...]` (every member's scheme) and
+    the first member's `frustum` record. The streams between the members
+    disappear. The partitioner places it as one band of one PE for each
+    tile column the recorded tile width gives, and the lowering runs the
+    whole group on each band's PE (lib/Conversion/FabricToWavelet/
+    EmitFrustum.cpp). A group that cannot run fused keeps its members and
+    gets a remark saying why.
+
+    With `always=false` (the default) a group is fused only where its
+    predicted cycles per sample (`predictFrustumCycles`) are no more than
+    what its slowest member reaches per layer on the fastest single
+    rectangle of the target's height (`predictConvCycles`, an optimistic
+    bound of the per-layer pipeline's interval), so it never picks a
+    mapping the cost model predicts slower; `always=true` fuses every group
+    that can run fused (to measure it).
+  }];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let options = [
+    Option<"always", "always", "bool", "false",
+           "Fuse every group that can run fused, even where the cost model "
+           "predicts it slower than per layer">];
+  let statistics = [Statistic<"numFused", "num-fused",
+                              "Frustum groups fused">];
+}
+
 #endif // WEFT_FABRICTRANSFORMS_PASSES

@@ -47,6 +47,11 @@ struct ChainLayer {
   }
   /// Conv: its geometry (K and M are its input and output elements).
   ConvShape conv;
+  /// Conv: a frustum group fused into one kernel (docs/frustum.md, "The
+  /// lowering"): its layers, `conv` their envelope (weft/Kernels/
+  /// FrustumChain.h); it runs only on S = R = 1 in `frustumTiles` bands.
+  std::vector<ConvShape> frustum;
+  int64_t frustumTiles = 1;
   /// Pool: its geometry (K and M its input and output elements; laid out
   /// like a column kernel, rows in = rows out).
   PoolShape pool;

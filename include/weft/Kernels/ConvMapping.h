@@ -48,6 +48,10 @@ struct ConvShape {
   /// that sends an output row applies to it first (weft/Kernels/Epilogue.h;
   /// docs/execution-model.md, "Fused activations"). Empty: none.
   std::vector<float> epilogue;
+  /// Frustum chains only (weft/Kernels/FrustumChain.h): the level is a max
+  /// pool's window over cin = cout channels, with no weights nor bias.
+  /// Nothing else reads it.
+  bool maxPool = false;
 
   /// A grouped convolution (groups > 1) runs as a column kernel of whole
   /// groups per row (weft/Kernels/DepthwiseMapping.h), not smeared.

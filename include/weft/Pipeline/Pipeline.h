@@ -72,6 +72,19 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("The most copies replicas=auto puts side by side in a "
                      "band of rows (0: as many as the width allows)"),
       llvm::cl::init(0)};
+  Option<std::string> frustum{
+      *this, "frustum",
+      llvm::cl::desc("off, auto (fuse chains of convolutions into frustum "
+                     "groups where the cost model predicts them no slower; "
+                     "--weft-frustum-tile, --weft-frustum-fuse; "
+                     "docs/frustum.md) or on (fuse every group that can "
+                     "run fused)"),
+      llvm::cl::init("off")};
+  Option<int64_t> frustumMaxTile{
+      *this, "frustum-max-tile",
+      llvm::cl::desc("With frustum: the largest tile side recorded (0: the "
+                     "largest that fits)"),
+      llvm::cl::init(0)};
   Option<bool> fuseActivations{
       *this, "fuse-activations",
       llvm::cl::desc("Fuse an activation that is the only reader of a "

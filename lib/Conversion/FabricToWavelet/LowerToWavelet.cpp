@@ -286,7 +286,10 @@ struct LowerFabricToWaveletPass
         // (-1 for a parity no hop uses: a layer of one or two columns.)
         dc.psum[0] = channelColor(name, "psum_even");
         dc.psum[1] = channelColor(name, "psum_odd");
-        if (s.layer.conv) {
+        if (!s.layer.frustum.empty()) {
+          emitFrustumChain(b, s.kernel.getLoc(), s.layer, s.m, dc, name,
+                           table);
+        } else if (s.layer.conv) {
           emitConvLayer(b, s.kernel.getLoc(), s.layer, s.m, dc, name, table);
         } else {
           // A feature-map input arrives pixel-major per row chunk.

@@ -1,0 +1,240 @@
+//===- FrustumFuse.cpp - Fuse recorded frustum groups into one kernel -----===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// --weft-frustum-fuse: reads the groups --weft-frustum-tile recorded and
+// replaces each group of plain convolutions and max pools that can run fused
+// (lib/Kernels/FrustumChain.cpp) by one kernel carrying its members'
+// schemes (docs/frustum.md, "The lowering"). The decision is the record's:
+// the pass re-derives nothing, it only refuses what the lowering cannot run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fabric/FabricOps.h"
+#include "weft/FabricTransforms/KernelScheme.h"
+#include "weft/FabricTransforms/Passes.h"
+#include "weft/Kernels/FrustumChain.h"
+#include "weft/Kernels/PoolMapping.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <limits>
+#include <map>
+
+namespace weft {
+#define GEN_PASS_DEF_FRUSTUMFUSE
+#include "weft/FabricTransforms/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+namespace wf = weft::fabric;
+namespace wc = weft::conversion;
+
+namespace {
+
+/// The most bands the partitioner tabulates (lib/Kernels/PartitionSearch.h).
+constexpr int64_t kMostBands = 32;
+
+/// The fewest cycles per sample `s` takes on one S x R rectangle of at
+/// most `height` rows (S | cin, R | cout).
+int64_t fastestRectangle(const wc::ConvShape &s, int64_t height,
+                         int64_t memoryBytes) {
+  int64_t best = -1;
+  wc::DenseMapping m;
+  m.precision = wc::Precision::FP32;
+  for (int64_t S = 1; S <= std::min(s.cin, height); ++S) {
+    if (s.cin % S)
+      continue;
+    for (int64_t R = 1; R <= std::min(s.cout, height); ++R) {
+      if (s.cout % R)
+        continue;
+      m.smear = S, m.rows = R;
+      if (!wc::convMappingProblem(s, m, memoryBytes).empty())
+        continue;
+      int64_t c = wc::predictConvCycles(s, m);
+      if (best < 0 || c < best)
+        best = c;
+    }
+  }
+  return best < 0 ? std::numeric_limits<int64_t>::max() : best;
+}
+
+/// The fewest cycles per sample pool `p` takes on a column of at most
+/// `height` rows (rows | channels).
+int64_t fastestColumn(const wc::PoolShape &p, int64_t height,
+                      int64_t memoryBytes) {
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (int64_t r = 1; r <= std::min(p.c, height); ++r)
+    if (p.c % r == 0 && wc::poolMappingProblem(p, r, memoryBytes).empty())
+      best = std::min(best, wc::predictPoolCycles(p, r));
+  return best;
+}
+
+struct FrustumFuse : weft::impl::FrustumFuseBase<FrustumFuse> {
+  using Base::Base;
+  int64_t height = 1;
+
+  void runOnOperation() override {
+    for (auto program : getOperation().getOps<wf::ProgramOp>())
+      if (failed(fuse(program)))
+        return signalPassFailure();
+  }
+
+  LogicalResult fuse(wf::ProgramOp program);
+  /// Why `members` cannot run fused, or an empty string.
+  std::string problem(ArrayRef<wf::KernelOp> members, int64_t memoryBytes);
+  void merge(wf::ProgramOp program, ArrayRef<wf::KernelOp> members);
+};
+
+std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
+                                 int64_t memoryBytes) {
+  std::vector<wc::ConvShape> shapes;
+  // Each member's fewest cycles per sample on its own.
+  std::vector<int64_t> bounds;
+  for (wf::KernelOp k : members) {
+    if (k->hasAttr(wc::kFrustumChainAttr))
+      return "its member @" + k.getSymName().str() + " is fused already";
+    if (auto p = dyn_cast<wf::PoolSchemeAttr>(k.getScheme())) {
+      wc::PoolShape pool = p.getShape();
+      if (!pool.max || pool.global())
+        return "its member @" + k.getSymName().str() +
+               " is an average or global pool (only max pools of a window "
+               "run fused)";
+      wc::ConvShape w = pool.window();
+      w.maxPool = true;
+      shapes.push_back(w);
+      bounds.push_back(fastestColumn(pool, height, memoryBytes));
+      continue;
+    }
+    auto c = dyn_cast<wf::ConvSchemeAttr>(k.getScheme());
+    if (!c)
+      return "its member @" + k.getSymName().str() +
+             " is no convolution or max pool";
+    shapes.push_back(c.getShape());
+    bounds.push_back(fastestRectangle(c.getShape(), height, memoryBytes));
+  }
+  auto record = members.front()->getAttrOfType<DictionaryAttr>("frustum");
+  auto side = record.getAs<IntegerAttr>("side");
+  auto tile = record.getAs<DenseI64ArrayAttr>("tile");
+  if (!side || !tile || tile.size() != 2)
+    return "its record has no side and tile = [th, tw]";
+  if (side.getInt() != 1)
+    return "a tile on " + std::to_string(side.getInt()) + " x " +
+           std::to_string(side.getInt()) +
+           " PEs is not lowered yet (only side = 1)";
+  std::string why = wc::frustumChainProblem(shapes);
+  if (!why.empty())
+    return why;
+  int64_t bands = wc::frustumBandsForTile(shapes, tile[1]);
+  if (bands > kMostBands)
+    return "its " + std::to_string(bands) + " tile columns are more than the " +
+           std::to_string(kMostBands) + " bands a kernel may have";
+  why = wc::frustumMappingProblem(shapes, bands, memoryBytes);
+  if (!why.empty() || always)
+    return why;
+  // The cost rule: never slower than the per-layer pipeline's interval,
+  // bounded below by every member on its fastest rectangle.
+  int64_t perLayer = 0;
+  for (int64_t c : bounds)
+    perLayer = std::max(perLayer, c);
+  int64_t fused = wc::predictFrustumCycles(shapes, bands);
+  if (fused > perLayer)
+    return "it is predicted slower fused (" + std::to_string(fused) +
+           " cycles per sample in " + std::to_string(bands) +
+           " bands) than per layer (" + std::to_string(perLayer) + ")";
+  return "";
+}
+
+void FrustumFuse::merge(wf::ProgramOp program,
+                        ArrayRef<wf::KernelOp> members) {
+  wf::KernelOp first = members.front(), last = members.back();
+  MLIRContext *ctx = program.getContext();
+  SmallVector<Attribute> schemes;
+  for (wf::KernelOp k : members)
+    schemes.push_back(k.getScheme());
+
+  // The body: the members' bodies in order, each reading the previous
+  // one's result.
+  Block &body = first.getBody().front();
+  for (wf::KernelOp k : members.drop_front()) {
+    auto yield = cast<wf::YieldOp>(body.getTerminator());
+    IRMapping map;
+    map.map(k.getBody().front().getArgument(0), yield.getOperand(0));
+    OpBuilder b(yield);
+    Operation *newYield = nullptr;
+    for (Operation &op : k.getBody().front())
+      newYield = b.clone(op, map);
+    yield.erase();
+    (void)newYield;
+  }
+  first.setFunctionTypeAttr(TypeAttr::get(FunctionType::get(
+      ctx, first.getFunctionType().getInputs(),
+      last.getFunctionType().getResults())));
+  first->setAttr(wc::kFrustumChainAttr, ArrayAttr::get(ctx, schemes));
+
+  // The streams: those between members go, the group's output now leaves
+  // the first member.
+  llvm::SmallDenseSet<StringRef> inner;
+  for (wf::KernelOp k : members.drop_front())
+    inner.insert(k.getSymName());
+  for (wf::StreamOp s :
+       llvm::make_early_inc_range(program.getBody().front().getOps<wf::StreamOp>())) {
+    if (s.getSrc() == last.getSymName()) {
+      s.setSrcAttr(FlatSymbolRefAttr::get(first.getSymNameAttr()));
+      continue;
+    }
+    bool between = llvm::any_of(s.getDsts(), [&](Attribute d) {
+      return inner.contains(cast<FlatSymbolRefAttr>(d).getValue());
+    });
+    if (between)
+      s.erase();
+  }
+  for (wf::KernelOp k : members.drop_front())
+    k.erase();
+}
+
+LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
+  // The groups, their members by level.
+  std::map<int64_t, std::map<int64_t, wf::KernelOp>> groups;
+  for (wf::KernelOp k : program.getBody().front().getOps<wf::KernelOp>()) {
+    auto record = k->getAttrOfType<DictionaryAttr>("frustum");
+    if (!record)
+      continue;
+    auto group = record.getAs<IntegerAttr>("group");
+    auto level = record.getAs<IntegerAttr>("level");
+    if (!group || !level)
+      return k.emitOpError()
+             << "has a frustum record without group and level: " << record;
+    if (!groups[group.getInt()].emplace(level.getInt(), k).second)
+      return k.emitOpError() << "shares level " << level.getInt()
+                             << " of frustum group " << group.getInt();
+  }
+  const int64_t memoryBytes = program.getModel().memoryBytes();
+  height = program.getModel().height();
+  for (auto &[id, byLevel] : groups) {
+    SmallVector<wf::KernelOp> members;
+    for (auto &[level, k] : byLevel) {
+      if (level != int64_t(members.size()))
+        return k.emitOpError() << "is level " << level << " of frustum group "
+                               << id << ", which has no level "
+                               << members.size();
+      members.push_back(k);
+    }
+    std::string why = problem(members, memoryBytes);
+    if (!why.empty()) {
+      members.front().emitRemark()
+          << "starts frustum group " << id << ", which runs per layer: "
+          << why;
+      continue;
+    }
+    merge(program, members);
+    ++numFused;
+  }
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,58 @@
+// --weft-frustum-fuse: a recorded group of convolutions becomes one kernel
+// (docs/frustum.md, "The lowering"), the streams between its members go,
+// and the partitioner places it in one band of one PE per tile column.
+// RUN: weft-opt %s '--weft-frustum-tile=max-tile=4' '--weft-frustum-fuse=always=true' | FileCheck %s
+// RUN: weft-opt %s '--weft-frustum-tile=max-tile=4' '--weft-frustum-fuse=always=true' --weft-partition-dense | FileCheck %s --check-prefix=PART
+// Per layer is predicted faster on this fabric: auto keeps the members.
+// RUN: weft-opt %s '--weft-frustum-tile=max-tile=4' --weft-frustum-fuse --verify-diagnostics | FileCheck %s --check-prefix=AUTO
+
+// CHECK-LABEL: fabric.program @chain
+// CHECK: fabric.kernel @c1 : (tensor<1x4x8x8xf32>) -> tensor<1x8x8x8xf32>
+// CHECK-SAME: frustum = {group = 0 : i64, level = 0 : i64, side = 1 : i64, tile = array<i64: 4, 4>}
+// CHECK-SAME: frustum_chain = [#fabric.conv<in_channels = 4, out_channels = 8, {{.*}}>, #fabric.conv<in_channels = 8, out_channels = 8, {{.*}}>]
+// CHECK: linalg.conv_2d_nchw_fchw
+// CHECK: linalg.conv_2d_nchw_fchw
+// CHECK: fabric.yield
+// CHECK-NOT: fabric.kernel @c2
+// CHECK-NOT: @c1_to_c2
+// CHECK: fabric.stream @x_to_c1 @x[0] -> @c1[0]
+// CHECK: fabric.stream @c2_to_y @c1[0] -> @y[0]
+
+// PART: fabric.kernel @c1 {{.*}} at <0, 0, 2, 1>
+// PART-SAME: tiles = 2
+
+// AUTO: fabric.kernel @c1 : (tensor<1x4x8x8xf32>) -> tensor<1x8x8x8xf32>
+// AUTO-NOT: frustum_chain
+// AUTO: fabric.kernel @c2
+fabric.program @chain attributes {target = #weft.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4x8x8xf32> {pixels = 64 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x8x8x8xf32> {pixels = 64 : i64}
+  // expected-remark @below {{starts frustum group 0, which runs per layer: it is predicted slower fused}}
+  fabric.kernel @c1 : (tensor<1x4x8x8xf32>) -> tensor<1x8x8x8xf32> scheme #fabric.conv<in_channels = 4, out_channels = 8, in_height = 8, in_width = 8, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<0.5> : tensor<8x4x3x3xf32>> {
+  ^bb0(%a: tensor<1x4x8x8xf32>):
+    %pad = arith.constant 0.0 : f32
+    %p = tensor.pad %a low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %pad : f32
+    } : tensor<1x4x8x8xf32> to tensor<1x4x10x10xf32>
+    %w = arith.constant dense<0.5> : tensor<8x4x3x3xf32>
+    %e = tensor.empty() : tensor<1x8x8x8xf32>
+    %c = linalg.conv_2d_nchw_fchw ins(%p, %w : tensor<1x4x10x10xf32>, tensor<8x4x3x3xf32>) outs(%e : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+    fabric.yield %c : tensor<1x8x8x8xf32>
+  }
+  fabric.kernel @c2 : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> scheme #fabric.conv<in_channels = 8, out_channels = 8, in_height = 8, in_width = 8, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<0.25> : tensor<8x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x8x8xf32>):
+    %pad = arith.constant 0.0 : f32
+    %p = tensor.pad %a low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %pad : f32
+    } : tensor<1x8x8x8xf32> to tensor<1x8x10x10xf32>
+    %w = arith.constant dense<0.25> : tensor<8x8x3x3xf32>
+    %e = tensor.empty() : tensor<1x8x8x8xf32>
+    %c = linalg.conv_2d_nchw_fchw ins(%p, %w : tensor<1x8x10x10xf32>, tensor<8x8x3x3xf32>) outs(%e : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+    fabric.yield %c : tensor<1x8x8x8xf32>
+  }
+  fabric.stream @x_to_c1 @x[0] -> @c1[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
+  fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 512> {pixels = 64 : i64}
+  fabric.stream @c2_to_y @c2[0] -> @y[0] : !fabric.wavelets<f32, 512> {pixels = 64 : i64}
+}

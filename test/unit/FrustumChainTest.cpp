@@ -1,0 +1,174 @@
+//===- FrustumChainTest.cpp - A fused chain of convolutions per band ------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// The envelope of a chain (its bands read what the chain's bands read), the
+// per-level band shapes, and the depth-first schedule: every level computes
+// every output row exactly once, a row only after the rows it reads exist,
+// and writes it into a slot no later row of the next level still needs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Kernels/FrustumChain.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace weft::conversion;
+
+namespace {
+
+ConvShape conv(int64_t cin, int64_t cout, int64_t h, int64_t w, int64_t k,
+               int64_t s = 1, int64_t pad = 1, int64_t d = 1) {
+  ConvShape c;
+  c.cin = cin, c.cout = cout, c.hin = h, c.win = w, c.kh = c.kw = k;
+  c.sh = c.sw = s, c.dh = c.dw = d;
+  c.pt = c.pl = c.pb = c.pr = pad;
+  c.relu = true;
+  return c;
+}
+
+std::vector<ConvShape> chainOf(std::vector<ConvShape> layers) {
+  for (size_t l = 1; l < layers.size(); ++l) {
+    layers[l].cin = layers[l - 1].cout;
+    layers[l].hin = layers[l - 1].hout();
+    layers[l].win = layers[l - 1].wout();
+  }
+  return layers;
+}
+
+TEST(FrustumChainTest, Envelope) {
+  // Three 3 x 3 stride-1 pad-1: a 7 x 7 window, pad 3.
+  auto vgg = chainOf({conv(3, 8, 16, 16, 3), conv(8, 8, 0, 0, 3),
+                      conv(8, 16, 0, 0, 3)});
+  EXPECT_EQ(frustumChainProblem(vgg), "");
+  ConvShape e = frustumEnvelope(vgg);
+  EXPECT_EQ(e.kw, 7);
+  EXPECT_EQ(e.pl, 3);
+  EXPECT_EQ(e.sw, 1);
+  EXPECT_EQ(e.wout(), 16);
+  EXPECT_EQ(e.cout, 16);
+  // 3 x 3 pad 1, then 3 x 3 stride 2 pad 1: window 3 + 2 = 5, stride 2.
+  auto strided = chainOf({conv(4, 8, 13, 14, 3), conv(8, 8, 0, 0, 3, 2),
+                          conv(8, 8, 0, 0, 1, 1, 0)});
+  EXPECT_EQ(frustumChainProblem(strided), "");
+  e = frustumEnvelope(strided);
+  EXPECT_EQ(e.kw, 5);
+  EXPECT_EQ(e.sw, 2);
+  EXPECT_EQ(e.pl, 2);
+  EXPECT_EQ(e.hout(), 7);
+  EXPECT_EQ(e.wout(), 7);
+  // Not a chain.
+  auto broken = vgg;
+  broken[1].cin = 4;
+  EXPECT_NE(frustumChainProblem(broken), "");
+  EXPECT_NE(frustumChainProblem({vgg[0]}), "");
+}
+
+TEST(FrustumChainTest, BandsCoverTheOutput) {
+  auto vgg = chainOf({conv(3, 8, 16, 16, 3), conv(8, 8, 0, 0, 3),
+                      conv(8, 16, 0, 0, 3)});
+  EXPECT_EQ(frustumBandsForTile(vgg, 4), 4);
+  EXPECT_EQ(frustumBandsForTile(vgg, 5), 4);
+  EXPECT_EQ(frustumBandsForTile(vgg, 16), 1);
+  for (int64_t tiles : {1, 2, 3, 4, 8, 16}) {
+    std::vector<FrustumBand> bands = frustumBands(vgg, tiles);
+    ASSERT_EQ(int64_t(bands.size()), tiles);
+    int64_t o = 0;
+    for (const FrustumBand &b : bands) {
+      EXPECT_EQ(b.out0, o);
+      o = b.out1;
+      // Every level's band gives exactly the columns the next one reads.
+      for (size_t l = 0; l + 1 < b.levels.size(); ++l)
+        EXPECT_EQ(b.levels[l].wout(), b.levels[l + 1].win);
+      EXPECT_EQ(b.levels.back().wout(), b.out1 - b.out0);
+      // The band reads what it receives, and receives its halo: 3 columns
+      // each side inside the image.
+      EXPECT_LE(b.levels[0].win, b.received());
+      EXPECT_EQ(b.in0, std::max<int64_t>(0, b.out0 - 3));
+    }
+    EXPECT_EQ(o, 16);
+  }
+  // 4 bands of 4: the second band reads input columns 1 .. 10.
+  std::vector<FrustumBand> four = frustumBands(vgg, 4);
+  EXPECT_EQ(four[1].in0, 1);
+  EXPECT_EQ(four[1].in1, 11);
+  EXPECT_EQ(four[1].levels[1].win, 8); // level 1 reads columns 2 .. 9
+  EXPECT_EQ(four[1].levels[2].win, 6); // level 2 reads columns 3 .. 8
+}
+
+TEST(FrustumChainTest, ScheduleIsDepthFirstAndComplete) {
+  auto strided = chainOf({conv(4, 8, 13, 14, 3), conv(8, 8, 0, 0, 3, 2),
+                          conv(8, 8, 0, 0, 1, 1, 0)});
+  for (int64_t tiles : {1, 3}) {
+    for (const FrustumBand &b : frustumBands(strided, tiles)) {
+      const size_t n = b.levels.size();
+      // Rows available at each level (level 0: received).
+      std::vector<int64_t> have(n + 1, 0);
+      std::vector<std::map<int64_t, int64_t>> slotRow(n);
+      for (const FrustumStep &st : frustumSchedule(b)) {
+        size_t l = size_t(st.level);
+        switch (st.kind) {
+        case FrustumStep::Kind::Receive:
+          EXPECT_EQ(st.row, have[0]);
+          slotRow[0][st.slot] = st.row;
+          ++have[0];
+          break;
+        case FrustumStep::Kind::Mac: {
+          // The tap reads a row that exists and sits in its slot.
+          int64_t row = b.levels[l].inputRow(st.row, st.tap);
+          EXPECT_LT(row, have[l]);
+          EXPECT_EQ(slotRow[l][st.slot], row);
+          break;
+        }
+        case FrustumStep::Kind::Closeout:
+          EXPECT_EQ(st.row, have[l + 1]);
+          if (l + 1 < n)
+            slotRow[l + 1][st.slot] = st.row;
+          ++have[l + 1];
+          break;
+        }
+      }
+      EXPECT_EQ(have[0], 13);
+      for (size_t l = 0; l < n; ++l)
+        EXPECT_EQ(have[l + 1], b.levels[l].hout());
+    }
+  }
+}
+
+TEST(FrustumChainTest, MaxPoolLevels) {
+  ConvShape pool = conv(8, 8, 0, 0, 2, 2, 0);
+  pool.relu = false;
+  pool.maxPool = true;
+  auto chain = chainOf({conv(3, 8, 16, 16, 3), pool, conv(8, 8, 0, 0, 3)});
+  EXPECT_EQ(frustumChainProblem(chain), "");
+  EXPECT_EQ(frustumEnvelope(chain).wout(), 8);
+  std::vector<FrustumBand> bands = frustumBands(chain, 4);
+  ASSERT_EQ(bands.size(), 4u);
+  // A pool has no weights: only the two convolutions' are stored.
+  FrustumMemoryMap mm = frustumMemoryMap(bands[1]);
+  EXPECT_EQ(mm.ring[1], mm.weights[1]);
+  // A pool with pads on its columns is not fused (no -inf columns).
+  auto padded = chain;
+  padded[1].pl = padded[1].pr = 1;
+  EXPECT_NE(frustumChainProblem(padded).find("max pool"), std::string::npos);
+}
+
+TEST(FrustumChainTest, CostAndMemory) {
+  auto vgg = chainOf({conv(3, 8, 16, 16, 3), conv(8, 8, 0, 0, 3),
+                      conv(8, 16, 0, 0, 3)});
+  // More bands: fewer cycles and less memory per PE.
+  int64_t c1 = predictFrustumCycles(vgg, 1), c4 = predictFrustumCycles(vgg, 4);
+  EXPECT_LT(c4, c1);
+  EXPECT_GT(c4 * 4, c1); // the halo is computed again
+  EXPECT_LE(frustumMemoryPerPE(vgg, 4), frustumMemoryPerPE(vgg, 1));
+  EXPECT_EQ(frustumMappingProblem(vgg, 4, 49152), "");
+  EXPECT_NE(frustumMappingProblem(vgg, 4, 4096).find("bytes of PE memory"),
+            std::string::npos);
+  EXPECT_NE(frustumMappingProblem(vgg, 17, 49152), "");
+}
+
+} // namespace
