@@ -229,6 +229,9 @@ LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
       members.front().emitRemark()
           << "starts frustum group " << id << ", which runs per layer: "
           << why;
+      // Per layer is the decision: no later stage sees the record.
+      for (wf::KernelOp k : members)
+        k->removeAttr("frustum");
       continue;
     }
     merge(program, members);

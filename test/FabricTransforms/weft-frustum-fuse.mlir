@@ -22,8 +22,9 @@
 // PART-SAME: tiles = 2
 
 // AUTO: fabric.kernel @c1 : (tensor<1x4x8x8xf32>) -> tensor<1x8x8x8xf32>
-// AUTO-NOT: frustum_chain
+// AUTO-NOT: frustum
 // AUTO: fabric.kernel @c2
+// AUTO-NOT: frustum
 fabric.program @chain attributes {target = #weft.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4x8x8xf32> {pixels = 64 : i64}
   fabric.io @y output east rows 0 to 1 : tensor<1x8x8x8xf32> {pixels = 64 : i64}

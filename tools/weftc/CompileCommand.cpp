@@ -80,7 +80,7 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                            "slice fed and drained by the host "
                            "(docs/weftc.md, \"Slices\")"),
                   cl::value_desc("FIRST..LAST"), cl::cat(category)),
-      frustum("frustum", cl::init("off"),
+      frustum("frustum", cl::init("auto"),
               cl::desc("off: every convolution on its own rectangle; auto: "
                        "chains of convolutions run fused, tile by tile, "
                        "where the cost model predicts them no slower; on: "

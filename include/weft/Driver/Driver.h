@@ -106,7 +106,7 @@ struct CompileOptions {
   double density = 0.5;
   /// Frustum groups (docs/frustum.md): off, auto (--weft-frustum-tile and
   /// --weft-frustum-fuse before partitioning, where no slower) or on.
-  std::string frustum = "off";
+  std::string frustum = "auto";
   /// The largest frustum tile side (0: the largest that fits).
   int64_t frustumMaxTile = 0;
   int64_t batchSize = 1;

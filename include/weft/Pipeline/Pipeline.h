@@ -79,7 +79,7 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                      "--weft-frustum-tile, --weft-frustum-fuse; "
                      "docs/frustum.md) or on (fuse every group that can "
                      "run fused)"),
-      llvm::cl::init("off")};
+      llvm::cl::init("auto")};
   Option<int64_t> frustumMaxTile{
       *this, "frustum-max-tile",
       llvm::cl::desc("With frustum: the largest tile side recorded (0: the "
