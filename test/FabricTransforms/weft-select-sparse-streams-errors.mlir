@@ -1,9 +1,15 @@
 // RUN: echo 'module {}' | not weft-opt --weft-select-sparse-streams=sparse-activations=maybe 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: echo 'module {}' | not weft-opt '--weft-select-sparse-streams=sparse-activations=auto density=1.5' 2>&1 | FileCheck %s --check-prefix=DENSITY
 // RUN: not weft-opt %s --split-input-file 2>&1 | FileCheck %s
+// RUN: sed 's/-> @fc2\[0\] : !fabric.wavelets<f32, 32>$/& {sparse = #fabric.sparse<density = 0.5>}/' %S/weft-select-sparse-streams.mlir | not weft-opt --weft-partition-dense --weft-route-streams --weft-allocate-colors --weft-lower-fabric-to-wavelet 2>&1 | FileCheck %s --check-prefix=LOWER
 
 // MODE: sparse-activations must be off, auto or on, not 'maybe'
 // DENSITY: density must be between 0 and 1, not 1.5
+
+// A mark the verifier accepts (a ReLU layer into a dense layer) but the
+// placement cannot honour (the consumer computes in fp32): the lowering
+// refuses it rather than decide anew.
+// LOWER: error: 'fabric.stream' op is sparse but read by an fp32 layer (sparse values are fp16: --precision mixed)
 
 // A sparse mark on a stream whose source has no ReLU.
 fabric.program @no_relu attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
