@@ -39,6 +39,31 @@ def Fabric_ColorAttr : Fabric_Attr<"Color", "color"> {
   let genVerifyDecl = 1;
 }
 
+def Fabric_SparseAttr : Fabric_Attr<"Sparse", "sparse"> {
+  let summary = "A stream sent as only its non-zero values";
+  let description = [{
+    Marks a `fabric.stream` that carries only the non-zero values of its
+    payload, each as a sparse16 wavelet (fp16 value, 16-bit index), then one
+    closeout per row chunk (docs/execution-model.md, "Sparse activations").
+    `density` is the expected fraction of non-zero values the decision
+    (`--weft-select-sparse-streams`) assumed, between 0 and 1.
+
+    Example:
+    ```mlir
+    #fabric.sparse<density = 0.5>
+    ```
+  }];
+  let parameters = (ins APFloatParameter<"f64">:$density);
+  let assemblyFormat = "`<` `density` `=` custom<Density>($density) `>`";
+  let builders = [AttrBuilder<(ins "double":$density), [{
+    return $_get($_ctxt, ::llvm::APFloat(density));
+  }]>];
+  let extraClassDeclaration = [{
+    double getDensityValue() const { return getDensity().convertToDouble(); }
+  }];
+  let genVerifyDecl = 1;
+}
+
 def Fabric_LayoutAttr : Fabric_Attr<"Layout", "layout"> {
   let summary = "How a vector is spread over the PEs of a rectangle";
   let description = [{

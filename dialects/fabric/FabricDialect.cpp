@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -19,6 +20,21 @@ using namespace weft::fabric;
 
 #include "fabric/FabricDialect.cpp.inc"
 #include "fabric/FabricEnums.cpp.inc"
+
+/// A density of #fabric.sparse: a float literal, printed in the fewest
+/// digits that read back the same double.
+static ParseResult parseDensity(AsmParser &parser, FailureOr<APFloat> &density) {
+  double value;
+  if (parser.parseFloat(value))
+    return failure();
+  density = APFloat(value);
+  return success();
+}
+static void printDensity(AsmPrinter &p, const APFloat &density) {
+  SmallString<16> text;
+  density.toString(text);
+  p << text;
+}
 
 #define GET_ATTRDEF_CLASSES
 #include "fabric/FabricAttrs.cpp.inc"
@@ -51,6 +67,15 @@ LogicalResult ColorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "color " << value
                        << " does not fit the 5-bit color field (0.."
                        << weft::machine::Arch::kFabricColors - 1 << ")";
+  return success();
+}
+
+LogicalResult SparseAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 APFloat density) {
+  double d = density.convertToDouble();
+  if (!(d >= 0.0 && d <= 1.0))
+    return emitError() << "sparse density must be between 0 and 1, not "
+                       << d;
   return success();
 }
 

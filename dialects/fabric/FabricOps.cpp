@@ -366,6 +366,49 @@ LogicalResult StreamOp::verifySymbolUses(SymbolTableCollection &symbols) {
                            << " is not routable on this target (colors 0.."
                            << t->routableColors() - 1 << ")";
   }
+  if (getSparseAttr())
+    return verifySparse(symbols);
+  return success();
+}
+
+/// The scheme of `node` when it is a kernel computing a dense layer.
+static DenseSchemeAttr denseSchemeOf(Operation *node) {
+  auto k = dyn_cast_or_null<KernelOp>(node);
+  return k ? dyn_cast<DenseSchemeAttr>(k.getScheme()) : DenseSchemeAttr();
+}
+
+LogicalResult StreamOp::verifySparse(SymbolTableCollection &symbols) {
+  Operation *program = (*this)->getParentOp();
+  auto fail = [&](const Twine &why) {
+    return emitOpError() << "is sparse but " << why
+                         << " (docs/execution-model.md, \"Sparse "
+                            "activations\")";
+  };
+  if (getGradient())
+    return fail("is a gradient stream");
+  if (getPixels())
+    return fail("is a feature map");
+  DenseSchemeAttr src =
+      denseSchemeOf(symbols.lookupSymbolIn(program, getSrcAttr()));
+  if (!src)
+    return fail("its source is not a dense kernel");
+  if (!src.getRelu())
+    return fail("its source has no relu");
+  if (getDsts().size() != 1)
+    return fail("has more than one destination");
+  auto dst = cast<FlatSymbolRefAttr>(getDsts()[0]);
+  Operation *node = symbols.lookupSymbolIn(program, dst);
+  // Routing turns the stream into a dense kernel through a redistribution:
+  // look through it to the kernel.
+  if (auto rd = dyn_cast_or_null<RedistributeOp>(node)) {
+    node = nullptr;
+    for (auto s : cast<ProgramOp>(program).getBody().front().getOps<StreamOp>())
+      if (s.getSrc() == rd.getSymName() && s.getDsts().size() == 1)
+        node = symbols.lookupSymbolIn(
+            program, cast<FlatSymbolRefAttr>(s.getDsts()[0]));
+  }
+  if (!denseSchemeOf(node))
+    return fail("its destination is not a dense kernel");
   return success();
 }
 

@@ -201,6 +201,12 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
     kernel (the gradient with respect to that output); the payload is the
     type of both.
 
+    `sparse` (set by `--weft-select-sparse-streams`) sends only the non-zero
+    values of the payload as sparse16 wavelets (docs/execution-model.md,
+    "Sparse activations"). It is allowed only on a forward stream, not a
+    feature map, from a dense kernel with `relu` to one destination: a dense
+    kernel, or the redistribution routing put in front of one.
+
     Example:
     ```mlir
     fabric.stream @s1 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 256>
@@ -208,6 +214,8 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
     fabric.stream @x_fork @x[0] -> @fc1[0], @add[1] : !fabric.wavelets<f32, 64>
     fabric.stream @fc2_grad @fc2[0] -> @fc1[0] : !fabric.wavelets<f32, 256>
         {gradient}
+    fabric.stream @h1 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 256>
+        {sparse = #fabric.sparse<density = 0.5>}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
@@ -215,7 +223,8 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
                        SymbolRefArrayAttr:$dsts, DenseI64ArrayAttr:$dst_ports,
                        TypeAttrOf<Fabric_WaveletsType>:$payload,
                        OptionalAttr<Fabric_ColorAttr>:$color,
-                       OptionalAttr<I64Attr>:$pixels, UnitAttr:$gradient);
+                       OptionalAttr<I64Attr>:$pixels, UnitAttr:$gradient,
+                       OptionalAttr<Fabric_SparseAttr>:$sparse);
   let assemblyFormat = [{
     $sym_name $src `[` $src_port `]` `->` custom<Dests>($dsts, $dst_ports)
     `:` $payload attr-dict
@@ -226,6 +235,9 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
     ::llvm::SmallVector<::llvm::StringRef> getDstNames();
     /// Whether `node` is a destination of the stream.
     bool feeds(::llvm::StringRef node);
+    /// The checks of a `sparse` stream (verifySymbolUses).
+    ::llvm::LogicalResult
+    verifySparse(::mlir::SymbolTableCollection &symbols);
   }];
 }
 

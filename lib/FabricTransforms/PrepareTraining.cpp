@@ -191,7 +191,7 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
         b.getI64IntegerAttr(0),
         b.getArrayAttr({FlatSymbolRefAttr::get(prev.getSymNameAttr())}),
         b.getDenseI64ArrayAttr({0}), in.getPayloadAttr(), /*color=*/nullptr,
-        /*pixels=*/nullptr, b.getUnitAttr());
+        /*pixels=*/nullptr, b.getUnitAttr(), /*sparse=*/nullptr);
     symbols.insert(grad); // uniquifies the name if taken
   }
   return success();

@@ -163,7 +163,8 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
         FlatSymbolRefAttr::get(rd.getSymNameAttr()), b.getI64IntegerAttr(0),
         b.getArrayAttr({FlatSymbolRefAttr::get(st.kernel.getSymNameAttr())}),
         b.getDenseI64ArrayAttr({0}), TypeAttr::get(payload),
-        /*color=*/nullptr, into.getPixelsAttr());
+        /*color=*/nullptr, into.getPixelsAttr(), /*gradient=*/nullptr,
+        /*sparse=*/nullptr);
     symbols.insert(out);
     st.turnStream = out;
     SmallVector<Attribute> dsts(into.getDsts().begin(), into.getDsts().end());

@@ -113,15 +113,17 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     }
     return;
   }
-  case PipelineStage::Route:
+  case PipelineStage::Route: {
     pm.addPass(createRouteStreams());
     pm.addPass(createAllocateColors());
-    return;
-  case PipelineStage::Wavelet: {
-    LowerFabricToWaveletOptions o;
+    SelectSparseStreamsOptions o;
     o.sparseActivations = options.sparseActivations;
     o.density = options.density;
-    pm.addPass(createLowerFabricToWavelet(o));
+    pm.addPass(createSelectSparseStreams(o));
+    return;
+  }
+  case PipelineStage::Wavelet: {
+    pm.addPass(createLowerFabricToWavelet());
     pm.addPass(createReplicate());
     return;
   }

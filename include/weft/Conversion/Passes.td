@@ -78,18 +78,13 @@ def LowerFabricToWavelet
     scheme's emitter writes (dense layers, column kernels, joins; see
     docs/execution-model.md), every host port a wavelet.io, and every PE the
     routes pass that no kernel covers a router-only PE. Each PE's emitted
-    router settings are checked against the fabric.route switches. The
-    fabric.program is replaced by the wavelet.program.
+    router settings are checked against the fabric.route switches. A
+    stream marked `sparse` (`--weft-select-sparse-streams`) is sent as
+    sparse16 wavelets by its producer and read so by its consumer
+    (docs/execution-model.md, "Sparse activations"); a mark on a stream that
+    cannot be sparse is an error. The fabric.program is replaced by the
+    wavelet.program.
   }];
-  let options = [Option<"sparseActivations", "sparse-activations",
-                        "std::string", "\"off\"",
-                        "Send a dense layer's ReLU results to the next dense "
-                        "layer as only their non-zero values: off, auto "
-                        "(where the cost model says it pays) or on "
-                        "(docs/execution-model.md, \"Sparse activations\")">,
-                 Option<"density", "density", "double", "0.5",
-                        "The expected fraction of non-zero ReLU results "
-                        "the cost model assumes">];
   let dependentDialects = ["::weft::wavelet::WaveletDialect",
                            "::weft::fabric::FabricDialect"];
 }

@@ -100,7 +100,7 @@ struct CompileOptions {
   int64_t maxReplicas = 0;
   /// --weft-convert-to-fabric's fuse-activations.
   bool fuseActivations = true;
-  /// --weft-lower-fabric-to-wavelet's sparse-activations (off, auto, on)
+  /// --weft-select-sparse-streams' sparse-activations (off, auto, on)
   /// and density.
   std::string sparseActivations = "off";
   double density = 0.5;

@@ -26,6 +26,7 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <string>
 #include <vector>
 
 namespace weft::conversion {
@@ -114,6 +115,12 @@ std::pair<StreamRows, StreamRows> joinRowReadiness(const Graph &g,
 /// the offending op.
 mlir::FailureOr<Graph> analyzeGraph(fabric::ProgramOp program, bool placed,
                                     bool withData = true);
+
+/// Why the stream into dense stage `c` of a placed graph cannot be sent
+/// sparse, or "" when it can (docs/execution-model.md, "Sparse
+/// activations"): it must carry a dense layer's ReLU results, as row chunks,
+/// to that one dense layer computing in mixed precision.
+std::string sparseIneligible(const Graph &g, const Stage &c);
 
 } // namespace weft::conversion
 

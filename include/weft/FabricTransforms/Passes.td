@@ -256,7 +256,7 @@ def AllocateColors : Pass<"weft-allocate-colors", "mlir::ModuleOp"> {
 }
 
 def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
-  let summary = "Record frustum groups and their tiles (no lowering yet)";
+  let summary = "Record frustum groups and their tiles";
   let description = [{
     On an unplaced `fabric.program` (docs/frustum.md): finds the chains of
     convolution and pooling kernels (each reading the previous one's stream
@@ -268,10 +268,9 @@ def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
     layers in which no group fits gets a remark with the bytes a 1 x 1 tile
     of its first two layers needs.
 
-    This records the tiling only: the cost model's choice against the
-    per-layer mapping needs the partitioner's figures, and no later stage
-    reads the attribute yet, so the program compiles exactly as without
-    the pass. It is not part of the pipeline.
+    This records the tiling only: `--weft-frustum-fuse` then decides, group
+    by group, whether it runs fused or per layer. The pipeline runs both
+    before partitioning unless `frustum=off`.
 
     Example:
     ```mlir
@@ -326,6 +325,49 @@ def FrustumFuse : Pass<"weft-frustum-fuse", "mlir::ModuleOp"> {
            "predicts it slower than per layer">];
   let statistics = [Statistic<"numFused", "num-fused",
                               "Frustum groups fused">];
+}
+
+def SelectSparseStreams : Pass<"weft-select-sparse-streams",
+                                "mlir::ModuleOp"> {
+  let summary = "Choose the streams that carry only non-zero activations";
+  let description = [{
+    On a partitioned inference `fabric.program` (placed: the dense layers'
+    mappings are known), decides for every stream from a dense layer with a
+    ReLU into one dense layer computing in mixed precision whether it is
+    sent sparse: only its non-zero values, as sparse16 wavelets
+    (docs/execution-model.md, "Sparse activations"). `off` marks none, `on`
+    every eligible stream, `auto` those the cost model
+    (`decideSparseStream`, lib/Kernels/SparseActivations.cpp) predicts pay
+    at the expected `density` of non-zero values: the consumer gets faster
+    and the slower of the two layers does not get slower. Streams are
+    decided producers first (a layer's sparse input changes its cost as a
+    producer). A chosen stream gets `sparse = #fabric.sparse<density = D>`;
+    the lowering reads the mark and never re-decides. Marks already present
+    are replaced. With `explain`, a remark on every stream into a dense
+    layer says why it stays dense or what the model predicts. The sparse
+    format does not change a stream's route or color, so the pass runs
+    before or after routing alike (the pipeline runs it last before the
+    lowering).
+
+    Example: `--weft-select-sparse-streams="sparse-activations=auto
+    density=0.3"`:
+    ```mlir
+    fabric.stream @fc1_to_fc2 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 256>
+        {sparse = #fabric.sparse<density = 0.3>}
+    ```
+  }];
+  let options = [
+    Option<"sparseActivations", "sparse-activations", "std::string",
+           "\"off\"",
+           "off, auto (where the cost model says it pays) or on">,
+    Option<"density", "density", "double", "0.5",
+           "The expected fraction of non-zero ReLU results (0..1)">,
+    Option<"explain", "explain", "bool", "false",
+           "Emit a remark with the decision for every stream into a dense "
+           "layer">];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let statistics = [Statistic<"numSparse", "num-sparse",
+                              "Streams marked sparse">];
 }
 
 #endif // WEFT_FABRICTRANSFORMS_PASSES

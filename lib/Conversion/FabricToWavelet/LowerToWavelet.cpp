@@ -23,7 +23,6 @@
 #include "weft/Conversion/JoinKernel.h"
 #include "weft/Conversion/PoolKernel.h"
 #include "weft/FabricTransforms/Graph.h"
-#include "weft/Kernels/SparseActivations.h"
 
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
@@ -61,32 +60,6 @@ Switch switchOf(uint32_t in, uint32_t out,
 }
 Switch switchOf(wv::RouteOp r) {
   return switchOf(r.getInputs(), r.getOutputs(), r.getPositions());
-}
-
-
-
-/// Why the stream into dense stage `c` cannot be sparse, or "" when it can
-/// (docs/execution-model.md, "Sparse activations").
-std::string sparseIneligible(const Graph &graph, const Stage &c) {
-  if (!c.dense || c.layer.conv)
-    return "not a dense layer";
-  const GraphStream &gs = graph.streams[size_t(c.inputs[0])];
-  if (gs.producer < 0)
-    return "a host input";
-  const Stage &p = graph.stages[size_t(gs.producer)];
-  if (!p.dense || p.layer.conv)
-    return "not produced by a dense layer";
-  if (!p.layer.relu)
-    return "not the results of a ReLU";
-  if (gs.consumers.size() != 1 || !gs.outputs.empty())
-    return "read by more than the dense layer";
-  if (c.m.precision != Precision::Mixed)
-    return "read by an fp32 layer (sparse values are fp16: --precision "
-           "mixed)";
-  fab::StreamOp op = gs.op;
-  if (c.m.merge != 1 || p.m.rows != c.m.smear || (op && op.getPixels()))
-    return "not a row-chunked vector";
-  return "";
 }
 
 struct LowerFabricToWaveletPass
@@ -149,39 +122,29 @@ struct LowerFabricToWaveletPass
       return it == colorOf.end() ? -1 : it->second;
     };
 
-    // Sparse activations: decide every eligible stream between two dense
-    // layers, producers first (a layer's sparse input changes its cost as
-    // a producer).
-    std::optional<SparseMode> mode = parseSparseMode(sparseActivations);
-    if (!mode)
-      return program.emitOpError("sparse-activations must be off, auto or "
-                                 "on, not '")
-             << sparseActivations << "'";
-    if (!(density >= 0.0 && density <= 1.0))
-      return program.emitOpError("density must be between 0 and 1, not ")
-             << density.getValue();
+    // Sparse activations: the streams --weft-select-sparse-streams marked.
     std::vector<SparseIo> sparseIo(stages.size());
     SmallVector<Attribute> sparseStreams;
-    for (size_t i = 0; i < stages.size() && *mode != SparseMode::Off; ++i) {
-      Stage &c = stages[i];
-      if (!sparseIneligible(*graph, c).empty())
+    for (auto [i, c] : llvm::enumerate(stages)) {
+      if (c.inputs.empty())
         continue;
       const GraphStream &gs = graph->streams[size_t(c.inputs[0])];
-      size_t pi = size_t(gs.producer);
-      const Stage &p = stages[pi];
-      SparseLayerShape ps{p.layer.K, p.layer.M, p.m, !p.layer.bias.empty(),
-                          sparseIo[pi]};
-      SparseLayerShape cs{c.layer.K, c.layer.M, c.m, !c.layer.bias.empty(),
-                          sparseIo[i]};
-      SparseDecision d = decideSparseStream(*mode, density, ps, cs);
-      if (!d.sparse)
-        continue;
-      sparseIo[pi].out = true;
-      sparseIo[i].in = true;
-      sparseIo[i].inDensity = density;
       fab::StreamOp op = gs.op;
+      if (!op || !op.getSparseAttr())
+        continue;
+      std::string why = sparseIneligible(*graph, c);
+      if (!why.empty())
+        return op.emitOpError("is sparse but ")
+               << why << " (docs/execution-model.md, \"Sparse activations\")";
+      sparseIo[size_t(gs.producer)].out = true;
+      sparseIo[i].in = true;
       sparseStreams.push_back(op.getSymNameAttr());
     }
+    for (auto s : body.getOps<fab::StreamOp>())
+      if (s.getSparseAttr() &&
+          !llvm::is_contained(sparseStreams, s.getSymNameAttr()))
+        return s.emitOpError("is sparse but feeds no dense layer's first "
+                             "input");
 
     OpBuilder b(program);
     Location loc = program.getLoc();

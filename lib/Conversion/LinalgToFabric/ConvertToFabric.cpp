@@ -1302,7 +1302,8 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           TypeAttr::get(wf::WaveletsType::get(ctx, f32, elements[src])),
           /*color=*/nullptr,
           pixels.lookup(src) ? b.getI64IntegerAttr(pixels.lookup(src))
-                             : IntegerAttr());
+                             : IntegerAttr(),
+          /*gradient=*/nullptr, /*sparse=*/nullptr);
       symbols.insert(op);
     }
     fn.erase();

@@ -1,0 +1,106 @@
+//===- SelectSparseStreams.cpp - Which streams go sparse ------------------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// --weft-select-sparse-streams: describes every eligible stream between two
+// dense layers of a placed program to the cost model of
+// weft/Kernels/SparseActivations.h and marks the ones it chooses
+// `sparse = #fabric.sparse<density = D>` (docs/execution-model.md, "Sparse
+// activations"). The lowering reads the marks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fabric/FabricOps.h"
+#include "weft/FabricTransforms/Graph.h"
+#include "weft/FabricTransforms/Passes.h"
+#include "weft/Kernels/SparseActivations.h"
+
+namespace weft {
+#define GEN_PASS_DEF_SELECTSPARSESTREAMS
+#include "weft/FabricTransforms/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+namespace wf = weft::fabric;
+namespace wc = weft::conversion;
+
+namespace {
+
+struct SelectSparseStreamsPass
+    : weft::impl::SelectSparseStreamsBase<SelectSparseStreamsPass> {
+  using SelectSparseStreamsBase::SelectSparseStreamsBase;
+
+  void runOnOperation() override {
+    std::optional<wc::SparseMode> mode =
+        wc::parseSparseMode(sparseActivations);
+    if (!mode) {
+      getOperation().emitError("sparse-activations must be off, auto or on, "
+                               "not '")
+          << sparseActivations << "'";
+      return signalPassFailure();
+    }
+    if (!(density >= 0.0 && density <= 1.0)) {
+      getOperation().emitError("density must be between 0 and 1, not ")
+          << density.getValue();
+      return signalPassFailure();
+    }
+    for (auto program : getOperation().getOps<wf::ProgramOp>())
+      if (!program.getTrainingAttr() && failed(select(program, *mode)))
+        return signalPassFailure();
+  }
+
+  LogicalResult select(wf::ProgramOp program, wc::SparseMode mode);
+};
+
+LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
+                                              wc::SparseMode mode) {
+  for (auto s : program.getBody().front().getOps<wf::StreamOp>())
+    s.removeSparseAttr();
+  FailureOr<wc::Graph> graph =
+      wc::analyzeGraph(program, /*placed=*/true);
+  if (failed(graph))
+    return failure();
+  auto mark = wf::SparseAttr::get(program.getContext(), density);
+  // Producers first: a layer's sparse input changes its cost as a producer.
+  std::vector<wc::SparseIo> io(graph->stages.size());
+  for (auto [i, c] : llvm::enumerate(graph->stages)) {
+    if (!c.dense || c.layer.conv)
+      continue;
+    const wc::GraphStream &gs = graph->streams[size_t(c.inputs[0])];
+    wf::StreamOp op = gs.op;
+    std::string why = wc::sparseIneligible(*graph, c);
+    if (!why.empty()) {
+      if (explain && op)
+        op.emitRemark("stays dense: ") << why;
+      continue;
+    }
+    if (mode == wc::SparseMode::Off)
+      continue;
+    size_t pi = size_t(gs.producer);
+    const wc::Stage &p = graph->stages[pi];
+    wc::SparseLayerShape ps{p.layer.K, p.layer.M, p.m, !p.layer.bias.empty(),
+                            io[pi]};
+    wc::SparseLayerShape cs{c.layer.K, c.layer.M, c.m, !c.layer.bias.empty(),
+                            io[i]};
+    wc::SparseDecision d = wc::decideSparseStream(mode, density, ps, cs);
+    if (explain)
+      op.emitRemark(d.sparse ? "sparse" : "stays dense")
+          << ": predicted cycles per sample " << d.denseCycles << " dense, "
+          << d.sparseCycles << " sparse (@" << c.kernel.getSymName() << " "
+          << d.consumerDense << " -> " << d.consumerSparse << "); wavelets "
+          << d.denseWavelets << " -> " << d.sparseWavelets;
+    if (!d.sparse)
+      continue;
+    io[pi].out = true;
+    io[i].in = true;
+    io[i].inDensity = density;
+    op.setSparseAttr(mark);
+    ++numSparse;
+  }
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,45 @@
+// RUN: weft-opt %s --weft-partition-dense=precision=mixed --weft-select-sparse-streams=sparse-activations=on | FileCheck %s --check-prefix=ON
+// RUN: weft-opt %s --weft-partition-dense=precision=mixed --weft-select-sparse-streams=sparse-activations=off | FileCheck %s --check-prefix=OFF
+// RUN: weft-opt %s --weft-partition-dense=precision=mixed --weft-route-streams --weft-allocate-colors '--weft-select-sparse-streams=sparse-activations=on density=0.25' | FileCheck %s --check-prefix=ROUTED
+// RUN: weft-opt %s --weft-partition-dense --weft-select-sparse-streams=sparse-activations=on | FileCheck %s --check-prefix=FP32
+// RUN: weft-opt %s --weft-partition-dense=precision=mixed '--weft-select-sparse-streams=sparse-activations=auto explain=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+
+// A ReLU layer into a dense layer computing in mixed precision: `on` marks
+// the stream between them (and only it: the host input and the output stay
+// dense), with the density assumed; `off` marks nothing; in fp32 nothing is
+// eligible; a routed program keeps the mark on the stream into the turn.
+
+// ON: fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 64>{{$}}
+// ON: fabric.stream @h @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 32> {sparse = #fabric.sparse<density = 0.5>}
+// ON: fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 16>{{$}}
+// EXPLAIN: remark: stays dense: a host input
+// EXPLAIN: remark: {{sparse|stays dense}}: predicted cycles per sample {{[0-9]+}} dense, {{[0-9]+}} sparse (@fc2 {{[0-9]+}} -> {{[0-9]+}}); wavelets 32 -> {{[0-9]+}}
+// OFF-NOT: sparse
+// FP32-NOT: sparse
+// ROUTED: fabric.stream @h @fc1[0] -> @fc2_turn[0] : !fabric.wavelets<f32, 32> {color = #fabric.color<{{[0-9]+}}>, sparse = #fabric.sparse<density = 0.25>}
+// ROUTED-NOT: sparse =
+fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  fabric.kernel @fc1 : (tensor<1x64xf32>) -> tensor<1x32xf32> scheme #fabric.dense<fan_in = 64, neurons = 32, relu = true, weights = dense<0.25> : tensor<64x32xf32>> {
+  ^bb0(%x: tensor<1x64xf32>):
+    %w = arith.constant dense<0.25> : tensor<64x32xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x32xf32>
+    %acc = linalg.fill ins(%z : f32) outs(%e : tensor<1x32xf32>) -> tensor<1x32xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<1x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<1x32xf32>) -> tensor<1x32xf32>
+    fabric.yield %y : tensor<1x32xf32>
+  }
+  fabric.kernel @fc2 : (tensor<1x32xf32>) -> tensor<1x16xf32> scheme #fabric.dense<fan_in = 32, neurons = 16, weights = dense<0.5> : tensor<32x16xf32>> {
+  ^bb0(%x: tensor<1x32xf32>):
+    %w = arith.constant dense<0.5> : tensor<32x16xf32>
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x16xf32>
+    %acc = linalg.fill ins(%z : f32) outs(%e : tensor<1x16xf32>) -> tensor<1x16xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<1x32xf32>, tensor<32x16xf32>) outs(%acc : tensor<1x16xf32>) -> tensor<1x16xf32>
+    fabric.yield %y : tensor<1x16xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x64xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x16xf32>
+  fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 64>
+  fabric.stream @h @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 32>
+  fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 16>
+}
