@@ -13,31 +13,31 @@ namespace json = llvm::json;
 sim::PeStats weft::driver::readPeStat(const json::Object &pe) {
   const json::Object *o = &pe;
   auto u64 = [&](const json::Object *obj, llvm::StringRef key) {
-      return uint64_t(std::max<int64_t>(0, obj->getInteger(key).value_or(0)));
-    };
-    sim::PeStats p;
-    p.x = uint32_t(u64(o, "x"));
-    p.y = uint32_t(u64(o, "y"));
-    p.layer = int32_t(o->getInteger("layer").value_or(-1));
-    p.busyCycles = u64(o, "busy_cycles");
-    p.ceBusyCycles = u64(o, "ce_busy_cycles");
-    p.sendWaitCycles = u64(o, "send_wait_cycles");
-    p.freeCycles = u64(o, "free_cycles");
-    p.instructions = u64(o, "instructions");
-    p.elements = u64(o, "elements");
-    p.flops = u64(o, "flops");
-    p.macs = u64(o, "macs");
-    p.picks = u64(o, "picks");
-    if (const json::Object *hops = o->getObject("hops")) {
-      static const char *const dirs[] = {"north", "east", "south", "west",
-                                         "ramp"};
-      for (unsigned d = 0; d < 5; ++d)
-        p.hops[d] = u64(hops, dirs[d]);
-    }
-    p.routerQueueHigh = uint32_t(u64(o, "router_queue_high"));
-    p.ceQueueHigh = uint32_t(u64(o, "ce_queue_high"));
-    p.memoryWordsUsed = uint32_t(u64(o, "memory_words_used"));
-    return p;
+    return uint64_t(std::max<int64_t>(0, obj->getInteger(key).value_or(0)));
+  };
+  sim::PeStats p;
+  p.x = uint32_t(u64(o, "x"));
+  p.y = uint32_t(u64(o, "y"));
+  p.layer = int32_t(o->getInteger("layer").value_or(-1));
+  p.busyCycles = u64(o, "busy_cycles");
+  p.ceBusyCycles = u64(o, "ce_busy_cycles");
+  p.sendWaitCycles = u64(o, "send_wait_cycles");
+  p.freeCycles = u64(o, "free_cycles");
+  p.instructions = u64(o, "instructions");
+  p.elements = u64(o, "elements");
+  p.flops = u64(o, "flops");
+  p.macs = u64(o, "macs");
+  p.picks = u64(o, "picks");
+  if (const json::Object *hops = o->getObject("hops")) {
+    static const char *const dirs[] = {"north", "east", "south", "west",
+                                       "ramp"};
+    for (unsigned d = 0; d < 5; ++d)
+      p.hops[d] = u64(hops, dirs[d]);
+  }
+  p.routerQueueHigh = uint32_t(u64(o, "router_queue_high"));
+  p.ceQueueHigh = uint32_t(u64(o, "ce_queue_high"));
+  p.memoryWordsUsed = uint32_t(u64(o, "memory_words_used"));
+  return p;
 }
 
 std::vector<sim::PeStats> weft::driver::readPeStats(const json::Object *stats) {
@@ -161,10 +161,10 @@ weft::driver::splitStatistics(llvm::StringRef text) {
       return statsError("expected ',' or '}' in the statistics at offset " +
                         llvm::Twine(scan.pos));
   }
-  std::string rest = split.hasPes ? (text.take_front(pesBegin) + "[]" +
-                                     text.drop_front(pesEnd))
-                                        .str()
-                                  : text.str();
+  std::string rest =
+      split.hasPes
+          ? (text.take_front(pesBegin) + "[]" + text.drop_front(pesEnd)).str()
+          : text.str();
   llvm::Expected<json::Value> top = json::parse(rest);
   if (!top)
     return top.takeError();

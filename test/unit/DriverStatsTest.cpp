@@ -115,8 +115,8 @@ TEST(DriverStats, WithoutPes) {
     llvm::Expected<json::Value> whole = json::parse(text);
     ASSERT_TRUE(bool(whole));
     auto split = splitStatistics(text);
-    ASSERT_TRUE(bool(split)) << text << ": "
-                             << llvm::toString(split.takeError());
+    ASSERT_TRUE(bool(split))
+        << text << ": " << llvm::toString(split.takeError());
     EXPECT_FALSE(split->hasPes);
     EXPECT_TRUE(split->pes.empty());
     EXPECT_EQ(written(*split), llvm::formatv("{0:2}", *whole).str()) << text;
@@ -132,8 +132,7 @@ TEST(DriverStats, BadInputIsAnError) {
   for (const char *text :
        {"", "[1]", "{", R"({"pes": [{"x": 1})", R"({"pes": [{"x": 1}})",
         R"({"pes": [1 2]})", R"({"a" 1})", R"({"a": "open})",
-        R"({"a": 1} trailing)", R"({"a": tru})",
-        R"({"pes": [], "pes": []})"}) {
+        R"({"a": 1} trailing)", R"({"a": tru})", R"({"pes": [], "pes": []})"}) {
     auto split = splitStatistics(text);
     EXPECT_FALSE(bool(split)) << text;
     if (!split)
