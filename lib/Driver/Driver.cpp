@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Driver/Driver.h"
+#include "weft/Driver/Report.h"
 
 #include "fabric/FabricOps.h"
 #include "wavelet/WaveletOps.h"
@@ -828,6 +829,14 @@ RunFigures weft::driver::readRunFigures(const json::Object *st,
                                         const binary::Program &program,
                                         const CompiledModel &compiled,
                                         int64_t samples) {
+  return readRunFigures(st, readPeStats(st), program, compiled, samples);
+}
+
+RunFigures weft::driver::readRunFigures(const json::Object *st,
+                                        const std::vector<sim::PeStats> &pes,
+                                        const binary::Program &program,
+                                        const CompiledModel &compiled,
+                                        int64_t samples) {
   RunFigures figures;
   figures.cycles = st ? st->getInteger("cycles").value_or(0) : 0;
   figures.latency = st ? st->getInteger("latency").value_or(0) : 0;
@@ -844,23 +853,17 @@ RunFigures weft::driver::readRunFigures(const json::Object *st,
   // datapath free, and only their excess over those cycles. The figure is
   // then the kernel's own pace (the slowest kernel's is the pipeline's)
   // whether or not it waits (docs/weftc.md).
-  if (const json::Array *pes = st ? st->getArray("pes") : nullptr) {
-    const std::vector<std::string> &names = program.layers;
-    for (const json::Value &v : *pes) {
-      const json::Object *pe = v.getAsObject();
-      if (!pe)
-        continue;
-      int64_t layer = pe->getInteger("layer").value_or(-1);
-      if (layer < 0 || size_t(layer) >= names.size())
-        continue;
-      int64_t busy = pe->getInteger("ce_busy_cycles").value_or(0);
-      int64_t sends = pe->getInteger("send_wait_cycles").value_or(0);
-      int64_t freeCycles = pe->getInteger("free_cycles").value_or(0);
-      int64_t work = busy - std::min(sends, freeCycles);
-      std::pair<int64_t, int64_t> &b = figures.busiest[names[size_t(layer)]];
-      if (work > b.first)
-        b = {work, busy};
-    }
+  const std::vector<std::string> &names = program.layers;
+  for (const sim::PeStats &pe : pes) {
+    if (pe.layer < 0 || size_t(pe.layer) >= names.size())
+      continue;
+    int64_t busy = int64_t(pe.ceBusyCycles);
+    int64_t sends = int64_t(pe.sendWaitCycles);
+    int64_t freeCycles = int64_t(pe.freeCycles);
+    int64_t work = busy - std::min(sends, freeCycles);
+    std::pair<int64_t, int64_t> &b = figures.busiest[names[size_t(pe.layer)]];
+    if (work > b.first)
+      b = {work, busy};
   }
   // Latency of one sample (architecture §5.4): from the first injection
   // to the arrival of the first sample's last output wavelet.

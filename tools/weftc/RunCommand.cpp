@@ -238,6 +238,8 @@ private:
   int exitCode = 0;
   reference::Tolerance tolerance;
   std::vector<Input> inputs;
+  /// The simulator's per-PE statistics (readStatistics).
+  std::vector<sim::PeStats> peStats;
   std::string sim;
   std::unique_ptr<mlir::MLIRContext> ctx;
   CompiledModel compiled;
@@ -665,26 +667,35 @@ bool RunSession::readOutputs() {
 /// Reads the simulator's statistics; with --stats, first adds the
 /// compiler's MAC counts to the kept file.
 bool RunSession::readStatistics(driver::RunFigures &figures) {
-  auto json = json::parse(readText(stats));
-  if (!json)
+  // The per-PE entries, most of a large fabric's file, are parsed one at a
+  // time (docs/performance.md, "Wafer scale").
+  std::string text = readText(stats);
+  auto split = driver::splitStatistics(text);
+  if (!split)
     return fail("cannot parse the simulator's statistics: " +
-                toString(json.takeError()));
+                toString(split.takeError()));
+  auto pes = driver::readPeStats(*split);
+  if (!pes)
+    return fail("cannot parse the simulator's statistics: " +
+                toString(pes.takeError()));
+  peStats = std::move(*pes);
   // The compiler's MAC counts beside the simulator's (which counts what
   // the PEs executed, `macs`): the model's and the executed MACs per
   // sample, which differ when weft writes a transpose, pad or reduction as
   // a 0/1 matrix.
-  figures = driver::readRunFigures(json->getAsObject(), *compiled.binary,
+  figures = driver::readRunFigures(&split->top, peStats, *compiled.binary,
                                    compiled, numSamples);
-  if (json::Object *obj = json->getAsObject(); obj && !opts.statsPath.empty()) {
-    driver::addCompilerFigures(*obj, compiled);
-    driver::addRunFigures(*obj, figures, compiled, numSamples);
-    {
-      std::error_code ec;
-      raw_fd_ostream os(stats, ec);
-      if (ec)
-        return fail("cannot write '" + stats + "': " + ec.message());
-      os << formatv("{0:2}", json::Value(std::move(*obj))) << "\n";
-    }
+  if (!opts.statsPath.empty()) {
+    driver::addCompilerFigures(split->top, compiled);
+    driver::addRunFigures(split->top, figures, compiled, numSamples);
+    std::error_code ec;
+    raw_fd_ostream os(stats, ec);
+    if (ec)
+      return fail("cannot write '" + stats + "': " + ec.message());
+    if (Error err = driver::writeStatistics(os, *split))
+      return fail("cannot parse the simulator's statistics: " +
+                  toString(std::move(err)));
+    os << "\n";
   }
   return true;
 }
@@ -800,13 +811,8 @@ void RunSession::printFigures(const driver::RunFigures &figures) const {
 
 /// The report page (docs/report.md), from the statistics just read.
 bool RunSession::writeReport(const driver::RunFigures &figures) {
-  auto json = json::parse(readText(stats));
-  if (!json)
-    return fail("cannot parse the simulator's statistics: " +
-                toString(json.takeError()));
-  std::vector<sim::PeStats> pes = driver::readPeStats(json->getAsObject());
   report::ReportInput input = driver::reportInput(
-      *compiled.binary, compiled, true, figures, pes, numSamples);
+      *compiled.binary, compiled, true, figures, peStats, numSamples);
   if (!opts.tracePath.empty())
     input.traceLink = report::linkFrom(opts.reportPath, opts.tracePath);
   std::error_code ec;

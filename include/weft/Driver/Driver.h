@@ -25,6 +25,7 @@
 #include "weft/Binary/Binary.h"
 #include "weft/Machine/Target.h"
 #include "weft/Reference/Reference.h"
+#include "weft/Sim/Simulator.h"
 #include "weft/TensorIO/TensorIO.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -312,6 +313,13 @@ void addRunFigures(llvm::json::Object &stats, const RunFigures &figures,
 /// fabric size; `samples` is the number of samples dealt to the copies (0:
 /// the simulator's count, which is right for one copy).
 RunFigures readRunFigures(const llvm::json::Object *stats,
+                          const binary::Program &program,
+                          const CompiledModel &compiled, int64_t samples = 0);
+
+/// The same with the per-PE statistics `pes` read already (the "pes" array
+/// of `stats` is then not looked at).
+RunFigures readRunFigures(const llvm::json::Object *stats,
+                          const std::vector<sim::PeStats> &pes,
                           const binary::Program &program,
                           const CompiledModel &compiled, int64_t samples = 0);
 

@@ -29,6 +29,33 @@ namespace weft::driver {
 /// skipped.
 std::vector<sim::PeStats> readPeStats(const llvm::json::Object *stats);
 
+/// One entry of the "pes" array.
+sim::PeStats readPeStat(const llvm::json::Object &pe);
+
+/// The simulator's statistics JSON split at its "pes" array, so that the
+/// per-PE entries (most of a large fabric's file) are parsed one at a time
+/// rather than held as one tree: the top-level object without "pes", and
+/// the text of each entry of "pes" (views into the text given).
+struct SplitStatistics {
+  llvm::json::Object top;
+  bool hasPes = false;
+  std::vector<llvm::StringRef> pes;
+};
+
+/// Splits the statistics `text`, which must outlive the result; fails on
+/// text that is not one JSON object (the entries are checked when parsed).
+llvm::Expected<SplitStatistics> splitStatistics(llvm::StringRef text);
+
+/// Parses each entry of `split.pes` in turn: the per-PE statistics, entries
+/// that are not objects skipped.
+llvm::Expected<std::vector<sim::PeStats>>
+readPeStats(const SplitStatistics &split);
+
+/// Writes `split` as `llvm::json` prints the whole object with an indent
+/// of 2 (keys sorted), parsing the entries of "pes" one at a time.
+llvm::Error writeStatistics(llvm::raw_ostream &os,
+                            const SplitStatistics &split);
+
 /// The report page's inputs for a run of `program` with `samples` samples:
 /// the run's figures, one table row per layer (its predicted cycles from
 /// `compiled` when `fromCompile`, its simulated pace from
