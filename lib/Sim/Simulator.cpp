@@ -449,7 +449,7 @@ void Engine::assignOwners(unsigned threads) {
   for (size_t k = 0; k < n; ++k) {
     // Move to the next band at a row boundary once this one holds its
     // share.
-    if (band + 1 < threads && k >= n * (band + 1) / threads &&
+    if (band + 1 < threads && k > 0 && k >= n * (band + 1) / threads &&
         pes[byRow[k]]->y != pes[byRow[k - 1]]->y)
       ++band;
     owner[byRow[k]] = uint8_t(band);
