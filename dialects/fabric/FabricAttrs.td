@@ -89,17 +89,24 @@ def Fabric_TrainingAttr : Fabric_Attr<"Training", "training"> {
     the weights of its `trained` kernels in the PEs' memories by
     `w <- w - lr * g`, with g the gradient of the softmax cross-entropy
     averaged over `batch` samples. `sgd` has a batch of 1 and updates after
-    every sample; `mbgd` updates once per `batch` samples; `cpgd` (planned)
-    updates every layer as soon as its gradient is ready. `lr` is rounded to
-    f32, the precision the PEs multiply by it in.
+    every sample; `mbgd` updates once per `batch` samples; `cpgd`
+    (continuous propagation, a batch of 1) updates every layer as soon as
+    its gradient is ready while later samples are already flowing: each
+    trained kernel's backward pass trails its forward pass by its `lag`
+    samples, and the PEs drain the pipeline after the program's `samples`
+    samples (cpgd only; docs/training.md, "CPGD"). `lr` is rounded to f32,
+    the precision the PEs multiply by it in.
 
     Example:
     ```mlir
     #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4>
+    #fabric.training<optimizer = cpgd, lr = 5.000000e-02 : f32, batch = 1,
+                     samples = 16>
     ```
   }];
   let parameters = (ins "Optimizer":$optimizer, "::mlir::FloatAttr":$lr,
-                        "int64_t":$batch);
+                        "int64_t":$batch,
+                        DefaultValuedParameter<"int64_t", "0">:$samples);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

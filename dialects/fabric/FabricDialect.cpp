@@ -91,7 +91,8 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 TrainingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     Optimizer optimizer, FloatAttr lr, int64_t batch) {
+                     Optimizer optimizer, FloatAttr lr, int64_t batch,
+                     int64_t samples) {
   if (!lr || !lr.getType().isF32())
     return emitError() << "the learning rate must be an f32";
   double rate = lr.getValueAsDouble();
@@ -105,6 +106,15 @@ TrainingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "sgd updates after every sample (a batch of 1), got "
                        << "a batch of " << batch << "; mbgd averages over "
                        << "mini-batches";
+  if (optimizer == Optimizer::cpgd && batch != 1)
+    return emitError() << "cpgd updates every layer after every sample (a "
+                       << "batch of 1), got a batch of " << batch;
+  if (optimizer == Optimizer::cpgd && samples < 1)
+    return emitError() << "cpgd drains its pipeline after the last sample: "
+                       << "give the number of samples (at least 1), got "
+                       << samples;
+  if (optimizer != Optimizer::cpgd && samples != 0)
+    return emitError() << "only cpgd takes the number of samples";
   return success();
 }
 

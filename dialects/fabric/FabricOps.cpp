@@ -184,6 +184,27 @@ LogicalResult KernelOp::verify() {
   if (getRecomputeCycles() &&
       getCheckpoint() != CheckpointPolicy::recompute)
     return emitOpError() << "has recompute_cycles but does not recompute";
+  if (std::optional<int64_t> lag = getLag()) {
+    if (!getTrained())
+      return emitOpError() << "has a lag but is not trained";
+    if (*lag < 1)
+      return emitOpError() << "lag " << *lag
+                           << " is below 1 (the loss after it counts)";
+    if (getCheckpoint() == CheckpointPolicy::recompute)
+      return emitOpError() << "recomputes its input under cpgd, whose layers "
+                              "keep their inputs in a ring (the layer before "
+                              "has updated its weights since the forward)";
+    auto program = (*this)->getParentOfType<ProgramOp>();
+    TrainingAttr training = program ? program.getTrainingAttr() : nullptr;
+    if (!training || training.getOptimizer() != Optimizer::cpgd)
+      return emitOpError() << "has a lag, but only a cpgd program's kernels "
+                              "trail their forward passes";
+    if (*lag + training.getSamples() > 32767)
+      return emitOpError() << "trails by " << *lag << " samples; with the "
+                           << training.getSamples()
+                           << " samples of the program its PEs count past "
+                              "32767";
+  }
   if (int64_t tiles = int64_t(getTiles()); tiles != 1) {
     if (tiles < 1)
       return emitOpError() << "tiles " << tiles << " is below 1";

@@ -105,7 +105,10 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     its chain step, `recompute` lets it be overwritten and has the kernel
     before run its forward again in the backward pass (reverse checkpoints,
     docs/training.md); `recompute_cycles` is then the CE cycles per sample,
-    summed over the PEs, that the pass predicts this costs.
+    summed over the PEs, that the pass predicts this costs. Under cpgd,
+    `--weft-prepare-training` sets `lag` on every trained kernel: how many
+    samples its backward pass trails its forward pass (the kernels after it,
+    the loss included; docs/training.md, "CPGD").
 
     Example:
     ```mlir
@@ -131,7 +134,8 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
                        TypeAttrOf<FunctionType>:$function_type,
                        UnitAttr:$trained, UnitAttr:$input_gradient,
                        OptionalAttr<Fabric_CheckpointPolicyAttr>:$checkpoint,
-                       OptionalAttr<I64Attr>:$recompute_cycles);
+                       OptionalAttr<I64Attr>:$recompute_cycles,
+                       OptionalAttr<I64Attr>:$lag);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $function_type `scheme` $scheme (`at` $rect^)?

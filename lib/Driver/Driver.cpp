@@ -331,12 +331,7 @@ static void readTrainedKernels(ModuleOp module, CompiledModel &out) {
       t.y0 = st.m.y0;
       t.smear = st.m.smear;
       t.rows = st.m.rows;
-      t.mbgd = training.getOptimizer() == weft::fabric::Optimizer::mbgd;
-      t.batch = training.getBatch();
-      t.lr = float(training.getLr().getValueAsDouble());
-      t.inputGradient = k.getInputGradient();
-      t.storesInput =
-          k.getCheckpoint() != weft::fabric::CheckpointPolicy::recompute;
+      t.training = weft::conversion::denseTrainingOf(k);
       t.recomputeCycles = k.getRecomputeCycles().value_or(0);
       out.trained.push_back(t);
     }
@@ -518,6 +513,7 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     po.optimizer = options.training->optimizer;
     po.lr = options.training->lr;
     po.batch = options.training->batch;
+    po.samples = options.training->samples;
     if (!runPass(Stage::Fabric, "prepare-training",
                  weft::createPrepareTraining(po)))
       return false;

@@ -166,6 +166,23 @@ Precision precisionOf(fab::KernelOp kernel) {
   return p && *p == fab::Precision::mixed ? Precision::Mixed : Precision::FP32;
 }
 
+DenseTraining denseTrainingOf(fab::KernelOp kernel) {
+  DenseTraining t;
+  auto program = kernel->getParentOfType<fab::ProgramOp>();
+  fab::TrainingAttr training =
+      program ? program.getTrainingAttr() : fab::TrainingAttr();
+  if (!training)
+    return t;
+  t.mbgd = training.getOptimizer() == fab::Optimizer::mbgd;
+  t.batch = training.getBatch();
+  t.lr = float(training.getLr().getValueAsDouble());
+  t.inputGradient = kernel.getInputGradient();
+  t.storesInput = kernel.getCheckpoint() != fab::CheckpointPolicy::recompute;
+  t.lag = kernel.getLag().value_or(0);
+  t.samples = training.getSamples();
+  return t;
+}
+
 fab::Precision toFabric(Precision p) {
   return p == Precision::Mixed ? fab::Precision::mixed : fab::Precision::fp32;
 }
@@ -279,14 +296,8 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     auto program = kernel->getParentOfType<fab::ProgramOp>();
     if (fab::TrainingAttr training =
             program ? program.getTrainingAttr() : fab::TrainingAttr();
-        training && kernel.getTrained()) {
-      DenseTraining t;
-      t.mbgd = training.getOptimizer() == fab::Optimizer::mbgd;
-      t.batch = training.getBatch();
-      t.lr = float(training.getLr().getValueAsDouble());
-      t.inputGradient = kernel.getInputGradient();
-      info.layer.training = t;
-    }
+        training && kernel.getTrained())
+      info.layer.training = denseTrainingOf(kernel);
     DenseLayer &l = info.dense;
     l.K = d.getFanIn();
     l.M = d.getNeurons();

@@ -7,8 +7,9 @@
 // --weft-prepare-training: checks that an unplaced fabric.program is a chain
 // weft can train (dense layers and Relu/Tanh column kernels ending at the
 // logits) and records the decision once: the program's training attribute
-// and the kernels' `trained` and `input_gradient` marks
-// (docs/training.md, "The IR records the decision once").
+// and the kernels' `trained` and `input_gradient` marks, and under CPGD
+// each trained kernel's `lag` (docs/training.md, "The IR records the
+// decision once").
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,13 +78,12 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
   std::optional<wf::Optimizer> opt = wf::symbolizeOptimizer(optimizer);
   if (!opt)
     return program.emitOpError("cannot train with optimizer '")
-           << optimizer << "': weft trains with sgd or mbgd";
-  if (*opt == wf::Optimizer::cpgd)
-    return program.emitOpError(
-        "cannot train with cpgd yet: weft trains with sgd or mbgd");
+           << optimizer << "': weft trains with sgd, mbgd or cpgd";
+  const bool cpgd = *opt == wf::Optimizer::cpgd;
   auto training = wf::TrainingAttr::getChecked(
       [&] { return program.emitOpError(); }, ctx, *opt,
-      FloatAttr::get(Float32Type::get(ctx), lr), int64_t(batch));
+      FloatAttr::get(Float32Type::get(ctx), lr), int64_t(batch),
+      int64_t(samples));
   if (!training)
     return failure();
 
@@ -168,9 +168,22 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
     return program.emitOpError("has no dense layer: nothing to train");
 
   program.setTrainingAttr(training);
-  for (auto [k, inputGradient] : marks) {
+  for (auto [i, mark] : llvm::enumerate(marks)) {
+    auto [k, inputGradient] = mark;
     k.setTrained(true);
     k.setInputGradient(inputGradient);
+    // CPGD: the trained kernels after it and the loss; each kernel trailing
+    // one more than the next decouples it from the round trip behind it.
+    if (cpgd) {
+      int64_t lag = int64_t(marks.size() - i);
+      if (lag + int64_t(samples) > 32767)
+        return k.emitError()
+               << node(k) << " trails its forward by " << lag
+               << " samples under cpgd; with " << int64_t(samples)
+               << " samples its PEs count past 32767 rounds: train on "
+                  "fewer samples a run";
+      k.setLag(lag);
+    }
   }
   numTrained += marks.size();
 

@@ -64,9 +64,10 @@ LogicalResult SelectCheckpointsPass::select(wf::ProgramOp program,
   if (failed(graph))
     return failure();
   wf::TrainingAttr training = program.getTrainingAttr();
-  wc::DenseTraining base;
-  base.mbgd = training.getOptimizer() == wf::Optimizer::mbgd;
-  base.batch = training.getBatch();
+  // Under CPGD the layer before has updated its weights between a sample's
+  // forward and its backward pass, so no input is recomputed: every layer
+  // keeps its ring (docs/training.md, "CPGD").
+  const bool cpgd = training.getOptimizer() == wf::Optimizer::cpgd;
 
   // The chain's nodes: the trained kernels in order, then the loss column.
   std::vector<wc::CheckpointNode> nodes;
@@ -81,12 +82,12 @@ LogicalResult SelectCheckpointsPass::select(wf::ProgramOp program,
     wc::CheckpointNode n;
     n.name = k.getSymName().str();
     if (s.dense) {
-      wc::DenseTraining t = base;
-      t.inputGradient = k.getInputGradient();
+      wc::DenseTraining t = wc::denseTrainingOf(k);
+      t.storesInput = true;
       const bool bias = !s.layer.bias.empty();
       // The input is rebuilt by the dense kernel before, whose own input is
       // still in its memory then (dx overwrites it only later).
-      n.mayDrop = t.inputGradient && before && before->dense &&
+      n.mayDrop = !cpgd && t.inputGradient && before && before->dense &&
                   wf::KernelOp(before->kernel).getTrained();
       n.inputLiveUntilBackward = true;
       n.activationBytes = n.mayDrop
@@ -103,7 +104,8 @@ LogicalResult SelectCheckpointsPass::select(wf::ProgramOp program,
     } else {
       // A Relu or Tanh column keeps y for its backward step.
       n.fixedBytes = wc::trainedColumnBytes(
-          wc::chunkSize(s.outN, s.height, 0), /*loss=*/false);
+          wc::chunkSize(s.outN, s.height, 0), /*loss=*/false,
+          k.getLag().value_or(0));
     }
     nodes.push_back(n);
     kernels.push_back(s.dense ? k : wf::KernelOp());

@@ -28,10 +28,20 @@ TrainedDenseMap trainedDenseMap(int64_t lk, int64_t lm, bool last,
   if (last && hasBias)
     mm.bias = take(2 * lm);
   mm.w = take(2 * lk * lm);
-  if (last)
-    mm.y = take(2 * lm);
-  if (t.storesInput)
-    mm.x = take(2 * lk);
+  if (t.lag > 0) {
+    // CPGD's ring: the x (and y) of the lag + 1 samples in flight, a slot
+    // each, addressed through GPR4 (EmitTrainedDense.cpp).
+    mm.slots = t.lag + 1;
+    mm.slotWords = 2 * lk + (last ? 2 * lm : 0);
+    mm.x = take(mm.slots * mm.slotWords);
+    if (last)
+      mm.y = mm.x + 2 * lk;
+  } else {
+    if (last)
+      mm.y = take(2 * lm);
+    if (t.storesInput)
+      mm.x = take(2 * lk);
+  }
   mm.delta = take(2 * lm);
   if (!t.mbgd)
     mm.dlr = take(2 * lm);
@@ -115,9 +125,10 @@ int64_t trainedDenseReceiveCycles(int64_t K, const DenseMapping &m) {
   return total;
 }
 
-int64_t trainedColumnBytes(int64_t L, bool loss) {
-  // Four chunk buffers (seven for the loss), fp32, after the records.
-  return 2 * (kTrainedColumnData + 2 * L * (loss ? 7 : 4));
+int64_t trainedColumnBytes(int64_t L, bool loss, int64_t lag) {
+  // Four chunk buffers (seven for the loss), fp32, after the records; CPGD
+  // keeps lag more y.
+  return 2 * (kTrainedColumnData + 2 * L * (loss ? 7 : 4 + lag));
 }
 
 WordPlace trainedWeightPlace(int64_t K, int64_t M, bool hasBias, bool relu,

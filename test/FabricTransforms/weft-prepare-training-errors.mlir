@@ -3,12 +3,18 @@
 // RUN: weft-opt %s --split-input-file --verify-diagnostics --weft-prepare-training
 // RUN: not weft-opt %s --split-input-file '--weft-prepare-training=optimizer=adam' 2>&1 | FileCheck %s --check-prefix=ADAM
 // RUN: not weft-opt %s --split-input-file '--weft-prepare-training=optimizer=cpgd' 2>&1 | FileCheck %s --check-prefix=CPGD
+// RUN: not weft-opt %s --split-input-file '--weft-prepare-training=optimizer=cpgd batch=2 samples=4' 2>&1 | FileCheck %s --check-prefix=CPGDB
+// RUN: not weft-opt %s --split-input-file '--weft-prepare-training=optimizer=sgd samples=4' 2>&1 | FileCheck %s --check-prefix=SAMPLES
+// RUN: not weft-opt %s --split-input-file '--weft-prepare-training=optimizer=cpgd samples=32767' 2>&1 | FileCheck %s --check-prefix=ROUNDS
 // RUN: not weft-opt %s --split-input-file '--weft-prepare-training=batch=2' 2>&1 | FileCheck %s --check-prefix=SGDB
 // RUN: not weft-opt %s --split-input-file '--weft-prepare-training=optimizer=mbgd batch=0' 2>&1 | FileCheck %s --check-prefix=BATCH
 // RUN: not weft-opt %s --split-input-file '--weft-prepare-training=lr=0' 2>&1 | FileCheck %s --check-prefix=LR
 
-// ADAM: error: 'fabric.program' op cannot train with optimizer 'adam': weft trains with sgd or mbgd
-// CPGD: error: 'fabric.program' op cannot train with cpgd yet: weft trains with sgd or mbgd
+// ADAM: error: 'fabric.program' op cannot train with optimizer 'adam': weft trains with sgd, mbgd or cpgd
+// CPGD: error: 'fabric.program' op cpgd drains its pipeline after the last sample: give the number of samples (at least 1), got 0
+// CPGDB: error: 'fabric.program' op cpgd updates every layer after every sample (a batch of 1), got a batch of 2
+// SAMPLES: error: 'fabric.program' op only cpgd takes the number of samples
+// ROUNDS: error: node 'fc_rounds' (dense 8 -> 4) trails its forward by 1 samples under cpgd; with 32767 samples its PEs count past 32767 rounds: train on fewer samples a run
 // SGDB: error: 'fabric.program' op sgd updates after every sample (a batch of 1), got a batch of 2; mbgd averages over mini-batches
 // BATCH: error: 'fabric.program' op the mini-batch must have at least one sample, got 0
 // LR: error: 'fabric.program' op the learning rate must be positive and finite, got 0
@@ -125,4 +131,20 @@ fabric.program @no_source attributes {target = #weft.target<16x16>, weft.batch =
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   fabric.stream @x_to_fc @x[0] -> @fc[0] : !fabric.wavelets<f32, 8>
   fabric.stream @fc_to_y @fc[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+// A chain weft trains (no diagnostic under the defaults); under cpgd with
+// 32767 samples its one dense kernel would count its rounds past 32767.
+fabric.program @rounds attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  fabric.kernel @fc_rounds : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "fc_w"> {
+  ^bb0(%x: tensor<1x8xf32>):
+    %y = tensor.empty() : tensor<1x4xf32>
+    fabric.yield %y : tensor<1x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @x_to_fc @x[0] -> @fc_rounds[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @fc_to_y @fc_rounds[0] -> @y[0] : !fabric.wavelets<f32, 4>
 }

@@ -1,5 +1,6 @@
 // RUN: weft-opt %s --split-input-file --weft-prepare-training | FileCheck %s
 // RUN: weft-opt %s --split-input-file '--weft-prepare-training=optimizer=mbgd lr=0.05 batch=4' | FileCheck %s --check-prefix=MBGD
+// RUN: weft-opt %s --split-input-file '--weft-prepare-training=optimizer=cpgd lr=0.05 samples=8' | FileCheck %s --check-prefix=CPGD
 
 // A chain dense (ReLU fused) -> Tanh -> dense: the program gets the training
 // attribute (lr rounded to f32), every kernel is trained, and every one but
@@ -18,6 +19,13 @@
 // CHECK-NEXT: fabric.stream @fc2_to_y
 // MBGD-LABEL: fabric.program @mlp
 // MBGD-SAME: training = #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4>
+// Under cpgd each trained kernel's backward pass trails its forward by the
+// trained kernels after it and the loss; the program knows the samples.
+// CPGD-LABEL: fabric.program @mlp
+// CPGD-SAME: training = #fabric.training<optimizer = cpgd, lr = 5.000000e-02 : f32, batch = 1, samples = 8>
+// CPGD: fabric.kernel @fc1 {{.*}} attributes {lag = 3 : i64, trained}
+// CPGD: fabric.kernel @tanh {{.*}} attributes {input_gradient, lag = 2 : i64, trained}
+// CPGD: fabric.kernel @fc2 {{.*}} attributes {input_gradient, lag = 1 : i64, trained}
 fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
   fabric.kernel @fc1 : (tensor<1x8xf32>) -> tensor<1x6xf32> scheme #fabric.dense<fan_in = 8, neurons = 6, relu = true, weights = dense<0.25> : tensor<8x6xf32>, bias = dense<1.0> : tensor<6xf32>, weights_source = "fc1_w", bias_source = "fc1_b"> {
   ^bb0(%x: tensor<1x8xf32>):
@@ -51,6 +59,9 @@ fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i
 // CHECK: fabric.kernel @relu : {{.*}} scheme #fabric.elementwise<op = "Relu"> {
 // CHECK: fabric.kernel @fc {{.*}} attributes {trained}
 // CHECK-NOT: gradient
+// CPGD-LABEL: fabric.program @relu_first
+// CPGD: fabric.kernel @relu : {{.*}} scheme #fabric.elementwise<op = "Relu"> {
+// CPGD: fabric.kernel @fc {{.*}} attributes {lag = 1 : i64, trained}
 fabric.program @relu_first attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
   fabric.kernel @relu : (tensor<1x8xf32>) -> tensor<1x8xf32> scheme #fabric.elementwise<op = "Relu"> {
   ^bb0(%x: tensor<1x8xf32>):

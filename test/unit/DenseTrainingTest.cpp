@@ -159,3 +159,37 @@ TEST(DenseTraining, RecomputeCycles) {
 }
 
 } // namespace
+
+TEST(DenseTraining, CpgdRingHoldsEverySampleInFlight) {
+  for (bool last : {false, true})
+    for (int64_t lag : {1, 2, 5}) {
+      DenseTraining sgd;
+      sgd.inputGradient = true;
+      DenseTraining cpgd = sgd;
+      cpgd.lag = lag;
+      cpgd.samples = 8;
+      const int64_t lk = 7, lm = 5;
+      TrainedDenseMap one = trainedDenseMap(lk, lm, last, true, true, sgd);
+      TrainedDenseMap ring = trainedDenseMap(lk, lm, last, true, true, cpgd);
+      // A slot per sample in flight: x, then (last column) y.
+      EXPECT_EQ(ring.slots, lag + 1);
+      EXPECT_EQ(ring.slotWords, 2 * lk + (last ? 2 * lm : 0));
+      EXPECT_EQ(ring.y >= 0, last);
+      if (last) {
+        EXPECT_EQ(ring.y, ring.x + 2 * lk);
+      }
+      // The ring is lag more slots than SGD's x and y, and nothing else
+      // moves the weights or bias the host reads back.
+      EXPECT_EQ(ring.end - one.end, lag * ring.slotWords);
+      EXPECT_EQ(ring.w, one.w);
+      EXPECT_EQ(ring.bias, one.bias);
+      // The other buffers start after the ring and do not overlap it.
+      for (int64_t at : {ring.delta, ring.dlr, ring.dx, ring.mask}) {
+        if (at >= 0) {
+          EXPECT_GE(at, ring.x + ring.slots * ring.slotWords);
+        }
+      }
+    }
+  EXPECT_EQ(trainedColumnBytes(6, false, 3) - trainedColumnBytes(6, false),
+            2 * 2 * 6 * 3);
+}

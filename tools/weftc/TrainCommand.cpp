@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// `weftc train MODEL --input x=X.npy --labels L.npy --optimizer sgd|mbgd
-// --lr LR --batch B --steps N -o trained.onnx`: compiles the model's
+// `weftc train MODEL --input x=X.npy --labels L.npy --optimizer
+// sgd|mbgd|cpgd --lr LR --batch B --steps N -o trained.onnx`: compiles the model's
 // training program (docs/training.md), streams the N x B samples and their
 // labels through the simulated fabric, reads the trained weights back out
 // of the PEs' memories and writes the model with its trained initializers
@@ -55,7 +55,9 @@ struct TrainOptions {
       cl::desc("The samples' classes (int64), one per sample"),
       cl::value_desc("FILE"), cl::cat(category)};
   cl::opt<std::string> optimizer{"optimizer", cl::init("sgd"),
-                                 cl::desc("sgd (batch 1) or mbgd"),
+                                 cl::desc("sgd (batch 1), mbgd or cpgd "
+                                          "(continuous propagation, batch "
+                                          "1)"),
                                  cl::cat(category)};
   cl::opt<double> lr{"lr", cl::init(0.01), cl::desc("The learning rate"),
                      cl::cat(category)};
@@ -108,14 +110,18 @@ int weftc::trainMain(int argc, char **argv) {
   TrainOptions opts;
   opts.parse(argc, argv);
   const char *argv0 = argv[0];
-  if (opts.optimizer != "sgd" && opts.optimizer != "mbgd")
-    return fail(argv0, "--optimizer must be sgd or mbgd, not '" +
+  if (opts.optimizer != "sgd" && opts.optimizer != "mbgd" &&
+      opts.optimizer != "cpgd")
+    return fail(argv0, "--optimizer must be sgd, mbgd or cpgd, not '" +
                            opts.optimizer + "'");
   if (opts.batch < 1 || opts.steps < 1)
     return fail(argv0, "--batch and --steps must be at least 1");
   if (opts.optimizer == "sgd" && opts.batch != 1)
     return fail(argv0, "sgd updates after every sample: --batch must be 1 "
                        "(mbgd averages over mini-batches)");
+  if (opts.optimizer == "cpgd" && opts.batch != 1)
+    return fail(argv0, "cpgd updates every layer after every sample: "
+                       "--batch must be 1");
   if (!(opts.lr > 0) || !std::isfinite(opts.lr))
     return fail(argv0, "--lr must be positive and finite");
   const int64_t samples = opts.steps * opts.batch;
@@ -151,7 +157,8 @@ int weftc::trainMain(int argc, char **argv) {
       return fail(argv0, "--checkpoints: " + why);
   }
   co.training = driver::TrainingSpec{opts.optimizer, opts.lr, opts.batch,
-                                     opts.checkpoints, opts.peMemory};
+                                     opts.checkpoints, opts.peMemory,
+                                     opts.optimizer == "cpgd" ? samples : 0};
   opts.progress.apply(co);
   CompiledModel compiled;
   if (!compileModel(*ctx, opts.modelPath, co, compiled, err))
@@ -219,11 +226,7 @@ int weftc::trainMain(int argc, char **argv) {
     m.y0 = t.y0;
     m.smear = t.smear;
     m.rows = t.rows;
-    conversion::DenseTraining dt;
-    dt.mbgd = t.mbgd;
-    dt.batch = t.batch;
-    dt.lr = t.lr;
-    dt.inputGradient = t.inputGradient;
+    const conversion::DenseTraining &dt = t.training;
     driver::TrainedValues v;
     v.kernel = t.name;
     v.weightsSource = t.weightsSource;
@@ -296,7 +299,7 @@ int weftc::trainMain(int argc, char **argv) {
   int64_t recomputeCycles = 0;
   std::string recomputed;
   for (const driver::TrainedDense &t : compiled.trained)
-    if (!t.storesInput) {
+    if (!t.training.storesInput) {
       recomputeCycles += t.recomputeCycles;
       recomputed += (recomputed.empty() ? "@" : ", @") + t.name;
     }
@@ -306,6 +309,16 @@ int weftc::trainMain(int argc, char **argv) {
          << " (predicted " << recomputeCycles
          << " recompute cycles per sample, " << recomputeCycles * samples
          << " in all)\n";
+  if (opts.optimizer == "cpgd") {
+    // Which weights each pass sees (docs/training.md, "CPGD"): a layer's
+    // forward of sample i runs before its backward of sample i - lag.
+    outs() << "weftc: cpgd:";
+    for (const driver::TrainedDense &t : compiled.trained)
+      outs() << " @" << t.name << " lag " << t.training.lag << " ("
+             << t.weightsSource << (t.biasSource.empty() ? "" : ", ")
+             << t.biasSource << ");";
+    outs() << "\n";
+  }
   outs() << "weftc: simulated " << cycles << " cycles for " << samples
          << " samples ("
          << format("%.1f", 1e6 * double(samples) /

@@ -74,6 +74,10 @@ struct TrainedColumn {
   int64_t labelColor = -1;
   int64_t internal[3] = {-1, -1, -1};
   int64_t batch = 1;
+  /// Relu, Tanh under CPGD: the samples the backward step trails the
+  /// forward by (a ring of lag + 1 y), and the samples of the run (0: SGD
+  /// or MBGD, one sample at a time).
+  int64_t lag = 0, samples = 0;
 };
 
 /// Emits `k`'s PEs with the routes `routes` gives them. Fails (at `loc`,

@@ -23,6 +23,7 @@
 #define WEFT_DRIVER_DRIVER_H
 
 #include "weft/Binary/Binary.h"
+#include "weft/Kernels/DenseTraining.h"
 #include "weft/Machine/Target.h"
 #include "weft/Reference/Reference.h"
 #include "weft/Sim/Simulator.h"
@@ -59,6 +60,9 @@ struct TrainingSpec {
   /// may use (0: the target's memory).
   std::string checkpoints = "none";
   int64_t peMemory = 0;
+  /// cpgd: the samples of the run (the PEs drain the pipeline after the
+  /// last).
+  int64_t samples = 0;
 };
 
 /// A trained dense kernel as placed: where its weights live on the fabric
@@ -72,12 +76,11 @@ struct TrainedDense {
   int64_t K = 0, M = 0;
   bool bias = false, relu = false;
   int64_t x0 = 0, y0 = 0, smear = 1, rows = 1;
-  bool mbgd = false, inputGradient = false;
-  int64_t batch = 1;
-  float lr = 0;
-  /// Reverse checkpoints: whether it stores its input, and the recompute
-  /// cycles per sample --weft-select-checkpoints predicts when it does not.
-  bool storesInput = true;
+  /// How it trains, as the IR records it (optimizer, rate, marks,
+  /// checkpoint, CPGD's lag).
+  weft::conversion::DenseTraining training;
+  /// The recompute cycles per sample --weft-select-checkpoints predicts
+  /// when it does not store its input.
   int64_t recomputeCycles = 0;
 };
 

@@ -103,6 +103,10 @@ JoinKernel joinKernelOf(fabric::JoinKind kind, bool relu);
 
 /// The conversion precision of a kernel's precision attribute, and back.
 Precision precisionOf(fabric::KernelOp kernel);
+/// How trained kernel `kernel` trains, read off its program's
+/// #fabric.training and its own marks (input_gradient, checkpoint, lag);
+/// `recomputesOutput`, which depends on the next kernel, is left false.
+DenseTraining denseTrainingOf(fabric::KernelOp kernel);
 fabric::Precision toFabric(Precision p);
 
 } // namespace weft::conversion

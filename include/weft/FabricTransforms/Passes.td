@@ -26,7 +26,12 @@ def PrepareTraining : Pass<"weft-prepare-training", "mlir::ModuleOp"> {
     batch>` on the program, marks every dense kernel and every Relu/Tanh
     kernel after the first dense kernel `trained`, and every trained kernel
     after the first `input_gradient` (it sends the gradient of its input
-    back). Later stages read these marks and never re-derive them. Anything
+    back). With `optimizer=cpgd` (and `samples`, the run's sample count,
+    which the PEs need to drain the pipeline), every trained kernel also
+    gets `lag`: the trained kernels after it plus the loss, so that its
+    backward pass of sample i - lag follows its forward of sample i
+    (docs/training.md, "CPGD"). Later stages read these marks and never
+    re-derive them. Anything
     else is an error naming the kernel (the ONNX node) and what it computes.
 
     Example:
@@ -40,10 +45,14 @@ def PrepareTraining : Pass<"weft-prepare-training", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
-           "sgd (a batch of 1) or mbgd (one update per mini-batch)">,
+           "sgd (a batch of 1), mbgd (one update per mini-batch) or cpgd "
+           "(continuous propagation, a batch of 1)">,
     Option<"lr", "lr", "double", "0.01", "The learning rate (rounded to f32)">,
     Option<"batch", "batch", "int64_t", "1",
-           "Samples per update (the loss is their mean)">];
+           "Samples per update (the loss is their mean)">,
+    Option<"samples", "samples", "int64_t", "0",
+           "cpgd: the samples of the run (the PEs drain the pipeline after "
+           "the last)">];
   let dependentDialects = ["weft::fabric::FabricDialect"];
   let statistics = [Statistic<"numTrained", "num-trained",
                               "Kernels marked trained">];

@@ -24,7 +24,7 @@ namespace weft::conversion {
 /// How a dense layer trains (the program's #fabric.training and the
 /// kernel's marks).
 struct DenseTraining {
-  bool mbgd = false; ///< else SGD
+  bool mbgd = false; ///< else SGD (or CPGD, when `lag` > 0)
   float lr = 0.01f;
   int64_t batch = 1;
   /// The layer sends dL/dx back to the kernel before it.
@@ -38,6 +38,12 @@ struct DenseTraining {
   /// its own x, in its backward pass (after its delta, before its updates)
   /// and sends y again.
   bool recomputesOutput = false;
+  /// CPGD (docs/training.md, "CPGD"): the samples the backward pass trails
+  /// the forward pass by (0: SGD or MBGD, one sample at a time). The layer
+  /// keeps the inputs (and, on its last column, the outputs) of the `lag`
+  /// + 1 samples in flight in a ring, and runs `samples` + `lag` rounds.
+  int64_t lag = 0;
+  int64_t samples = 0;
 };
 
 /// Word addresses in one PE of a trained dense layer; -1 for a buffer the
@@ -47,6 +53,10 @@ struct TrainedDenseMap {
   static constexpr int64_t kRecords = 1024, kData = 1280;
   int64_t acc = -1, bias = -1, w = -1, y = -1, x = -1, delta = -1, dlr = -1,
           dx = -1, mask = -1, g = -1, gb = -1;
+  /// CPGD's ring: `slots` slots of `slotWords` words from x, each holding
+  /// a sample's x and (last column) its y at y - x after it; x and y are
+  /// slot 0's. One slot (0 words apart) otherwise.
+  int64_t slots = 1, slotWords = 0;
   /// The first word after the data.
   int64_t end = kData;
 };
@@ -81,8 +91,9 @@ int64_t trainedDenseReceiveCycles(int64_t K, const DenseMapping &m);
 
 /// Bytes of memory a PE of a trained column kernel (Relu, Tanh: `loss`
 /// false; the loss: true) with chunks of `L` elements needs
-/// (lib/Conversion/FabricToWavelet/EmitTrainedColumn.cpp's map).
-int64_t trainedColumnBytes(int64_t L, bool loss);
+/// (lib/Conversion/FabricToWavelet/EmitTrainedColumn.cpp's map); under
+/// CPGD a Relu or Tanh keeps the y of `lag` + 1 samples.
+int64_t trainedColumnBytes(int64_t L, bool loss, int64_t lag = 0);
 /// Where a trained column kernel's records and data start (words).
 constexpr int64_t kTrainedColumnRecords = 1024, kTrainedColumnData = 1152;
 

@@ -9,7 +9,9 @@
 // cross-entropy loss after the logits (p = softmax(z) with the Softmax
 // kernel's all-reduce, then dL/dz = (p - onehot(label)) / B west, p east).
 // Every PE loops over samples; a sample's forward input is taken off the
-// fabric only after the previous sample's gradient has been sent.
+// fabric only after the previous sample's gradient has been sent. Under
+// CPGD a Relu or Tanh runs rounds (the forward of sample i, the backward of
+// sample i - lag) and keeps the y of the samples in flight in a ring.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,7 +124,14 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     return emitLoss(L, r0, r1, role);
 
   const bool tanh = k.kind == TrainedColumn::Kind::Tanh;
-  rec("y", DsdFields::mem1d(L, buffer(L)));
+  const bool cpgd = k.lag > 0;
+  if (cpgd) {
+    // y of sample i at slot i mod (lag + 1), through GPR4.
+    cpgdConstants(k.samples, k.lag, 2 * L);
+    rec("y", DsdFields::mem1d(L, buffer(L * (k.lag + 1))).withIx());
+  } else {
+    rec("y", DsdFields::mem1d(L, buffer(L)));
+  }
   rec("dy", DsdFields::mem1d(L, buffer(L)));
   rec("grad_in", DsdFields::fabin(L, k.gradIn));
   if (tanh) {
@@ -142,7 +151,11 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
 
   wv::TaskOp main = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&main.getBody().front());
+  if (cpgd)
+    cpgdStart();
   label("sample");
+  if (cpgd)
+    cpgdSkipForward("forward_done");
   if (tanh) {
     // y = 1 - 2 / (1 + exp(2x)), the steps of the Tanh kernel.
     vec(Opcode::FMUL, "y", "in", imm(wt::SmallImm::Two));
@@ -155,6 +168,11 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     vec(Opcode::FMAX, "y", "in", imm(wt::SmallImm::Zero));
   }
   un(Opcode::MOV32, "out", "y");
+  if (cpgd) {
+    label("forward_done");
+    cpgdAdvance("ring_next");
+    cpgdSkipBackward("round_done");
+  }
   if (k.gradOut >= 0) {
     un(Opcode::MOV32, "dy", "grad_in");
     if (tanh) {
@@ -172,7 +190,10 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     // Nothing before it is trained: the gradient is consumed and dropped.
     un(Opcode::MOV32, "dy", "grad_in");
   }
-  jump("sample");
+  if (!cpgd)
+    return jump("sample");
+  label("round_done");
+  cpgdNext("sample");
 }
 
 void Emitter::emitLoss(int64_t L, int64_t r0, int64_t r1, const Role &role) {
@@ -298,10 +319,14 @@ LogicalResult emitTrainedColumn(OpBuilder &b, Location loc,
                    lay.rows);
   if (failed(target))
     return failure();
-  if (trainedColumnBytes(L, loss) > 2 * int64_t(target->memoryWords()))
+  if (k.lag > 0 && (loss || k.samples < 1))
+    return emitError(loc) << "trained column kernel " << name
+                          << ": only a Relu or Tanh trails its forward, "
+                             "over at least one sample";
+  if (trainedColumnBytes(L, loss, k.lag) > 2 * int64_t(target->memoryWords()))
     return emitError(loc) << "trained column kernel " << name
                           << ": a chunk of " << L << " elements needs "
-                          << trainedColumnBytes(L, loss)
+                          << trainedColumnBytes(L, loss, k.lag)
                           << " bytes of PE memory, more than the "
                           << 2 * target->memoryWords() << " available";
   Emitter e(b, loc, k, name, layer, routes);

@@ -14,7 +14,9 @@
 // off the fabric only after the previous sample's update, which is what
 // makes the updates SGD. Reverse checkpoints: a layer that does not store
 // its input takes it again in its backward pass, which the layer before
-// recomputes.
+// recomputes. Under CPGD the loop runs rounds instead: the forward of
+// sample i, then the backward of sample i - lag, with the inputs (and
+// outputs) of the samples in flight in a ring.
 //
 //===----------------------------------------------------------------------===//
 
@@ -203,17 +205,31 @@ void Emitter::emitCopyOnly(int64_t c) {
     rec("grad_relay_in", DsdFields::fabin(lk, tc.reduce[(m.rows - 1) % 2]));
     rec("grad_out", DsdFields::fabout(lk, tc.gradOut));
   }
+  const bool cpgd = t.lag > 0;
+  if (cpgd)
+    cpgdConstants(t.samples, t.lag, /*slotWords=*/0);
   wv::TaskOp task0 = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&task0.getBody().front());
   dsrLoad(wv::RegFile::ddsr, kDsrCopy, "copy_out");
   dsrLoad(wv::RegFile::s0dsr, kDsrCopy, "copy_in");
+  if (cpgd)
+    cpgdStart();
   label("sample");
+  if (cpgd)
+    cpgdSkipForward("forward_done");
   inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
+  if (cpgd) {
+    label("forward_done");
+    cpgdSkipBackward("round_done");
+  }
   if (t.inputGradient)
     un(Opcode::MOV32, "grad_out", "grad_relay_in");
   if (!t.storesInput)
     inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
-  jump("sample");
+  if (!cpgd)
+    return jump("sample");
+  label("round_done");
+  cpgdNext("sample");
 }
 
 void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1, int64_t lk,
@@ -249,6 +265,9 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   const int64_t lk = chunkSize(layer.K, S, c), lm = key.role.lm;
   const TrainedDenseMap mm =
       trainedDenseMap(lk, lm, last, !layer.bias.empty(), layer.relu, t);
+  // CPGD: x and y live in the ring, at GPR4's slot.
+  const bool cpgd = t.lag > 0;
+  auto ring = [&](DsdFields f) { return cpgd ? f.withIx() : f; };
   const int64_t pin = colors.psum[c % 2],
                 pout = last ? colors.out : colors.psum[(c + 1) % 2];
 
@@ -258,6 +277,8 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   constParam(kGprLr + 1, int64_t(lrBits >> 16));
   if (t.mbgd)
     constParam(kGprBatch, t.batch);
+  if (cpgd)
+    cpgdConstants(t.samples, t.lag, mm.slotWords);
   emitSegments(c, r0, r1, lk, lm, mm);
 
   // The matrix instructions' dimensions: the larger chunk first
@@ -281,8 +302,8 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   rec("acc", DsdFields::mem1d(lm, mm.acc));
   rec("acc4", DsdFields::mem4d(mm.acc, kXOverN));
   rec("w4", DsdFields::mem4d(mm.w, kXBlock));
-  rec("x", DsdFields::mem1d(lk, mm.x));
-  rec("x4", DsdFields::mem4d(mm.x, kXOverT));
+  rec("x", ring(DsdFields::mem1d(lk, mm.x)));
+  rec("x4", ring(DsdFields::mem4d(mm.x, kXOverT)));
   rec("x_in", DsdFields::fabin(lk, colors.column));
   rec("delta", DsdFields::mem1d(lm, mm.delta));
   rec("delta4", DsdFields::mem4d(mm.delta, kXOverN));
@@ -300,7 +321,7 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     rec("psum_out", DsdFields::fabout(lm, pout));
     rec("delta_in", DsdFields::fabin(lm, tc.deltaRow));
   } else {
-    rec("y", DsdFields::mem1d(lm, mm.y));
+    rec("y", ring(DsdFields::mem1d(lm, mm.y)));
     rec("send", DsdFields::fabout(lm, pout).withUtid(3));
     if (t.recomputesOutput)
       rec("resend", DsdFields::fabout(lm, pout));
@@ -359,11 +380,16 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   }
   if (t.mbgd)
     inst(Opcode::MOVI, {gpr(kGprCount), lit(0)});
+  if (cpgd)
+    cpgdStart();
 
   label("sample");
   // Forward. The diagonal launches the copy of its chunk into the column
   // (microthread 0); every PE takes its chunk off the column only now, after
-  // the previous sample's update.
+  // the previous sample's update (CPGD: after the backward of the sample
+  // lag + 1 before it).
+  if (cpgd)
+    cpgdSkipForward("forward_done");
   if (key.role.diagonal)
     inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
   un(Opcode::MOV32, "x", "x_in");
@@ -396,6 +422,13 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     fill("acc", wt::SmallImm::Zero);
   };
   forward(false);
+  // CPGD: the backward of the sample lag before, whose x (and y) are in the
+  // next slot of the ring.
+  if (cpgd) {
+    label("forward_done");
+    cpgdAdvance("ring_next");
+    cpgdSkipBackward("round_done");
+  }
 
   // Delta. The last column receives dL/dy from the east, applies f' and
   // multicasts dL/dz west along the row (microthread 5); the others receive
@@ -474,7 +507,10 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     }
     inst(Opcode::MOVI, {gpr(kGprCount), lit(0)});
   }
-  jump("sample");
+  if (!cpgd)
+    return jump("sample");
+  label("round_done");
+  cpgdNext("sample");
 }
 
 } // namespace

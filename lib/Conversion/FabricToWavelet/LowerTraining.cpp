@@ -126,10 +126,7 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
     return program.emitOpError(
         "is not the chain --weft-prepare-training checked");
 
-  DenseTraining base;
-  base.mbgd = training.getOptimizer() == fab::Optimizer::mbgd;
-  base.lr = float(training.getLr().getValueAsDouble());
-  base.batch = training.getBatch();
+  const bool cpgd = training.getOptimizer() == fab::Optimizer::cpgd;
   // How each dense stage trains: the marks of --weft-prepare-training and
   // the checkpoints of --weft-select-checkpoints (no attribute: save).
   auto recomputes = [&](size_t i) {
@@ -138,15 +135,16 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
                fab::CheckpointPolicy::recompute;
   };
   auto trainingOf = [&](size_t i) {
-    DenseTraining t = base;
-    t.inputGradient = stages[i].kernel.getInputGradient();
-    t.storesInput = !recomputes(i);
+    DenseTraining t = denseTrainingOf(stages[i].kernel);
     t.recomputesOutput = recomputes(i + 1);
     return t;
   };
   for (size_t i = 0; i < stages.size(); ++i) {
     Stage &s = stages[i];
     fab::KernelOp k = s.kernel;
+    if (cpgd && k.getTrained() && !k.getLag())
+      return k.emitOpError("is trained by cpgd but has no lag: run "
+                           "--weft-prepare-training");
     if (!s.dense)
       continue;
     if (s.layer.conv)
@@ -297,6 +295,8 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
       k.outColor = outColor;
       k.gradIn = gradInColor;
       k.gradOut = gradOutColor;
+      k.lag = s.kernel.getLag().value_or(0);
+      k.samples = training.getSamples();
       if (failed(emitTrainedColumn(b, kloc, k, n, n, routes.table)))
         return failure();
       continue;
@@ -317,7 +317,7 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   loss.labelColor = routes.color("labels");
   for (int j = 0; j < 3; ++j)
     loss.internal[j] = routes.color("loss reduce" + std::to_string(j));
-  loss.batch = base.batch;
+  loss.batch = training.getBatch();
   if (failed(emitTrainedColumn(b, loc, loss, "loss", "loss", routes.table)))
     return failure();
   emitRelays(b, loc, wprog, routes.table);

@@ -245,6 +245,57 @@ public:
     return body;
   }
 
+  /// CPGD's rounds (docs/training.md, "CPGD"): a trained kernel whose
+  /// backward pass trails its forward by `lag` samples runs rounds i = 0 ..
+  /// samples + lag - 1; round i runs the forward of sample i (i < samples),
+  /// then the backward of sample i - lag (i >= lag). GPR 10 counts the
+  /// rounds; 11, 12, 13 hold samples, lag and samples + lag; GPR4 is the
+  /// offset of the ring slot the forward writes, and after `cpgdAdvance`
+  /// of the one the backward reads (the next round's). `slotWords` 0: no
+  /// ring.
+  static constexpr int64_t kGprRound = 10, kGprSamples = 11, kGprLag = 12,
+                           kGprRounds = 13, kGprSlot = 14, kGprRing = 15;
+  /// Before the task: the constants.
+  void cpgdConstants(int64_t samples, int64_t lag, int64_t slotWords) {
+    constParam(kGprSamples, samples);
+    constParam(kGprLag, lag);
+    constParam(kGprRounds, samples + lag);
+    if (slotWords > 0) {
+      constParam(kGprSlot, slotWords);
+      constParam(kGprRing, slotWords * (lag + 1));
+    }
+  }
+  /// In the task, before the loop: round 0, slot 0.
+  void cpgdStart() {
+    inst(Opcode::MOVI, {gpr(kGprRound), lit(0)});
+    inst(Opcode::MOVI, {gpr(4), lit(0)});
+  }
+  /// Jumps to `label` when this round has no forward (i >= samples).
+  void cpgdSkipForward(llvm::StringRef label) {
+    inst(Opcode::CLTU16, {gpr(kGprRound), gpr(kGprSamples)});
+    wavelet::JumpOp::create(b, loc, label, wavelet::JumpCond::if_false);
+  }
+  /// GPR4 to the next slot of the ring (`label` names the join point).
+  void cpgdAdvance(llvm::StringRef label) {
+    inst(Opcode::ADD16, {gpr(4), gpr(kGprSlot)});
+    inst(Opcode::CEQ16, {gpr(4), gpr(kGprRing)});
+    wavelet::JumpOp::create(b, loc, label, wavelet::JumpCond::if_false);
+    inst(Opcode::MOVI, {gpr(4), lit(0)});
+    this->label(label);
+  }
+  /// Jumps to `label` when this round has no backward (i < lag).
+  void cpgdSkipBackward(llvm::StringRef label) {
+    inst(Opcode::CLTU16, {gpr(kGprRound), gpr(kGprLag)});
+    wavelet::JumpOp::create(b, loc, label, wavelet::JumpCond::if_true);
+  }
+  /// The round's end: the next round from `loop`, or the task ends.
+  void cpgdNext(llvm::StringRef loop) {
+    inst(Opcode::ADD16, {gpr(kGprRound), imm(machine::SmallImm::One)});
+    inst(Opcode::CLTU16, {gpr(kGprRound), gpr(kGprRounds)});
+    wavelet::JumpOp::create(b, loc, loop, wavelet::JumpCond::if_true);
+    inst(Opcode::NOP, {}, /*term=*/true);
+  }
+
 protected:
   mlir::OpBuilder &b;
   mlir::Location loc;

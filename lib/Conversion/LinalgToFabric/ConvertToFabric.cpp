@@ -1206,7 +1206,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           /*predicted_cycles=*/nullptr,
           TypeAttr::get(b.getFunctionType(kin, {kout})), /*trained=*/nullptr,
           /*input_gradient=*/nullptr, /*checkpoint=*/nullptr,
-          /*recompute_cycles=*/nullptr);
+          /*recompute_cycles=*/nullptr, /*lag=*/nullptr);
       symbols.insert(kernel);
       {
         OpBuilder::InsertionGuard guard(b);

@@ -760,3 +760,73 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
     fabric.yield %a : tensor<4xf32>
   }
 }
+
+// -----
+
+// CPGD: the training attribute's sample count and the kernels' lag.
+
+// expected-error @below {{cpgd drains its pipeline after the last sample: give the number of samples (at least 1), got 0}}
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = cpgd, lr = 1.0 : f32, batch = 1>} {
+}
+
+// -----
+
+// expected-error @below {{cpgd updates every layer after every sample (a batch of 1), got a batch of 2}}
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = cpgd, lr = 1.0 : f32, batch = 2, samples = 4>} {
+}
+
+// -----
+
+// expected-error @below {{only cpgd takes the number of samples}}
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = mbgd, lr = 1.0 : f32, batch = 2, samples = 4>} {
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = cpgd, lr = 1.0 : f32, batch = 1, samples = 4>} {
+  // expected-error @below {{has a lag but is not trained}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {lag = 1 : i64} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = cpgd, lr = 1.0 : f32, batch = 1, samples = 4>} {
+  // expected-error @below {{lag 0 is below 1 (the loss after it counts)}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {lag = 0 : i64, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = sgd, lr = 1.0 : f32, batch = 1>} {
+  // expected-error @below {{has a lag, but only a cpgd program's kernels trail their forward passes}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {lag = 1 : i64, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = cpgd, lr = 1.0 : f32, batch = 1, samples = 4>} {
+  // expected-error @below {{recomputes its input under cpgd, whose layers keep their inputs in a ring (the layer before has updated its weights since the forward)}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {checkpoint = #fabric<checkpoint recompute>, input_gradient, lag = 2 : i64, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = cpgd, lr = 1.0 : f32, batch = 1, samples = 32760>} {
+  // expected-error @below {{trails by 8 samples; with the 32760 samples of the program its PEs count past 32767}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {lag = 8 : i64, trained} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}

@@ -161,3 +161,16 @@ fabric.program @grad attributes {target = #weft.target<4x4>} {
   // CHECK: fabric.stream @tanh_grad @tanh[0] -> @relu[0] : !fabric.wavelets<f32, 4> {gradient}
   fabric.stream @tanh_grad @tanh[0] -> @relu[0] : !fabric.wavelets<f32, 4> {gradient}
 }
+
+// A CPGD program: the sample count on the training attribute, each trained
+// kernel's lag.
+
+// CHECK-LABEL: fabric.program @cpgd
+// CHECK-SAME: training = #fabric.training<optimizer = cpgd, lr = 5.000000e-02 : f32, batch = 1, samples = 16>
+// CHECK: fabric.kernel @relu {{.*}} attributes {lag = 2 : i64, trained}
+fabric.program @cpgd attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = cpgd, lr = 0.05 : f32, batch = 1, samples = 16>} {
+  fabric.kernel @relu : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {lag = 2 : i64, trained} {
+  ^bb0(%a: tensor<1x4xf32>):
+    fabric.yield %a : tensor<1x4xf32>
+  }
+}

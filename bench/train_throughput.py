@@ -1,0 +1,92 @@
+"""Training throughput against inference on the same fabric (docs/performance.md,
+"Training").
+
+    /usr/bin/python3 bench/train_throughput.py [--build build] [--grid 16x16]
+                     [--samples 16] [--models 20-16-12-5:relu,relu,none ...]
+
+For each MLP (made by test/models/gen_dense.py with seed 2, samples by
+test/e2e/Inputs/train_torch.py with seed 3) runs `weftc run` (inference) and
+`weftc train` with sgd, mbgd (batch 4) and cpgd on the same samples, and
+prints a markdown table: T = the median interval between the samples'
+outputs (`sample_done` of the statistics), the whole run's cycles, training
+samples per million cycles (steady state, 10^6 / T), training / inference
+throughput, and the fullest PE's memory high-water mark.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = "/usr/bin/python3"
+
+
+def run(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if r.returncode != 0:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), r.stdout))
+    return r.stdout
+
+
+def figures(stats_path):
+    s = json.load(open(stats_path))
+    done = s["sample_done"]
+    gaps = [b - a for a, b in zip(done, done[1:])]
+    return {"T": statistics.median(gaps) if gaps else float("nan"),
+            "cycles": s["cycles"],
+            "memory": s["memory_high_water_bytes"]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--grid", default="16x16")
+    ap.add_argument("--samples", type=int, default=16)
+    ap.add_argument("--models", nargs="*", default=[
+        "20-16-12-5:relu,relu,none", "64-32-10:relu,none",
+        "256-128-64-10:tanh,relu,none", "784-256-128-10:relu,relu,none"])
+    args = ap.parse_args()
+    weftc = os.path.join(args.build, "bin", "weftc")
+    n = args.samples
+    print("| MLP | inference T | SGD T | MBGD (B = 4) T | CPGD T | CPGD cycles "
+          "(whole run) | CPGD samples / Mcycle | CPGD / inference | SGD / "
+          "inference | memory: inference, SGD, CPGD (bytes) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as d:
+        for spec in args.models:
+            sizes, acts = spec.split(":")
+            m, x, l = (os.path.join(d, f) for f in ("m.onnx", "x.npy", "l.npy"))
+            run([PY, os.path.join(ROOT, "test/models/gen_dense.py"), "mlp", m,
+                 "--sizes", sizes.replace("-", ","), "--acts", acts,
+                 "--batch", "dynamic", "--seed", "2"])
+            run([PY, os.path.join(ROOT, "test/e2e/Inputs/train_torch.py"),
+                 "data", m, x, l, "--samples", str(n), "--seed", "3"])
+            st = os.path.join(d, "s.json")
+            run([weftc, "run", m, "--input", "x=" + x, "--samples", str(n),
+                 "--grid", args.grid, "--stats", st])
+            inf = figures(st)
+            res = {}
+            for opt, extra in (("sgd", ["--steps", str(n)]),
+                               ("mbgd", ["--batch", "4", "--steps",
+                                         str(n // 4)]),
+                               ("cpgd", ["--steps", str(n)])):
+                run([weftc, "train", m, "--input", "x=" + x, "--labels", l,
+                     "--optimizer", opt, "--lr", "0.01", "--grid", args.grid,
+                     "-o", os.path.join(d, "t.onnx"), "--stats", st] + extra)
+                res[opt] = figures(st)
+            c = res["cpgd"]
+            print("| %s, %s | %g | %g | %g | %g | %d | %.0f | %.2f | %.3f | "
+                  "%d, %d, %d |" % (
+                      sizes, acts.replace(",none", ""), inf["T"],
+                      res["sgd"]["T"], res["mbgd"]["T"], c["T"], c["cycles"],
+                      1e6 / c["T"], inf["T"] / c["T"],
+                      inf["T"] / res["sgd"]["T"], inf["memory"],
+                      res["sgd"]["memory"], c["memory"]))
+
+
+if __name__ == "__main__":
+    main()
