@@ -29,20 +29,25 @@ TrainedDenseMap trainedDenseMap(int64_t lk, int64_t lm, bool last,
     mm.bias = take(2 * lm);
   mm.w = take(2 * lk * lm);
   if (t.lag > 0) {
-    // CPGD's ring: the x (and y) of the lag + 1 samples in flight, a slot
-    // each, addressed through GPR4 (EmitTrainedDense.cpp).
+    // CPGD's ring: the x, y (last column) and dL/dz of the lag + 1 samples
+    // in flight, a slot each, addressed through GPR4 (EmitTrainedDense.cpp).
+    // dL/dz is in it because the last column's multicast of it along the
+    // row may still be running when the next round (one without a
+    // forward, while the pipeline drains) receives the next one.
     mm.slots = t.lag + 1;
-    mm.slotWords = 2 * lk + (last ? 2 * lm : 0);
+    mm.slotWords = 2 * lk + (last ? 2 * lm : 0) + 2 * lm;
     mm.x = take(mm.slots * mm.slotWords);
     if (last)
       mm.y = mm.x + 2 * lk;
+    mm.delta = mm.x + 2 * lk + (last ? 2 * lm : 0);
   } else {
     if (last)
       mm.y = take(2 * lm);
     if (t.storesInput)
       mm.x = take(2 * lk);
   }
-  mm.delta = take(2 * lm);
+  if (mm.delta < 0)
+    mm.delta = take(2 * lm);
   if (!t.mbgd)
     mm.dlr = take(2 * lm);
   if (t.inputGradient)

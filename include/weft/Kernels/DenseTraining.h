@@ -54,8 +54,9 @@ struct TrainedDenseMap {
   int64_t acc = -1, bias = -1, w = -1, y = -1, x = -1, delta = -1, dlr = -1,
           dx = -1, mask = -1, g = -1, gb = -1;
   /// CPGD's ring: `slots` slots of `slotWords` words from x, each holding
-  /// a sample's x and (last column) its y at y - x after it; x and y are
-  /// slot 0's. One slot (0 words apart) otherwise.
+  /// a sample's x, (last column) its y and its dL/dz, at the offsets y - x
+  /// and delta - x; x, y and delta are slot 0's. One slot (0 words apart)
+  /// otherwise.
   int64_t slots = 1, slotWords = 0;
   /// The first word after the data.
   int64_t end = kData;

@@ -117,11 +117,18 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   nextData = kData;
 
   rec("in", DsdFields::fabin(L, k.inColor));
-  rec("out", DsdFields::fabout(L, k.outColor));
   if (k.gradOut >= 0)
     rec("grad_out", DsdFields::fabout(L, k.gradOut));
-  if (k.kind == TrainedColumn::Kind::Loss)
+  if (k.kind == TrainedColumn::Kind::Loss) {
+    rec("out", DsdFields::fabout(L, k.outColor));
     return emitLoss(L, r0, r1, role);
+  }
+  // y goes east on microthread 3, so the main thread goes on to take the
+  // gradient: a chunk longer than the queues on the way could otherwise
+  // wait for a consumer that is itself sending a gradient back (under
+  // CPGD), and y is next written after the next kernel has taken it all
+  // (SGD: after its gradient came back; CPGD: lag + 1 rounds later).
+  rec("out", DsdFields::fabout(L, k.outColor).withUtid(3));
 
   const bool tanh = k.kind == TrainedColumn::Kind::Tanh;
   const bool cpgd = k.lag > 0;

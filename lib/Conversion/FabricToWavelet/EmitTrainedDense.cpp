@@ -265,7 +265,7 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   const int64_t lk = chunkSize(layer.K, S, c), lm = key.role.lm;
   const TrainedDenseMap mm =
       trainedDenseMap(lk, lm, last, !layer.bias.empty(), layer.relu, t);
-  // CPGD: x and y live in the ring, at GPR4's slot.
+  // CPGD: x, y and delta live in the ring, at GPR4's slot.
   const bool cpgd = t.lag > 0;
   auto ring = [&](DsdFields f) { return cpgd ? f.withIx() : f; };
   const int64_t pin = colors.psum[c % 2],
@@ -305,8 +305,8 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   rec("x", ring(DsdFields::mem1d(lk, mm.x)));
   rec("x4", ring(DsdFields::mem4d(mm.x, kXOverT)));
   rec("x_in", DsdFields::fabin(lk, colors.column));
-  rec("delta", DsdFields::mem1d(lm, mm.delta));
-  rec("delta4", DsdFields::mem4d(mm.delta, kXOverN));
+  rec("delta", ring(DsdFields::mem1d(lm, mm.delta)));
+  rec("delta4", ring(DsdFields::mem4d(mm.delta, kXOverN)));
   if (!t.mbgd) {
     rec("dlr", DsdFields::mem1d(lm, mm.dlr));
     rec("dlr4", DsdFields::mem4d(mm.dlr, kXOverN));
