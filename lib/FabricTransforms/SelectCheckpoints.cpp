@@ -115,7 +115,8 @@ LogicalResult SelectCheckpointsPass::select(wf::ProgramOp program,
     wc::CheckpointNode loss;
     loss.name = "loss";
     loss.fixedBytes = wc::trainedColumnBytes(
-        wc::chunkSize(last.outN, last.outRows, 0), /*loss=*/true);
+        wc::chunkSize(last.outN, last.outRows, 0), /*loss=*/true,
+        cpgd ? 1 : 0);
     nodes.push_back(loss);
   }
 

@@ -29,17 +29,25 @@ TrainedDenseMap trainedDenseMap(int64_t lk, int64_t lm, bool last,
     mm.bias = take(2 * lm);
   mm.w = take(2 * lk * lm);
   if (t.lag > 0) {
-    // CPGD's ring: the x, y (last column) and dL/dz of the lag + 1 samples
-    // in flight, a slot each, addressed through GPR4 (EmitTrainedDense.cpp).
-    // dL/dz is in it because the last column's multicast of it along the
-    // row may still be running when the next round (one without a
-    // forward, while the pipeline drains) receives the next one.
+    // CPGD's ring: the x, y (last column), dL/dz and dL/dx of the lag + 1
+    // samples in flight, a slot each, addressed through GPR4
+    // (EmitTrainedDense.cpp). dL/dz and dL/dx are in it because they are
+    // sent on microthreads (dL/dz along the row, dL/dx to the kernel
+    // before) that may still be running when the next round computes the
+    // next ones.
     mm.slots = t.lag + 1;
-    mm.slotWords = 2 * lk + (last ? 2 * lm : 0) + 2 * lm;
+    mm.slotWords = 2 * lk + (last ? 2 * lm : 0) + 2 * lm +
+                   (t.inputGradient ? 2 * lk : 0);
     mm.x = take(mm.slots * mm.slotWords);
-    if (last)
-      mm.y = mm.x + 2 * lk;
-    mm.delta = mm.x + 2 * lk + (last ? 2 * lm : 0);
+    int64_t at = mm.x + 2 * lk;
+    if (last) {
+      mm.y = at;
+      at += 2 * lm;
+    }
+    mm.delta = at;
+    at += 2 * lm;
+    if (t.inputGradient)
+      mm.dx = at;
   } else {
     if (last)
       mm.y = take(2 * lm);
@@ -50,7 +58,7 @@ TrainedDenseMap trainedDenseMap(int64_t lk, int64_t lm, bool last,
     mm.delta = take(2 * lm);
   if (!t.mbgd)
     mm.dlr = take(2 * lm);
-  if (t.inputGradient)
+  if (t.inputGradient && mm.dx < 0)
     mm.dx = take(2 * lk);
   // A layer that recomputes its input takes it again into dx's memory,
   // after dx has gone west (docs/training.md, "Reverse checkpoints").
@@ -132,8 +140,10 @@ int64_t trainedDenseReceiveCycles(int64_t K, const DenseMapping &m) {
 
 int64_t trainedColumnBytes(int64_t L, bool loss, int64_t lag) {
   // Four chunk buffers (seven for the loss), fp32, after the records; CPGD
-  // keeps lag more y.
-  return 2 * (kTrainedColumnData + 2 * L * (loss ? 7 : 4 + lag));
+  // keeps lag more y and gradients (the loss: a second gradient).
+  if (loss)
+    return 2 * (kTrainedColumnData + 2 * L * (lag > 0 ? 8 : 7));
+  return 2 * (kTrainedColumnData + 2 * L * (4 + 2 * lag));
 }
 
 WordPlace trainedWeightPlace(int64_t K, int64_t M, bool hasBias, bool relu,

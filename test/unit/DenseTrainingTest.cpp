@@ -171,26 +171,30 @@ TEST(DenseTraining, CpgdRingHoldsEverySampleInFlight) {
       const int64_t lk = 7, lm = 5;
       TrainedDenseMap one = trainedDenseMap(lk, lm, last, true, true, sgd);
       TrainedDenseMap ring = trainedDenseMap(lk, lm, last, true, true, cpgd);
-      // A slot per sample in flight: x, then (last column) y, then dL/dz.
+      // A slot per sample in flight: x, then (last column) y, dL/dz and
+      // dL/dx.
       EXPECT_EQ(ring.slots, lag + 1);
-      EXPECT_EQ(ring.slotWords, 2 * lk + (last ? 2 * lm : 0) + 2 * lm);
+      EXPECT_EQ(ring.slotWords, 2 * lk + (last ? 2 * lm : 0) + 2 * lm + 2 * lk);
       EXPECT_EQ(ring.y >= 0, last);
       if (last) {
         EXPECT_EQ(ring.y, ring.x + 2 * lk);
       }
-      EXPECT_EQ(ring.delta, ring.x + ring.slotWords - 2 * lm);
-      // The ring is lag more slots than SGD's x, y and dL/dz, and nothing
-      // else moves the weights or bias the host reads back.
+      EXPECT_EQ(ring.delta, ring.x + 2 * lk + (last ? 2 * lm : 0));
+      EXPECT_EQ(ring.dx, ring.delta + 2 * lm);
+      // The ring is lag more slots than SGD's x, y, dL/dz and dL/dx, and
+      // nothing else moves the weights or bias the host reads back.
       EXPECT_EQ(ring.end - one.end, lag * ring.slotWords);
       EXPECT_EQ(ring.w, one.w);
       EXPECT_EQ(ring.bias, one.bias);
       // The other buffers start after the ring and do not overlap it.
-      for (int64_t at : {ring.dlr, ring.dx, ring.mask}) {
+      for (int64_t at : {ring.dlr, ring.mask}) {
         if (at >= 0) {
           EXPECT_GE(at, ring.x + ring.slots * ring.slotWords);
         }
       }
     }
   EXPECT_EQ(trainedColumnBytes(6, false, 3) - trainedColumnBytes(6, false),
-            2 * 2 * 6 * 3);
+            2 * 2 * 2 * 6 * 3);
+  EXPECT_EQ(trainedColumnBytes(6, true, 1) - trainedColumnBytes(6, true),
+            2 * 2 * 6);
 }

@@ -75,8 +75,9 @@ struct TrainedColumn {
   int64_t internal[3] = {-1, -1, -1};
   int64_t batch = 1;
   /// Relu, Tanh under CPGD: the samples the backward step trails the
-  /// forward by (a ring of lag + 1 y), and the samples of the run (0: SGD
-  /// or MBGD, one sample at a time).
+  /// forward by (a ring of lag + 1 y and gradients), and the samples of the
+  /// run (0: SGD or MBGD, one sample at a time). The loss under CPGD: 1, it
+  /// sends its gradient on a microthread from two buffers in turn.
   int64_t lag = 0, samples = 0;
 };
 

@@ -54,9 +54,9 @@ struct TrainedDenseMap {
   int64_t acc = -1, bias = -1, w = -1, y = -1, x = -1, delta = -1, dlr = -1,
           dx = -1, mask = -1, g = -1, gb = -1;
   /// CPGD's ring: `slots` slots of `slotWords` words from x, each holding
-  /// a sample's x, (last column) its y and its dL/dz, at the offsets y - x
-  /// and delta - x; x, y and delta are slot 0's. One slot (0 words apart)
-  /// otherwise.
+  /// a sample's x, (last column) its y, its dL/dz and (a layer sending its
+  /// input gradient) its dL/dx, at the offsets y - x, delta - x and dx - x;
+  /// x, y, delta and dx are slot 0's. One slot (0 words apart) otherwise.
   int64_t slots = 1, slotWords = 0;
   /// The first word after the data.
   int64_t end = kData;
@@ -93,7 +93,8 @@ int64_t trainedDenseReceiveCycles(int64_t K, const DenseMapping &m);
 /// Bytes of memory a PE of a trained column kernel (Relu, Tanh: `loss`
 /// false; the loss: true) with chunks of `L` elements needs
 /// (lib/Conversion/FabricToWavelet/EmitTrainedColumn.cpp's map); under
-/// CPGD a Relu or Tanh keeps the y of `lag` + 1 samples.
+/// CPGD a Relu or Tanh keeps the y and gradient of `lag` + 1 samples, and
+/// the loss (`lag` 1) two gradients.
 int64_t trainedColumnBytes(int64_t L, bool loss, int64_t lag = 0);
 /// Where a trained column kernel's records and data start (words).
 constexpr int64_t kTrainedColumnRecords = 1024, kTrainedColumnData = 1152;

@@ -117,8 +117,13 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   nextData = kData;
 
   rec("in", DsdFields::fabin(L, k.inColor));
+  // CPGD: the gradient goes west on microthread 4 (from a ring slot), so
+  // that the kernel before, which takes it in a later round, does not hold
+  // this one back.
+  const bool cpgd = k.lag > 0;
   if (k.gradOut >= 0)
-    rec("grad_out", DsdFields::fabout(L, k.gradOut));
+    rec("grad_out", cpgd ? DsdFields::fabout(L, k.gradOut).withUtid(4)
+                         : DsdFields::fabout(L, k.gradOut));
   if (k.kind == TrainedColumn::Kind::Loss) {
     rec("out", DsdFields::fabout(L, k.outColor));
     return emitLoss(L, r0, r1, role);
@@ -131,11 +136,15 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   rec("out", DsdFields::fabout(L, k.outColor).withUtid(3));
 
   const bool tanh = k.kind == TrainedColumn::Kind::Tanh;
-  const bool cpgd = k.lag > 0;
+  // The gradient's buffer: the mask (Relu) or t (Tanh).
+  const char *g = tanh ? "t" : "mask";
   if (cpgd) {
-    // y of sample i at slot i mod (lag + 1), through GPR4.
-    cpgdConstants(k.samples, k.lag, 2 * L);
-    rec("y", DsdFields::mem1d(L, buffer(L * (k.lag + 1))).withIx());
+    // y and the gradient of sample i at slot i mod (lag + 1), through
+    // GPR4: y [2L words], g [2L].
+    cpgdConstants(k.samples, k.lag, 4 * L);
+    int64_t ring = buffer(2 * L * (k.lag + 1));
+    rec("y", DsdFields::mem1d(L, ring).withIx());
+    rec(g, DsdFields::mem1d(L, ring + 2 * L).withIx());
   } else {
     rec("y", DsdFields::mem1d(L, buffer(L)));
   }
@@ -148,13 +157,13 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
         DenseElementsAttr::get(RankedTensorType::get({L}, b.getF32Type()),
                                1.0f));
     rec("ones", DsdFields::mem1d(L, ones));
-    rec("t", DsdFields::mem1d(L, buffer(L)));
   } else {
     // A vector of zeros (memory is zero at load and this one is never
-    // written) and the mask.
+    // written).
     rec("zeros", DsdFields::mem1d(L, buffer(L)));
-    rec("mask", DsdFields::mem1d(L, buffer(L)));
   }
+  if (!cpgd)
+    rec(g, DsdFields::mem1d(L, buffer(L)));
 
   wv::TaskOp main = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&main.getBody().front());
@@ -186,7 +195,12 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
       // dx = dy (1 - y y).
       vec(Opcode::FMUL, "t", "y", "y");
       vec(Opcode::FSUB, "t", "ones", "t");
-      vec(Opcode::FMUL, "grad_out", "dy", "t");
+      if (cpgd) {
+        vec(Opcode::FMUL, "t", "dy", "t");
+        un(Opcode::MOV32, "grad_out", "t");
+      } else {
+        vec(Opcode::FMUL, "grad_out", "dy", "t");
+      }
     } else {
       // dx = dy where y > 0, else 0.
       vec(Opcode::FCEQ, "mask", "y", imm(wt::SmallImm::Zero));
@@ -211,7 +225,17 @@ void Emitter::emitLoss(int64_t L, int64_t r0, int64_t r1, const Role &role) {
   rec("mask", DsdFields::mem1d(L, mask));
   rec("mask_lo", DsdFields::mem1d(L, mask).withStride(2));
   rec("onehot", DsdFields::mem1d(L, buffer(L)));
-  rec("delta", DsdFields::mem1d(L, buffer(L)));
+  // CPGD: dL/dz goes west on a microthread from one of two buffers, GPR4
+  // toggling between them, so that the loss takes the next logits while
+  // the last kernel has not yet taken this gradient.
+  const bool cpgd = k.lag > 0;
+  if (cpgd) {
+    constParam(kGprSlot, 2 * L);
+    constParam(kGprRing, 4 * L);
+    rec("delta", DsdFields::mem1d(L, buffer(2 * L)).withIx());
+  } else {
+    rec("delta", DsdFields::mem1d(L, buffer(L)));
+  }
   rec("label", DsdFields::fabin(1, k.labelColor).withFormat("dense16x2"));
   // Each PE's class numbers as fp32: chunkBegin(C, R, r) + i.
   int64_t cls = buffer(L), h = r1 - r0;
@@ -249,6 +273,8 @@ void Emitter::emitLoss(int64_t L, int64_t r0, int64_t r1, const Role &role) {
 
   wv::TaskOp main = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&main.getBody().front());
+  if (cpgd)
+    inst(Opcode::MOVI, {gpr(4), lit(0)});
   using RF = wv::RegFile;
   // The all-reduce of the Softmax kernel (docs/execution-model.md, "The
   // column all-reduce and its colors").
@@ -293,6 +319,8 @@ void Emitter::emitLoss(int64_t L, int64_t r0, int64_t r1, const Role &role) {
   if (k.batch > 1)
     vec(Opcode::FMUL, "delta", "delta", gpr(kGprInvB));
   un(Opcode::MOV32, "grad_out", "delta");
+  if (cpgd)
+    cpgdAdvance("delta_next");
   jump("sample");
 }
 
@@ -326,10 +354,11 @@ LogicalResult emitTrainedColumn(OpBuilder &b, Location loc,
                    lay.rows);
   if (failed(target))
     return failure();
-  if (k.lag > 0 && (loss || k.samples < 1))
+  if (k.lag > 0 && ((loss && k.lag != 1) || (!loss && k.samples < 1)))
     return emitError(loc) << "trained column kernel " << name
-                          << ": only a Relu or Tanh trails its forward, "
-                             "over at least one sample";
+                          << ": a Relu or Tanh trails its forward over at "
+                             "least one sample, the loss double-buffers its "
+                             "gradient (lag 1)";
   if (trainedColumnBytes(L, loss, k.lag) > 2 * int64_t(target->memoryWords()))
     return emitError(loc) << "trained column kernel " << name
                           << ": a chunk of " << L << " elements needs "

@@ -52,6 +52,9 @@ constexpr int64_t kXOverN = 0, kXOverT = 1, kXBlock = 2;
 // Scratch DSR numbers: each step loads what it uses (a cycle a record). The
 // diagonal's copy uses 11.
 constexpr int64_t kDsrA = 0, kDsrB = 1, kDsrCopy = 11;
+// Microthreads: 0 the diagonal's copy, 3 the send of y, 5 the row's dL/dz,
+// 6 (CPGD) dL/dx to the kernel before.
+constexpr int64_t kUtidGradient = 6;
 
 /// Where PE (c, r) sits in its column's gradient reduction.
 enum class ReduceRole { None, Upper, Diagonal, Lower };
@@ -201,13 +204,19 @@ void Emitter::emitCopyOnly(int64_t c) {
   const int64_t lk = chunkSize(layer.K, m.smear, c);
   rec("copy_in", DsdFields::fabin(lk, colors.in));
   rec("copy_out", DsdFields::fabout(lk, colors.column).withUtid(0));
+  const bool cpgd = t.lag > 0;
   if (t.inputGradient) {
     rec("grad_relay_in", DsdFields::fabin(lk, tc.reduce[(m.rows - 1) % 2]));
-    rec("grad_out", DsdFields::fabout(lk, tc.gradOut));
+    // CPGD: taken into a ring slot, then sent on a microthread, so that the
+    // kernel before, which takes it in a later round, holds back neither
+    // this PE nor the column whose sum it is.
+    DsdFields out = DsdFields::fabout(lk, tc.gradOut);
+    rec("grad_out", cpgd ? out.withUtid(kUtidGradient) : out);
+    if (cpgd)
+      rec("relay", DsdFields::mem1d(lk, TrainedDenseMap::kData).withIx());
   }
-  const bool cpgd = t.lag > 0;
   if (cpgd)
-    cpgdConstants(t.samples, t.lag, /*slotWords=*/0);
+    cpgdConstants(t.samples, t.lag, t.inputGradient ? 2 * lk : 0);
   wv::TaskOp task0 = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&task0.getBody().front());
   dsrLoad(wv::RegFile::ddsr, kDsrCopy, "copy_out");
@@ -220,10 +229,16 @@ void Emitter::emitCopyOnly(int64_t c) {
   inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
   if (cpgd) {
     label("forward_done");
+    if (t.inputGradient)
+      cpgdAdvance("ring_next");
     cpgdSkipBackward("round_done");
   }
-  if (t.inputGradient)
+  if (t.inputGradient && cpgd) {
+    un(Opcode::MOV32, "relay", "grad_relay_in");
+    un(Opcode::MOV32, "grad_out", "relay");
+  } else if (t.inputGradient) {
     un(Opcode::MOV32, "grad_out", "grad_relay_in");
+  }
   if (!t.storesInput)
     inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
   if (!cpgd)
@@ -327,7 +342,13 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
       rec("resend", DsdFields::fabout(lm, pout));
     rec("grad_in", DsdFields::fabin(lm, tc.gradIn));
     if (S > 1)
-      rec("delta_send", DsdFields::fabout(lm, tc.deltaRow).withUtid(5));
+      // CPGD: on the main thread. A microthread gets the datapath only
+      // when the main thread leaves it, so the row would wait for dL/dz
+      // until this PE's two matrix instructions of the backward pass are
+      // done; the row's PEs are waiting for it, so the send costs about
+      // Lm cycles.
+      rec("delta_send", cpgd ? DsdFields::fabout(lm, tc.deltaRow)
+                             : DsdFields::fabout(lm, tc.deltaRow).withUtid(5));
     if (hasBias)
       rec("bias", DsdFields::mem1d(lm, mm.bias));
     if (mm.gb >= 0)
@@ -336,8 +357,8 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
       rec("mask", DsdFields::mem1d(lm, mm.mask));
   }
   if (t.inputGradient) {
-    rec("dx", DsdFields::mem1d(lk, mm.dx));
-    rec("dx4", DsdFields::mem4d(mm.dx, kXOverT));
+    rec("dx", ring(DsdFields::mem1d(lk, mm.dx)));
+    rec("dx4", ring(DsdFields::mem4d(mm.dx, kXOverT)));
     // Upper rows send south on U[r % 2], lower rows north on
     // U[(r + 1) % 2]; the diagonal sends west (Routing.h).
     int p = key.parity;
@@ -357,7 +378,10 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
         rec("red_north", DsdFields::fabin(lk, tc.reduce[1 - p]));
       if (key.receivesSouth)
         rec("red_south", DsdFields::fabin(lk, tc.reduce[p]));
-      rec("red_out", DsdFields::fabout(lk, tc.gradOut));
+      // CPGD: dL/dx goes west on a microthread (its dx is in the ring).
+      rec("red_out", cpgd ? DsdFields::fabout(lk, tc.gradOut)
+                                .withUtid(kUtidGradient)
+                          : DsdFields::fabout(lk, tc.gradOut));
       break;
     case ReduceRole::None:
       break;
@@ -473,10 +497,17 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     case ReduceRole::Diagonal:
       if (key.receives)
         vec(Opcode::FADD, "dx", "dx", "red_north");
-      if (key.receivesSouth)
-        vec(Opcode::FADD, "red_out", "dx", "red_south");
-      else
+      if (cpgd) {
+        // Both sums into dx on the main thread, then dx west on a
+        // microthread (the column is not held back by the kernel before).
+        if (key.receivesSouth)
+          vec(Opcode::FADD, "dx", "dx", "red_south");
         un(Opcode::MOV32, "red_out", "dx");
+      } else if (key.receivesSouth) {
+        vec(Opcode::FADD, "red_out", "dx", "red_south");
+      } else {
+        un(Opcode::MOV32, "red_out", "dx");
+      }
       break;
     case ReduceRole::None:
       break;

@@ -318,6 +318,8 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   for (int j = 0; j < 3; ++j)
     loss.internal[j] = routes.color("loss reduce" + std::to_string(j));
   loss.batch = training.getBatch();
+  if (cpgd)
+    loss.lag = 1;
   if (failed(emitTrainedColumn(b, loc, loss, "loss", "loss", routes.table)))
     return failure();
   emitRelays(b, loc, wprog, routes.table);
