@@ -87,6 +87,11 @@ struct TrainOptions {
       cl::desc("Write the simulator's statistics JSON to FILE "
                "(also --stats)"),
       cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<std::string> tracePath{
+      "trace",
+      cl::desc("Write the simulator's Chrome trace (tasks per PE, wavelets "
+               "per link) to FILE"),
+      cl::value_desc("FILE"), cl::cat(category)};
   cl::opt<int64_t> maxCycles{"max-cycles", cl::init(2'000'000'000),
                              cl::desc("Stop the simulation after N cycles"),
                              cl::value_desc("N"), cl::cat(category)};
@@ -203,6 +208,7 @@ int weftc::trainMain(int argc, char **argv) {
   so.mode = sim::Mode::Fast;
   so.samples = uint64_t(samples);
   so.maxCycles = uint64_t(opts.maxCycles);
+  so.trace = !opts.tracePath.empty();
   auto simulator = sim::Simulator::create(bin, so, &err);
   if (!simulator)
     return fail(argv0, "the training program does not load: " + err);
@@ -271,6 +277,12 @@ int weftc::trainMain(int argc, char **argv) {
     out.write(outBytes.data(), std::streamsize(outBytes.size()));
     if (!out)
       return fail(argv0, "cannot write '" + opts.outPath + "'");
+  }
+  if (!opts.tracePath.empty()) {
+    std::ofstream tr(opts.tracePath);
+    tr << simulator->traceJson();
+    if (!tr)
+      return fail(argv0, "cannot write '" + opts.tracePath + "'");
   }
   if (!opts.statsPath.empty()) {
     std::ofstream st(opts.statsPath);
