@@ -172,11 +172,11 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
     auto [k, inputGradient] = mark;
     k.setTrained(true);
     k.setInputGradient(inputGradient);
-    // CPGD: twice the trained kernels after it and the loss; each kernel
-    // trailing two more than the next decouples it from the round trip
-    // behind it (docs/training.md, "CPGD").
+    // CPGD: the trained kernels after it and the loss; each kernel
+    // trailing one more than the next keeps it a round ahead of the next
+    // (docs/training.md, "CPGD").
     if (cpgd) {
-      int64_t lag = 2 * int64_t(marks.size() - i);
+      int64_t lag = int64_t(marks.size() - i);
       if (lag + int64_t(samples) > 32767)
         return k.emitError()
                << node(k) << " trails its forward by " << lag

@@ -14,7 +14,7 @@
 // CPGD: error: 'fabric.program' op cpgd drains its pipeline after the last sample: give the number of samples (at least 1), got 0
 // CPGDB: error: 'fabric.program' op cpgd updates every layer after every sample (a batch of 1), got a batch of 2
 // SAMPLES: error: 'fabric.program' op only cpgd takes the number of samples
-// ROUNDS: error: node 'fc_rounds' (dense 8 -> 4) trails its forward by 2 samples under cpgd; with 32767 samples its PEs count past 32767 rounds: train on fewer samples a run
+// ROUNDS: error: node 'fc_rounds' (dense 8 -> 4) trails its forward by 1 samples under cpgd; with 32767 samples its PEs count past 32767 rounds: train on fewer samples a run
 // SGDB: error: 'fabric.program' op sgd updates after every sample (a batch of 1), got a batch of 2; mbgd averages over mini-batches
 // BATCH: error: 'fabric.program' op the mini-batch must have at least one sample, got 0
 // LR: error: 'fabric.program' op the learning rate must be positive and finite, got 0

@@ -19,13 +19,13 @@
 // CHECK-NEXT: fabric.stream @fc2_to_y
 // MBGD-LABEL: fabric.program @mlp
 // MBGD-SAME: training = #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4>
-// Under cpgd each trained kernel's backward pass trails its forward by twice
-// the trained kernels after it and the loss; the program knows the samples.
+// Under cpgd each trained kernel's backward pass trails its forward by the
+// trained kernels after it and the loss; the program knows the samples.
 // CPGD-LABEL: fabric.program @mlp
 // CPGD-SAME: training = #fabric.training<optimizer = cpgd, lr = 5.000000e-02 : f32, batch = 1, samples = 8>
-// CPGD: fabric.kernel @fc1 {{.*}} attributes {lag = 6 : i64, trained}
-// CPGD: fabric.kernel @tanh {{.*}} attributes {input_gradient, lag = 4 : i64, trained}
-// CPGD: fabric.kernel @fc2 {{.*}} attributes {input_gradient, lag = 2 : i64, trained}
+// CPGD: fabric.kernel @fc1 {{.*}} attributes {lag = 3 : i64, trained}
+// CPGD: fabric.kernel @tanh {{.*}} attributes {input_gradient, lag = 2 : i64, trained}
+// CPGD: fabric.kernel @fc2 {{.*}} attributes {input_gradient, lag = 1 : i64, trained}
 fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
   fabric.kernel @fc1 : (tensor<1x8xf32>) -> tensor<1x6xf32> scheme #fabric.dense<fan_in = 8, neurons = 6, relu = true, weights = dense<0.25> : tensor<8x6xf32>, bias = dense<1.0> : tensor<6xf32>, weights_source = "fc1_w", bias_source = "fc1_b"> {
   ^bb0(%x: tensor<1x8xf32>):
@@ -61,7 +61,7 @@ fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i
 // CHECK-NOT: gradient
 // CPGD-LABEL: fabric.program @relu_first
 // CPGD: fabric.kernel @relu : {{.*}} scheme #fabric.elementwise<op = "Relu"> {
-// CPGD: fabric.kernel @fc {{.*}} attributes {lag = 2 : i64, trained}
+// CPGD: fabric.kernel @fc {{.*}} attributes {lag = 1 : i64, trained}
 fabric.program @relu_first attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
   fabric.kernel @relu : (tensor<1x8xf32>) -> tensor<1x8xf32> scheme #fabric.elementwise<op = "Relu"> {
   ^bb0(%x: tensor<1x8xf32>):
