@@ -113,8 +113,13 @@ TrainingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "cpgd drains its pipeline after the last sample: "
                        << "give the number of samples (at least 1), got "
                        << samples;
-  if (optimizer != Optimizer::cpgd && samples != 0)
-    return emitError() << "only cpgd takes the number of samples";
+  if (optimizer == Optimizer::sgd && samples != 0)
+    return emitError() << "sgd takes no number of samples: it runs one "
+                          "sample at a time";
+  if (optimizer == Optimizer::mbgd && (samples < 0 || samples % batch != 0))
+    return emitError() << "mbgd pipelines whole mini-batches: its "
+                       << samples << " samples are no multiple of the batch "
+                       << "of " << batch;
   return success();
 }
 

@@ -191,19 +191,24 @@ LogicalResult KernelOp::verify() {
       return emitOpError() << "lag " << *lag
                            << " is below 1 (the loss after it counts)";
     if (getCheckpoint() == CheckpointPolicy::recompute)
-      return emitOpError() << "recomputes its input under cpgd, whose layers "
-                              "keep their inputs in a ring (the layer before "
-                              "has updated its weights since the forward)";
+      return emitOpError() << "recomputes its input while it trails its "
+                              "forward, keeping the inputs of the samples in "
+                              "flight in a ring";
     auto program = (*this)->getParentOfType<ProgramOp>();
     TrainingAttr training = program ? program.getTrainingAttr() : nullptr;
-    if (!training || training.getOptimizer() != Optimizer::cpgd)
-      return emitOpError() << "has a lag, but only a cpgd program's kernels "
-                              "trail their forward passes";
-    if (*lag + training.getSamples() > 32767)
-      return emitOpError() << "trails by " << *lag << " samples; with the "
-                           << training.getSamples()
-                           << " samples of the program its PEs count past "
-                              "32767";
+    if (!training || training.getOptimizer() == Optimizer::sgd ||
+        training.getSamples() < 1)
+      return emitOpError() << "has a lag, but only the kernels of a cpgd or "
+                              "mbgd program that knows its samples trail "
+                              "their forward passes";
+    // The rounds the PEs count: the run's (cpgd) or a mini-batch's (mbgd).
+    int64_t rounds = training.getOptimizer() == Optimizer::cpgd
+                         ? training.getSamples()
+                         : training.getBatch();
+    if (*lag + rounds > 32767)
+      return emitOpError() << "trails by " << *lag << " samples; with "
+                           << rounds << " samples a pipeline its PEs count "
+                              "past 32767";
   }
   if (int64_t tiles = int64_t(getTiles()); tiles != 1) {
     if (tiles < 1)

@@ -80,6 +80,8 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
     return program.emitOpError("cannot train with optimizer '")
            << optimizer << "': weft trains with sgd, mbgd or cpgd";
   const bool cpgd = *opt == wf::Optimizer::cpgd;
+  const bool pipelined =
+      cpgd || (*opt == wf::Optimizer::mbgd && int64_t(samples) > 0);
   auto training = wf::TrainingAttr::getChecked(
       [&] { return program.emitOpError(); }, ctx, *opt,
       FloatAttr::get(Float32Type::get(ctx), lr), int64_t(batch),
@@ -172,17 +174,19 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
     auto [k, inputGradient] = mark;
     k.setTrained(true);
     k.setInputGradient(inputGradient);
-    // CPGD: the trained kernels after it and the loss; each kernel
-    // trailing one more than the next keeps it a round ahead of the next
-    // (docs/training.md, "CPGD").
-    if (cpgd) {
+    // CPGD, and MBGD given its samples: the trained kernels after it and
+    // the loss; each kernel trailing one more than the next keeps it a
+    // round ahead of the next (docs/training.md, "CPGD"). MBGD drains the
+    // pipeline at the end of each mini-batch.
+    if (pipelined) {
       int64_t lag = int64_t(marks.size() - i);
-      if (lag + int64_t(samples) > 32767)
+      int64_t rounds = cpgd ? int64_t(samples) : int64_t(batch);
+      if (lag + rounds > 32767)
         return k.emitError()
-               << node(k) << " trails its forward by " << lag
-               << " samples under cpgd; with " << int64_t(samples)
-               << " samples its PEs count past 32767 rounds: train on "
-                  "fewer samples a run";
+               << node(k) << " trails its forward by " << lag << " samples "
+               << "under " << optimizer << "; with " << rounds
+               << " samples a pipeline its PEs count past 32767 rounds: "
+                  "train on fewer samples a run";
       k.setLag(lag);
     }
   }

@@ -68,6 +68,10 @@ LogicalResult SelectCheckpointsPass::select(wf::ProgramOp program,
   // forward and its backward pass, so no input is recomputed: every layer
   // keeps its ring (docs/training.md, "CPGD").
   const bool cpgd = training.getOptimizer() == wf::Optimizer::cpgd;
+  // A pipelined MBGD keeps its inputs in rings too: no kernel recomputes.
+  const bool pipelined =
+      cpgd || (training.getOptimizer() == wf::Optimizer::mbgd &&
+               training.getSamples() > 0);
 
   // The chain's nodes: the trained kernels in order, then the loss column.
   std::vector<wc::CheckpointNode> nodes;
@@ -87,7 +91,7 @@ LogicalResult SelectCheckpointsPass::select(wf::ProgramOp program,
       const bool bias = !s.layer.bias.empty();
       // The input is rebuilt by the dense kernel before, whose own input is
       // still in its memory then (dx overwrites it only later).
-      n.mayDrop = !cpgd && t.inputGradient && before && before->dense &&
+      n.mayDrop = !pipelined && t.inputGradient && before && before->dense &&
                   wf::KernelOp(before->kernel).getTrained();
       n.inputLiveUntilBackward = true;
       n.activationBytes = n.mayDrop
@@ -116,7 +120,7 @@ LogicalResult SelectCheckpointsPass::select(wf::ProgramOp program,
     loss.name = "loss";
     loss.fixedBytes = wc::trainedColumnBytes(
         wc::chunkSize(last.outN, last.outRows, 0), /*loss=*/true,
-        cpgd ? 1 : 0);
+        pipelined ? 1 : 0);
     nodes.push_back(loss);
   }
 

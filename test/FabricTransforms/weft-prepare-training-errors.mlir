@@ -13,8 +13,8 @@
 // ADAM: error: 'fabric.program' op cannot train with optimizer 'adam': weft trains with sgd, mbgd or cpgd
 // CPGD: error: 'fabric.program' op cpgd drains its pipeline after the last sample: give the number of samples (at least 1), got 0
 // CPGDB: error: 'fabric.program' op cpgd updates every layer after every sample (a batch of 1), got a batch of 2
-// SAMPLES: error: 'fabric.program' op only cpgd takes the number of samples
-// ROUNDS: error: node 'fc_rounds' (dense 8 -> 4) trails its forward by 1 samples under cpgd; with 32767 samples its PEs count past 32767 rounds: train on fewer samples a run
+// SAMPLES: error: 'fabric.program' op sgd takes no number of samples: it runs one sample at a time
+// ROUNDS: error: node 'fc_rounds' (dense 8 -> 4) trails its forward by 1 samples under cpgd; with 32767 samples a pipeline its PEs count past 32767 rounds: train on fewer samples a run
 // SGDB: error: 'fabric.program' op sgd updates after every sample (a batch of 1), got a batch of 2; mbgd averages over mini-batches
 // BATCH: error: 'fabric.program' op the mini-batch must have at least one sample, got 0
 // LR: error: 'fabric.program' op the learning rate must be positive and finite, got 0

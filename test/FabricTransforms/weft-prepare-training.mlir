@@ -1,6 +1,7 @@
 // RUN: weft-opt %s --split-input-file --weft-prepare-training | FileCheck %s
 // RUN: weft-opt %s --split-input-file '--weft-prepare-training=optimizer=mbgd lr=0.05 batch=4' | FileCheck %s --check-prefix=MBGD
 // RUN: weft-opt %s --split-input-file '--weft-prepare-training=optimizer=cpgd lr=0.05 samples=8' | FileCheck %s --check-prefix=CPGD
+// RUN: weft-opt %s --split-input-file '--weft-prepare-training=optimizer=mbgd lr=0.05 batch=4 samples=8' | FileCheck %s --check-prefix=PIPE
 
 // A chain dense (ReLU fused) -> Tanh -> dense: the program gets the training
 // attribute (lr rounded to f32), every kernel is trained, and every one but
@@ -19,6 +20,13 @@
 // CHECK-NEXT: fabric.stream @fc2_to_y
 // MBGD-LABEL: fabric.program @mlp
 // MBGD-SAME: training = #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4>
+// MBGD-NOT: lag
+// Given its samples, mbgd pipelines each mini-batch with the same lags.
+// PIPE-LABEL: fabric.program @mlp
+// PIPE-SAME: training = #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4, samples = 8>
+// PIPE: fabric.kernel @fc1 {{.*}} attributes {lag = 3 : i64, trained}
+// PIPE: fabric.kernel @tanh {{.*}} attributes {input_gradient, lag = 2 : i64, trained}
+// PIPE: fabric.kernel @fc2 {{.*}} attributes {input_gradient, lag = 1 : i64, trained}
 // Under cpgd each trained kernel's backward pass trails its forward by the
 // trained kernels after it and the loss; the program knows the samples.
 // CPGD-LABEL: fabric.program @mlp

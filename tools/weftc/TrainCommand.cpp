@@ -161,9 +161,14 @@ int weftc::trainMain(int argc, char **argv) {
     if (!conversion::CheckpointPolicy::parse(opts.checkpoints, policy, why))
       return fail(argv0, "--checkpoints: " + why);
   }
+  // CPGD, and MBGD without reverse checkpoints, pipeline the samples (each
+  // mini-batch's, for MBGD): the PEs need the samples of the run.
+  const bool pipelined =
+      opts.optimizer == "cpgd" ||
+      (opts.optimizer == "mbgd" && opts.checkpoints == "none");
   co.training = driver::TrainingSpec{opts.optimizer, opts.lr, opts.batch,
                                      opts.checkpoints, opts.peMemory,
-                                     opts.optimizer == "cpgd" ? samples : 0};
+                                     pipelined ? samples : 0};
   opts.progress.apply(co);
   CompiledModel compiled;
   if (!compileModel(*ctx, opts.modelPath, co, compiled, err))
@@ -321,6 +326,12 @@ int weftc::trainMain(int argc, char **argv) {
          << " (predicted " << recomputeCycles
          << " recompute cycles per sample, " << recomputeCycles * samples
          << " in all)\n";
+  if (opts.optimizer == "mbgd" && pipelined) {
+    outs() << "weftc: mbgd: each mini-batch pipelined:";
+    for (const driver::TrainedDense &t : compiled.trained)
+      outs() << " @" << t.name << " lag " << t.training.lag << ";";
+    outs() << "\n";
+  }
   if (opts.optimizer == "cpgd") {
     // Which weights each pass sees (docs/training.md, "CPGD"): a layer's
     // forward of sample i runs before its backward of sample i - lag.

@@ -79,6 +79,9 @@ struct TrainedColumn {
   /// run (0: SGD or MBGD, one sample at a time). The loss under CPGD: 1, it
   /// sends its gradient on a microthread from two buffers in turn.
   int64_t lag = 0, samples = 0;
+  /// A pipelined MBGD: the rounds (`samples` a mini-batch) run `steps`
+  /// times.
+  int64_t steps = 1;
 };
 
 /// Emits `k`'s PEs with the routes `routes` gives them. Fails (at `loc`,

@@ -42,8 +42,14 @@ struct DenseTraining {
   /// the forward pass by (0: SGD or MBGD, one sample at a time). The layer
   /// keeps the inputs (and, on its last column, the outputs) of the `lag`
   /// + 1 samples in flight in a ring, and runs `samples` + `lag` rounds.
+  /// A pipelined MBGD (`mbgd` and `lag` > 0) runs the rounds once per
+  /// mini-batch, draining the pipeline before each update.
   int64_t lag = 0;
   int64_t samples = 0;
+  /// The rounds' samples and how many times they run: the run's samples
+  /// once (CPGD), or a mini-batch per step (pipelined MBGD).
+  int64_t rounds() const { return mbgd ? batch : samples; }
+  int64_t steps() const { return mbgd ? samples / batch : 1; }
 };
 
 /// Word addresses in one PE of a trained dense layer; -1 for a buffer the

@@ -120,9 +120,9 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   // CPGD: the gradient goes west on microthread 4 (from a ring slot), so
   // that the kernel before, which takes it in a later round, does not hold
   // this one back.
-  const bool cpgd = k.lag > 0;
+  const bool pipelined = k.lag > 0;
   if (k.gradOut >= 0)
-    rec("grad_out", cpgd ? DsdFields::fabout(L, k.gradOut).withUtid(4)
+    rec("grad_out", pipelined ? DsdFields::fabout(L, k.gradOut).withUtid(4)
                          : DsdFields::fabout(L, k.gradOut));
   if (k.kind == TrainedColumn::Kind::Loss) {
     rec("out", DsdFields::fabout(L, k.outColor));
@@ -138,10 +138,10 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
   const bool tanh = k.kind == TrainedColumn::Kind::Tanh;
   // The gradient's buffer: the mask (Relu) or t (Tanh).
   const char *g = tanh ? "t" : "mask";
-  if (cpgd) {
+  if (pipelined) {
     // y and the gradient of sample i at slot i mod (lag + 1), through
     // GPR4: y [2L words], g [2L].
-    cpgdConstants(k.samples, k.lag, 4 * L);
+    cpgdConstants(k.samples, k.lag, 4 * L, k.steps);
     int64_t ring = buffer(2 * L * (k.lag + 1));
     rec("y", DsdFields::mem1d(L, ring).withIx());
     rec(g, DsdFields::mem1d(L, ring + 2 * L).withIx());
@@ -162,15 +162,15 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     // written).
     rec("zeros", DsdFields::mem1d(L, buffer(L)));
   }
-  if (!cpgd)
+  if (!pipelined)
     rec(g, DsdFields::mem1d(L, buffer(L)));
 
   wv::TaskOp main = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&main.getBody().front());
-  if (cpgd)
+  if (pipelined)
     cpgdStart();
   label("sample");
-  if (cpgd)
+  if (pipelined)
     cpgdSkipForward("forward_done");
   if (tanh) {
     // y = 1 - 2 / (1 + exp(2x)), the steps of the Tanh kernel.
@@ -184,7 +184,7 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     vec(Opcode::FMAX, "y", "in", imm(wt::SmallImm::Zero));
   }
   un(Opcode::MOV32, "out", "y");
-  if (cpgd) {
+  if (pipelined) {
     label("forward_done");
     cpgdAdvance("ring_next");
     cpgdSkipBackward("round_done");
@@ -195,7 +195,7 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
       // dx = dy (1 - y y).
       vec(Opcode::FMUL, "t", "y", "y");
       vec(Opcode::FSUB, "t", "ones", "t");
-      if (cpgd) {
+      if (pipelined) {
         vec(Opcode::FMUL, "t", "dy", "t");
         un(Opcode::MOV32, "grad_out", "t");
       } else {
@@ -211,10 +211,11 @@ void Emitter::emitGroup(int64_t r0, int64_t r1, const Role &role) {
     // Nothing before it is trained: the gradient is consumed and dropped.
     un(Opcode::MOV32, "dy", "grad_in");
   }
-  if (!cpgd)
+  if (!pipelined)
     return jump("sample");
   label("round_done");
   cpgdNext("sample");
+  cpgdEnd();
 }
 
 void Emitter::emitLoss(int64_t L, int64_t r0, int64_t r1, const Role &role) {
@@ -228,8 +229,8 @@ void Emitter::emitLoss(int64_t L, int64_t r0, int64_t r1, const Role &role) {
   // CPGD: dL/dz goes west on a microthread from one of two buffers, GPR4
   // toggling between them, so that the loss takes the next logits while
   // the last kernel has not yet taken this gradient.
-  const bool cpgd = k.lag > 0;
-  if (cpgd) {
+  const bool pipelined = k.lag > 0;
+  if (pipelined) {
     constParam(kGprSlot, 2 * L);
     constParam(kGprRing, 4 * L);
     rec("delta", DsdFields::mem1d(L, buffer(2 * L)).withIx());
@@ -273,7 +274,7 @@ void Emitter::emitLoss(int64_t L, int64_t r0, int64_t r1, const Role &role) {
 
   wv::TaskOp main = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&main.getBody().front());
-  if (cpgd)
+  if (pipelined)
     inst(Opcode::MOVI, {gpr(4), lit(0)});
   using RF = wv::RegFile;
   // The all-reduce of the Softmax kernel (docs/execution-model.md, "The
@@ -319,7 +320,7 @@ void Emitter::emitLoss(int64_t L, int64_t r0, int64_t r1, const Role &role) {
   if (k.batch > 1)
     vec(Opcode::FMUL, "delta", "delta", gpr(kGprInvB));
   un(Opcode::MOV32, "grad_out", "delta");
-  if (cpgd)
+  if (pipelined)
     cpgdAdvance("delta_next");
   jump("sample");
 }

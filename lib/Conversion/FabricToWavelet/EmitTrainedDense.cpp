@@ -14,9 +14,10 @@
 // off the fabric only after the previous sample's update, which is what
 // makes the updates SGD. Reverse checkpoints: a layer that does not store
 // its input takes it again in its backward pass, which the layer before
-// recomputes. Under CPGD the loop runs rounds instead: the forward of
-// sample i, then the backward of sample i - lag, with the inputs (and
-// outputs) of the samples in flight in a ring.
+// recomputes. Under CPGD (and a pipelined MBGD, once per mini-batch) the
+// loop runs rounds instead: the forward of sample i, then the backward of
+// sample i - lag, with the inputs (and outputs) of the samples in flight
+// in a ring.
 //
 //===----------------------------------------------------------------------===//
 
@@ -204,36 +205,36 @@ void Emitter::emitCopyOnly(int64_t c) {
   const int64_t lk = chunkSize(layer.K, m.smear, c);
   rec("copy_in", DsdFields::fabin(lk, colors.in));
   rec("copy_out", DsdFields::fabout(lk, colors.column).withUtid(0));
-  const bool cpgd = t.lag > 0;
+  const bool pipelined = t.lag > 0;
   if (t.inputGradient) {
     rec("grad_relay_in", DsdFields::fabin(lk, tc.reduce[(m.rows - 1) % 2]));
     // CPGD: taken into a ring slot, then sent on a microthread, so that the
     // kernel before, which takes it in a later round, holds back neither
     // this PE nor the column whose sum it is.
     DsdFields out = DsdFields::fabout(lk, tc.gradOut);
-    rec("grad_out", cpgd ? out.withUtid(kUtidGradient) : out);
-    if (cpgd)
+    rec("grad_out", pipelined ? out.withUtid(kUtidGradient) : out);
+    if (pipelined)
       rec("relay", DsdFields::mem1d(lk, TrainedDenseMap::kData).withIx());
   }
-  if (cpgd)
-    cpgdConstants(t.samples, t.lag, t.inputGradient ? 2 * lk : 0);
+  if (pipelined)
+    cpgdConstants(t.rounds(), t.lag, t.inputGradient ? 2 * lk : 0, t.steps());
   wv::TaskOp task0 = task("main", wv::TaskKind::local, kMainTask, true);
   b.setInsertionPointToStart(&task0.getBody().front());
   dsrLoad(wv::RegFile::ddsr, kDsrCopy, "copy_out");
   dsrLoad(wv::RegFile::s0dsr, kDsrCopy, "copy_in");
-  if (cpgd)
+  if (pipelined)
     cpgdStart();
   label("sample");
-  if (cpgd)
+  if (pipelined)
     cpgdSkipForward("forward_done");
   inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
-  if (cpgd) {
+  if (pipelined) {
     label("forward_done");
     if (t.inputGradient)
       cpgdAdvance("ring_next");
     cpgdSkipBackward("round_done");
   }
-  if (t.inputGradient && cpgd) {
+  if (t.inputGradient && pipelined) {
     un(Opcode::MOV32, "relay", "grad_relay_in");
     un(Opcode::MOV32, "grad_out", "relay");
   } else if (t.inputGradient) {
@@ -241,10 +242,11 @@ void Emitter::emitCopyOnly(int64_t c) {
   }
   if (!t.storesInput)
     inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
-  if (!cpgd)
+  if (!pipelined)
     return jump("sample");
   label("round_done");
   cpgdNext("sample");
+  cpgdEnd();
 }
 
 void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1, int64_t lk,
@@ -281,8 +283,8 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   const TrainedDenseMap mm =
       trainedDenseMap(lk, lm, last, !layer.bias.empty(), layer.relu, t);
   // CPGD: x, y and delta live in the ring, at GPR4's slot.
-  const bool cpgd = t.lag > 0;
-  auto ring = [&](DsdFields f) { return cpgd ? f.withIx() : f; };
+  const bool pipelined = t.lag > 0;
+  auto ring = [&](DsdFields f) { return pipelined ? f.withIx() : f; };
   const int64_t pin = colors.psum[c % 2],
                 pout = last ? colors.out : colors.psum[(c + 1) % 2];
 
@@ -290,10 +292,10 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   uint32_t lrBits = wt::f32ToBits(-t.lr);
   constParam(kGprLr, int64_t(lrBits & 0xffff));
   constParam(kGprLr + 1, int64_t(lrBits >> 16));
-  if (t.mbgd)
+  if (t.mbgd && !pipelined)
     constParam(kGprBatch, t.batch);
-  if (cpgd)
-    cpgdConstants(t.samples, t.lag, mm.slotWords);
+  if (pipelined)
+    cpgdConstants(t.rounds(), t.lag, mm.slotWords, t.steps());
   emitSegments(c, r0, r1, lk, lm, mm);
 
   // The matrix instructions' dimensions: the larger chunk first
@@ -347,7 +349,7 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
       // until this PE's two matrix instructions of the backward pass are
       // done; the row's PEs are waiting for it, so the send costs about
       // Lm cycles.
-      rec("delta_send", cpgd ? DsdFields::fabout(lm, tc.deltaRow)
+      rec("delta_send", pipelined ? DsdFields::fabout(lm, tc.deltaRow)
                              : DsdFields::fabout(lm, tc.deltaRow).withUtid(5));
     if (hasBias)
       rec("bias", DsdFields::mem1d(lm, mm.bias));
@@ -379,7 +381,7 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
       if (key.receivesSouth)
         rec("red_south", DsdFields::fabin(lk, tc.reduce[p]));
       // CPGD: dL/dx goes west on a microthread (its dx is in the ring).
-      rec("red_out", cpgd ? DsdFields::fabout(lk, tc.gradOut)
+      rec("red_out", pipelined ? DsdFields::fabout(lk, tc.gradOut)
                                 .withUtid(kUtidGradient)
                           : DsdFields::fabout(lk, tc.gradOut));
       break;
@@ -402,9 +404,9 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     dsrLoad(wv::RegFile::ddsr, kDsrCopy, "copy_out");
     dsrLoad(wv::RegFile::s0dsr, kDsrCopy, "copy_in");
   }
-  if (t.mbgd)
+  if (t.mbgd && !pipelined)
     inst(Opcode::MOVI, {gpr(kGprCount), lit(0)});
-  if (cpgd)
+  if (pipelined)
     cpgdStart();
 
   label("sample");
@@ -412,7 +414,7 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   // (microthread 0); every PE takes its chunk off the column only now, after
   // the previous sample's update (CPGD: after the backward of the sample
   // lag + 1 before it).
-  if (cpgd)
+  if (pipelined)
     cpgdSkipForward("forward_done");
   if (key.role.diagonal)
     inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
@@ -448,7 +450,7 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
   forward(false);
   // CPGD: the backward of the sample lag before, whose x (and y) are in the
   // next slot of the ring.
-  if (cpgd) {
+  if (pipelined) {
     label("forward_done");
     cpgdAdvance("ring_next");
     cpgdSkipBackward("round_done");
@@ -497,7 +499,7 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     case ReduceRole::Diagonal:
       if (key.receives)
         vec(Opcode::FADD, "dx", "dx", "red_north");
-      if (cpgd) {
+      if (pipelined) {
         // Both sums into dx on the main thread, then dx west on a
         // microthread (the column is not held back by the kernel before).
         if (key.receivesSouth)
@@ -526,22 +528,34 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     vec(Opcode::FMAC, "w4", "x4", "dlr4");
   } else {
     vec(Opcode::FMAC, "g4", "x4", "delta4");
-    inst(Opcode::ADD16, {gpr(kGprCount), imm(wt::SmallImm::One)});
-    inst(Opcode::CEQ16, {gpr(kGprCount), gpr(kGprBatch)});
-    wv::JumpOp::create(b, loc, "sample", wv::JumpCond::if_false);
-    // The step's last sample: W += g (-lr), b += gb (-lr), clear both.
+  }
+  // The step's end (MBGD): W += g (-lr), b += gb (-lr), clear both.
+  auto applyStep = [&] {
     vec(Opcode::FMAC, "w", "g", gpr(kGprLr));
     fill("g", wt::SmallImm::Zero);
     if (mm.gb >= 0) {
       vec(Opcode::FMAC, "bias", "gb", gpr(kGprLr));
       fill("gb", wt::SmallImm::Zero);
     }
-    inst(Opcode::MOVI, {gpr(kGprCount), lit(0)});
-  }
-  if (!cpgd)
+  };
+  if (!pipelined) {
+    if (t.mbgd) {
+      // After the step's last sample.
+      inst(Opcode::ADD16, {gpr(kGprCount), imm(wt::SmallImm::One)});
+      inst(Opcode::CEQ16, {gpr(kGprCount), gpr(kGprBatch)});
+      wv::JumpOp::create(b, loc, "sample", wv::JumpCond::if_false);
+      applyStep();
+      inst(Opcode::MOVI, {gpr(kGprCount), lit(0)});
+    }
     return jump("sample");
+  }
   label("round_done");
   cpgdNext("sample");
+  // A pipelined MBGD: the mini-batch's rounds are done, the pipeline
+  // drained; update, then the next mini-batch.
+  if (t.mbgd)
+    applyStep();
+  cpgdEnd();
 }
 
 } // namespace

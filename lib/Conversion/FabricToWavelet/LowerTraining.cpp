@@ -296,7 +296,11 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
       k.gradIn = gradInColor;
       k.gradOut = gradOutColor;
       k.lag = s.kernel.getLag().value_or(0);
-      k.samples = training.getSamples();
+      // The rounds' samples: the run's (CPGD) or a mini-batch's, once per
+      // step (MBGD).
+      bool mbgd = training.getOptimizer() == fab::Optimizer::mbgd;
+      k.samples = mbgd ? training.getBatch() : training.getSamples();
+      k.steps = mbgd ? training.getSamples() / training.getBatch() : 1;
       if (failed(emitTrainedColumn(b, kloc, k, n, n, routes.table)))
         return failure();
       continue;
@@ -318,7 +322,11 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   for (int j = 0; j < 3; ++j)
     loss.internal[j] = routes.color("loss reduce" + std::to_string(j));
   loss.batch = training.getBatch();
-  if (cpgd)
+  // A pipelined program (CPGD, MBGD with lags): the loss double-buffers its
+  // gradient.
+  if (llvm::any_of(stages, [](const Stage &s) {
+        return fab::KernelOp(s.kernel).getLag().has_value();
+      }))
     loss.lag = 1;
   if (failed(emitTrainedColumn(b, loc, loss, "loss", "loss", routes.table)))
     return failure();

@@ -252,11 +252,14 @@ public:
   /// rounds; 11, 12, 13 hold samples, lag and samples + lag; GPR4 is the
   /// offset of the ring slot the forward writes, and after `cpgdAdvance`
   /// of the one the backward reads (the next round's). `slotWords` 0: no
-  /// ring.
+  /// ring. A pipelined MBGD runs these rounds once per mini-batch (`steps`
+  /// of them, `samples` the batch; GPR 8 counts the steps, 9 holds them).
   static constexpr int64_t kGprRound = 10, kGprSamples = 11, kGprLag = 12,
-                           kGprRounds = 13, kGprSlot = 14, kGprRing = 15;
+                           kGprRounds = 13, kGprSlot = 14, kGprRing = 15,
+                           kGprStep = 8, kGprSteps = 9;
   /// Before the task: the constants.
-  void cpgdConstants(int64_t samples, int64_t lag, int64_t slotWords) {
+  void cpgdConstants(int64_t samples, int64_t lag, int64_t slotWords,
+                     int64_t steps = 1) {
     constParam(kGprSamples, samples);
     constParam(kGprLag, lag);
     constParam(kGprRounds, samples + lag);
@@ -264,9 +267,17 @@ public:
       constParam(kGprSlot, slotWords);
       constParam(kGprRing, slotWords * (lag + 1));
     }
+    cpgdSteps = steps;
+    if (steps > 1)
+      constParam(kGprSteps, steps);
   }
-  /// In the task, before the loop: round 0, slot 0.
+  /// In the task, before the loop: (step 0, the step's label,) round 0,
+  /// slot 0.
   void cpgdStart() {
+    if (cpgdSteps > 1) {
+      inst(Opcode::MOVI, {gpr(kGprStep), lit(0)});
+      label("step");
+    }
     inst(Opcode::MOVI, {gpr(kGprRound), lit(0)});
     inst(Opcode::MOVI, {gpr(4), lit(0)});
   }
@@ -288,17 +299,28 @@ public:
     inst(Opcode::CLTU16, {gpr(kGprRound), gpr(kGprLag)});
     wavelet::JumpOp::create(b, loc, label, wavelet::JumpCond::if_true);
   }
-  /// The round's end: the next round from `loop`, or the task ends.
+  /// The round's end: the next round from `loop`, or on (the step's end).
   void cpgdNext(llvm::StringRef loop) {
     inst(Opcode::ADD16, {gpr(kGprRound), imm(machine::SmallImm::One)});
     inst(Opcode::CLTU16, {gpr(kGprRound), gpr(kGprRounds)});
     wavelet::JumpOp::create(b, loc, loop, wavelet::JumpCond::if_true);
+  }
+  /// After the rounds (and a step's update): the next step, or the task
+  /// ends.
+  void cpgdEnd() {
+    if (cpgdSteps > 1) {
+      inst(Opcode::ADD16, {gpr(kGprStep), imm(machine::SmallImm::One)});
+      inst(Opcode::CLTU16, {gpr(kGprStep), gpr(kGprSteps)});
+      wavelet::JumpOp::create(b, loc, "step", wavelet::JumpCond::if_true);
+    }
     inst(Opcode::NOP, {}, /*term=*/true);
   }
 
 protected:
   mlir::OpBuilder &b;
   mlir::Location loc;
+  /// The mini-batches a pipelined MBGD runs its rounds for (1: CPGD).
+  int64_t cpgdSteps = 1;
 };
 
 /// The machine of the wavelet.program at `b`'s insertion point, checked to

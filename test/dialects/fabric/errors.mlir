@@ -777,8 +777,14 @@ fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.tra
 
 // -----
 
-// expected-error @below {{only cpgd takes the number of samples}}
-fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = mbgd, lr = 1.0 : f32, batch = 2, samples = 4>} {
+// expected-error @below {{sgd takes no number of samples: it runs one sample at a time}}
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = sgd, lr = 1.0 : f32, batch = 1, samples = 4>} {
+}
+
+// -----
+
+// expected-error @below {{mbgd pipelines whole mini-batches: its 5 samples are no multiple of the batch of 2}}
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = mbgd, lr = 1.0 : f32, batch = 2, samples = 5>} {
 }
 
 // -----
@@ -804,7 +810,7 @@ fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.tra
 // -----
 
 fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = sgd, lr = 1.0 : f32, batch = 1>} {
-  // expected-error @below {{has a lag, but only a cpgd program's kernels trail their forward passes}}
+  // expected-error @below {{has a lag, but only the kernels of a cpgd or mbgd program that knows its samples trail their forward passes}}
   fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {lag = 1 : i64, trained} {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
@@ -814,7 +820,7 @@ fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.tra
 // -----
 
 fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = cpgd, lr = 1.0 : f32, batch = 1, samples = 4>} {
-  // expected-error @below {{recomputes its input under cpgd, whose layers keep their inputs in a ring (the layer before has updated its weights since the forward)}}
+  // expected-error @below {{recomputes its input while it trails its forward, keeping the inputs of the samples in flight in a ring}}
   fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {checkpoint = #fabric<checkpoint recompute>, input_gradient, lag = 2 : i64, trained} {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
@@ -824,7 +830,7 @@ fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.tra
 // -----
 
 fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = cpgd, lr = 1.0 : f32, batch = 1, samples = 32760>} {
-  // expected-error @below {{trails by 8 samples; with the 32760 samples of the program its PEs count past 32767}}
+  // expected-error @below {{trails by 8 samples; with 32760 samples a pipeline its PEs count past 32767}}
   fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {lag = 8 : i64, trained} {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>
