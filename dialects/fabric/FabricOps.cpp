@@ -210,6 +210,16 @@ LogicalResult KernelOp::verify() {
                            << rounds << " samples a pipeline its PEs count "
                               "past 32767";
   }
+  if (getSlicedWeights()) {
+    if (!isa<DenseSchemeAttr>(getScheme()))
+      return emitOpError() << "has sliced_weights, but only a dense layer "
+                              "(a fully connected one) stores its weight "
+                              "columns sliced";
+    if (getTrained())
+      return emitOpError() << "has sliced_weights but is trained: its "
+                              "weights change, so their zeros are not known "
+                              "when they are packed";
+  }
   if (int64_t tiles = int64_t(getTiles()); tiles != 1) {
     if (tiles < 1)
       return emitOpError() << "tiles " << tiles << " is below 1";

@@ -109,6 +109,10 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     `--weft-prepare-training` sets `lag` on every trained kernel: how many
     samples its backward pass trails its forward pass (the kernels after it,
     the loss included; docs/training.md, "CPGD").
+    `--weft-select-sliced-weights` sets `sliced_weights` on an inference
+    dense kernel whose weight columns are stored as sliced vectors: lane
+    masks and packed non-zero lanes, so zero weights cost no MAC and only a
+    mask read (docs/execution-model.md, "Sparse weights").
 
     Example:
     ```mlir
@@ -135,7 +139,8 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
                        UnitAttr:$trained, UnitAttr:$input_gradient,
                        OptionalAttr<Fabric_CheckpointPolicyAttr>:$checkpoint,
                        OptionalAttr<I64Attr>:$recompute_cycles,
-                       OptionalAttr<I64Attr>:$lag);
+                       OptionalAttr<I64Attr>:$lag,
+                       UnitAttr:$sliced_weights);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $function_type `scheme` $scheme (`at` $rect^)?

@@ -452,6 +452,7 @@ FailureOr<wt::Dsd> DsdOp::toDsd() {
       d.stride = int32_t(*getStride());
     }
     d.indexed = getIx();
+    d.sliced = getSl();
     break;
   case wt::DsdKind::Mem4D:
     if (!need(getXdsr(), "xdsr") ||
@@ -476,6 +477,8 @@ FailureOr<wt::Dsd> DsdOp::toDsd() {
   if (d.kind != wt::DsdKind::Mem4D && !forbid(getXdsr().has_value(), "xdsr"))
     return failure();
   if (d.kind != wt::DsdKind::FabricOut && !forbid(getNz(), "nz"))
+    return failure();
+  if (d.kind != wt::DsdKind::Mem1D && !forbid(getSl(), "sl"))
     return failure();
   if (d.kind != wt::DsdKind::Fifo &&
       (!forbid(getPushAc().has_value(), "push_ac") ||

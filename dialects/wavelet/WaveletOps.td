@@ -212,7 +212,10 @@ def Wavelet_DsdOp : Wavelet_Op<"dsd", [Symbol]> {
     wavelet.dsd @acc at 16 mem1d {length = 64, base = 4096}
     wavelet.dsd @xin at 20 fabin {length = 64, color = 3, term}
     wavelet.dsd @xout at 24 fabout {length = 64, color = 4, format = "sparse16", nz}
+    wavelet.dsd @w at 28 mem1d {length = 64, base = 8192, ix, sl}
     ```
+    `sl` (mem1d only) makes a sliced vector: lane masks and packed non-zero
+    lanes (docs/architecture.md §8.3, "Sliced vectors").
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$address,
                        Wavelet_DsdKind:$kind,
@@ -229,7 +232,7 @@ def Wavelet_DsdOp : Wavelet_Op<"dsd", [Symbol]> {
                        OptionalAttr<I64Attr>:$xdsr,
                        OptionalAttr<I64Attr>:$push_ac,
                        OptionalAttr<I64Attr>:$pop_ac,
-                       UnitAttr:$nz);
+                       UnitAttr:$nz, UnitAttr:$sl);
   let assemblyFormat = "$sym_name `at` $address $kind attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

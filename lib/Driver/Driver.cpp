@@ -436,6 +436,12 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   }
   pipeline.sparseActivations = options.sparseActivations;
   pipeline.density = options.density;
+  if (!weft::conversion::parseSparseMode(options.sparseWeights)) {
+    error = "--sparse-weights must be off, auto or on, not '" +
+            options.sparseWeights + "'";
+    return false;
+  }
+  pipeline.sparseWeights = options.sparseWeights;
   pipeline.precision = options.precision == "mixed"
                            ? weft::PipelinePrecision::Mixed
                            : weft::PipelinePrecision::FP32;
@@ -603,8 +609,10 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
                                                       "has",
                                                       good, bad)
                                             .str()));
-      readFabricFigures(*out.module, out);
     }
+    // Again: the route stage's decisions (sliced weights) change kernels'
+    // predictions.
+    readFabricFigures(*out.module, out);
     if (options.untilAfter == Stage::Route)
       return true;
     if (!runStage(Stage::Wavelet, weft::PipelineStage::Wavelet))

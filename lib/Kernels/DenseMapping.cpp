@@ -6,6 +6,8 @@
 
 #include "weft/Kernels/DenseMapping.h"
 
+#include "weft/Machine/Sliced.h"
+
 #include "weft/Machine/ISA.h"
 
 #include <algorithm>
@@ -81,12 +83,20 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
 constexpr int64_t kDescriptorBase = 1024; // DSD records
 constexpr int64_t kDataBase = 1152;       // accumulator, bias, weights
 
-int64_t memoryPerPE(int64_t K, int64_t M, const DenseMapping &m) {
+int64_t weightColumnWords(int64_t lm, bool mixed, bool sliced) {
+  unsigned ew = mixed ? 1 : 2;
+  if (!sliced)
+    return lm * ew;
+  return int64_t(wt::SlicedLayout{uint32_t(lm), ew}.footprintWords());
+}
+
+int64_t memoryPerPE(int64_t K, int64_t M, const DenseMapping &m,
+                    bool slicedWeights) {
   int64_t lk = chunkSize(K, m.smear, 0), lm = chunkSize(M, m.rows, 0);
-  int64_t wordsPerWeight = m.precision == Precision::Mixed ? 1 : 2;
+  int64_t column = weightColumnWords(lm, m.precision == Precision::Mixed,
+                                     slicedWeights);
   // Accumulator, bias, weights, and the last column's two output buffers.
-  return 2 *
-         (kDataBase + 2 * lm + 2 * lm + lk * lm * wordsPerWeight + 2 * 2 * lm);
+  return 2 * (kDataBase + 2 * lm + 2 * lm + lk * column + 2 * 2 * lm);
 }
 
 std::optional<DenseMapping> chooseDenseMapping(int64_t K, int64_t M,

@@ -47,7 +47,7 @@ struct Bits {
 //          ue 30/1, utid 31/3
 //  fabout: len 0/15, color 15/5, fmt 20/2, acEn 22/1, ac 23/6, ctrl 29/1,
 //          ue 30/1, utid 31/3, index6 34/6, wli 40/1, nz 41/1
-//  mem1d : len 0/15, base 15/15, stride 30/9 (signed), ix 39/1
+//  mem1d : len 0/15, base 15/15, stride 30/9 (signed), ix 39/1, sl 40/1
 //  mem4d : base 15/15, xdsr 30/3, ix 39/1
 //  fifo  : cap 0/15, base 15/15, pushEn 30/1, pushAc 31/6, popEn 37/1,
 //          popAc 38/6
@@ -78,6 +78,7 @@ uint64_t Dsd::encode() const {
     b.put(15, 15, base);
     b.put(30, 9, uint64_t(int64_t(stride)));
     b.put(39, 1, indexed);
+    b.put(40, 1, sliced);
     break;
   case DsdKind::Mem4D:
     b.put(15, 15, base);
@@ -139,6 +140,7 @@ std::optional<Dsd> Dsd::decode(uint64_t bits, std::string *error) {
     int32_t s = int32_t(b.get(30, 9));
     d.stride = (s & 0x100) ? s - 0x200 : s;
     d.indexed = b.get(39, 1);
+    d.sliced = b.get(40, 1);
     break;
   }
   case DsdKind::Mem4D:
@@ -203,6 +205,10 @@ std::string Dsd::validate(const Target &t) const {
     os << "mem1d stride " << stride << " does not fit the signed 9-bit field";
     return os.str();
   }
+  if (kind == DsdKind::Mem1D && sliced && stride != 1) {
+    os << "a sliced mem1d (sl) needs stride 1, not " << stride;
+    return os.str();
+  }
   if (kind == DsdKind::Mem4D && xdsr >= Arch::kNumXDSRs) {
     os << "mem4d DSD names XDSR " << unsigned(xdsr) << " (0.."
        << Arch::kNumXDSRs - 1 << ")";
@@ -248,6 +254,8 @@ std::string Dsd::str() const {
     os << " len=" << length << " base=" << base << " stride=" << stride;
     if (indexed)
       os << " ix";
+    if (sliced)
+      os << " sl";
     break;
   case DsdKind::Mem4D:
     os << " base=" << base << " xdsr=" << unsigned(xdsr);

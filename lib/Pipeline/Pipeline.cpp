@@ -120,6 +120,9 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     o.sparseActivations = options.sparseActivations;
     o.density = options.density;
     pm.addPass(createSelectSparseStreams(o));
+    SelectSlicedWeightsOptions w;
+    w.sparseWeights = options.sparseWeights;
+    pm.addPass(createSelectSlicedWeights(w));
     return;
   }
   case PipelineStage::Wavelet: {

@@ -82,6 +82,8 @@ struct Operand {
   uint8_t dsrFile = 0;   ///< Fifo: 0 S0, 1 S1, 2 D
   bool prng = false;     ///< Imm: reads the PRNG
   bool is4d = false;
+  /// Mem (mem1d): a sliced vector (weft/Machine/Sliced.h).
+  bool sliced = false;
   // Fabric vectors.
   uint8_t color = 0;
   PayloadFormat format = PayloadFormat::Dense32;
@@ -118,6 +120,9 @@ struct Exec {
   bool compare = false;
   bool readsDst = false;
   bool earlyEnd = false;
+  /// src0 is a sliced vector: `done` is the position of the next non-zero
+  /// lane (architecture §8.3, "Sliced vectors").
+  bool sliced = false;
   uint8_t startupLeft = 0;
   uint32_t busyLeft = 0;
   uint32_t n = 0, done = 0;

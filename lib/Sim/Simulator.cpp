@@ -22,6 +22,7 @@
 #include "weft/Binary/Binary.h"
 #include "weft/Machine/Energy.h"
 #include "weft/Machine/Numerics.h"
+#include "weft/Machine/Sliced.h"
 #include "weft/Machine/Wavelet.h"
 
 #include <algorithm>
@@ -61,12 +62,32 @@ const char *statusName(Status s) {
 
 Simulator::~Simulator() = default;
 
+/// Non-zero lanes standing for each class of sliced reads.
+static constexpr unsigned kSlicedClassLanes[3] = {0, 1, machine::kSlicedLanes};
+
 uint64_t PeStats::memoryEnergyFj() const {
   uint64_t e = 0;
-  for (unsigned w = 0; w < 2; ++w)
+  for (unsigned w = 0; w < 2; ++w) {
     e += memoryReads[w] * readEnergyFj(2 * (w + 1)) +
          memoryWrites[w] * writeEnergyFj(2 * (w + 1));
+    machine::SlicedWord word = machine::SlicedLayout{0, w + 1}.word();
+    for (unsigned c = 0; c < 3; ++c)
+      e += slicedReads[w][c] *
+           machine::slicedReadEnergyFj(word, kSlicedClassLanes[c]);
+  }
   return e;
+}
+
+uint64_t PeStats::memoryReadBytes() const {
+  uint64_t bytes = 2 * memoryReads[0] + 4 * memoryReads[1];
+  for (unsigned w = 0; w < 2; ++w) {
+    machine::SlicedWord word = machine::SlicedLayout{0, w + 1}.word();
+    bytes += (slicedReads[w][0] + slicedReads[w][1] + slicedReads[w][2]) *
+                 word.maskBytes() +
+             (slicedReads[w][1] + slicedReads[w][2]) * word.slice1Bytes() +
+             slicedReads[w][2] * word.slice2Bytes();
+  }
+  return bytes;
 }
 
 namespace detail {
@@ -77,6 +98,8 @@ void addMemoryAccesses(Stats &s, const PeStats &p) {
   s.memoryReadBytes += p.memoryReadBytes();
   s.memoryWriteBytes += p.memoryWriteBytes();
   s.memoryEnergyFj += p.memoryEnergyFj();
+  s.memorySlicedReads += p.slicedReadCount();
+  s.memorySlicedZeroReads += p.slicedReads[0][0] + p.slicedReads[1][0];
 }
 
 //===----------------------------------------------------------------------===//
@@ -1067,6 +1090,9 @@ std::string Engine::statsJson() const {
   os << "  \"memory_writes\": " << s.memoryWrites << ",\n";
   os << "  \"memory_read_bytes\": " << s.memoryReadBytes << ",\n";
   os << "  \"memory_write_bytes\": " << s.memoryWriteBytes << ",\n";
+  os << "  \"memory_sliced_reads\": " << s.memorySlicedReads << ",\n";
+  os << "  \"memory_sliced_zero_reads\": " << s.memorySlicedZeroReads
+     << ",\n";
   {
     std::string pj;
     appendPj(pj, s.memoryEnergyFj);

@@ -22,6 +22,7 @@
 #include "DenseLoops.h"
 
 #include "weft/Machine/Numerics.h"
+#include "weft/Machine/Sliced.h"
 #include "weft/Machine/Wavelet.h"
 
 #include <cstring>
@@ -342,6 +343,7 @@ bool Ctx::resolveDsr(Operand &o, unsigned file, unsigned n, ElemType t) {
     o.base = int64_t(d.base) + (d.indexed ? pe.gpr[4] : 0);
     o.stride[0] = int64_t(d.stride) * o.ew;
     o.length = d.length;
+    o.sliced = d.sliced;
     break;
   case DsdKind::Mem4D: {
     if (!(pe.xdsrValid & (1u << d.xdsr))) {
@@ -513,6 +515,14 @@ bool Ctx::startExec(Exec &ex, const Instruction &inst) {
     }
     ex.n = uint32_t(n);
   }
+  if (ex.dst.sliced || ex.src1.sliced) {
+    fail(std::string(oi.mnemonic) + " uses a sliced vector (sl) as its " +
+         (ex.dst.sliced ? "destination" : "second source") +
+         "; only the first source of fmac, fmach or fmachs may be sliced");
+    return false;
+  }
+  if (ex.src0.sliced && !startSliced(ex))
+    return false;
   bool vector = !ex.scalar;
   ex.startupLeft = vector ? oi.startup : 0;
   if (ex.reduction)
@@ -530,6 +540,8 @@ uint32_t Ctx::readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t) {
   case Operand::Imm:
     return o.prng ? prngBits(xorshift32(pe.prng), t) : o.value;
   case Operand::Mem:
+    if (o.sliced)
+      return load(slicedAddr(o, i), o.ew);
     return load(elemAddr(o, ex.scalar ? 0 : i), o.ew);
   case Operand::Fabin: {
     Wavelet w = *Wavelet::decode(cePeek(o.color));
@@ -709,6 +721,8 @@ Ctx::Issue Ctx::issueGroup(Exec &ex, bool isMain) {
     return Issue::Stall;
   }
   groupIssued = true;
+  if (ex.sliced)
+    return issueSlicedGroup(ex, isMain);
   // Execute k elements.
   Opcode op = ex.inst.opcode;
   for (uint32_t j = 0; j < k && !failed; ++j) {
@@ -854,6 +868,101 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// Sliced sources (architecture §8.3, "Sliced vectors")
+//===----------------------------------------------------------------------===//
+
+unsigned Ctx::slicedMaskOf(const Operand &o, uint32_t w) {
+  SlicedLayout l{uint32_t(o.length), o.ew};
+  uint32_t v = load(o.base + int64_t(l.maskOffset()) + w / 4, 1);
+  return (v >> (4 * (w % 4))) & 0xF;
+}
+
+int64_t Ctx::slicedAddr(const Operand &o, uint32_t i) {
+  uint32_t w = i / kSlicedLanes, lane = i % kSlicedLanes;
+  unsigned below = slicedMaskOf(o, w) & ((1u << lane) - 1);
+  return o.base +
+         int64_t(w * kSlicedLanes + unsigned(__builtin_popcount(below))) * o.ew;
+}
+
+bool Ctx::startSliced(Exec &ex) {
+  const OpcodeInfo &oi = *ex.info;
+  Opcode op = ex.inst.opcode;
+  if ((op != Opcode::FMAC && op != Opcode::FMACH && op != Opcode::FMACHS) ||
+      ex.scalar) {
+    fail(std::string(oi.mnemonic) + " reads a sliced vector (sl); only the "
+         "vector forms of fmac, fmach and fmachs may");
+    return false;
+  }
+  if (ex.src1.kind != Operand::Gpr && ex.src1.kind != Operand::Imm) {
+    fail(std::string(oi.mnemonic) + " reads a sliced vector (sl) with a "
+         "second source that is not a GPR or an immediate");
+    return false;
+  }
+  if (ex.dst.kind != Operand::Mem) {
+    fail(std::string(oi.mnemonic) + " reads a sliced vector (sl) into a "
+         "destination that is not memory");
+    return false;
+  }
+  ex.sliced = true;
+  skipSliced(ex);
+  return !failed;
+}
+
+void Ctx::skipSliced(Exec &ex) {
+  const Operand &s = ex.src0;
+  while (ex.done < ex.n && !failed) {
+    uint32_t w = ex.done / kSlicedLanes, lane = ex.done % kSlicedLanes;
+    unsigned mask = slicedMaskOf(s, w);
+    if (unsigned rest = mask >> lane) {
+      ex.done = std::min(ex.n, ex.done + unsigned(__builtin_ctz(rest)));
+      return;
+    }
+    if (!mask)
+      ++pe.st.slicedReads[s.ew - 1][0]; // the mask, and no data slice
+    ex.done = (w + 1) * kSlicedLanes;
+  }
+  ex.done = std::min(ex.done, ex.n);
+}
+
+Ctx::Issue Ctx::issueSlicedGroup(Exec &ex, bool isMain) {
+  const OpcodeInfo &oi = *ex.info;
+  Operand &s = ex.src0, &d = ex.dst;
+  uint32_t w = ex.done / kSlicedLanes, lane = ex.done % kSlicedLanes;
+  unsigned mask = slicedMaskOf(s, w);
+  // The word's first non-zero lane: its read enables the slices it needs.
+  if (!(mask & ((1u << lane) - 1))) {
+    unsigned pc = unsigned(__builtin_popcount(mask));
+    ++pe.st.slicedReads[s.ew - 1][pc > kSlice1Lanes ? 2 : 1];
+  }
+  uint32_t k = 0;
+  for (unsigned l = lane; l < kSlicedLanes && k < oi.simd && !failed; ++l) {
+    uint32_t i = w * kSlicedLanes + l;
+    if (i >= ex.n)
+      break;
+    if (!(mask & (1u << l)))
+      continue;
+    uint32_t a = readSrc(ex, s, i, oi.srcType);
+    uint32_t b = readSrc(ex, ex.src1, i, oi.srcType);
+    uint32_t old = load(elemAddr(d, i), d.ew);
+    writeDst(ex, d, i, compute(ex.inst.opcode, old, a, b), isMain);
+    ex.done = i + 1;
+    ++k;
+  }
+  if (!k) // the mask changed under the instruction: go past the word
+    ex.done = std::min(ex.n, (w + 1) * kSlicedLanes);
+  skipSliced(ex);
+  // The destination is read and written for each lane executed.
+  pe.st.memoryReads[d.ew - 1] += k;
+  pe.st.memoryWrites[d.ew - 1] += k;
+  if (isMemory(ex.src1))
+    pe.st.memoryReads[ex.src1.ew - 1] += k;
+  pe.st.elements += k;
+  pe.st.flops += uint64_t(k) * oi.flopsPerElem;
+  pe.st.macs += uint64_t(k) * oi.macsPerElem;
+  return Issue::Issued;
+}
+
 /// Fast mode: issues every remaining group of a main-thread instruction
 /// whose operands cannot stall (memory, GPRs, immediates) at once and keeps
 /// the datapath busy for the cycles those groups take. Nothing else reads
@@ -866,6 +975,8 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
 /// cycles and no microthread is busy: nothing can touch the CE's state
 /// before its groups issue, so the startup cycles join the batch.
 bool Ctx::runBatch(Exec &ex, unsigned startup) {
+  if (ex.sliced)
+    return false;
   for (const Operand *o : {&ex.dst, &ex.src0, &ex.src1})
     if (o->kind != Operand::Mem && o->kind != Operand::Gpr &&
         o->kind != Operand::Imm && o->kind != Operand::None)
@@ -967,8 +1078,8 @@ Ctx::Cycle Ctx::runExec(Exec &ex, bool isMain, bool datapathFree) {
     if (isMain && cfg.batch && !pe.microActive &&
         runBatch(ex, ex.startupLeft))
       return Cycle::Progress;
-    if (--ex.startupLeft == 0 && ex.n == 0)
-      retire(ex, isMain);
+    if (--ex.startupLeft == 0 && ex.done >= ex.n)
+      retire(ex, isMain); // no element, or a sliced source of zeros
     return Cycle::Progress;
   }
   if (!datapathFree) {

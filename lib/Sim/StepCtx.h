@@ -180,6 +180,15 @@ struct Ctx {
   enum class Issue { Stall, Issued, EarlyEnd };
   Issue issueGroup(Exec &ex, bool isMain);
   bool runBatch(Exec &ex, unsigned startup = 0);
+  /// Sliced sources (architecture §8.3): checks the instruction's operands
+  /// and moves to the first non-zero lane; the lane mask of word `w`; the
+  /// packed address of element `i`; one group of the non-zero lanes of one
+  /// word; past zero lanes and all-zero words (counting their mask reads).
+  bool startSliced(Exec &ex);
+  unsigned slicedMaskOf(const Operand &o, uint32_t w);
+  int64_t slicedAddr(const Operand &o, uint32_t i);
+  Issue issueSlicedGroup(Exec &ex, bool isMain);
+  void skipSliced(Exec &ex);
   bool fastLoop(Exec &ex, uint32_t from, uint32_t to);
   uint32_t readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t);
   void writeDst(Exec &ex, Operand &o, uint32_t i, uint32_t v, bool isMain);

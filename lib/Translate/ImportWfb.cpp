@@ -312,7 +312,8 @@ LogicalResult Raiser::raiseGroup(const wb::Group &g, Block &body) {
     IntegerAttr length, base, stride, color, ac, index, utid, xdsr, pushAc,
         popAc;
     StringAttr format;
-    bool term = false, ctrl = false, wli = false, ix = false, nz = false;
+    bool term = false, ctrl = false, wli = false, ix = false, nz = false,
+         sl = false;
     switch (d->kind) {
     case wt::DsdKind::FabricIn:
     case wt::DsdKind::FabricOut:
@@ -339,6 +340,7 @@ LogicalResult Raiser::raiseGroup(const wb::Group &g, Block &body) {
       if (d->stride != 1)
         stride = i64(d->stride);
       ix = d->indexed;
+      sl = d->sliced;
       break;
     case wt::DsdKind::Mem4D:
       base = i64(d->base);
@@ -357,7 +359,7 @@ LogicalResult Raiser::raiseGroup(const wb::Group &g, Block &body) {
     auto op = DsdOp::create(b, loc, s.name, s.address,
                             DsdKind(unsigned(d->kind)), length, base, stride,
                             color, format, ac, term, ctrl, index, wli, ix,
-                            utid, xdsr, pushAc, popAc, nz);
+                            utid, xdsr, pushAc, popAc, nz, sl);
     FailureOr<wt::Dsd> again = op.toDsd();
     if (failed(again) || again->encode() != bits)
       return bad();

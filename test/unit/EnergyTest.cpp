@@ -65,3 +65,72 @@ TEST(Energy, SlicedWordFp16) {
   EXPECT_EQ(slicedReadEnergyFj(w, 2), readEnergyFj(1) + readEnergyFj(4));
   EXPECT_EQ(slicedReadEnergyFj(w, 3), readEnergyFj(1) + 2 * readEnergyFj(4));
 }
+
+//===----------------------------------------------------------------------===//
+// Sliced vectors (weft/Machine/Sliced.h; architecture §8.3)
+//===----------------------------------------------------------------------===//
+
+#include "weft/Machine/Sliced.h"
+
+// Every mask of a word, 16- and 32-bit lanes: pack then unpack is the
+// identity, the non-zero lanes are packed from the slot's start in order
+// and the rest of the slot is zero.
+TEST(Sliced, EveryMaskRoundTrips) {
+  for (unsigned ew : {1u, 2u})
+    for (unsigned mask = 0; mask < 16; ++mask) {
+      std::vector<uint32_t> v(4, 0);
+      for (unsigned l = 0; l < 4; ++l)
+        if (mask & (1u << l))
+          v[l] = (ew == 2 ? 0x3f800000u : 0x3c00u) + l + 1;
+      std::vector<uint16_t> words = packSliced(v, ew);
+      SlicedLayout layout{4, ew};
+      ASSERT_EQ(words.size(), layout.footprintWords());
+      EXPECT_EQ(slicedMask(words.data() + layout.maskOffset(), 0), mask);
+      EXPECT_EQ(unpackSliced(words.data(), 4, ew), v);
+      unsigned packed = 0;
+      for (unsigned l = 0; l < 4; ++l) {
+        if (!(mask & (1u << l)))
+          continue;
+        uint32_t got = words[packed * ew] |
+                       (ew == 2 ? uint32_t(words[packed * ew + 1]) << 16 : 0);
+        EXPECT_EQ(got, v[l]);
+        ++packed;
+      }
+      for (unsigned i = packed * ew; i < 4 * ew; ++i)
+        EXPECT_EQ(words[i], 0u);
+    }
+}
+
+// The document's example at two-byte granularity: lanes 0 .. 3 =
+// 0000 1234 0000 5678 -> mask 0b1010, slice 1 = 1234 5678, slice 2 empty.
+// -0 (the sign bit alone) is not zero.
+TEST(Sliced, WorkedExampleAndNegativeZero) {
+  std::vector<uint16_t> w = packSliced({0, 0x1234, 0, 0x5678, 0x8000}, 1);
+  SlicedLayout l{5, 1};
+  ASSERT_EQ(l.words(), 2u);
+  ASSERT_EQ(l.footprintWords(), 8u + 1u);
+  EXPECT_EQ(w[0], 0x1234);
+  EXPECT_EQ(w[1], 0x5678);
+  EXPECT_EQ(w[2], 0);
+  EXPECT_EQ(w[4], 0x8000);
+  EXPECT_EQ(w[8], 0xA | (0x1 << 4));
+  EXPECT_EQ(slicedGroups(w.data(), 5, 1, 4), 2u);
+  EXPECT_EQ(slicedGroups(w.data(), 5, 1, 1), 3u);
+}
+
+// Masks share memory words four at a time; a long vector's layout.
+TEST(Sliced, LayoutOfALongVector) {
+  SlicedLayout l{37, 2};
+  EXPECT_EQ(l.words(), 10u);
+  EXPECT_EQ(l.slotWords(), 80u);
+  EXPECT_EQ(l.maskWords(), 3u);
+  EXPECT_EQ(l.footprintWords(), 83u);
+  std::vector<uint32_t> v(37);
+  for (unsigned i = 0; i < 37; ++i)
+    v[i] = i % 3 ? 0x40000000u + i : 0;
+  std::vector<uint16_t> words = packSliced(v, 2);
+  EXPECT_EQ(unpackSliced(words.data(), 37, 2), v);
+  SlicedWord word = l.word();
+  EXPECT_EQ(word.laneBytes, 4u);
+  EXPECT_EQ(word.slice1Lanes, kSlice1Lanes);
+}

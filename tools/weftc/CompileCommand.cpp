@@ -107,7 +107,15 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
       density("density", cl::init(0.5),
               cl::desc("The expected fraction of non-zero ReLU results the "
                        "--sparse-activations cost model assumes (0..1)"),
-              cl::cat(category)) {}
+              cl::cat(category)),
+      sparseWeights(
+          "sparse-weights", cl::init("auto"),
+          cl::desc("Store a dense layer's weights as sliced vectors (lane "
+                   "masks and packed non-zero weights), so zero weights "
+                   "cost no MAC: off, auto (where it saves at least 10 % "
+                   "of the weight reads' energy) or on "
+                   "(docs/execution-model.md, \"Sparse weights\")"),
+          cl::value_desc("off|auto|on"), cl::cat(category)) {}
 
 void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.grid = grid;
@@ -121,6 +129,7 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.replicas = replicas;
   options.sparseActivations = sparseActivations;
   options.density = density;
+  options.sparseWeights = sparseWeights;
 }
 
 weftc::ProgressFlags::ProgressFlags(cl::OptionCategory &category)

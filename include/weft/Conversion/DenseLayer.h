@@ -58,6 +58,12 @@ struct DenseLayer {
   /// the lowering; a sparse output needs `relu`, a sparse input mixed
   /// precision.
   bool sparseIn = false, sparseOut = false;
+  /// Weight-memory sparsity (docs/execution-model.md, "Sparse weights"):
+  /// every PE's weight columns are sliced vectors (lane masks and packed
+  /// non-zero lanes), so zero weights cost no MAC, no cycle in a word of
+  /// zeros and only the mask's read energy. Set by the lowering from the
+  /// kernel's `sliced_weights` mark.
+  bool slicedWeights = false;
   /// The ONNX initializers W and b are, when they are one each (from the
   /// importer's NameLocs; empty otherwise), and whether the initializer is
   /// W's transpose (Gemm transB).

@@ -108,6 +108,8 @@ struct CompileOptions {
   /// and density.
   std::string sparseActivations = "off";
   double density = 0.5;
+  /// --weft-select-sliced-weights' sparse-weights (off, auto, on).
+  std::string sparseWeights = "auto";
   /// Frustum groups (docs/frustum.md): off, auto (--weft-frustum-tile and
   /// --weft-frustum-fuse before partitioning, where no slower) or on.
   std::string frustum = "auto";

@@ -379,4 +379,44 @@ def SelectSparseStreams : Pass<"weft-select-sparse-streams",
                               "Streams marked sparse">];
 }
 
+def SelectSlicedWeights : Pass<"weft-select-sliced-weights",
+                                "mlir::ModuleOp"> {
+  let summary = "Choose the dense layers that store their weights sliced";
+  let description = [{
+    On a partitioned inference `fabric.program` (placed: every dense
+    layer's mapping is known), decides for every dense kernel whether each
+    PE stores its weight columns as sliced vectors: a lane mask per word of
+    four weights and the non-zero weights packed, so that a zero weight
+    costs no multiply-accumulate, a word of four zeros no cycle, and a read
+    enables only the slices it needs (docs/execution-model.md, "Sparse
+    weights"; docs/architecture.md §8.3). The weights are constants, so
+    the pass packs them as the lowering will and counts exactly
+    (`estimateSlicedWeights`, lib/Kernels/SparseWeights.cpp). `off` marks
+    none; `on` every dense kernel, and fails naming the bytes when a PE's
+    sliced weights would not fit its memory; `auto` (the default) those
+    whose weight reads take at least 10 % less energy sliced and still fit,
+    so weights without zeros stay dense. Sliced weights never take more
+    cycles (a word issues only the groups its non-zero lanes need). A
+    chosen kernel gets `sliced_weights`; the lowering reads the mark and
+    never re-decides. Marks already present are replaced. With `explain`, a
+    remark on every dense kernel gives the zeros, the read energy, the MAC
+    groups and the memory, dense and sliced.
+
+    Example: `--weft-select-sliced-weights="sparse-weights=auto"`:
+    ```mlir
+    fabric.kernel @fc1 : (tensor<1x784xf32>) -> tensor<1x256xf32>
+        scheme #fabric.dense<...> at #weft.rect<0, 0, 4, 8>
+        attributes {sliced_weights, smear = 4 : i64} { ... }
+    ```
+  }];
+  let options = [
+    Option<"sparseWeights", "sparse-weights", "std::string", "\"auto\"",
+           "off, auto (where it saves read energy) or on">,
+    Option<"explain", "explain", "bool", "false",
+           "Emit a remark with the figures for every dense kernel">];
+  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let statistics = [Statistic<"numSliced", "num-sliced",
+                              "Dense kernels whose weights are sliced">];
+}
+
 #endif // WEFT_FABRICTRANSFORMS_PASSES

@@ -77,9 +77,16 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
 /// is expected to carry: ceil(d * lk), at most lk.
 int64_t expectedNonZeros(int64_t lk, double d);
 
+/// Words one PE's weight column of `lm` neurons takes: lm elements of 1
+/// (mixed) or 2 words, or, with `sliced` weights, the sliced vector's slots
+/// and lane masks (weft/Machine/Sliced.h).
+int64_t weightColumnWords(int64_t lm, bool mixed, bool sliced);
+
 /// Bytes of PE memory the most loaded PE of the mapping needs (code, task
-/// table, descriptors, weights, accumulator, bias).
-int64_t memoryPerPE(int64_t K, int64_t M, const DenseMapping &m);
+/// table, descriptors, weights, accumulator, bias), with the weights sliced
+/// or not.
+int64_t memoryPerPE(int64_t K, int64_t M, const DenseMapping &m,
+                    bool slicedWeights = false);
 
 /// Chooses smear and rows on `target` (the rectangle starts at (0, 0)):
 /// the fewest cycles per sample, then the fewest PEs. Returns nothing with

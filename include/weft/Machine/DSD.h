@@ -56,6 +56,9 @@ struct Dsd {
   int32_t stride = 1;
   /// Mem1D/Mem4D: add GPR4 (words) to the base when the instruction starts.
   bool indexed = false;
+  /// Mem1D: the elements are stored as sliced words, a lane mask and the
+  /// non-zero lanes packed (weft/Machine/Sliced.h; architecture §8.3).
+  bool sliced = false;
   /// Mem4D: which XDSR holds the dimensions (0..5).
   uint8_t xdsr = 0;
   /// Fabric vectors: the color of the queue read (FabricIn) or of the

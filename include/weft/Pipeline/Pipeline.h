@@ -100,6 +100,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("The expected fraction of non-zero ReLU results "
                      "(sparse-activations=auto)"),
       llvm::cl::init(0.5)};
+  Option<std::string> sparseWeights{
+      *this, "sparse-weights",
+      llvm::cl::desc("Store dense layers' weights as sliced vectors (lane "
+                     "masks and packed non-zeros): off, auto or on"),
+      llvm::cl::init("auto")};
   Option<PipelinePrecision> precision{
       *this, "precision", llvm::cl::desc("The dense layers' arithmetic"),
       llvm::cl::init(PipelinePrecision::FP32),

@@ -105,14 +105,27 @@ struct PeStats {
   /// read destinations, FIFO slots), by element width: [0] 16-bit, [1]
   /// 32-bit accesses (docs/simulator.md, "Statistics").
   uint64_t memoryReads[2] = {0, 0}, memoryWrites[2] = {0, 0};
+  /// Sliced-word reads (architecture §8.3, "Sliced vectors"), by lane width
+  /// ([0] 16-bit, [1] 32-bit lanes) and by the slices enabled: [0] the mask
+  /// only (no non-zero lane), [1] the mask and slice 1, [2] all three.
+  uint64_t slicedReads[2][3] = {{0, 0, 0}, {0, 0, 0}};
 
-  uint64_t memoryReadCount() const { return memoryReads[0] + memoryReads[1]; }
+  uint64_t slicedReadCount() const {
+    uint64_t n = 0;
+    for (const auto &w : slicedReads)
+      n += w[0] + w[1] + w[2];
+    return n;
+  }
+  /// A sliced-word read is one access (one address drives every slice).
+  uint64_t memoryReadCount() const {
+    return memoryReads[0] + memoryReads[1] + slicedReadCount();
+  }
   uint64_t memoryWriteCount() const {
     return memoryWrites[0] + memoryWrites[1];
   }
-  uint64_t memoryReadBytes() const {
-    return 2 * memoryReads[0] + 4 * memoryReads[1];
-  }
+  /// Bytes enabled: a sliced-word read counts its mask and the slices it
+  /// enables.
+  uint64_t memoryReadBytes() const;
   uint64_t memoryWriteBytes() const {
     return 2 * memoryWrites[0] + 4 * memoryWrites[1];
   }
@@ -139,6 +152,9 @@ struct Stats {
   /// Sums of the PEs' memory accesses, bytes and access energy.
   uint64_t memoryReads = 0, memoryWrites = 0;
   uint64_t memoryReadBytes = 0, memoryWriteBytes = 0;
+  /// Of the reads, those of sliced words, and of those the ones that
+  /// enabled no data slice (an all-zero word).
+  uint64_t memorySlicedReads = 0, memorySlicedZeroReads = 0;
   uint64_t memoryEnergyFj = 0;
   /// PE steps (decide phases) the engine ran: every PE every cycle in the
   /// reference mode, far fewer in the fast mode. A measure of the engine's

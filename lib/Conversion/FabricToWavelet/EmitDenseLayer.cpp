@@ -22,6 +22,7 @@
 
 #include "weft/Machine/ISA.h"
 #include "weft/Machine/Numerics.h"
+#include "weft/Machine/Sliced.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
@@ -77,8 +78,10 @@ using Role = SmearedRole;
 struct Group {
   int64_t c = 0, r0 = 0, r1 = 0, h = 1;
   bool first = false, last = false, mixed = false, hasBias = false;
-  bool sparseIn = false, sparseOut = false;
-  int64_t lk = 0, lm = 0, kb = 0, wWords = 2;
+  bool sparseIn = false, sparseOut = false, sliced = false;
+  /// Words per weight element and per weight column (a sliced column has
+  /// its lane masks after the packed slots).
+  int64_t lk = 0, lm = 0, kb = 0, wWords = 2, colWords = 0;
   int64_t accBase = 0, biasBase = 0, wBase = 0, outBase = 0;
   int64_t pin = 0, pout = 0; // partial sums in, results out
 };
@@ -213,7 +216,9 @@ Group Emitter::groupOf(int64_t c, int64_t r0, int64_t r1,
   grp.accBase = kDataBase;
   grp.biasBase = grp.accBase + 2 * grp.lm;
   grp.wBase = grp.biasBase + 2 * grp.lm;
-  grp.outBase = grp.wBase + grp.lk * grp.lm * grp.wWords;
+  grp.sliced = layer.slicedWeights;
+  grp.colWords = weightColumnWords(grp.lm, grp.mixed, grp.sliced);
+  grp.outBase = grp.wBase + grp.lk * grp.colWords;
   grp.hasBias = grp.last && !layer.bias.empty();
   grp.sparseIn = layer.sparseIn;
   grp.sparseOut = grp.last && layer.sparseOut;
@@ -224,7 +229,7 @@ Group Emitter::groupOf(int64_t c, int64_t r0, int64_t r1,
 
 void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
   const Group grp = groupOf(c, r0, r1, role);
-  int64_t lk = grp.lk, lm = grp.lm, wWords = grp.wWords;
+  int64_t lk = grp.lk;
 
   // The group (or a single PE), with the router settings
   // --weft-route-streams chose (PEs with equal roles have equal ones).
@@ -249,7 +254,7 @@ void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1, const Role &role) {
     return;
   }
   // Per-PE parameters: gpr 5 = words per weight column.
-  { constParam(5, lm * wWords); }
+  { constParam(5, grp.colWords); }
 
   emitSegments(grp);
   emitComputeDsds(grp, role);
@@ -276,18 +281,41 @@ void Emitter::emitSegments(const Group &grp) {
     wv::SegmentOp::create(b, loc, sym, address, /*per_pe=*/true,
                           blob(blobName, {h, 1, per}, elem, bytes));
   };
-  {
+  // Input element t of the chunk is x[kb + t], or (a feature-map input,
+  // pixel-major per chunk of whole channels) pixel t / Lc of channel
+  // c Lc + t % Lc.
+  auto inputIndex = [&](int64_t t) {
+    if (!layer.inputPixels)
+      return kb + t;
+    int64_t P = layer.inputPixels, lc = lk / P;
+    return (grp.c * lc + t % lc) * P + t / lc;
+  };
+  if (grp.sliced) {
+    // Each column t (the lm weights input element t meets) packed as a
+    // sliced vector: its words as raw i16.
+    std::vector<char> bytes;
+    bytes.reserve(size_t(h * lk * grp.colWords * 2));
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t mb = chunkBegin(layer.M, m.rows, r);
+      for (int64_t t = 0; t < lk; ++t) {
+        std::vector<uint32_t> column;
+        column.reserve(size_t(lm));
+        for (int64_t n = 0; n < lm; ++n) {
+          float v = layer.weights[size_t(inputIndex(t) * layer.M + mb + n)];
+          column.push_back(mixed ? uint32_t(wt::f32ToF16(v))
+                                 : wt::f32ToBits(v));
+        }
+        for (uint16_t word : wt::packSliced(column, mixed ? 1 : 2)) {
+          bytes.push_back(char(word & 0xff));
+          bytes.push_back(char(word >> 8));
+        }
+      }
+    }
+    segment("weights", grp.wBase, "w", lk * grp.colWords,
+            b.getIntegerType(16), bytes);
+  } else {
     std::vector<char> bytes;
     bytes.reserve(size_t(h * lk * lm * (mixed ? 2 : 4)));
-    // Input element t of the chunk is x[kb + t], or (a feature-map input,
-    // pixel-major per chunk of whole channels) pixel t / Lc of channel
-    // c Lc + t % Lc.
-    auto inputIndex = [&](int64_t t) {
-      if (!layer.inputPixels)
-        return kb + t;
-      int64_t P = layer.inputPixels, lc = lk / P;
-      return (grp.c * lc + t % lc) * P + t / lc;
-    };
     for (int64_t r = r0; r < r1; ++r) {
       int64_t mb = chunkBegin(layer.M, m.rows, r);
       for (int64_t t = 0; t < lk; ++t)
@@ -315,7 +343,10 @@ void Emitter::emitSegments(const Group &grp) {
 
 void Emitter::emitComputeDsds(const Group &grp, const Role &role) {
   const int64_t lm = grp.lm;
-  dsd("w", kDsdW, DsdFields::mem1d(lm, grp.wBase).withIx());
+  DsdFields w = DsdFields::mem1d(lm, grp.wBase).withIx();
+  if (grp.sliced)
+    w.withSliced();
+  dsd("w", kDsdW, w);
   dsd("acc", kDsdAcc, DsdFields::mem1d(lm, grp.accBase));
   if (!grp.first)
     dsd("psum_in", kDsdPsumIn, DsdFields::fabin(lm, grp.pin));

@@ -262,6 +262,7 @@ struct LowerFabricToWaveletPass
             layer.inputPixels = int64_t(*in.getPixels());
           layer.sparseIn = sparseIo[si].in;
           layer.sparseOut = sparseIo[si].out;
+          layer.slicedWeights = s.kernel.getSlicedWeights();
           emitDenseLayer(b, s.kernel.getLoc(), layer, s.m, dc, name, table);
         }
       } else if (s.pool) {

@@ -29,7 +29,8 @@ struct DsdFields {
   std::optional<int64_t> length, base, stride, color, ac, index, utid, xdsr,
       pushAc, popAc;
   std::optional<llvm::StringRef> format;
-  bool term = false, ctrl = false, wli = false, ix = false, nz = false;
+  bool term = false, ctrl = false, wli = false, ix = false, nz = false,
+       sl = false;
 
   static DsdFields fabin(int64_t length, int64_t color) {
     return fabric(wavelet::DsdKind::fabin, length, color);
@@ -59,6 +60,8 @@ struct DsdFields {
   DsdFields &withIx() { return ix = true, *this; }
   /// A sparse send: zero elements are not sent (sparse16 only).
   DsdFields &withSkipZeros() { return nz = true, *this; }
+  /// A sliced mem1d: lane masks and packed non-zero lanes.
+  DsdFields &withSliced() { return sl = true, *this; }
 
 private:
   static DsdFields fabric(wavelet::DsdKind kind, int64_t length,
@@ -141,7 +144,7 @@ public:
                            f.format ? b.getStringAttr(*f.format) : nullptr,
                            i64(f.ac), f.term, f.ctrl, i64(f.index), f.wli, f.ix,
                            i64(f.utid), i64(f.xdsr), i64(f.pushAc),
-                           i64(f.popAc), f.nz);
+                           i64(f.popAc), f.nz, f.sl);
   }
   /// The stride registers' values, one 16-bit word each, as segments
   /// `stride0`, `stride1`, ... at the word addresses `address()` returns in

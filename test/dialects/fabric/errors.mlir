@@ -836,3 +836,25 @@ fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.tra
     fabric.yield %a : tensor<4xf32>
   }
 }
+
+// -----
+
+// Sliced weights: only a dense layer's, and only when they do not change.
+
+fabric.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{has sliced_weights, but only a dense layer (a fully connected one) stores its weight columns sliced}}
+  fabric.kernel @a : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Relu"> attributes {sliced_weights} {
+  ^bb0(%a: tensor<4xf32>):
+    fabric.yield %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+fabric.program @p attributes {target = #weft.target<4x4>, training = #fabric.training<optimizer = sgd, lr = 1.0 : f32, batch = 1>} {
+  // expected-error @below {{has sliced_weights but is trained: its weights change, so their zeros are not known when they are packed}}
+  fabric.kernel @fc : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<0.25> : tensor<4x4xf32>> attributes {sliced_weights, trained} {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
+}

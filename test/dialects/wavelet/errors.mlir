@@ -306,6 +306,24 @@ wavelet.program @p attributes {target = #weft.target<4x4>} {
 
 // -----
 
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    // expected-error @below {{field 'sl' does not apply to a mem4d DSD}}
+    wavelet.dsd @x at 1024 mem4d {base = 4096, xdsr = 0, sl}
+  }
+}
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  wavelet.pe @a at (0, 0) {
+    // expected-error @below {{a sliced mem1d (sl) needs stride 1, not 2}}
+    wavelet.dsd @x at 1024 mem1d {length = 8, base = 4096, stride = 2, sl}
+  }
+}
+
+// -----
+
 wavelet.program @p attributes {target = #weft.target<4x4, colors = 4>} {
   wavelet.pe @a at (0, 0) {
     // expected-error @below {{fabout DSD color 7 is not routable (colors 0..3)}}

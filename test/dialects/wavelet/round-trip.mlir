@@ -27,6 +27,9 @@ wavelet.program @row attributes {target = #weft.target<5x1>} {
     wavelet.dsd @xin at 1028 fabin {length = 64, color = 1, term}
     wavelet.dsd @wv at 1032 mem1d {length = 64, base = 4096}
     wavelet.dsd @acc at 1036 mem1d {length = 64, base = 4224, stride = 1}
+    // A sliced vector: lane masks and packed non-zero lanes.
+    // CHECK: wavelet.dsd @ws at 1056 mem1d {base = 4480 : i64, ix, length = 64 : i64, sl}
+    wavelet.dsd @ws at 1056 mem1d {length = 64, base = 4480, ix, sl}
     wavelet.dsd @out at 1040 fabout {length = 64, color = 2, format = "dense32", ac = 33, utid = 1}
     wavelet.dsd @q at 1044 fifo {length = 16, base = 4352, push_ac = 34}
     wavelet.dsd @m4 at 1048 mem4d {base = 4400, xdsr = 0, ix}

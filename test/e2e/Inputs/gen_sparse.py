@@ -6,6 +6,10 @@
       N synthetic MNIST-like samples of 784 values in [0, 1]: a few random
       strokes (thick line segments) on a 28 x 28 black background, about
       80 % zeros like the real digits.
+  gen_sparse.py prune IN OUT FRACTION
+      The ONNX model IN with every weight matrix (initializer of rank 2)
+      magnitude-pruned: its FRACTION smallest |w| set to 0 (ties broken by
+      position, so exactly round(FRACTION * size) zeros); biases untouched.
 """
 import sys
 
@@ -36,10 +40,28 @@ def mnist(dst, n, seed):
     np.save(dst, out.reshape(n, 784))
 
 
+def prune(src, dst, fraction):
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(src)
+    for i, init in enumerate(model.graph.initializer):
+        w = numpy_helper.to_array(init)
+        if w.ndim != 2:
+            continue
+        flat = w.reshape(-1).copy()
+        k = int(round(fraction * flat.size))
+        flat[np.argsort(np.abs(flat), kind="stable")[:k]] = 0
+        model.graph.initializer[i].CopyFrom(
+            numpy_helper.from_array(flat.reshape(w.shape), init.name))
+    onnx.save(model, dst)
+
+
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     if what == "zero":
         zero(args[0], args[1], float(args[2]), int(args[3]))
+    elif what == "prune":
+        prune(args[0], args[1], float(args[2]))
     elif what == "mnist":
         mnist(args[0], int(args[1]), int(args[2]))
     else:
