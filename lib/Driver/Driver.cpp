@@ -232,9 +232,31 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
               std::max<int64_t>(out.rowsUsed, r.getY() + r.getHeight());
         }
         f.predictedCycles = k.getPredictedCycles().value_or(0);
+        f.skipsZeros = k.getSlicedWeights();
         if (k.getPrecision() == weft::fabric::Precision::mixed)
           out.mixed = true;
         byName[f.name] = f;
+      }
+    }
+    // Kernels fed by a sparse stream (directly, or through the turn routing
+    // put in front of them) skip zero inputs.
+    {
+      std::map<std::string, std::vector<std::string>> next;
+      std::vector<std::string> sparseInto;
+      for (auto s : program.getBody().front().getOps<wf::StreamOp>())
+        for (Attribute d : s.getDsts()) {
+          std::string to =
+              cast<SymbolRefAttr>(d).getRootReference().getValue().str();
+          next[s.getSrc().str()].push_back(to);
+          if (s.getSparseAttr())
+            sparseInto.push_back(to);
+        }
+      for (const std::string &to : sparseInto) {
+        if (auto it = byName.find(to); it != byName.end())
+          it->second.skipsZeros = true;
+        for (const std::string &after : next[to])
+          if (auto it = byName.find(after); it != byName.end())
+            it->second.skipsZeros = true;
       }
     }
     // Topological order, as the partitioner laid the kernels out.
@@ -258,7 +280,9 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
       out.kernels.push_back(f);
     out.predictedCycles = 0;
     out.macsPerSample = out.executedMacsPerSample = 0;
+    out.skipsModelZeros = false;
     for (const KernelFigures &f : out.kernels) {
+      out.skipsModelZeros |= f.skipsZeros && f.modelMacs > 0;
       out.predictedCycles = std::max(out.predictedCycles, f.predictedCycles);
       out.macsPerSample += f.modelMacs;
       out.executedMacsPerSample += f.executedMacs;

@@ -774,7 +774,24 @@ void RunSession::printFigures(const driver::RunFigures &figures) const {
            << ")\n";
   }
   double t = figures.cyclesPerSample;
-  if (t > 0)
+  // Zeros skipped (sparse activations, sliced weights): utilization is
+  // measured without skipping (docs/performance.md, "Sparse weights"), so
+  // say what was executed instead.
+  double executed =
+      numSamples > 0 ? double(figures.macs) / double(numSamples) : 0.0;
+  // (Only a kernel with MACs of the model counts: skipping the zeros of a
+  // matrix weft made for a transpose or a pad is weft's own saving.)
+  bool skipped = compiled.skipsModelZeros && numSamples > 0 &&
+                 macsPerSample > 0 &&
+                 figures.macs < compiled.executedMacsPerSample * numSamples;
+  if (t > 0 && skipped)
+    outs() << "weftc: executed " << format("%.1f", executed)
+           << " MACs per sample of the model's " << macsPerSample << " ("
+           << format("%.1f%%", 100.0 * (1.0 - executed / macsPerSample))
+           << " skipped: zero activations or weights); utilization is "
+              "measured without skipping (--sparse-weights off "
+              "--sparse-activations off)\n";
+  else if (t > 0)
     outs() << "weftc: utilization "
            << format("%.2f%%", 100.0 * figures.utilization) << " ("
            << macsPerSample << " MACs of the model / (" << compiled.gridPEs

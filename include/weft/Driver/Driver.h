@@ -148,6 +148,9 @@ struct KernelFigures {
   /// made) and the executed ones.
   int64_t modelMacs = 0, executedMacs = 0;
   int64_t K = 0, M = 0, x0 = 0, width = 0, rows = 0, predictedCycles = 0;
+  /// The kernel skips zeros: its weights are sliced or its input arrives
+  /// as a sparse stream (docs/execution-model.md, "Sparse weights").
+  bool skipsZeros = false;
 };
 
 /// What a compile produced, and the figures `weftc run` reports.
@@ -170,6 +173,9 @@ struct CompiledModel {
   /// executedMacsPerSample every MAC the kernels execute.
   int64_t batch = 1, predictedCycles = 0, macsPerSample = 0,
           executedMacsPerSample = 0;
+  /// Some kernel with MACs of the model skips zeros: its run executes fewer
+  /// of them, and utilization is measured without skipping.
+  bool skipsModelZeros = false;
   int64_t gridPEs = 0;
   /// The fabric's parameters beyond its size (",mem=B,colors=N,rq=N,cq=N"),
   /// or empty when they are the machine's defaults.
