@@ -424,11 +424,15 @@ LogicalResult StreamOp::verifySparse(SymbolTableCollection &symbols) {
     return fail("is a gradient stream");
   if (getPixels())
     return fail("is a feature map");
-  DenseSchemeAttr src =
-      denseSchemeOf(symbols.lookupSymbolIn(program, getSrcAttr()));
-  if (!src)
-    return fail("its source is not a dense kernel");
-  if (!src.getRelu())
+  Operation *srcNode = symbols.lookupSymbolIn(program, getSrcAttr());
+  // A host input may be sparse: the host sends only its non-zero values.
+  auto hostIn = dyn_cast_or_null<IoOp>(srcNode);
+  if (hostIn && hostIn.getDirection() != weft::common::PortDir::input)
+    return fail("its source is a host output");
+  DenseSchemeAttr src = denseSchemeOf(srcNode);
+  if (!src && !hostIn)
+    return fail("its source is neither a dense kernel nor a host input");
+  if (src && !src.getRelu())
     return fail("its source has no relu");
   if (getDsts().size() != 1)
     return fail("has more than one destination");

@@ -318,6 +318,14 @@ LogicalResult IoOp::verify() {
                            << type.getDimSize(1) << " channels on " << rows
                            << " rows; the rows must divide the channels";
   }
+  if (std::optional<int64_t> c = getCloseout()) {
+    if (getDirection() != common::PortDir::input || getFormat() != "sparse16")
+      return emitOpError() << "skips zeros (nz), but only a sparse16 input "
+                              "can";
+    if (*c < 0 || *c > 63)
+      return emitOpError() << "closeout index " << *c
+                           << " does not fit a control wavelet's 6 bits";
+  }
   std::optional<wt::Target> t = getEnclosingTarget(*this);
   if (!t)
     return success();

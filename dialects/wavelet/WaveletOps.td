@@ -109,17 +109,25 @@ def Wavelet_IoOp : Wavelet_Op<"io", [Symbol, HasParent<"ProgramOp">]> {
     ```mlir
     wavelet.io @x input west rows 0 to 4 color 1 "dense32" : tensor<1x784xf32>
     wavelet.io @f input west rows 0 to 2 color 2 "dense32" fmap : tensor<1x8x5x5xf32>
+    wavelet.io @s input west rows 0 to 4 color 3 "sparse16" nz closeout 1 : tensor<1x784xf16>
     ```
+
+    With `nz closeout N` (a sparse16 input only) the host sends only the
+    non-zero elements of each chunk, each with its position in the chunk,
+    then a control wavelet with index N that ends the chunk
+    (docs/architecture.md §5.2).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        Weft_PortDirAttr:$direction, Weft_EdgeAttr:$edge,
                        I64Attr:$first_row, I64Attr:$end_row,
                        I64Attr:$color, StrAttr:$format,
                        TypeAttrOf<AnyRankedTensor>:$type,
-                       UnitAttr:$fmap);
+                       UnitAttr:$fmap,
+                       OptionalAttr<I64Attr>:$closeout);
   let assemblyFormat = [{
     $sym_name $direction $edge `rows` $first_row `to` $end_row `color` $color
-    $format (`fmap` $fmap^)? `:` $type attr-dict
+    $format (`fmap` $fmap^)? (`nz` `closeout` $closeout^)? `:` $type
+    attr-dict
   }];
   let hasVerifier = 1;
 }

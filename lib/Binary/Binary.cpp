@@ -411,6 +411,13 @@ static std::string verifyIo(const wt::Target &t, const IoStream &s,
     }
     n = d == 0 ? 0 : n * uint64_t(d);
   }
+  if (s.skipZeros && (s.output || s.format != wt::PayloadFormat::Sparse16))
+    return where + " skips zeros, but only a sparse16 input can";
+  if (s.closeout >= 64 || (!s.skipZeros && s.closeout)) {
+    os << where << " has closeout index " << unsigned(s.closeout)
+       << "; a sparse input's is 0 .. 63, other streams have none";
+    return os.str();
+  }
   if (unsigned(s.order) >= kNumIoOrders) {
     os << where << " has element order " << unsigned(s.order)
        << ", which does not exist (0 row-major, 1 feature map)";

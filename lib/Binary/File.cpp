@@ -183,8 +183,8 @@ void writeIo(Writer &w, StringTable &st, const IoStream &s) {
   w.u8(uint8_t(s.format));
   w.u8(uint8_t(s.dtype));
   w.u8(uint8_t(s.order));
-  w.u8(0);
-  w.u8(0);
+  w.u8(s.skipZeros);
+  w.u8(s.closeout);
   w.u32(s.firstRow);
   w.u32(s.endRow);
   w.u32(uint32_t(s.shape.size()));
@@ -505,8 +505,15 @@ bool readIo(Reader &r, Strings &st, IoStream &s) {
     return false;
   }
   s.order = IoOrder(order);
-  r.zero("I/O stream padding");
-  r.zero("I/O stream padding");
+  at = r.offset();
+  uint8_t skip = r.u8("I/O stream zero skipping");
+  if (r.ok() && skip > 1) {
+    r.fail("I/O stream zero skipping " + std::to_string(skip) +
+           " is neither 0 nor 1 (byte " + std::to_string(at) + ")");
+    return false;
+  }
+  s.skipZeros = skip;
+  s.closeout = r.u8("I/O stream closeout index");
   s.firstRow = r.u32("I/O stream first row");
   s.endRow = r.u32("I/O stream end row");
   uint64_t rank = r.count(r.u32("I/O stream rank"), 8, "I/O stream dimension");

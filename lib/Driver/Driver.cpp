@@ -28,6 +28,7 @@
 #include "weft/Kernels/Replicas.h"
 #include "weft/Kernels/SparseActivations.h"
 #include "weft/Machine/ISA.h"
+#include "weft/Machine/Numerics.h"
 #include "weft/Pipeline/Pipeline.h"
 #include "weft/Translate/Wfb.h"
 
@@ -44,6 +45,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -458,8 +460,14 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
             std::to_string(options.density);
     return false;
   }
+  if (!(options.inputDensity >= 0.0 && options.inputDensity <= 1.0)) {
+    error = "--input-density must be between 0 and 1, not " +
+            std::to_string(options.inputDensity);
+    return false;
+  }
   pipeline.sparseActivations = options.sparseActivations;
   pipeline.density = options.density;
+  pipeline.inputDensity = options.inputDensity;
   if (!weft::conversion::parseSparseMode(options.sparseWeights)) {
     error = "--sparse-weights must be off, auto or on, not '" +
             options.sparseWeights + "'";
@@ -749,6 +757,27 @@ static std::optional<size_t> sampleBytes(const weft::tensorio::HostTensor &t,
     return std::nullopt;
   }
   return t.bytes.size() / size_t(samples);
+}
+
+weft::tensorio::HostTensor
+weft::driver::toStreamType(const weft::binary::IoStream &io,
+                           const weft::tensorio::HostTensor &t) {
+  if (io.dtype != weft::machine::ElemType::F16 ||
+      t.dtype != weft::tensorio::DType::F32)
+    return t;
+  weft::tensorio::HostTensor h;
+  h.shape = t.shape;
+  h.dtype = weft::tensorio::DType::F16;
+  size_t n = t.bytes.size() / 4;
+  h.bytes.resize(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    float v;
+    std::memcpy(&v, t.bytes.data() + 4 * i, 4);
+    uint16_t b = weft::machine::f32ToF16(v);
+    h.bytes[2 * i] = uint8_t(b);
+    h.bytes[2 * i + 1] = uint8_t(b >> 8);
+  }
+  return h;
 }
 
 std::optional<weft::tensorio::HostTensor>

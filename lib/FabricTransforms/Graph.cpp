@@ -573,20 +573,23 @@ std::string sparseIneligible(const Graph &g, const Stage &c) {
   if (!c.dense || c.layer.conv)
     return "not a dense layer";
   const GraphStream &gs = g.streams[size_t(c.inputs[0])];
-  if (gs.producer < 0)
-    return "a host input";
-  const Stage &p = g.stages[size_t(gs.producer)];
-  if (!p.dense || p.layer.conv)
-    return "not produced by a dense layer";
-  if (!p.layer.relu)
-    return "not the results of a ReLU";
+  // A host input: the host sends its non-zero values (architecture §5.2).
+  const bool host = gs.producer < 0;
+  if (!host) {
+    const Stage &p = g.stages[size_t(gs.producer)];
+    if (!p.dense || p.layer.conv)
+      return "not produced by a dense layer";
+    if (!p.layer.relu)
+      return "not the results of a ReLU";
+  }
   if (gs.consumers.size() != 1 || !gs.outputs.empty())
     return "read by more than the dense layer";
   if (c.m.precision != Precision::Mixed)
     return "read by an fp32 layer (sparse values are fp16: --precision "
            "mixed)";
   fab::StreamOp op = gs.op;
-  if (c.m.merge != 1 || p.m.rows != c.m.smear || (op && op.getPixels()))
+  if (c.m.merge != 1 || (op && op.getPixels()) ||
+      (!host && g.stages[size_t(gs.producer)].m.rows != c.m.smear))
     return "not a row-chunked vector";
   return "";
 }

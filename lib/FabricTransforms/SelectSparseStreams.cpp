@@ -17,6 +17,8 @@
 #include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/SparseActivations.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 namespace weft {
 #define GEN_PASS_DEF_SELECTSPARSESTREAMS
 #include "weft/FabricTransforms/Passes.h.inc"
@@ -47,6 +49,11 @@ struct SelectSparseStreamsPass
           << density.getValue();
       return signalPassFailure();
     }
+    if (!(inputDensity >= 0.0 && inputDensity <= 1.0)) {
+      getOperation().emitError("input-density must be between 0 and 1, not ")
+          << inputDensity.getValue();
+      return signalPassFailure();
+    }
     for (auto program : getOperation().getOps<wf::ProgramOp>())
       if (!program.getTrainingAttr() && failed(select(program, *mode)))
         return signalPassFailure();
@@ -64,6 +71,7 @@ LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
   if (failed(graph))
     return failure();
   auto mark = wf::SparseAttr::get(program.getContext(), density);
+  auto inputMark = wf::SparseAttr::get(program.getContext(), inputDensity);
   // Producers first: a layer's sparse input changes its cost as a producer.
   std::vector<wc::SparseIo> io(graph->stages.size());
   for (auto [i, c] : llvm::enumerate(graph->stages)) {
@@ -79,6 +87,27 @@ LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
     }
     if (mode == wc::SparseMode::Off)
       continue;
+    if (gs.producer < 0) {
+      // A host input: the host sends only its non-zero values.
+      wc::SparseLayerShape cs{c.layer.K, c.layer.M, c.m,
+                              !c.layer.bias.empty(), io[i]};
+      wc::SparseDecision d = wc::decideSparseInput(mode, inputDensity, cs);
+      if (explain)
+        op.emitRemark(d.sparse ? "sparse" : "stays dense")
+            << ": a host input at density "
+            << llvm::formatv("{0:f3}", double(inputDensity)).str()
+            << "; predicted cycles per sample of @" << c.kernel.getSymName()
+            << " " << d.consumerDense << " dense, " << d.consumerSparse
+            << " sparse; wavelets " << d.denseWavelets << " -> "
+            << d.sparseWavelets;
+      if (!d.sparse)
+        continue;
+      io[i].in = true;
+      io[i].inDensity = inputDensity;
+      op.setSparseAttr(inputMark);
+      ++numSparse;
+      continue;
+    }
     size_t pi = size_t(gs.producer);
     const wc::Stage &p = graph->stages[pi];
     wc::SparseLayerShape ps{p.layer.K, p.layer.M, p.m, !p.layer.bias.empty(),
@@ -100,6 +129,12 @@ LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
     op.setSparseAttr(mark);
     ++numSparse;
   }
+  // The layers whose input or output went sparse cost what the model says
+  // for their new form: their predictions follow the decision.
+  for (auto [i, c] : llvm::enumerate(graph->stages))
+    if (c.dense && !c.layer.conv && (io[i].in || io[i].out))
+      wf::KernelOp(c.kernel).setPredictedCycles(wc::predictCyclesPerSample(
+          c.layer.K, c.layer.M, c.m, !c.layer.bias.empty(), io[i]));
   return success();
 }
 

@@ -58,10 +58,11 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
   // (+1: the launch of the output send on a microthread, or for a sparse
   // output the activation of its send task; that task and the one that
   // sends the closeout take 4 cycles each: pick, two blocks or unblocks,
-  // the launch: +7 more.)
+  // the launch: +7 more; counting the samples in flight, 3 in the
+  // closeout and 2 in the closeout's task: +5.)
   int64_t nLast = elements(chunkSize(K, m.smear, last));
   int64_t tLast = nLast * perElement + 3 + lastOps * vecLm + activation + 1 +
-                  (io.out ? 7 : 0);
+                  (io.out ? 12 : 0);
   int64_t tMid = m.smear > 1 ? elements(chunkSize(K, m.smear, 0)) * perElement +
                                    3 + 2 * vecLm
                              : 0;

@@ -81,4 +81,25 @@ SparseDecision decideSparseStream(SparseMode mode, double density,
   return d;
 }
 
+SparseDecision decideSparseInput(SparseMode mode, double density,
+                                 const SparseLayerShape &consumer) {
+  SparseIo dense = consumer.io, sparse = consumer.io;
+  dense.in = false;
+  dense.inDensity = 1.0;
+  sparse.in = true;
+  sparse.inDensity = density;
+  SparseDecision d;
+  d.consumerDense = d.denseCycles = predictCyclesPerSample(
+      consumer.K, consumer.M, consumer.m, consumer.bias, dense);
+  d.consumerSparse = d.sparseCycles = predictCyclesPerSample(
+      consumer.K, consumer.M, consumer.m, consumer.bias, sparse);
+  // The host's chunks are the consumer's input chunks (one per column).
+  d.denseWavelets = streamWavelets(consumer.K, consumer.m.smear, false, 1.0);
+  d.sparseWavelets =
+      streamWavelets(consumer.K, consumer.m.smear, true, density);
+  d.sparse = mode == SparseMode::On ||
+             (mode == SparseMode::Auto && d.consumerSparse < d.consumerDense);
+  return d;
+}
+
 } // namespace weft::conversion

@@ -119,6 +119,7 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     SelectSparseStreamsOptions o;
     o.sparseActivations = options.sparseActivations;
     o.density = options.density;
+    o.inputDensity = options.inputDensity;
     pm.addPass(createSelectSparseStreams(o));
     SelectSlicedWeightsOptions w;
     w.sparseWeights = options.sparseWeights;

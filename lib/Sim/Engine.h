@@ -50,6 +50,9 @@ struct HostPort {
 /// An I/O stream's per-row state.
 struct RowState {
   std::vector<uint32_t> payloads; ///< inputs: wavelets to inject
+  /// Inputs that skip zeros: which of `payloads` are control wavelets (a
+  /// chunk's closeout); empty for every other stream.
+  std::vector<bool> controls;
   uint64_t next = 0;              ///< inputs: next to inject
   uint64_t expected = 0;          ///< outputs: wavelets per sample
   uint64_t received = 0;

@@ -496,10 +496,23 @@ void Engine::packInput(StreamState &s, const std::vector<uint8_t> &bytes) {
   for (uint64_t r = 0; r < s.rows.size(); ++r) {
     RowState &row = s.rows[r];
     row.payloads.clear();
+    row.controls.clear();
     row.next = 0;
     uint64_t begin = std::min(n, r * s.chunk);
     uint64_t end = std::min(n, begin + s.chunk);
     for (uint64_t smp = 0; smp < opts.samples; ++smp) {
+      if (io.skipZeros) {
+        // A sparse input (§5.2): the non-zero elements with their position
+        // in the chunk, then the chunk's closeout.
+        for (uint64_t i = begin; i < end; ++i)
+          if (uint32_t v = elem(smp, i) & 0xffff) {
+            row.payloads.push_back(v | (uint32_t(uint16_t(i - begin)) << 16));
+            row.controls.push_back(false);
+          }
+        row.payloads.push_back(uint32_t(io.closeout) << 16);
+        row.controls.push_back(true);
+        continue;
+      }
       for (uint64_t i = begin; i < end;) {
         switch (io.format) {
         case PayloadFormat::Dense32:
@@ -578,9 +591,10 @@ void Engine::injectHost(ThreadOut &out) {
       unsigned q = cfg.rqIndex(hp.dir, s.io->color);
       if (pe.rqCount[q] >= cfg.rqDepth)
         continue;
+      bool control = !row.controls.empty() && row.controls[row.next];
       uint32_t payload = row.payloads[row.next++];
       pe.inLatch[hp.dir] =
-          Wavelet{s.io->color, false, payload}.encode() | kLatchFull;
+          Wavelet{s.io->color, control, payload}.encode() | kLatchFull;
       out.woken.push_back(pe.index);
       if (firstInjection == UINT64_MAX)
         firstInjection = now;

@@ -499,6 +499,10 @@ weft::translate::lowerToBinary(wavelet::ProgramOp program) {
       auto shape = cast<RankedTensorType>(io.getType()).getShape();
       s.shape.assign(shape.begin(), shape.end());
       s.order = io.getFmap() ? wb::IoOrder::FeatureMap : wb::IoOrder::RowMajor;
+      if (std::optional<int64_t> c = io.getCloseout()) {
+        s.skipZeros = true;
+        s.closeout = uint8_t(*c);
+      }
       p.io.push_back(std::move(s));
       continue;
     }

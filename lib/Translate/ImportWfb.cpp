@@ -448,7 +448,8 @@ OwningOpRef<ModuleOp> Raiser::run() {
                  common::Edge(unsigned(s.edge)), s.firstRow, s.endRow, s.color,
                  wt::payloadFormatName(s.format),
                  RankedTensorType::get(s.shape, elem),
-                 /*fmap=*/s.order == wb::IoOrder::FeatureMap);
+                 /*fmap=*/s.order == wb::IoOrder::FeatureMap,
+                 s.skipZeros ? b.getI64IntegerAttr(s.closeout) : IntegerAttr());
   }
   for (const wb::Group &g : p.groups) {
     Operation *pe;

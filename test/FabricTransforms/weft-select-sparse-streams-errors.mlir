@@ -31,16 +31,22 @@ fabric.program @no_relu attributes {target = #weft.target<16x16>, weft.batch = 1
 
 // -----
 
-// A sparse mark on a host input.
+// A sparse mark on the results of an elementwise kernel (a host input or a
+// dense layer's ReLU may be sparse).
 fabric.program @host attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  fabric.kernel @act : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Relu"> {
+  ^bb0(%x: tensor<1x4xf32>):
+    fabric.yield %x : tensor<1x4xf32>
+  }
   fabric.kernel @fc1 : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<0.25> : tensor<4x4xf32>> {
   ^bb0(%x: tensor<1x4xf32>):
     fabric.yield %x : tensor<1x4xf32>
   }
   fabric.io @x input west rows 0 to 1 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
-  // CHECK: error: 'fabric.stream' op is sparse but its source is not a dense kernel
-  fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 4> {sparse = #fabric.sparse<density = 0.5>}
+  fabric.stream @x_to_act @x[0] -> @act[0] : !fabric.wavelets<f32, 4>
+  // CHECK: error: 'fabric.stream' op is sparse but its source is neither a dense kernel nor a host input
+  fabric.stream @act_to_fc1 @act[0] -> @fc1[0] : !fabric.wavelets<f32, 4> {sparse = #fabric.sparse<density = 0.5>}
   fabric.stream @fc1_to_y @fc1[0] -> @y[0] : !fabric.wavelets<f32, 4>
 }
 

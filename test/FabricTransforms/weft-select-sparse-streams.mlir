@@ -5,17 +5,20 @@
 // RUN: weft-opt %s --weft-partition-dense=precision=mixed '--weft-select-sparse-streams=sparse-activations=auto explain=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 
 // A ReLU layer into a dense layer computing in mixed precision: `on` marks
-// the stream between them (and only it: the host input and the output stay
-// dense), with the density assumed; `off` marks nothing; in fp32 nothing is
-// eligible; a routed program keeps the mark on the stream into the turn.
+// the stream between them with the density assumed, and the host input
+// into the first layer with the input density (the host then sends only
+// its non-zero values); the output stays dense; `off` marks nothing; in
+// fp32 nothing is eligible; a routed program keeps the mark on the stream
+// into the turn.
 
-// ON: fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 64>{{$}}
+// ON: fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 64> {sparse = #fabric.sparse<density = 0.5>}
 // ON: fabric.stream @h @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 32> {sparse = #fabric.sparse<density = 0.5>}
 // ON: fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 16>{{$}}
-// EXPLAIN: remark: stays dense: a host input
+// EXPLAIN: remark: {{sparse|stays dense}}: a host input at density 0.500; predicted cycles per sample of @fc1 {{[0-9]+}} dense, {{[0-9]+}} sparse; wavelets 64 -> {{[0-9]+}}
 // EXPLAIN: remark: {{sparse|stays dense}}: predicted cycles per sample {{[0-9]+}} dense, {{[0-9]+}} sparse (@fc2 {{[0-9]+}} -> {{[0-9]+}}); wavelets 32 -> {{[0-9]+}}
 // OFF-NOT: sparse
 // FP32-NOT: sparse
+// ROUTED: fabric.stream @x_to_fc1 @x[0] -> @fc1_turn[0] : !fabric.wavelets<f32, 64> {color = #fabric.color<{{[0-9]+}}>, sparse = #fabric.sparse<density = 0.5>}
 // ROUTED: fabric.stream @h @fc1[0] -> @fc2_turn[0] : !fabric.wavelets<f32, 32> {color = #fabric.color<{{[0-9]+}}>, sparse = #fabric.sparse<density = 0.25>}
 // ROUTED-NOT: sparse =
 fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {

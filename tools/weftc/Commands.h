@@ -69,6 +69,7 @@ struct FabricFlags {
   /// non-zero ReLU results (docs/execution-model.md, "Sparse activations").
   llvm::cl::opt<std::string> sparseActivations;
   llvm::cl::opt<double> density;
+  llvm::cl::opt<double> inputDensity;
   llvm::cl::opt<std::string> sparseWeights;
   /// Copies the flags into `options`.
   void apply(CompileOptions &options) const;

@@ -108,6 +108,13 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
               cl::desc("The expected fraction of non-zero ReLU results the "
                        "--sparse-activations cost model assumes (0..1)"),
               cl::cat(category)),
+      inputDensity(
+          "input-density", cl::init(0.5),
+          cl::desc("The expected fraction of non-zero values of the host "
+                   "inputs the --sparse-activations cost model assumes "
+                   "(0..1; weftc run measures it on its inputs when not "
+                   "given)"),
+          cl::cat(category)),
       sparseWeights(
           "sparse-weights", cl::init("auto"),
           cl::desc("Store a dense layer's weights as sliced vectors (lane "
@@ -129,6 +136,7 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.replicas = replicas;
   options.sparseActivations = sparseActivations;
   options.density = density;
+  options.inputDensity = inputDensity;
   options.sparseWeights = sparseWeights;
 }
 

@@ -30,6 +30,7 @@
 #include "weft/Driver/Report.h"
 #include "weft/Kernels/Replicas.h"
 #include "weft/Machine/ISA.h"
+#include "weft/Machine/Numerics.h"
 #include "weft/Pipeline/Pipeline.h"
 #include "weft/Reference/Compare.h"
 #include "weft/Reference/Reference.h"
@@ -49,6 +50,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 using namespace llvm;
@@ -390,6 +392,30 @@ bool RunSession::compile() {
   // --replicas auto: no more copies than the run has samples.
   options.maxReplicas = -1;
   options.constants.assign(opts.constants.begin(), opts.constants.end());
+  // The host inputs' density, unless given: measured on the run's own
+  // inputs (the values the host would skip: zero once converted to fp16).
+  if (options.sparseActivations != "off" &&
+      !opts.fabric.inputDensity.getNumOccurrences()) {
+    uint64_t total = 0, nonZero = 0;
+    for (const Input &in : inputs) {
+      if (in.tensor.dtype != tensorio::DType::F32)
+        continue;
+      size_t n = in.tensor.bytes.size() / 4;
+      for (size_t i = 0; i < n; ++i) {
+        float v;
+        std::memcpy(&v, in.tensor.bytes.data() + 4 * i, 4);
+        nonZero += machine::f32ToF16(v) != 0;
+      }
+      total += n;
+    }
+    if (total) {
+      options.inputDensity = double(nonZero) / double(total);
+      outs() << "weftc: input density "
+             << format("%.3f", options.inputDensity)
+             << " (non-zero values of the inputs, for --sparse-activations "
+             << options.sparseActivations << ")\n";
+    }
+  }
   std::string error;
   if (!compileModel(*ctx, opts.modelPath, options, compiled, error))
     return fail(error);
@@ -560,8 +586,24 @@ bool RunSession::runSimulator() {
 /// copies (--replicas) the samples dealt round robin to each copy's port.
 bool RunSession::addInputArgs(const Input &in, const std::string &port,
                               std::vector<std::string> &args) {
+  // A sparse host input takes fp16 values: the host converts (as the
+  // layer would) before it skips the zeros.
+  const binary::IoStream *stream = nullptr;
+  for (const binary::IoStream &io : compiled.binary->io)
+    if (io.name == port && !io.output)
+      stream = &io;
+  bool convert = stream && stream->dtype == machine::ElemType::F16 &&
+                 in.tensor.dtype == tensorio::DType::F32;
   if (compiled.replicas == 1) {
-    args.insert(args.end(), {"--input", port + "=" + in.file});
+    std::string file = in.file;
+    if (convert) {
+      std::string error;
+      file = (temp.path + "/" + simFileStem(port) + ".f16.npy").str();
+      if (!tensorio::writeTensorFile(
+              file, driver::toStreamType(*stream, in.tensor), &error))
+        return fail("cannot write '" + file + "': " + error);
+    }
+    args.insert(args.end(), {"--input", port + "=" + file});
     return true;
   }
   for (int64_t k = 0; k < compiled.replicas; ++k) {
@@ -570,6 +612,8 @@ bool RunSession::addInputArgs(const Input &in, const std::string &port,
         driver::dealSamples(in.tensor, numSamples, k, compiled.replicas, error);
     if (!dealt)
       return fail("--input " + in.name + ": " + error);
+    if (convert)
+      dealt = driver::toStreamType(*stream, *dealt);
     std::string file =
         (temp.path + "/" + simFileStem(copyPort) + ".in.npy").str();
     if (!tensorio::writeTensorFile(file, *dealt, &error))

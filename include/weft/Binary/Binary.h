@@ -206,6 +206,11 @@ struct IoStream {
   machine::ElemType dtype = machine::ElemType::F32;
   std::vector<int64_t> shape;
   IoOrder order = IoOrder::RowMajor;
+  /// A sparse input (architecture §5.2): the host sends only the non-zero
+  /// elements of each chunk (sparse16, index = position in the chunk), then
+  /// a control wavelet with index `closeout` and data 0 that ends the chunk.
+  bool skipZeros = false;
+  uint8_t closeout = 0;
 
   uint64_t numElements() const;
   /// Bytes of one tensor: numElements * element size.
@@ -222,7 +227,8 @@ struct IoStream {
     return name == o.name && output == o.output && edge == o.edge &&
            firstRow == o.firstRow && endRow == o.endRow && color == o.color &&
            format == o.format && dtype == o.dtype && shape == o.shape &&
-           order == o.order;
+           order == o.order && skipZeros == o.skipZeros &&
+           closeout == o.closeout;
   }
 };
 

@@ -108,6 +108,9 @@ struct CompileOptions {
   /// and density.
   std::string sparseActivations = "off";
   double density = 0.5;
+  /// The host inputs' expected fraction of non-zero values (what `auto`
+  /// assumes for a host input into a dense layer).
+  double inputDensity = 0.5;
   /// --weft-select-sliced-weights' sparse-weights (off, auto, on).
   std::string sparseWeights = "auto";
   /// Frustum groups (docs/frustum.md): off, auto (--weft-frustum-tile and
@@ -264,6 +267,13 @@ std::string replicaPort(const CompiledModel &compiled, llvm::StringRef port,
 /// (every port streams as many samples; the repeats' outputs are dropped).
 /// On a shape whose first dimension the samples do not divide returns
 /// std::nullopt with `error` set.
+/// The host tensor `t` as the binary's input stream `io` takes it: an f32
+/// tensor for an f16 stream (a sparse host input, docs/execution-model.md,
+/// "Sparse activations") converted with round to nearest even, as the
+/// layer's own conversion would; anything else unchanged.
+tensorio::HostTensor toStreamType(const binary::IoStream &io,
+                                  const tensorio::HostTensor &t);
+
 std::optional<tensorio::HostTensor> dealSamples(const tensorio::HostTensor &all,
                                                 int64_t samples, int64_t copy,
                                                 int64_t copies,

@@ -350,8 +350,12 @@ def SelectSparseStreams : Pass<"weft-select-sparse-streams",
     at the expected `density` of non-zero values: the consumer gets faster
     and the slower of the two layers does not get slower. Streams are
     decided producers first (a layer's sparse input changes its cost as a
-    producer). A chosen stream gets `sparse = #fabric.sparse<density = D>`;
-    the lowering reads the mark and never re-decides. Marks already present
+    producer). A host input into such a layer is eligible too: the host
+    then sends only its non-zero values, converted to fp16 as the layer
+    would (`decideSparseInput`: `auto` when the consumer gets faster at
+    `input-density`). A chosen stream gets
+    `sparse = #fabric.sparse<density = D>`; the lowering reads the mark and
+    never re-decides. Marks already present
     are replaced. With `explain`, a remark on every stream into a dense
     layer says why it stays dense or what the model predicts. The sparse
     format does not change a stream's route or color, so the pass runs
@@ -371,6 +375,9 @@ def SelectSparseStreams : Pass<"weft-select-sparse-streams",
            "off, auto (where the cost model says it pays) or on">,
     Option<"density", "density", "double", "0.5",
            "The expected fraction of non-zero ReLU results (0..1)">,
+    Option<"inputDensity", "input-density", "double", "0.5",
+           "The expected fraction of non-zero values of the host inputs "
+           "(0..1)">,
     Option<"explain", "explain", "bool", "false",
            "Emit a remark with the decision for every stream into a dense "
            "layer">];

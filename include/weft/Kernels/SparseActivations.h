@@ -67,6 +67,13 @@ SparseDecision decideSparseStream(SparseMode mode, double density,
                                   const SparseLayerShape &producer,
                                   const SparseLayerShape &consumer);
 
+/// The decision for a host input (density `density` of non-zero values)
+/// into `consumer`: the host sends only the non-zero values, so the only
+/// layer whose cost changes is the consumer. `Auto`: sparse when it gets
+/// faster. (The `denseCycles`/`sparseCycles` are the consumer's.)
+SparseDecision decideSparseInput(SparseMode mode, double density,
+                                 const SparseLayerShape &consumer);
+
 } // namespace weft::conversion
 
 #endif // WEFT_KERNELS_SPARSEACTIVATIONS_H

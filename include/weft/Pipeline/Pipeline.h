@@ -100,6 +100,11 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("The expected fraction of non-zero ReLU results "
                      "(sparse-activations=auto)"),
       llvm::cl::init(0.5)};
+  Option<double> inputDensity{
+      *this, "input-density",
+      llvm::cl::desc("The expected fraction of non-zero values of the host "
+                     "inputs (sparse-activations=auto)"),
+      llvm::cl::init(0.5)};
   Option<std::string> sparseWeights{
       *this, "sparse-weights",
       llvm::cl::desc("Store dense layers' weights as sliced vectors (lane "

@@ -48,6 +48,9 @@ constexpr int64_t kCopyTask[2] = {33, 35}, kCloseTask[2] = {34, 36};
 /// A sparse output's last column: the sends of the even and odd samples'
 /// results, and the task that sends a chunk's closeout after them.
 constexpr int64_t kSparseSendTask[2] = {38, 39}, kResultsCloseoutTask = 37;
+/// A sparse output's last column: the samples whose send or closeout is
+/// not out yet.
+constexpr int32_t kGprPendingSends = 6;
 
 // PE memory map, in words (records must lie in the first 16 KiB).
 constexpr int64_t kDsdBase = 1024;
@@ -433,6 +436,8 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
       loadCopyDsrs();
     }
     inst(Opcode::MOVI, {gpr(4), lit(0)});
+    if (sparseOut)
+      inst(Opcode::MOVI, {gpr(kGprPendingSends), lit(0)});
     inst(Opcode::MOV32, {ddsr(0), imm(wt::SmallImm::Zero)});
     if (role.diagonal)
       inst(Opcode::ACTIVATE, {lit(kCopyTask[0])});
@@ -489,10 +494,21 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
       // Launches the send on microthread 3 (it waits for the previous one).
       // A sparse output's send is a task of its own, which waits (blocked)
       // until the previous chunk's closeout is out.
-      if (sparseOut)
+      if (sparseOut) {
+        // One more sample waits for its send. With two (the previous one's
+        // send or closeout still out), block the column's color until that
+        // closeout is out: the next sample's closeout would overwrite the
+        // previous buffer of this parity and re-activate its send task
+        // before it ran.
         inst(Opcode::ACTIVATE, {lit(kSparseSendTask[k])});
-      else
+        inst(Opcode::ADD16, {gpr(kGprPendingSends), imm(wt::SmallImm::One)});
+        inst(Opcode::CEQ16, {gpr(kGprPendingSends), imm(wt::SmallImm::Two)});
+        wv::JumpOp::create(b, loc, "open", wv::JumpCond::if_false);
+        inst(Opcode::BLOCK, {lit(colors.column)});
+        label("open");
+      } else {
         inst(Opcode::MOV32, {ddsr(send), s0(send)});
+      }
     }
     inst(Opcode::MOV32, {ddsr(0), imm(wt::SmallImm::Zero)}, true);
   }
@@ -517,6 +533,8 @@ void Emitter::emitComputeTasks(const Group &grp, const Role &role) {
     b.setInsertionPointToStart(&t.getBody().front());
     inst(Opcode::UNBLOCK, {lit(kSparseSendTask[0])});
     inst(Opcode::UNBLOCK, {lit(kSparseSendTask[1])});
+    inst(Opcode::SUB16, {gpr(kGprPendingSends), imm(wt::SmallImm::One)});
+    inst(Opcode::UNBLOCK, {lit(colors.column)});
     inst(Opcode::MOV16, {ddsr(11), imm(wt::SmallImm::Zero)}, true);
   }
   if (role.diagonal)

@@ -136,7 +136,8 @@ struct LowerFabricToWaveletPass
       if (!why.empty())
         return op.emitOpError("is sparse but ")
                << why << " (docs/execution-model.md, \"Sparse activations\")";
-      sparseIo[size_t(gs.producer)].out = true;
+      if (gs.producer >= 0) // (a host input has no producer to change)
+        sparseIo[size_t(gs.producer)].out = true;
       sparseIo[i].in = true;
       sparseStreams.push_back(op.getSymNameAttr());
     }
@@ -164,8 +165,11 @@ struct LowerFabricToWaveletPass
 
     // A fabric.io with `pixels` is a feature map: the host streams it
     // pixel-major (wavelet.io ... fmap, docs/architecture.md §5.2).
-    auto io = [&](fab::IoOp op, bool output, int64_t end,
-                  int64_t color) -> LogicalResult {
+    // A sparse host input (its stream marked sparse): the host converts the
+    // values to fp16 as the layer would and sends only the non-zero ones,
+    // then a closeout per chunk (index 1, as a sparse producer's).
+    auto io = [&](fab::IoOp op, bool output, int64_t end, int64_t color,
+                  bool sparse = false) -> LogicalResult {
       bool fmap = false;
       if (std::optional<int64_t> pixels = op.getPixels()) {
         auto type = cast<RankedTensorType>(op.getType());
@@ -188,11 +192,15 @@ struct LowerFabricToWaveletPass
                  << " rows; the rows must divide the channels";
         fmap = true;
       }
+      auto type = cast<RankedTensorType>(op.getType());
+      if (sparse)
+        type = type.clone(b.getF16Type());
       auto wio = wv::IoOp::create(
           b, op.getLoc(), op.getSymName(),
           output ? common::PortDir::output : common::PortDir::input,
           output ? common::Edge::east : common::Edge::west,
-          /*first_row=*/0, end, color, "dense32", op.getType(), fmap);
+          /*first_row=*/0, end, color, sparse ? "sparse16" : "dense32", type,
+          fmap, sparse ? b.getI64IntegerAttr(1) : IntegerAttr());
       // (Which copy of the network the port feeds: weft.replica.)
       for (NamedAttribute a : op->getDiscardableAttrs())
         wio->setAttr(a.getName(), a.getValue());
@@ -208,7 +216,11 @@ struct LowerFabricToWaveletPass
     };
     for (fab::IoOp in : graph->inputs) {
       int64_t st = graph->streamOf(in);
-      if (failed(io(in, false, streamRows(st), streamColor(st))))
+      fab::StreamOp sop = graph->streams[size_t(st)].op;
+      bool sparse = sop && sop.getSparseAttr();
+      if (sparse && !cast<RankedTensorType>(in.getType()).getElementType().isF32())
+        return in.emitOpError("is sparse but its values are not fp32");
+      if (failed(io(in, false, streamRows(st), streamColor(st), sparse)))
         return failure();
     }
     for (fab::IoOp out : graph->outputs) {

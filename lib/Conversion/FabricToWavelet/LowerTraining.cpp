@@ -245,15 +245,16 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   fab::IoOp in = graph->inputs[0], out = graph->outputs[0];
   wv::IoOp::create(b, in.getLoc(), in.getSymName(), common::PortDir::input,
                    common::Edge::west, 0, stages[0].inRows,
-                   routes.color("input"), "dense32", in.getType(), false);
+                   routes.color("input"), "dense32", in.getType(), false,
+                   IntegerAttr());
   wv::IoOp::create(b, loc, "labels", common::PortDir::input,
                    common::Edge::east, 0, 1, routes.color("labels"),
                    "dense16x2",
                    RankedTensorType::get({1, 1}, b.getIntegerType(16)),
-                   false);
+                   false, IntegerAttr());
   wv::IoOp::create(b, out.getLoc(), "probabilities", common::PortDir::output,
                    common::Edge::east, 0, rows, routes.color("probabilities"),
-                   "dense32", out.getType(), false);
+                   "dense32", out.getType(), false, IntegerAttr());
 
   for (size_t i = 0; i < stages.size(); ++i) {
     Stage &s = stages[i];

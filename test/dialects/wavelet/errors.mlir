@@ -475,3 +475,24 @@ wavelet.program @p attributes {target = #weft.target<4x4>} {
     }
   }
 }
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{skips zeros (nz), but only a sparse16 input can}}
+  wavelet.io @x input west rows 0 to 1 color 1 "dense32" nz closeout 1 : tensor<4xf32>
+}
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{skips zeros (nz), but only a sparse16 input can}}
+  wavelet.io @y output east rows 0 to 1 color 1 "sparse16" nz closeout 1 : tensor<4xf16>
+}
+
+// -----
+
+wavelet.program @p attributes {target = #weft.target<4x4>} {
+  // expected-error @below {{closeout index 64 does not fit a control wavelet's 6 bits}}
+  wavelet.io @x input west rows 0 to 1 color 1 "sparse16" nz closeout 64 : tensor<4xf16>
+}

@@ -12,6 +12,10 @@ wavelet.program @row attributes {target = #weft.target<5x1>} {
   // CHECK: wavelet.io @x input west rows 0 to 1 color 1 "dense32" : tensor<64xf32>
   wavelet.io @x input west rows 0 to 1 color 1 "dense32" : tensor<64xf32>
   wavelet.io @y output east rows 0 to 1 color 2 "dense32" : tensor<64xf32>
+  // A sparse input: the host sends only the non-zero values, then a
+  // closeout control wavelet (index 1) per chunk.
+  // CHECK: wavelet.io @s input west rows 0 to 1 color 3 "sparse16" nz closeout 1 : tensor<64xf16>
+  wavelet.io @s input west rows 0 to 1 color 3 "sparse16" nz closeout 1 : tensor<64xf16>
 
   // CHECK: wavelet.pe_group @mac at <0, 0, 4, 1> {
   wavelet.pe_group @mac at #weft.rect<0, 0, 4, 1> {

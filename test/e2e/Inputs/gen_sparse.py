@@ -6,10 +6,11 @@
       N synthetic MNIST-like samples of 784 values in [0, 1]: a few random
       strokes (thick line segments) on a 28 x 28 black background, about
       80 % zeros like the real digits.
-  gen_sparse.py prune IN OUT FRACTION
-      The ONNX model IN with every weight matrix (initializer of rank 2)
-      magnitude-pruned: its FRACTION smallest |w| set to 0 (ties broken by
-      position, so exactly round(FRACTION * size) zeros); biases untouched.
+  gen_sparse.py prune IN OUT FRACTION [--first]
+      The ONNX model IN with every weight matrix (initializer of rank 2), or
+      with --first only the first one, magnitude-pruned: its FRACTION
+      smallest |w| set to 0 (ties broken by position, so exactly
+      round(FRACTION * size) zeros); biases untouched.
 """
 import sys
 
@@ -40,7 +41,7 @@ def mnist(dst, n, seed):
     np.save(dst, out.reshape(n, 784))
 
 
-def prune(src, dst, fraction):
+def prune(src, dst, fraction, first=False):
     import onnx
     from onnx import numpy_helper
     model = onnx.load(src)
@@ -53,6 +54,8 @@ def prune(src, dst, fraction):
         flat[np.argsort(np.abs(flat), kind="stable")[:k]] = 0
         model.graph.initializer[i].CopyFrom(
             numpy_helper.from_array(flat.reshape(w.shape), init.name))
+        if first:
+            break
     onnx.save(model, dst)
 
 
@@ -61,7 +64,7 @@ def main():
     if what == "zero":
         zero(args[0], args[1], float(args[2]), int(args[3]))
     elif what == "prune":
-        prune(args[0], args[1], float(args[2]))
+        prune(args[0], args[1], float(args[2]), "--first" in args[3:])
     elif what == "mnist":
         mnist(args[0], int(args[1]), int(args[2]))
     else:
