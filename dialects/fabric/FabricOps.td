@@ -213,7 +213,8 @@ def Fabric_StreamOp : Fabric_Op<"stream", [
     `sparse` (set by `--weft-select-sparse-streams`) sends only the non-zero
     values of the payload as sparse16 wavelets (docs/execution-model.md,
     "Sparse activations"). It is allowed only on a forward stream, not a
-    feature map, from a dense kernel with `relu` to one destination: a dense
+    feature map, from a dense kernel with `relu` or from a host input (the
+    host then sends only the non-zero values) to one destination: a dense
     kernel, or the redistribution routing put in front of one.
 
     Example:

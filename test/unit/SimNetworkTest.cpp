@@ -44,6 +44,9 @@ const Network kNetworks[] = {
     // the columns, partial sums reduced along the rows; 192 PEs, so that
     // the threaded cycle (Schedule.cpp) runs.
     {"mlp-128-128-128-40-relu-24x8.wfb", 2},
+    // 90 %-pruned weights stored sliced, a sparse host input and sparse
+    // activations (docs/execution-model.md, "Sparse weights").
+    {"mlp-64-48-32-10-pruned-sparse-10x8.wfb", 3},
 };
 
 binary::Program load(const char *file) {
@@ -54,7 +57,8 @@ binary::Program load(const char *file) {
   return p ? *p : binary::Program();
 }
 
-/// Seeded inputs of moderate magnitude, never zero, never NaN.
+/// Seeded inputs of moderate magnitude, never NaN, never zero but on a
+/// sparse input (which skips zeros).
 std::map<std::string, std::vector<uint8_t>>
 inputsFor(const binary::Program &p, uint64_t samples, unsigned seed) {
   std::mt19937 rng(seed);
@@ -72,6 +76,9 @@ inputsFor(const binary::Program &p, uint64_t samples, unsigned seed) {
         v = (rng() & 0x807fffffu) | (uint32_t(125 + rng() % 3) << 23);
       else if (io.dtype == machine::ElemType::F16)
         v = (rng() & 0x83ffu) | (uint32_t(13 + rng() % 3) << 10);
+      // (A sparse input skips zeros: give it some.)
+      if (io.skipZeros && rng() % 3 == 0)
+        v = 0;
       else
         v = rng() | 1;
       for (unsigned k = 0; k < (wide ? 4u : 2u); ++k)

@@ -72,13 +72,35 @@ TEST(SparseActivations, CyclesPerSample) {
   EXPECT_EQ(dense - predictCyclesPerSample(c.K, c.M, c.m, c.bias, half),
             (lk - lk / 2) * task);
   // A sparse output converts and rectifies in fp16 (cheaper than the fp32
-  // ReLU) and runs two small tasks around its send (+7); the send itself
-  // fits the free cycles (no deficit here).
+  // ReLU), runs two small tasks around its send (+7) and counts the
+  // samples in flight (+5); the send itself fits the free cycles (no
+  // deficit here).
   SparseIo out{false, 1.0, true};
   int64_t p = predictCyclesPerSample(c.K, c.M, c.m, c.bias, out);
   EXPECT_EQ(p - dense, wt::vectorCycles(wt::Opcode::FF2H, lm) +
                            wt::vectorCycles(wt::Opcode::FMAXH, lm) -
-                           wt::vectorCycles(wt::Opcode::FMAX, lm) + 7);
+                           wt::vectorCycles(wt::Opcode::FMAX, lm) + 12);
+}
+
+// A host input: only the consumer's cost counts; auto sends it sparse when
+// the consumer gets faster, so not at density 1.
+TEST(SparseActivations, HostInputDecision) {
+  SparseLayerShape c = consumer();
+  for (double d : {0.1, 0.5, 0.9}) {
+    SparseDecision a = decideSparseInput(SparseMode::Auto, d, c);
+    EXPECT_TRUE(a.sparse) << d;
+    EXPECT_LT(a.consumerSparse, a.consumerDense) << d;
+    EXPECT_EQ(a.sparseCycles, a.consumerSparse);
+    EXPECT_LT(a.sparseWavelets, a.denseWavelets) << d;
+  }
+  EXPECT_FALSE(decideSparseInput(SparseMode::Auto, 1.0, c).sparse);
+  EXPECT_TRUE(decideSparseInput(SparseMode::On, 1.0, c).sparse);
+  EXPECT_FALSE(decideSparseInput(SparseMode::Off, 0.1, c).sparse);
+  // The host's chunks are the consumer's columns' inputs: K values and a
+  // closeout per column at density 1.
+  SparseDecision full = decideSparseInput(SparseMode::On, 1.0, c);
+  EXPECT_EQ(full.denseWavelets, c.K);
+  EXPECT_EQ(full.sparseWavelets, c.K + c.m.smear);
 }
 
 TEST(SparseActivations, Decision) {
