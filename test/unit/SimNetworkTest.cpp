@@ -76,11 +76,11 @@ inputsFor(const binary::Program &p, uint64_t samples, unsigned seed) {
         v = (rng() & 0x807fffffu) | (uint32_t(125 + rng() % 3) << 23);
       else if (io.dtype == machine::ElemType::F16)
         v = (rng() & 0x83ffu) | (uint32_t(13 + rng() % 3) << 10);
+      else
+        v = rng() | 1;
       // (A sparse input skips zeros: give it some.)
       if (io.skipZeros && rng() % 3 == 0)
         v = 0;
-      else
-        v = rng() | 1;
       for (unsigned k = 0; k < (wide ? 4u : 2u); ++k)
         b.push_back(uint8_t(v >> (8 * k)));
     }
