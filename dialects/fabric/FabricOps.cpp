@@ -453,7 +453,7 @@ LogicalResult StreamOp::verifySparse(SymbolTableCollection &symbols) {
 }
 
 //===----------------------------------------------------------------------===//
-// RouteOp, SwitchOp, CheckpointOp
+// RouteOp, SwitchOp
 //===----------------------------------------------------------------------===//
 
 std::string RouteOp::getRouteName() {
@@ -564,14 +564,5 @@ LogicalResult SwitchOp::verify() {
                            << wt::dirName(wt::Dir(d)) << " link on the "
                            << t->width() << "x" << t->height() << " fabric";
   }
-  return success();
-}
-
-LogicalResult CheckpointOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  Operation *k =
-      symbols.lookupSymbolIn((*this)->getParentOp(), getKernelAttr());
-  if (!isa_and_nonnull<KernelOp>(k))
-    return emitOpError() << "marks " << getKernelAttr()
-                         << ", which is not a kernel";
   return success();
 }

@@ -324,23 +324,4 @@ def Fabric_SwitchOp : Fabric_Op<"switch", [HasParent<"RouteOp">]> {
   let hasVerifier = 1;
 }
 
-def Fabric_CheckpointOp : Fabric_Op<"checkpoint", [
-    HasParent<"ProgramOp">, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "Training: whether a kernel saves or recomputes activations";
-  let description = [{
-    A marker naming a kernel and a checkpoint policy. No pass produces or
-    reads it: `--weft-select-checkpoints` records its choice in the trained
-    kernels' own `checkpoint` attribute (docs/training.md, "Reverse
-    checkpoints"), which the training lowering reads.
-
-    Example:
-    ```mlir
-    fabric.checkpoint @fc2 recompute
-    ```
-  }];
-  let arguments = (ins FlatSymbolRefAttr:$kernel,
-                       Fabric_CheckpointPolicyAttr:$policy);
-  let assemblyFormat = "$kernel $policy attr-dict";
-}
-
 #endif // WEFT_FABRIC_OPS_TD

@@ -194,15 +194,11 @@ LogicalResult ExtractKernels::extract(wf::ProgramOp program) {
     op.setDstsAttr(b.getArrayAttr(dsts));
     op.setDstPorts(ports);
   }
-  // Host ports no stream uses any more, kernels outside the slice, and
-  // checkpoint markers of those kernels.
+  // Host ports no stream uses any more, and kernels outside the slice.
   for (Operation &op : body) {
     if (auto k = dyn_cast<wf::KernelOp>(op);
         k && !keptNames.contains(k.getSymName()))
       dead.push_back(k);
-    if (auto c = dyn_cast<wf::CheckpointOp>(op))
-      if (!keptNames.contains(c.getKernel()))
-        dead.push_back(c);
   }
   for (Operation *op : dead) {
     symbols.erase(op);

@@ -332,7 +332,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     SymbolTable symbols(program);
     SmallVector<Operation *> originals;
     for (Operation &op : body)
-      if (isa<wf::KernelOp, wf::IoOp, wf::StreamOp, wf::CheckpointOp>(op))
+      if (isa<wf::KernelOp, wf::IoOp, wf::StreamOp>(op))
         originals.push_back(&op);
     Builder b(ctx);
     for (Operation *op : originals)
@@ -347,8 +347,6 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       for (Operation *op : originals) {
         Operation *copy = ob.clone(*op);
         copies.push_back(copy);
-        if (isa<wf::CheckpointOp>(copy))
-          continue;
         StringRef name = SymbolTable::getSymbolName(op).getValue();
         std::string base = (name + "_r" + Twine(k)).str(), fresh = base;
         for (unsigned i = 1; symbols.lookup(fresh); ++i)
@@ -375,8 +373,6 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
           for (StringRef d : stream.getDstNames())
             dsts.push_back(ref(d));
           stream.setDstsAttr(b.getArrayAttr(dsts));
-        } else if (auto c = dyn_cast<wf::CheckpointOp>(copy)) {
-          c.setKernelAttr(ref(c.getKernel()));
         }
       }
     }

@@ -223,13 +223,6 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
   }
 }
 
-// -----
-
-fabric.program @p attributes {target = #weft.target<4x4>} {
-  fabric.io @x input west rows 0 to 1 : tensor<4xf32>
-  // expected-error @below {{marks @x, which is not a kernel}}
-  fabric.checkpoint @x save
-}
 
 // -----
 

@@ -76,11 +76,6 @@ fabric.program @mlp attributes {target = #weft.target<8x4>} {
     fabric.switch (2, 0) from [ramp] to [east]
     fabric.switch (3, 0) from [west] to [ramp]
   }
-
-  // CHECK: fabric.checkpoint @fc1 save
-  // CHECK: fabric.checkpoint @fc2 recompute
-  fabric.checkpoint @fc1 save
-  fabric.checkpoint @fc2 recompute
 }
 
 // -----
