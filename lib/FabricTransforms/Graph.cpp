@@ -575,6 +575,9 @@ std::string sparseIneligible(const Graph &g, const Stage &c) {
   const GraphStream &gs = g.streams[size_t(c.inputs[0])];
   // A host input: the host sends its non-zero values (architecture §5.2).
   const bool host = gs.producer < 0;
+  if (fab::StreamOp in = gs.op;
+      host && in && !in.getPayload().getElementType().isF32())
+    return "a host input of other than fp32 values";
   if (!host) {
     const Stage &p = g.stages[size_t(gs.producer)];
     if (!p.dense || p.layer.conv)

@@ -16,6 +16,7 @@
 #include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/SparseWeights.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace weft {
@@ -51,9 +52,15 @@ struct SelectSlicedWeightsPass
 
 LogicalResult SelectSlicedWeightsPass::select(wf::ProgramOp program,
                                               wc::SparseMode mode) {
+  // Marks already present are replaced, and their saving given back to
+  // the prediction first (so the pass can run again).
+  llvm::SmallPtrSet<Operation *, 8> wasSliced;
   for (auto k : program.getBody().front().getOps<wf::KernelOp>())
-    k.removeSlicedWeightsAttr();
-  if (mode == wc::SparseMode::Off && !explain)
+    if (k.getSlicedWeights()) {
+      wasSliced.insert(k);
+      k.removeSlicedWeightsAttr();
+    }
+  if (mode == wc::SparseMode::Off && !explain && wasSliced.empty())
     return success();
   FailureOr<wc::Graph> graph = wc::analyzeGraph(program, /*placed=*/true);
   if (failed(graph))
@@ -66,6 +73,17 @@ LogicalResult SelectSlicedWeightsPass::select(wf::ProgramOp program,
     wc::SlicedWeightsEstimate e =
         wc::estimateSlicedWeights(s.layer.weights, s.layer.K, s.layer.M, s.m);
     bool sliced = wc::decideSlicedWeights(mode, e, memory);
+    // The input's density: a sparse input's zeros start no task.
+    double inDensity = 1.0;
+    if (wf::StreamOp in = graph->streams[size_t(s.inputs[0])].op)
+      if (wf::SparseAttr mark = in.getSparseAttr())
+        inDensity = mark.getDensity().convertToDouble();
+    int64_t saved = wc::slicedCyclesSaved(
+        e, s.m.precision == wc::Precision::Mixed, inDensity);
+    if (std::optional<int64_t> cycles = kernel.getPredictedCycles()) {
+      int64_t base = *cycles + (wasSliced.contains(kernel) ? saved : 0);
+      kernel.setPredictedCycles(sliced ? base - saved : base);
+    }
     if (mode == wc::SparseMode::On && !sliced)
       return kernel.emitOpError()
              << "cannot store its weights sliced (--sparse-weights=on): its "
@@ -92,10 +110,6 @@ LogicalResult SelectSlicedWeightsPass::select(wf::ProgramOp program,
     if (!sliced)
       continue;
     kernel.setSlicedWeights(true);
-    // The layer's cost changes with the decision: so does its prediction.
-    if (std::optional<int64_t> cycles = kernel.getPredictedCycles())
-      kernel.setPredictedCycles(wc::slicedCyclesPerSample(
-          *cycles, e, s.m.precision == wc::Precision::Mixed));
     ++numSliced;
   }
   return success();

@@ -64,8 +64,14 @@ struct SelectSparseStreamsPass
 
 LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
                                               wc::SparseMode mode) {
+  // Marks already present are replaced; the layers they made sparse get
+  // their dense prediction back unless the new decision keeps them sparse.
+  llvm::SmallPtrSet<Operation *, 8> wasSparse;
   for (auto s : program.getBody().front().getOps<wf::StreamOp>())
-    s.removeSparseAttr();
+    if (s.getSparseAttr()) {
+      wasSparse.insert(s);
+      s.removeSparseAttr();
+    }
   FailureOr<wc::Graph> graph =
       wc::analyzeGraph(program, /*placed=*/true);
   if (failed(graph))
@@ -131,8 +137,14 @@ LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
   }
   // The layers whose input or output went sparse cost what the model says
   // for their new form: their predictions follow the decision.
+  auto was = [&](int64_t stream) {
+    return stream >= 0 && graph->streams[size_t(stream)].op &&
+           wasSparse.contains(graph->streams[size_t(stream)].op);
+  };
   for (auto [i, c] : llvm::enumerate(graph->stages))
-    if (c.dense && !c.layer.conv && (io[i].in || io[i].out))
+    if (c.dense && !c.layer.conv &&
+        (io[i].in || io[i].out || (!c.inputs.empty() && was(c.inputs[0])) ||
+         was(c.output)))
       wf::KernelOp(c.kernel).setPredictedCycles(wc::predictCyclesPerSample(
           c.layer.K, c.layer.M, c.m, !c.layer.bias.empty(), io[i]));
   return success();

@@ -13,6 +13,7 @@
 #include "weft/Machine/Sliced.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace wt = weft::machine;
 
@@ -69,11 +70,13 @@ SlicedWeightsEstimate estimateSlicedWeights(const std::vector<float> &weights,
   return e;
 }
 
-int64_t slicedCyclesPerSample(int64_t denseCycles,
-                              const SlicedWeightsEstimate &e, bool mixed) {
+int64_t slicedCyclesSaved(const SlicedWeightsEstimate &e, bool mixed,
+                          double inDensity) {
   int64_t cpg =
       wt::info(mixed ? wt::Opcode::FMACHS : wt::Opcode::FMAC).cyclesPerGroup;
-  return denseCycles - (e.maxPeDenseGroups - e.maxPeSlicedGroups) * cpg;
+  double d = std::clamp(inDensity, 0.0, 1.0);
+  return int64_t(
+      std::llround(double((e.maxPeDenseGroups - e.maxPeSlicedGroups) * cpg) * d));
 }
 
 bool decideSlicedWeights(SparseMode mode, const SlicedWeightsEstimate &e,

@@ -260,13 +260,6 @@ std::string shapeOutput(tensorio::HostTensor &output,
 std::string replicaPort(const CompiledModel &compiled, llvm::StringRef port,
                         int64_t copy);
 
-/// The samples copy `copy` of compiled.replicas runs, dealt round robin
-/// from `all` (`samples` samples back to back, its first dimension counting
-/// them unless there is one sample): ceil(samples / copies) of them, the
-/// last repeated when the copy gets one sample fewer than the first copy
-/// (every port streams as many samples; the repeats' outputs are dropped).
-/// On a shape whose first dimension the samples do not divide returns
-/// std::nullopt with `error` set.
 /// The host tensor `t` as the binary's input stream `io` takes it: an f32
 /// tensor for an f16 stream (a sparse host input, docs/execution-model.md,
 /// "Sparse activations") converted with round to nearest even, as the
@@ -274,6 +267,13 @@ std::string replicaPort(const CompiledModel &compiled, llvm::StringRef port,
 tensorio::HostTensor toStreamType(const binary::IoStream &io,
                                   const tensorio::HostTensor &t);
 
+/// The samples copy `copy` of compiled.replicas runs, dealt round robin
+/// from `all` (`samples` samples back to back, its first dimension counting
+/// them unless there is one sample): ceil(samples / copies) of them, the
+/// last repeated when the copy gets one sample fewer than the first copy
+/// (every port streams as many samples; the repeats' outputs are dropped).
+/// On a shape whose first dimension the samples do not divide returns
+/// std::nullopt with `error` set.
 std::optional<tensorio::HostTensor> dealSamples(const tensorio::HostTensor &all,
                                                 int64_t samples, int64_t copy,
                                                 int64_t copies,

@@ -47,11 +47,12 @@ SlicedWeightsEstimate estimateSlicedWeights(const std::vector<float> &weights,
                                             int64_t K, int64_t M,
                                             const DenseMapping &m);
 
-/// The cycles per sample of the layer with sliced weights, from the dense
-/// prediction `denseCycles` (predictCyclesPerSample, made for the PE with
-/// the most weights): less the groups its busiest PE no longer issues.
-int64_t slicedCyclesPerSample(int64_t denseCycles,
-                              const SlicedWeightsEstimate &e, bool mixed);
+/// The cycles per sample slicing saves the layer: the MAC groups its
+/// busiest PE no longer issues, for the fraction `inDensity` of its input
+/// elements that arrive (1 for a dense input; a sparse input's expected
+/// density: its zeros start no task, so they save nothing more).
+int64_t slicedCyclesSaved(const SlicedWeightsEstimate &e, bool mixed,
+                          double inDensity = 1.0);
 
 /// `auto` slices when the weight reads' energy falls by at least this
 /// fraction (so weights without zeros stay dense).
