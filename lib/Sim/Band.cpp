@@ -510,11 +510,8 @@ void Engine::mergeGathered(const std::vector<std::vector<uint8_t>> &parts) {
               return a.global < b.global;
             });
   std::sort(allStuck.begin(), allStuck.end());
-  firstInjection = first;
-  lastArrival = last;
-  hostIn = s.hostWaveletsIn;
-  hostOut = s.hostWaveletsOut;
-  sampleDone = done;
+  // (Rank 0's own counters stay its band's: a run sliced by a cycle budget
+  // goes on from them after a gather.)
   s.firstInjection = first == UINT64_MAX ? 0 : first;
   s.lastArrival = last;
   s.sampleDone = done;
@@ -542,8 +539,8 @@ void Engine::mergeGathered(const std::vector<std::vector<uint8_t>> &parts) {
     events.resize(opts.traceLimit);
     truncated = true;
   }
-  trace = std::move(events);
-  traceTruncated = truncated;
+  gatheredTrace = std::move(events);
+  gatheredTraceTruncated = truncated;
   switch (st) {
   case Status::Error:
     msg = errorMsg;

@@ -97,8 +97,11 @@ struct StreamState {
 
 class Engine final : public Simulator {
 public:
-  Engine(binary::Program p, const Options &o, const Target &t)
-      : prog(std::move(p)), opts(o), target(t) {
+  /// The program is shared, read only, by the bands of a threaded run
+  /// (lib/Sim/Bands.cpp).
+  Engine(std::shared_ptr<const binary::Program> p, const Options &o,
+         const Target &t)
+      : progHolder(std::move(p)), prog(*progHolder), opts(o), target(t) {
     if (o.exchange && o.exchange->size() > 1)
       exchange = o.exchange;
   }
@@ -125,6 +128,12 @@ public:
                   std::vector<uint16_t> &words,
                   std::string *error) const override;
   const binary::Program &program() const override { return prog; }
+  /// Whether row `y` is this engine's (every row without an exchange).
+  bool hasRow(uint32_t y) const { return inBand(y); }
+  /// A band run sliced by a cycle budget gathers the fabric's results to
+  /// rank 0 after every slice, not only at the end (threads of one
+  /// process, where a gather is cheap; lib/Sim/Bands.cpp).
+  void gatherEverySlice() { gatherSlices = true; }
   Stats stats() const override;
   std::string statsJson() const override;
   std::string traceJson() const override;
@@ -243,8 +252,11 @@ private:
   std::string commitErrorMsg;
   /// Host-port deliveries of the cycle, held until the error check.
   std::vector<std::tuple<uint64_t, Pe *, unsigned>> hostPending;
-  /// The whole fabric's state at the end of the run (rank 0).
-  bool gathered = false;
+  /// The whole fabric's state at the end of the run, or of a slice with
+  /// gatherSlices (rank 0; stale once the run goes on).
+  bool gathered = false, gatherSlices = false;
+  std::vector<TraceEvent> gatheredTrace;
+  bool gatheredTraceTruncated = false;
   /// Fast mode, for the idle-cycle skip: whether some rank has a PE to step
   /// or a port that can inject, the first timer, whether some PE sleeps.
   bool bandBusy = true, bandSleeping = false;
@@ -258,7 +270,8 @@ private:
   std::vector<std::pair<uint32_t, std::string>> stuckLines() const;
   std::vector<std::pair<uint32_t, std::string>> allStuck;
 
-  binary::Program prog;
+  std::shared_ptr<const binary::Program> progHolder;
+  const binary::Program &prog;
   Options opts;
   Target target;
   FabricConfig cfg;
@@ -339,6 +352,14 @@ private:
   std::vector<TraceEvent> trace;
   bool traceTruncated = false;
 };
+
+/// A simulator of `bands` > 1 engines, one band of rows each, each run on
+/// its own thread (lib/Sim/Bands.cpp). Null with `error` set when the
+/// program cannot be loaded; throws std::bad_alloc when memory runs out.
+std::unique_ptr<Simulator>
+createBandThreads(std::shared_ptr<const binary::Program> program,
+                  const Options &options, const Target &target,
+                  unsigned bands, std::string *error);
 
 /// Adds a PE's memory accesses, bytes and access energy to the totals.
 void addMemoryAccesses(Stats &s, const PeStats &p);

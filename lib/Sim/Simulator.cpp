@@ -918,6 +918,7 @@ uint64_t Engine::residentMemoryBytes() const {
 Status Engine::run(uint64_t cycles) {
   if (st != Status::Running)
     return st;
+  gathered = false;
   uint64_t end = cycles > UINT64_MAX - now ? UINT64_MAX : now + cycles;
   cfg.batchLimit = std::min(end, opts.maxCycles);
   Status s = runCycles(cycles);
@@ -935,8 +936,9 @@ Status Engine::run(uint64_t cycles) {
       catchUp(*pe, now);
     }
   }
-  // A distributed run brings the ranks' results to rank 0 when it ends.
-  if (distributed() && s != Status::Running && !gathered)
+  // A distributed run brings the ranks' results to rank 0 when it ends
+  // (with gatherSlices, after every slice).
+  if (distributed() && (s != Status::Running || gatherSlices))
     gatherBand();
   return s;
 }
@@ -1196,14 +1198,15 @@ std::string Engine::statsJson() const {
 std::string Engine::traceJson() const {
   if (!opts.trace)
     return "";
-  std::vector<TraceEvent> ev = trace;
+  std::vector<TraceEvent> ev = gathered ? gatheredTrace : trace;
+  bool truncated = gathered ? gatheredTraceTruncated : traceTruncated;
   std::sort(ev.begin(), ev.end(), [](const TraceEvent &a, const TraceEvent &b) {
     return std::tie(a.ts, a.pe, a.kind, a.a, a.b, a.dur) <
            std::tie(b.ts, b.pe, b.kind, b.a, b.b, b.dur);
   });
   std::ostringstream os;
   os << "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"truncated\": "
-     << (traceTruncated ? "true" : "false") << "}, \"traceEvents\": [\n";
+     << (truncated ? "true" : "false") << "}, \"traceEvents\": [\n";
   bool first = true;
   // Track names: one process per PE, thread 0 = CE, 1 = router.
   std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> names;
@@ -1257,7 +1260,15 @@ std::unique_ptr<Simulator> Simulator::create(binary::Program &&program,
   for (const binary::Group &g : program.groups)
     pes += uint64_t(g.width) * g.height;
   try {
-    auto e = std::make_unique<Engine>(std::move(program), options, *t);
+    auto shared =
+        std::make_shared<const binary::Program>(std::move(program));
+    // Threads of the fast mode run a band of rows each (lib/Sim/Bands.cpp),
+    // at least one row a band.
+    unsigned bands = std::min<uint64_t>(options.threads, t->height());
+    if (options.mode == Mode::Fast && bands > 1 &&
+        !(options.exchange && options.exchange->size() > 1))
+      return createBandThreads(std::move(shared), options, *t, bands, error);
+    auto e = std::make_unique<Engine>(std::move(shared), options, *t);
     if (!e->load(error))
       return nullptr;
     return e;

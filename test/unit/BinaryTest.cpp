@@ -530,6 +530,36 @@ TEST(BinaryVerifyTest, Io) {
   expectInvalid(p, "I/O stream 0 (@x) has element order 7");
 }
 
+TEST(BinaryTest, SparseInputRoundTrips) {
+  // A sparse16 f16 input that skips zeros and ends each chunk with
+  // closeout index 63 reads back equal, and verifies.
+  Program p = sample();
+  p.io[0].dtype = wt::ElemType::F16;
+  p.io[0].format = wt::PayloadFormat::Sparse16;
+  p.io[0].skipZeros = true;
+  p.io[0].closeout = 63;
+  ASSERT_EQ(verify(p), "");
+  std::string err;
+  std::optional<Program> q = roundTrip(p, &err);
+  ASSERT_TRUE(q) << err;
+  EXPECT_TRUE(q->io[0].skipZeros);
+  EXPECT_EQ(q->io[0].closeout, 63);
+  EXPECT_EQ(*q, p);
+  // A closeout index that is no wavelet index, and zero skipping on an
+  // output or on a dense input.
+  Program bad = p;
+  bad.io[0].closeout = 64;
+  expectInvalid(bad, "I/O stream 0 (@x) has closeout index 64; a sparse "
+                     "input's is 0 .. 63, other streams have none");
+  bad = p;
+  bad.io[1].skipZeros = true;
+  expectInvalid(bad, "skips zeros, but only a sparse16 input can");
+  bad = p;
+  bad.io[0].dtype = wt::ElemType::F32;
+  bad.io[0].format = wt::PayloadFormat::Dense32;
+  expectInvalid(bad, "skips zeros, but only a sparse16 input can");
+}
+
 TEST(BinaryVerifyTest, FeatureMapIo) {
   Program p = sample();
   p.io[0].order = IoOrder::FeatureMap;

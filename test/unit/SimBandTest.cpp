@@ -7,8 +7,8 @@
 // A distributed run (docs/simulator.md, "Distributed simulation") must give
 // the single-process run's status, message, cycles, outputs, statistics and
 // trace byte for byte. These tests run the ranks as threads of one process
-// over an in-process BandExchange, so they need no MPI; test/mpi runs
-// weft-sim under mpirun.
+// over the in-process BandExchange (include/weft/Sim/LocalExchange.h), so
+// they need no MPI; test/mpi runs weft-sim under mpirun.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,13 +17,12 @@
 #include "weft/Binary/Binary.h"
 #include "weft/Binary/File.h"
 #include "weft/Sim/Exchange.h"
+#include "weft/Sim/LocalExchange.h"
 #include "weft/Sim/Simulator.h"
 
 #include <gtest/gtest.h>
 
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <random>
 #include <thread>
 
@@ -32,71 +31,6 @@ using sim::Mode;
 using sim::Status;
 
 namespace {
-
-/// The ranks' meeting point: a barrier and the slots they exchange through.
-struct Hub {
-  explicit Hub(unsigned n)
-      : n(n), north(n), south(n), values(n), parts(n) {}
-  void barrier() {
-    std::unique_lock<std::mutex> lock(m);
-    unsigned gen = generation;
-    if (++arrived == n) {
-      arrived = 0;
-      ++generation;
-      cv.notify_all();
-      return;
-    }
-    cv.wait(lock, [&] { return generation != gen; });
-  }
-  unsigned n;
-  std::mutex m;
-  std::condition_variable cv;
-  unsigned arrived = 0, generation = 0;
-  std::vector<std::vector<uint64_t>> north, south, values;
-  std::vector<std::vector<uint8_t>> parts;
-};
-
-class ThreadExchange final : public sim::BandExchange {
-public:
-  ThreadExchange(Hub &hub, unsigned rank) : hub(hub), r(rank) {}
-  unsigned rank() const override { return r; }
-  unsigned size() const override { return hub.n; }
-  void swapEdges(const std::vector<uint64_t> &toNorth,
-                 const std::vector<uint64_t> &toSouth,
-                 std::vector<uint64_t> &fromNorth,
-                 std::vector<uint64_t> &fromSouth, size_t maxWords) override {
-    EXPECT_LE(toNorth.size(), maxWords);
-    EXPECT_LE(toSouth.size(), maxWords);
-    hub.north[r] = toNorth;
-    hub.south[r] = toSouth;
-    hub.barrier();
-    fromNorth = r > 0 ? hub.south[r - 1] : std::vector<uint64_t>();
-    fromSouth = r + 1 < hub.n ? hub.north[r + 1] : std::vector<uint64_t>();
-    hub.barrier();
-  }
-  void allMin(uint64_t *v, size_t count) override {
-    hub.values[r].assign(v, v + count);
-    hub.barrier();
-    for (unsigned k = 0; k < hub.n; ++k)
-      for (size_t i = 0; i < count; ++i)
-        v[i] = std::min(v[i], hub.values[k][i]);
-    hub.barrier();
-  }
-  std::vector<std::vector<uint8_t>>
-  gather(const std::vector<uint8_t> &mine) override {
-    hub.parts[r] = mine;
-    hub.barrier();
-    std::vector<std::vector<uint8_t>> all;
-    if (r == 0)
-      all = hub.parts;
-    hub.barrier();
-    return all;
-  }
-
-private:
-  Hub &hub;
-  unsigned r;
-};
 
 using Inputs = std::map<std::string, std::vector<uint8_t>>;
 
@@ -154,14 +88,13 @@ Result runRank(const binary::Program &p, const Inputs &in, sim::Options o,
 /// Rank 0's result of a run over `ranks` threads.
 Result runBands(const binary::Program &p, const Inputs &in,
                 const sim::Options &o, unsigned ranks, uint64_t slice = 0) {
-  Hub hub(ranks);
+  std::vector<std::unique_ptr<sim::BandExchange>> ex =
+      sim::createLocalExchanges(ranks);
   std::vector<Result> results(ranks);
   std::vector<std::thread> threads;
   for (unsigned k = 0; k < ranks; ++k)
-    threads.emplace_back([&, k] {
-      ThreadExchange ex(hub, k);
-      results[k] = runRank(p, in, o, &ex, slice);
-    });
+    threads.emplace_back(
+        [&, k] { results[k] = runRank(p, in, o, ex[k].get(), slice); });
   for (std::thread &t : threads)
     t.join();
   for (unsigned k = 1; k < ranks; ++k) {

@@ -250,3 +250,118 @@ TEST(SimSliced, MisuseIsAProgramError) {
   EXPECT_EQ(*Dsd::decode(ok.encode()), ok);
   EXPECT_EQ(ok.str(), "mem1d len=4 base=4096 stride=1 ix sl");
 }
+
+namespace {
+
+/// One PE running `code` over a sliced 4-element vector at kDsdW, an fp32
+/// accumulator at kDsdAcc, and the plain vector `extra` at kDsdOut.
+binary::Program oneTask(std::vector<Instruction> code, Dsd extra) {
+  ImageBuilder b;
+  Dsd s = mem1d(kW, 4);
+  s.sliced = true;
+  b.dsd(kDsdW, s);
+  b.dsd(kDsdAcc, mem1d(kAcc, 4));
+  b.dsd(kDsdOut, extra);
+  binary::Program p;
+  p.target.width = 1;
+  p.target.height = 1;
+  b.task(32, std::move(code), false, true);
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  return p;
+}
+
+} // namespace
+
+TEST(SimSliced, OnlyTheFirstSourceOfAMacToMemoryMayBeSliced) {
+  struct Case {
+    std::vector<Instruction> code;
+    Dsd extra;
+    const char *message;
+  };
+  std::vector<Case> cases = {
+      // The sliced vector as the second source of an FMAC.
+      {{lds0(0, kDsdAcc), ldd(0, kDsdAcc), lds1(1, kDsdW),
+        Instruction::vec(Opcode::FMAC, dsr(0), s1(1), true)},
+       mem1d(kAcc, 4),
+       "fmac uses a sliced vector (sl) as its second source"},
+      // A sliced first source with a second source in memory.
+      {{lds0(0, kDsdW), ldd(0, kDsdAcc), lds1(1, kDsdOut),
+        Instruction::vec(Opcode::FMAC, dsr(0), s1(1), true)},
+       mem1d(kAcc + 64, 4),
+       "with a second source that is not a GPR or an immediate"},
+      // A sliced first source into the fabric: a MAC reads its
+      // destination, so the fabric is no destination of any MAC.
+      {{lds0(0, kDsdW), ldd(0, kDsdOut),
+        Instruction::vec(Opcode::FMAC, dsr(0), gpr(6), true)},
+       fabout(2, 4), "fmac reads its destination, which must be memory"},
+  };
+  for (Case &c : cases) {
+    SimRun r = runAll(oneTask(c.code, c.extra));
+    EXPECT_EQ(r.status, sim::Status::Error);
+    EXPECT_NE(r.message.find(c.message), std::string::npos) << r.message;
+  }
+}
+
+TEST(SimSliced, IndexedSlicedVectorIsOffsetByGpr4) {
+  // The same packed words stored 40 words further on, read through an
+  // indexed sliced DSD with GPR 4 = 40: the results are the dense ones.
+  std::vector<float> w = pattern();
+  binary::Program dense = macProgram(w, Opcode::FMAC, false);
+  binary::Program p = macProgram(w, Opcode::FMAC, true);
+  binary::CodeImage &img = p.images[0];
+  // Move the packed vector (layout from machine::SlicedLayout) by 40.
+  std::vector<uint32_t> bits;
+  for (float v : w)
+    bits.push_back(machine::f32ToBits(v));
+  std::vector<uint16_t> words = machine::packSliced(bits, 2);
+  ImageBuilder b;
+  for (size_t i = 0; i < words.size(); ++i)
+    b.word(kW + 40 + unsigned(i), words[i]);
+  for (unsigned i = 0; i < w.size(); ++i)
+    b.f32(kAcc + 2 * i, 1.0f + float(i));
+  Dsd wd = mem1d(kW, unsigned(w.size()));
+  wd.sliced = true;
+  wd.indexed = true;
+  b.dsd(kDsdW, wd);
+  b.dsd(kDsdAcc, mem1d(kAcc, unsigned(w.size())));
+  b.dsd(kDsdOut, fabout(2, unsigned(w.size())));
+  b.route(2, {Dir::Ramp}, {Dir::East});
+  b.task(32,
+         {Instruction::immOp(Opcode::MOVI, 4, 40), lds0(0, kDsdW),
+          ldd(0, kDsdAcc), Instruction::immOp(Opcode::MOVI, 6, 0),
+          Instruction::immOp(Opcode::MOVI, 7, 0x4000),
+          Instruction::vec(Opcode::FMAC, dsr(0), gpr(6)), lds0(1, kDsdAcc),
+          ldd(1, kDsdOut), Instruction::un(Opcode::MOV32, ddsr(1), s0(1), true)},
+         false, true);
+  img = b.build();
+  SimRun ref = runAll(dense);
+  SimRun r = runAll(p);
+  ASSERT_EQ(r.status, sim::Status::Done) << r.message;
+  EXPECT_EQ(r.out, ref.out);
+  EXPECT_EQ(r.stats.macs, 11u);
+}
+
+TEST(SimSliced, MaskOutsideMemoryIsAProgramError) {
+  // A sliced vector whose mask words would lie past the PE's memory.
+  machine::Target t = *machine::Target::create(machine::TargetConfig{});
+  unsigned words = unsigned(t.memoryWords());
+  ImageBuilder b;
+  Dsd s = mem1d(words - 4, 16);
+  s.sliced = true;
+  b.dsd(kDsdW, s);
+  b.dsd(kDsdAcc, mem1d(kAcc, 16));
+  b.task(32,
+         {lds0(0, kDsdW), ldd(0, kDsdAcc),
+          Instruction::vec(Opcode::FMAC, dsr(0), gpr(6), true)},
+         false, true);
+  binary::Program p;
+  p.target.width = 1;
+  p.target.height = 1;
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  SimRun r = runAll(p);
+  EXPECT_EQ(r.status, sim::Status::Error);
+  EXPECT_NE(r.message.find("is outside the PE's"), std::string::npos)
+      << r.message;
+}
