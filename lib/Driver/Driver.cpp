@@ -468,6 +468,15 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.sparseActivations = options.sparseActivations;
   pipeline.density = options.density;
   pipeline.inputDensity = options.inputDensity;
+  std::vector<std::string> measured;
+  for (const auto &[node, d] : options.nodeDensities) {
+    if (!(d >= 0.0 && d <= 1.0)) {
+      error = "the density of node '" + node + "' must be between 0 and 1";
+      return false;
+    }
+    measured.push_back(node + "=" + llvm::formatv("{0:e}", d).str());
+  }
+  pipeline.densities = measured;
   if (!weft::conversion::parseSparseMode(options.sparseWeights)) {
     error = "--sparse-weights must be off, auto or on, not '" +
             options.sparseWeights + "'";

@@ -17,6 +17,7 @@
 #include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/SparseActivations.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace weft {
@@ -54,12 +55,39 @@ struct SelectSparseStreamsPass
           << inputDensity.getValue();
       return signalPassFailure();
     }
+    for (const std::string &entry : densities) {
+      auto [node, value] = StringRef(entry).rsplit('=');
+      double d;
+      if (node.empty() || value.getAsDouble(d) || !(d >= 0.0 && d <= 1.0)) {
+        getOperation().emitError("densities entry '")
+            << entry << "' is not NODE=D with D between 0 and 1";
+        return signalPassFailure();
+      }
+      measured[node] = d;
+    }
     for (auto program : getOperation().getOps<wf::ProgramOp>())
       if (!program.getTrainingAttr() && failed(select(program, *mode)))
         return signalPassFailure();
   }
 
   LogicalResult select(wf::ProgramOp program, wc::SparseMode mode);
+
+  /// The measured density of what `kernel` sends: that of its last ONNX
+  /// node (the last name in its location), if measured.
+  std::optional<double> measuredDensity(Operation *kernel) const {
+    std::string last;
+    kernel->getLoc()->walk([&](Location l) {
+      if (auto name = dyn_cast<NameLoc>(l))
+        last = name.getName().str();
+      return WalkResult::advance();
+    });
+    auto it = measured.find(last);
+    if (last.empty() || it == measured.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  llvm::StringMap<double> measured;
 };
 
 LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
@@ -120,10 +148,15 @@ LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
                             io[pi]};
     wc::SparseLayerShape cs{c.layer.K, c.layer.M, c.m, !c.layer.bias.empty(),
                             io[i]};
-    wc::SparseDecision d = wc::decideSparseStream(mode, density, ps, cs);
+    std::optional<double> m = measuredDensity(p.kernel);
+    double expected = m ? *m : double(density);
+    wc::SparseDecision d = wc::decideSparseStream(mode, expected, ps, cs);
     if (explain)
       op.emitRemark(d.sparse ? "sparse" : "stays dense")
-          << ": predicted cycles per sample " << d.denseCycles << " dense, "
+          << ": at density "
+          << llvm::formatv("{0:f3}", expected).str()
+          << (m ? " (measured)" : " (expected)")
+          << ", predicted cycles per sample " << d.denseCycles << " dense, "
           << d.sparseCycles << " sparse (@" << c.kernel.getSymName() << " "
           << d.consumerDense << " -> " << d.consumerSparse << "); wavelets "
           << d.denseWavelets << " -> " << d.sparseWavelets;
@@ -131,8 +164,9 @@ LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
       continue;
     io[pi].out = true;
     io[i].in = true;
-    io[i].inDensity = density;
-    op.setSparseAttr(mark);
+    io[i].inDensity = expected;
+    op.setSparseAttr(
+        m ? wf::SparseAttr::get(program.getContext(), expected) : mark);
     ++numSparse;
   }
   // The layers whose input or output went sparse cost what the model says

@@ -119,6 +119,7 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     SelectSparseStreamsOptions o;
     o.sparseActivations = options.sparseActivations;
     o.density = options.density;
+    o.densities.assign(options.densities.begin(), options.densities.end());
     o.inputDensity = options.inputDensity;
     pm.addPass(createSelectSparseStreams(o));
     SelectSlicedWeightsOptions w;

@@ -1,10 +1,14 @@
 // RUN: echo 'module {}' | not weft-opt --weft-select-sparse-streams=sparse-activations=maybe 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: echo 'module {}' | not weft-opt '--weft-select-sparse-streams=sparse-activations=auto density=1.5' 2>&1 | FileCheck %s --check-prefix=DENSITY
+// RUN: echo 'module {}' | not weft-opt '--weft-select-sparse-streams=sparse-activations=auto densities=relu_1=2' 2>&1 | FileCheck %s --check-prefix=MEASURED
+// RUN: echo 'module {}' | not weft-opt '--weft-select-sparse-streams=sparse-activations=auto densities=0.5' 2>&1 | FileCheck %s --check-prefix=NONODE
 // RUN: not weft-opt %s --split-input-file 2>&1 | FileCheck %s
 // RUN: sed 's/-> @fc2\[0\] : !fabric.wavelets<f32, 32>$/& {sparse = #fabric.sparse<density = 0.5>}/' %S/weft-select-sparse-streams.mlir | not weft-opt --weft-partition-dense --weft-route-streams --weft-allocate-colors --weft-lower-fabric-to-wavelet 2>&1 | FileCheck %s --check-prefix=LOWER
 
 // MODE: sparse-activations must be off, auto or on, not 'maybe'
 // DENSITY: density must be between 0 and 1, not 1.5
+// MEASURED: densities entry 'relu_1=2' is not NODE=D with D between 0 and 1
+// NONODE: densities entry '0.5' is not NODE=D with D between 0 and 1
 
 // A mark the verifier accepts (a ReLU layer into a dense layer) but the
 // placement cannot honour (the consumer computes in fp32): the lowering

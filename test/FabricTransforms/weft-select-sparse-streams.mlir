@@ -3,6 +3,8 @@
 // RUN: weft-opt %s --weft-partition-dense=precision=mixed --weft-route-streams --weft-allocate-colors '--weft-select-sparse-streams=sparse-activations=on density=0.25' | FileCheck %s --check-prefix=ROUTED
 // RUN: weft-opt %s --weft-partition-dense --weft-select-sparse-streams=sparse-activations=on | FileCheck %s --check-prefix=FP32
 // RUN: weft-opt %s --weft-partition-dense=precision=mixed '--weft-select-sparse-streams=sparse-activations=auto explain=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: weft-opt %s --weft-partition-dense=precision=mixed '--weft-select-sparse-streams=sparse-activations=on densities=relu_1=0.125,fc1=0.9 density=0.75' | FileCheck %s --check-prefix=MEASURED
+// RUN: weft-opt %s --weft-partition-dense=precision=mixed '--weft-select-sparse-streams=sparse-activations=auto densities=relu_1=0.125 explain=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN-MEASURED
 
 // A ReLU layer into a dense layer computing in mixed precision: `on` marks
 // the stream between them with the density assumed, and the host input
@@ -15,7 +17,13 @@
 // ON: fabric.stream @h @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 32> {sparse = #fabric.sparse<density = 0.5>}
 // ON: fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 16>{{$}}
 // EXPLAIN: remark: {{sparse|stays dense}}: a host input at density 0.500; predicted cycles per sample of @fc1 {{[0-9]+}} dense, {{[0-9]+}} sparse; wavelets 64 -> {{[0-9]+}}
-// EXPLAIN: remark: {{sparse|stays dense}}: predicted cycles per sample {{[0-9]+}} dense, {{[0-9]+}} sparse (@fc2 {{[0-9]+}} -> {{[0-9]+}}); wavelets 32 -> {{[0-9]+}}
+// EXPLAIN: remark: {{sparse|stays dense}}: at density 0.500 (expected), predicted cycles per sample {{[0-9]+}} dense, {{[0-9]+}} sparse (@fc2 {{[0-9]+}} -> {{[0-9]+}}); wavelets 32 -> {{[0-9]+}}
+
+// A calibration run measured the results of ONNX nodes (`densities`): the
+// stream from @fc1, whose location ends with node relu_1, expects relu_1's
+// density, not fc1's (the node before the ReLU) nor `density`.
+// MEASURED: fabric.stream @h @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 32> {sparse = #fabric.sparse<density = 0.125>}
+// EXPLAIN-MEASURED: remark: {{sparse|stays dense}}: at density 0.125 (measured), predicted cycles per sample {{[0-9]+}} dense, {{[0-9]+}} sparse (@fc2 {{[0-9]+}} -> {{[0-9]+}}); wavelets 32 -> 10
 // OFF-NOT: sparse
 // FP32-NOT: sparse
 // ROUTED: fabric.stream @x_to_fc1 @x[0] -> @fc1_turn[0] : !fabric.wavelets<f32, 64> {color = #fabric.color<{{[0-9]+}}>, sparse = #fabric.sparse<density = 0.5>}
@@ -30,7 +38,7 @@ fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i
     %acc = linalg.fill ins(%z : f32) outs(%e : tensor<1x32xf32>) -> tensor<1x32xf32>
     %y = linalg.matmul ins(%x, %w : tensor<1x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<1x32xf32>) -> tensor<1x32xf32>
     fabric.yield %y : tensor<1x32xf32>
-  }
+  } loc(fused["fc1", "relu_1"])
   fabric.kernel @fc2 : (tensor<1x32xf32>) -> tensor<1x16xf32> scheme #fabric.dense<fan_in = 32, neurons = 16, weights = dense<0.5> : tensor<32x16xf32>> {
   ^bb0(%x: tensor<1x32xf32>):
     %w = arith.constant dense<0.5> : tensor<32x16xf32>

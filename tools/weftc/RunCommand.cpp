@@ -234,6 +234,8 @@ private:
   void printFigures(const driver::RunFigures &figures) const;
   bool writeReport(const driver::RunFigures &figures);
   bool checkWithReference();
+  bool calibrate(CompileOptions &options);
+  bool referenceInputs(std::vector<reference::NamedTensor> &out);
 
   const RunOptions &opts;
   const char *argv0;
@@ -416,6 +418,9 @@ bool RunSession::compile() {
              << options.sparseActivations << ")\n";
     }
   }
+  if (options.sparseActivations == "auto" &&
+      !opts.fabric.density.getNumOccurrences() && !calibrate(options))
+    return false;
   std::string error;
   if (!compileModel(*ctx, opts.modelPath, options, compiled, error))
     return fail(error);
@@ -899,15 +904,46 @@ bool RunSession::writeReport(const driver::RunFigures &figures) {
   return true;
 }
 
-/// Runs the host reference on the same inputs (and constants) and compares
-/// every output; exit status 3 on a mismatch.
-bool RunSession::checkWithReference() {
-  auto exe = reference::ReferenceExecutable::compile(*compiled.imported);
-  if (!exe)
-    return fail("the host reference: " + toString(exe.takeError()));
+/// The calibration run of --sparse-activations auto (without --density):
+/// the host reference computes every ONNX node's result on the run's
+/// inputs, and the streams expect the densities measured there.
+bool RunSession::calibrate(CompileOptions &options) {
+  std::string why;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      loadModel(*ctx, opts.modelPath, options.batchSize, why);
+  if (!module)
+    return fail("cannot import '" + opts.modelPath + "':\n" + why);
   std::vector<reference::NamedTensor> refInputs;
+  if (!referenceInputs(refInputs))
+    return false;
+  auto densities = reference::measureNodeDensities(*module, refInputs);
+  if (!densities)
+    return fail("the calibration run: " + toString(densities.takeError()));
+  options.nodeDensities = std::move(*densities);
+  // The results with zeros (a ReLU's), which sparse streams may carry.
+  std::string list;
+  unsigned shown = 0, withZeros = 0;
+  for (const auto &[node, d] : options.nodeDensities) {
+    if (d >= 1.0)
+      continue;
+    ++withZeros;
+    if (shown++ < 6)
+      list += (list.empty() ? "" : ", ") + node + " " +
+              llvm::formatv("{0:f3}", d).str();
+  }
+  outs() << "weftc: calibration run: " << options.nodeDensities.size()
+         << " node results measured on the inputs, " << withZeros
+         << " with zeros";
+  if (withZeros)
+    outs() << " (" << list << (withZeros > shown ? ", ..." : "") << ")";
+  outs() << "; sparse streams expect these densities\n";
+  return true;
+}
+
+/// The run's inputs and constants, as the host reference takes them.
+bool RunSession::referenceInputs(std::vector<reference::NamedTensor> &out) {
   for (const Input &in : inputs)
-    refInputs.push_back({in.name, in.tensor});
+    out.push_back({in.name, in.tensor});
   for (const std::string &spec : opts.constants) {
     auto [name, file] = StringRef(spec).split('=');
     std::string why;
@@ -915,8 +951,20 @@ bool RunSession::checkWithReference() {
         tensorio::readTensorFile(file.str(), &why);
     if (!c)
       return fail("cannot read '" + file + "': " + why);
-    refInputs.push_back({name.str(), std::move(*c)});
+    out.push_back({name.str(), std::move(*c)});
   }
+  return true;
+}
+
+/// Runs the host reference on the same inputs (and constants) and compares
+/// every output; exit status 3 on a mismatch.
+bool RunSession::checkWithReference() {
+  auto exe = reference::ReferenceExecutable::compile(*compiled.imported);
+  if (!exe)
+    return fail("the host reference: " + toString(exe.takeError()));
+  std::vector<reference::NamedTensor> refInputs;
+  if (!referenceInputs(refInputs))
+    return false;
   auto want = (*exe)->run(refInputs);
   if (!want)
     return fail("the host reference: " + toString(want.takeError()));

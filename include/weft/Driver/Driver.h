@@ -108,6 +108,11 @@ struct CompileOptions {
   /// and density.
   std::string sparseActivations = "off";
   double density = 0.5;
+  /// Measured densities of ONNX nodes' results, by node name (a
+  /// calibration run: reference::measureNodeDensities); a stream whose
+  /// producer ends with a measured node expects its density instead of
+  /// `density`.
+  std::map<std::string, double> nodeDensities;
   /// The host inputs' expected fraction of non-zero values (what `auto`
   /// assumes for a host input into a dense layer).
   double inputDensity = 0.5;

@@ -353,7 +353,10 @@ def SelectSparseStreams : Pass<"weft-select-sparse-streams",
     producer). A host input into such a layer is eligible too: the host
     then sends only its non-zero values, converted to fp16 as the layer
     would (`decideSparseInput`: `auto` when the consumer gets faster at
-    `input-density`). A chosen stream gets
+    `input-density`). A calibration run measures the densities
+    (`densities`, by ONNX node: weftc run measures them on its inputs with
+    the host reference); a stream whose producer's last node has one
+    expects it instead of `density`. A chosen stream gets
     `sparse = #fabric.sparse<density = D>`; the lowering reads the mark and
     never re-decides. Marks already present
     are replaced. With `explain`, a remark on every stream into a dense
@@ -378,6 +381,10 @@ def SelectSparseStreams : Pass<"weft-select-sparse-streams",
     Option<"inputDensity", "input-density", "double", "0.5",
            "The expected fraction of non-zero values of the host inputs "
            "(0..1)">,
+    ListOption<"densities", "densities", "std::string",
+               "Measured densities, NODE=D: a stream from a kernel whose "
+               "last ONNX node (the last name of its location) is NODE "
+               "expects D instead of `density`">,
     Option<"explain", "explain", "bool", "false",
            "Emit a remark with the decision for every stream into a dense "
            "layer">];

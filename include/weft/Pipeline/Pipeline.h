@@ -100,6 +100,10 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("The expected fraction of non-zero ReLU results "
                      "(sparse-activations=auto)"),
       llvm::cl::init(0.5)};
+  ListOption<std::string> densities{
+      *this, "densities",
+      llvm::cl::desc("Measured densities of ONNX nodes' results, NODE=D "
+                     "(sparse-activations=auto; a calibration run)")};
   Option<double> inputDensity{
       *this, "input-density",
       llvm::cl::desc("The expected fraction of non-zero values of the host "

@@ -25,6 +25,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -125,6 +126,13 @@ private:
 llvm::Expected<std::vector<tensorio::HostTensor>>
 runReference(mlir::ModuleOp module, llvm::ArrayRef<NamedTensor> inputs,
              const ReferenceOptions &options = {});
+
+/// A calibration run: the fraction of non-zero elements of every ONNX
+/// node's result (the last f32 tensor value of the ops the importer named
+/// after the node) when `module` runs on `inputs`, by node name.
+llvm::Expected<std::map<std::string, double>>
+measureNodeDensities(mlir::ModuleOp module, llvm::ArrayRef<NamedTensor> inputs,
+                     const ReferenceOptions &options = {});
 
 } // namespace weft::reference
 

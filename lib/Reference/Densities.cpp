@@ -1,0 +1,117 @@
+//===- Densities.cpp - Non-zero fractions of a graph's node results -------===//
+//
+// Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
+//
+//===----------------------------------------------------------------------===//
+//
+// A calibration run: the entry function of a clone of the module returns,
+// after its own results, the last value every ONNX node computes (the
+// importer names each op after its node: a NameLoc), and the reference runs
+// it on sample inputs. Each node's density is the fraction of the non-zero
+// elements of that value; the compiler's sparse-activation decisions take it
+// in place of a guess (docs/execution-model.md, "Sparse activations").
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Reference/Reference.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <cstring>
+
+using namespace mlir;
+using weft::tensorio::DType;
+using weft::tensorio::HostTensor;
+
+namespace {
+
+/// The fraction of the non-zero elements of an f32 tensor (a negative
+/// zero counts as zero).
+double nonZeroFraction(const HostTensor &t) {
+  size_t n = t.bytes.size() / 4;
+  if (!n)
+    return 0.0;
+  size_t nonZero = 0;
+  for (size_t i = 0; i < n; ++i) {
+    float v;
+    std::memcpy(&v, t.bytes.data() + 4 * i, 4);
+    nonZero += v != 0.0f;
+  }
+  return double(nonZero) / double(n);
+}
+
+} // namespace
+
+llvm::Expected<std::map<std::string, double>>
+weft::reference::measureNodeDensities(ModuleOp module,
+                                      llvm::ArrayRef<NamedTensor> inputs,
+                                      const ReferenceOptions &options) {
+  OwningOpRef<ModuleOp> clone = module.clone();
+  auto entry = clone->lookupSymbol<func::FuncOp>(options.entryPoint);
+  if (!entry || entry.getBody().empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the module has no function @" +
+                                       options.entryPoint);
+  // Each node's last f32 tensor value in the entry block, in the order the
+  // nodes first appear.
+  llvm::MapVector<StringRef, Value> last;
+  Block &body = entry.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    auto name = dyn_cast<NameLoc>(op.getLoc());
+    // (tensor.empty holds no values: only the ops that compute them.)
+    if (!name || op.getNumResults() != 1 || isa<tensor::EmptyOp>(op))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+      continue;
+    last[name.getName().getValue()] = op.getResult(0);
+  }
+  std::map<std::string, double> densities;
+  if (last.empty())
+    return densities;
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  unsigned first = ret.getNumOperands();
+  SmallVector<Value> results(ret.getOperands());
+  SmallVector<Type> types(entry.getFunctionType().getResults());
+  // Each returned through a copy of its own: a value may also be a graph
+  // output, or a view of an input or a constant, which the lowering's
+  // out-parameters must not alias.
+  OpBuilder b(ret);
+  for (auto &[name, value] : last) {
+    auto type = cast<RankedTensorType>(value.getType());
+    Value empty = tensor::EmptyOp::create(b, ret.getLoc(), type.getShape(),
+                                          type.getElementType());
+    results.push_back(
+        linalg::CopyOp::create(b, ret.getLoc(), value, empty).getResult(0));
+    types.push_back(type);
+  }
+  // Result attributes: the graph's own, then the node's name.
+  MLIRContext *ctx = clone->getContext();
+  SmallVector<DictionaryAttr> attrs;
+  for (unsigned i = 0; i < first; ++i) {
+    DictionaryAttr d = entry.getResultAttrDict(i);
+    attrs.push_back(d ? d : DictionaryAttr::get(ctx));
+  }
+  for (auto &[name, value] : last)
+    attrs.push_back(DictionaryAttr::get(
+        ctx, {NamedAttribute(StringAttr::get(ctx, "onnx.name"),
+                             StringAttr::get(ctx, name))}));
+  ret->setOperands(results);
+  entry.setFunctionType(
+      FunctionType::get(ctx, entry.getFunctionType().getInputs(), types));
+  entry.setAllResultAttrs(attrs);
+  auto exe = ReferenceExecutable::compile(*clone, options);
+  if (!exe)
+    return exe.takeError();
+  auto outputs = (*exe)->run(inputs);
+  if (!outputs)
+    return outputs.takeError();
+  unsigned k = first;
+  for (auto &[name, value] : last)
+    densities[name.str()] = nonZeroFraction((*outputs)[k++]);
+  return densities;
+}
