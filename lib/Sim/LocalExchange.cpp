@@ -16,53 +16,88 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <thread>
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace weft::sim {
 
 namespace {
-
-/// Pauses a waiter spins before it yields. Measured on the 4096-4096-
-/// 4096-1000 MLP (docs/performance.md): 128, 1024 and 8192 are alike within
-/// the machine's noise; yielding sooner costs a system call per wait.
-constexpr unsigned kSpins = 1024;
 
 struct alignas(64) Slot {
   std::vector<uint64_t> north, south, values;
   std::vector<uint8_t> part;
 };
 
+/// Waits while the 32-bit word at `addr` holds `expected` (or until a
+/// wake-up; the caller checks again).
+void futexWait(std::atomic<uint32_t> &word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE,
+          expected, nullptr, nullptr, 0);
+}
+
+void futexWakeAll(std::atomic<uint32_t> &word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE_PRIVATE,
+          INT_MAX, nullptr, nullptr, 0);
+}
+
+static_assert(sizeof(std::atomic<uint32_t>) == 4, "a futex word is 32 bits");
+
 /// The ranks' meeting point.
 struct Hub {
   explicit Hub(unsigned n) : n(n) {
     for (auto &s : slots)
       s.resize(n);
+    // With no more ranks than cores, a waiter spins: the last rank is
+    // running and arrives within the cycle's phase. With more, the last
+    // rank may wait for the waiter's core, so waiters give it up at once.
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    spins = n <= cores ? kSpins : 0;
+    yields = n <= cores ? kYields : 1;
   }
-  /// Sense-reversing: the last to arrive opens the next phase. Spins
-  /// briefly, then yields: on a loaded machine a spinning waiter would
-  /// steal the core the last rank needs.
+  /// Sense-reversing: the last to arrive opens the next phase. A waiter
+  /// spins, then yields, then sleeps on a futex (a machine with fewer free
+  /// cores than ranks slows down instead of stalling).
   void barrier() {
-    uint64_t phase = barPhase.load(std::memory_order_acquire);
+    uint32_t phase = barPhase.load(std::memory_order_acquire);
     if (arrived.fetch_add(1, std::memory_order_acq_rel) == n - 1) {
       arrived.store(0, std::memory_order_relaxed);
-      barPhase.fetch_add(1, std::memory_order_release);
+      barPhase.fetch_add(1); // sequentially consistent with `sleepers`
+      if (sleepers.load())
+        futexWakeAll(barPhase);
       return;
     }
-    for (unsigned spins = 0;
-         barPhase.load(std::memory_order_acquire) == phase;) {
-      if (++spins > kSpins) {
-        std::this_thread::yield();
-        continue;
-      }
+    for (unsigned k = 0; k < spins; ++k) {
+      if (barPhase.load(std::memory_order_acquire) != phase)
+        return;
 #if defined(__x86_64__)
       __builtin_ia32_pause();
 #endif
     }
+    for (unsigned k = 0; k < yields; ++k) {
+      if (barPhase.load(std::memory_order_acquire) != phase)
+        return;
+      std::this_thread::yield();
+    }
+    sleepers.fetch_add(1);
+    while (barPhase.load() == phase)
+      futexWait(barPhase, phase);
+    sleepers.fetch_sub(1);
   }
+  /// Pauses a waiter spins before it yields, and yields before it sleeps.
+  /// On the 4096-4096-4096-1000 MLP on two threads (docs/performance.md)
+  /// 1,024 spins beat 256 and 4,096: 2.19 s against 2.52 and 2.53 s,
+  /// medians of four alternating rounds.
+  static constexpr unsigned kSpins = 1024, kYields = 16;
+  unsigned spins, yields;
   unsigned n;
   std::vector<Slot> slots[2];
   alignas(64) std::atomic<unsigned> arrived{0};
-  alignas(64) std::atomic<uint64_t> barPhase{0};
+  alignas(64) std::atomic<uint32_t> barPhase{0};
+  alignas(64) std::atomic<unsigned> sleepers{0};
 };
 
 class LocalExchange final : public BandExchange {
