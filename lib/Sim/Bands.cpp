@@ -12,8 +12,9 @@
 // state: each cycle they meet three times (the edge exchange and two
 // reductions), and between the meetings each runs alone on its core
 // (docs/simulator.md, "Threads"). The program is shared read only; rank 0
-// gathers the results when the run ends, so the bands give the
-// single-process run's outputs, cycles and statistics.
+// gathers the results when the run ends (or when a caller asks between
+// slices), so the bands give the single-process run's outputs, cycles and
+// statistics.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +59,7 @@ public:
   const std::string &message() const override { return engines[0]->message(); }
   uint64_t cycle() const override { return engines[0]->cycle(); }
   std::vector<uint8_t> output(const std::string &name) const override {
+    gather();
     return engines[0]->output(name);
   }
   const binary::Program &program() const override {
@@ -76,13 +78,35 @@ public:
     return false;
   }
 
-  /// The whole fabric's, after the run and after every slice of it (band
-  /// 0 gathers them: Engine::gatherEverySlice).
-  Stats stats() const override { return engines[0]->stats(); }
-  std::string statsJson() const override { return engines[0]->statsJson(); }
-  std::string traceJson() const override { return engines[0]->traceJson(); }
+  /// The whole fabric's, after the run or a slice of it (band 0 gathers
+  /// them when the run ends, or when asked between slices).
+  Stats stats() const override {
+    gather();
+    return engines[0]->stats();
+  }
+  std::string statsJson() const override {
+    gather();
+    return engines[0]->statsJson();
+  }
+  std::string traceJson() const override {
+    gather();
+    return engines[0]->traceJson();
+  }
 
 private:
+  /// Between slices of a run, the bands' results gathered to band 0 (a
+  /// collective of every band, each on its thread); once per slice.
+  void gather() const {
+    if (engines[0]->isGathered())
+      return;
+    std::vector<std::thread> others;
+    for (size_t k = 1; k < engines.size(); ++k)
+      others.emplace_back([this, k] { engines[k]->gatherNow(); });
+    engines[0]->gatherNow();
+    for (std::thread &t : others)
+      t.join();
+  }
+
   // Declared first: the engines use the exchanges until they are destroyed.
   std::vector<std::unique_ptr<BandExchange>> exchanges;
   std::vector<std::unique_ptr<Engine>> engines;
@@ -106,7 +130,6 @@ createBandThreads(std::shared_ptr<const binary::Program> program,
     o.exchange = exchanges[k].get();
     try {
       auto e = std::make_unique<Engine>(program, o, target);
-      e->gatherEverySlice();
       if (e->load(&errors[k]))
         engines[k] = std::move(e);
     } catch (const std::bad_alloc &) {

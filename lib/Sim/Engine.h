@@ -130,10 +130,14 @@ public:
   const binary::Program &program() const override { return prog; }
   /// Whether row `y` is this engine's (every row without an exchange).
   bool hasRow(uint32_t y) const { return inBand(y); }
-  /// A band run sliced by a cycle budget gathers the fabric's results to
-  /// rank 0 after every slice, not only at the end (threads of one
-  /// process, where a gather is cheap; lib/Sim/Bands.cpp).
-  void gatherEverySlice() { gatherSlices = true; }
+  /// A band run stopped by a cycle budget gathers the fabric's results to
+  /// rank 0 when asked (a collective: every rank must call it), not only
+  /// at the end of the run (threads of one process; lib/Sim/Bands.cpp).
+  void gatherNow() {
+    if (distributed() && !gathered)
+      gatherBand();
+  }
+  bool isGathered() const { return gathered; }
   Stats stats() const override;
   std::string statsJson() const override;
   std::string traceJson() const override;
@@ -252,9 +256,9 @@ private:
   std::string commitErrorMsg;
   /// Host-port deliveries of the cycle, held until the error check.
   std::vector<std::tuple<uint64_t, Pe *, unsigned>> hostPending;
-  /// The whole fabric's state at the end of the run, or of a slice with
-  /// gatherSlices (rank 0; stale once the run goes on).
-  bool gathered = false, gatherSlices = false;
+  /// The whole fabric's state at the end of the run, or of a slice after
+  /// gatherNow() (rank 0; stale once the run goes on).
+  bool gathered = false;
   std::vector<TraceEvent> gatheredTrace;
   bool gatheredTraceTruncated = false;
   /// Fast mode, for the idle-cycle skip: whether some rank has a PE to step

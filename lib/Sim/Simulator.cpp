@@ -936,9 +936,8 @@ Status Engine::run(uint64_t cycles) {
       catchUp(*pe, now);
     }
   }
-  // A distributed run brings the ranks' results to rank 0 when it ends
-  // (with gatherSlices, after every slice).
-  if (distributed() && (s != Status::Running || gatherSlices))
+  // A distributed run brings the ranks' results to rank 0 when it ends.
+  if (distributed() && s != Status::Running)
     gatherBand();
   return s;
 }
