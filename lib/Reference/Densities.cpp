@@ -62,8 +62,12 @@ weft::reference::measureNodeDensities(ModuleOp module,
   Block &body = entry.getBody().front();
   for (Operation &op : body.without_terminator()) {
     auto name = dyn_cast<NameLoc>(op.getLoc());
-    // (tensor.empty holds no values: only the ops that compute them.)
-    if (!name || op.getNumResults() != 1 || isa<tensor::EmptyOp>(op))
+    // Only the ops that compute a node's values: not tensor.empty, not the
+    // initializers and their reshapes (named after the tensor, inside the
+    // node's name: NameLoc(tensor, NameLoc(node))).
+    if (!name || op.getNumResults() != 1 || isa<tensor::EmptyOp>(op) ||
+        op.hasTrait<OpTrait::ConstantLike>() ||
+        isa<NameLoc>(name.getChildLoc()))
       continue;
     auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
     if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
@@ -73,7 +77,12 @@ weft::reference::measureNodeDensities(ModuleOp module,
   std::map<std::string, double> densities;
   if (last.empty())
     return densities;
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret || entry.getBody().getBlocks().size() != 1)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the calibration run needs @" +
+                                       options.entryPoint +
+                                       " to be one block ending in a return");
   unsigned first = ret.getNumOperands();
   SmallVector<Value> results(ret.getOperands());
   SmallVector<Type> types(entry.getFunctionType().getResults());

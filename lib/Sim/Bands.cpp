@@ -23,6 +23,7 @@
 #include "weft/Sim/LocalExchange.h"
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 
 namespace weft::sim::detail {
@@ -97,6 +98,8 @@ private:
   /// Between slices of a run, the bands' results gathered to band 0 (a
   /// collective of every band, each on its thread); once per slice.
   void gather() const {
+    // (Two callers at once would bring twice the bands to the barrier.)
+    std::lock_guard<std::mutex> lock(gathering);
     if (engines[0]->isGathered())
       return;
     std::vector<std::thread> others;
@@ -110,6 +113,7 @@ private:
   // Declared first: the engines use the exchanges until they are destroyed.
   std::vector<std::unique_ptr<BandExchange>> exchanges;
   std::vector<std::unique_ptr<Engine>> engines;
+  mutable std::mutex gathering;
 };
 
 } // namespace

@@ -234,7 +234,7 @@ private:
   void printFigures(const driver::RunFigures &figures) const;
   bool writeReport(const driver::RunFigures &figures);
   bool checkWithReference();
-  bool calibrate(CompileOptions &options);
+  void calibrate(CompileOptions &options);
   bool referenceInputs(std::vector<reference::NamedTensor> &out);
 
   const RunOptions &opts;
@@ -418,9 +418,12 @@ bool RunSession::compile() {
              << options.sparseActivations << ")\n";
     }
   }
+  // (A slice's inputs are its own streams, not the graph's: it keeps
+  // --density.)
   if (options.sparseActivations == "auto" &&
-      !opts.fabric.density.getNumOccurrences() && !calibrate(options))
-    return false;
+      !opts.fabric.density.getNumOccurrences() &&
+      opts.fabric.onlyKernels.empty())
+    calibrate(options);
   std::string error;
   if (!compileModel(*ctx, opts.modelPath, options, compiled, error))
     return fail(error);
@@ -906,19 +909,26 @@ bool RunSession::writeReport(const driver::RunFigures &figures) {
 
 /// The calibration run of --sparse-activations auto (without --density):
 /// the host reference computes every ONNX node's result on the run's
-/// inputs, and the streams expect the densities measured there.
-bool RunSession::calibrate(CompileOptions &options) {
+/// inputs, and the streams expect the densities measured there. When it
+/// cannot run, the streams expect --density (said on stderr); the compile
+/// reports what it finds wrong with the model itself.
+void RunSession::calibrate(CompileOptions &options) {
+  auto skip = [&](const std::string &why) {
+    errs() << "weftc: note: no calibration run (" << why
+           << "); sparse streams expect --density "
+           << llvm::formatv("{0:f3}", options.density).str() << "\n";
+  };
   std::string why;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       loadModel(*ctx, opts.modelPath, options.batchSize, why);
   if (!module)
-    return fail("cannot import '" + opts.modelPath + "':\n" + why);
+    return skip("the model does not import");
   std::vector<reference::NamedTensor> refInputs;
   if (!referenceInputs(refInputs))
-    return false;
+    return;
   auto densities = reference::measureNodeDensities(*module, refInputs);
   if (!densities)
-    return fail("the calibration run: " + toString(densities.takeError()));
+    return skip(toString(densities.takeError()));
   options.nodeDensities = std::move(*densities);
   // The results with zeros (a ReLU's), which sparse streams may carry.
   std::string list;
@@ -937,7 +947,6 @@ bool RunSession::calibrate(CompileOptions &options) {
   if (withZeros)
     outs() << " (" << list << (withZeros > shown ? ", ..." : "") << ")";
   outs() << "; sparse streams expect these densities\n";
-  return true;
 }
 
 /// The run's inputs and constants, as the host reference takes them.
