@@ -1262,9 +1262,18 @@ std::unique_ptr<Simulator> Simulator::create(binary::Program &&program,
     auto shared =
         std::make_shared<const binary::Program>(std::move(program));
     // Threads of the fast mode run a band of rows each (lib/Sim/Bands.cpp),
-    // at least one row a band.
-    unsigned bands = std::min<uint64_t>(options.threads, t->height());
-    if (options.mode == Mode::Fast && bands > 1 &&
+    // no more bands than rows that hold programmed PEs (a band without PEs
+    // would only meet the others).
+    unsigned bands = 1;
+    if (options.mode == Mode::Fast && options.threads > 1) {
+      std::vector<bool> used(shared->target.height, false);
+      for (const binary::Group &g : shared->groups)
+        for (uint32_t y = g.y; y < g.y + g.height && y < used.size(); ++y)
+          used[y] = true;
+      bands = unsigned(std::min<uint64_t>(
+          options.threads, std::count(used.begin(), used.end(), true)));
+    }
+    if (bands > 1 &&
         !(options.exchange && options.exchange->size() > 1))
       return createBandThreads(std::move(shared), options, *t, bands, error);
     auto e = std::make_unique<Engine>(std::move(shared), options, *t);

@@ -209,6 +209,16 @@ inline binary::Group group(const std::string &name, unsigned image, unsigned x,
   return g;
 }
 
+/// A 1 x 1 fabric whose one PE runs `b`'s image (no I/O streams).
+inline binary::Program onePe(const ImageBuilder &b) {
+  binary::Program p;
+  p.target.width = 1;
+  p.target.height = 1;
+  p.images.push_back(b.build());
+  p.groups.push_back(group("pe", 0, 0, 0));
+  return p;
+}
+
 inline std::vector<uint8_t> f32Bytes(const std::vector<float> &v) {
   std::vector<uint8_t> b(v.size() * 4);
   std::memcpy(b.data(), v.data(), b.size());

@@ -73,9 +73,10 @@ constexpr unsigned kW = 4096, kAcc = 8192, kDsdW = 1024, kDsdAcc = 1028,
 
 /// One PE: acc (n fp32, preset to 1 + i) += w * x with x = 2 in GPR 6/7
 /// by `op` (FMAC over fp32 w, FMACHS over fp16 w), then acc out to the
-/// east. `w` is stored sliced or dense.
+/// east. `w` is stored sliced or dense; with `ix` > 0, `ix` words after
+/// kW and read through an indexed DSD with GPR 4 = `ix`.
 binary::Program macProgram(const std::vector<float> &w, Opcode op,
-                           bool sliced) {
+                           bool sliced, unsigned ix = 0) {
   const unsigned n = unsigned(w.size());
   const bool half = op == Opcode::FMACHS;
   const unsigned ew = half ? 1 : 2;
@@ -87,35 +88,33 @@ binary::Program macProgram(const std::vector<float> &w, Opcode op,
   if (sliced) {
     std::vector<uint16_t> words = machine::packSliced(bits, ew);
     for (size_t i = 0; i < words.size(); ++i)
-      b.word(kW + unsigned(i), words[i]);
+      b.word(kW + ix + unsigned(i), words[i]);
   } else {
     for (unsigned i = 0; i < n; ++i) {
-      b.word(kW + ew * i, uint16_t(bits[i]));
+      b.word(kW + ix + ew * i, uint16_t(bits[i]));
       if (ew == 2)
-        b.word(kW + 2 * i + 1, uint16_t(bits[i] >> 16));
+        b.word(kW + ix + 2 * i + 1, uint16_t(bits[i] >> 16));
     }
   }
   for (unsigned i = 0; i < n; ++i)
     b.f32(kAcc + 2 * i, 1.0f + float(i));
   Dsd wd = mem1d(kW, n);
   wd.sliced = sliced;
+  wd.indexed = ix > 0;
   b.dsd(kDsdW, wd);
   b.dsd(kDsdAcc, mem1d(kAcc, n));
   b.dsd(kDsdOut, fabout(2, n));
   std::vector<Instruction> code = {
-      lds0(0, kDsdW), ldd(0, kDsdAcc),
+      Instruction::immOp(Opcode::MOVI, 4, uint16_t(ix)), lds0(0, kDsdW),
+      ldd(0, kDsdAcc),
       // x = 2.0 (0x40000000) in GPR 6/7; fp16 2.0 (0x4000) in GPR 6.
       Instruction::immOp(Opcode::MOVI, 6, half ? 0x4000 : 0),
       Instruction::immOp(Opcode::MOVI, 7, half ? 0 : 0x4000),
       Instruction::vec(op, dsr(0), gpr(6)), lds0(1, kDsdAcc), ldd(1, kDsdOut),
       Instruction::un(Opcode::MOV32, ddsr(1), s0(1), true)};
-  binary::Program p;
-  p.target.width = 1;
-  p.target.height = 1;
   b.route(2, {Dir::Ramp}, {Dir::East});
   b.task(32, std::move(code), false, true);
-  p.images.push_back(b.build());
-  p.groups.push_back(group("pe", 0, 0, 0));
+  binary::Program p = onePe(b);
   p.io.push_back(stream("out", true, Dir::East, 0, 1, 2, {int64_t(n)}));
   return p;
 }
@@ -225,13 +224,8 @@ TEST(SimSliced, MisuseIsAProgramError) {
               : std::vector<Instruction>{lds0(0, kDsdW), ldd(0, kDsdAcc),
                                          Instruction::vec(Opcode::FADD, dsr(0),
                                                           gpr(6), true)};
-    binary::Program p;
-    p.target.width = 1;
-    p.target.height = 1;
     b.task(32, std::move(code), false, true);
-    p.images.push_back(b.build());
-    p.groups.push_back(group("pe", 0, 0, 0));
-    SimRun r = runAll(p);
+    SimRun r = runAll(onePe(b));
     EXPECT_EQ(r.status, sim::Status::Error);
     EXPECT_NE(r.message.find(asDst ? "as its destination"
                                    : "only the vector forms of fmac"),
@@ -262,13 +256,8 @@ binary::Program oneTask(std::vector<Instruction> code, Dsd extra) {
   b.dsd(kDsdW, s);
   b.dsd(kDsdAcc, mem1d(kAcc, 4));
   b.dsd(kDsdOut, extra);
-  binary::Program p;
-  p.target.width = 1;
-  p.target.height = 1;
   b.task(32, std::move(code), false, true);
-  p.images.push_back(b.build());
-  p.groups.push_back(group("pe", 0, 0, 0));
-  return p;
+  return onePe(b);
 }
 
 } // namespace
@@ -304,41 +293,14 @@ TEST(SimSliced, OnlyTheFirstSourceOfAMacToMemoryMayBeSliced) {
 }
 
 TEST(SimSliced, IndexedSlicedVectorIsOffsetByGpr4) {
-  // The same packed words stored 40 words further on, read through an
-  // indexed sliced DSD with GPR 4 = 40: the results are the dense ones.
+  // The packed words stored 40 words further on, read through an indexed
+  // sliced DSD with GPR 4 = 40: the dense results, from the non-zeros only.
   std::vector<float> w = pattern();
-  binary::Program dense = macProgram(w, Opcode::FMAC, false);
-  binary::Program p = macProgram(w, Opcode::FMAC, true);
-  binary::CodeImage &img = p.images[0];
-  // Move the packed vector (layout from machine::SlicedLayout) by 40.
-  std::vector<uint32_t> bits;
-  for (float v : w)
-    bits.push_back(machine::f32ToBits(v));
-  std::vector<uint16_t> words = machine::packSliced(bits, 2);
-  ImageBuilder b;
-  for (size_t i = 0; i < words.size(); ++i)
-    b.word(kW + 40 + unsigned(i), words[i]);
-  for (unsigned i = 0; i < w.size(); ++i)
-    b.f32(kAcc + 2 * i, 1.0f + float(i));
-  Dsd wd = mem1d(kW, unsigned(w.size()));
-  wd.sliced = true;
-  wd.indexed = true;
-  b.dsd(kDsdW, wd);
-  b.dsd(kDsdAcc, mem1d(kAcc, unsigned(w.size())));
-  b.dsd(kDsdOut, fabout(2, unsigned(w.size())));
-  b.route(2, {Dir::Ramp}, {Dir::East});
-  b.task(32,
-         {Instruction::immOp(Opcode::MOVI, 4, 40), lds0(0, kDsdW),
-          ldd(0, kDsdAcc), Instruction::immOp(Opcode::MOVI, 6, 0),
-          Instruction::immOp(Opcode::MOVI, 7, 0x4000),
-          Instruction::vec(Opcode::FMAC, dsr(0), gpr(6)), lds0(1, kDsdAcc),
-          ldd(1, kDsdOut), Instruction::un(Opcode::MOV32, ddsr(1), s0(1), true)},
-         false, true);
-  img = b.build();
-  SimRun ref = runAll(dense);
-  SimRun r = runAll(p);
+  SimRun dense = runAll(macProgram(w, Opcode::FMAC, false));
+  SimRun r = runAll(macProgram(w, Opcode::FMAC, true, 40));
   ASSERT_EQ(r.status, sim::Status::Done) << r.message;
-  EXPECT_EQ(r.out, ref.out);
+  EXPECT_EQ(r.out, dense.out);
+  // (Were the index ignored, the DSD would read the zeros at kW: no MAC.)
   EXPECT_EQ(r.stats.macs, 11u);
 }
 
@@ -355,12 +317,7 @@ TEST(SimSliced, MaskOutsideMemoryIsAProgramError) {
          {lds0(0, kDsdW), ldd(0, kDsdAcc),
           Instruction::vec(Opcode::FMAC, dsr(0), gpr(6), true)},
          false, true);
-  binary::Program p;
-  p.target.width = 1;
-  p.target.height = 1;
-  p.images.push_back(b.build());
-  p.groups.push_back(group("pe", 0, 0, 0));
-  SimRun r = runAll(p);
+  SimRun r = runAll(onePe(b));
   EXPECT_EQ(r.status, sim::Status::Error);
   EXPECT_NE(r.message.find("is outside the PE's"), std::string::npos)
       << r.message;

@@ -154,13 +154,9 @@ void checkPasses(unsigned lk, unsigned lm, bool nFirst) {
       lds0(5, 1076), ldd(5, 1088), I::un(Opcode::MOV32, ddsr(5), s0(5)),
       lds0(6, 1080), ldd(6, 1092), I::un(Opcode::MOV32, ddsr(6), s0(6), true)};
 
-  binary::Program p;
-  p.target.width = 1;
-  p.target.height = 1;
   b.route(2, {Dir::Ramp}, {Dir::East});
   b.task(32, std::move(code), false, true);
-  p.images.push_back(b.build());
-  p.groups.push_back(group("pe", 0, 0, 0));
+  binary::Program p = onePe(b);
   p.io.push_back(stream("out", true, Dir::East, 0, 1, 2,
                         {int64_t(lm + lk + lk * lm)}));
 
@@ -245,11 +241,7 @@ TEST(SimTraining, MemoryHighWaterMark) {
                                         imm(SmallImm::Zero)),
           lds0(1, 1028), Instruction::un(Opcode::MOV32, gpr(6), s0(1), true)},
          false, true);
-  binary::Program p;
-  p.target.width = 1;
-  p.target.height = 1;
-  p.images.push_back(b.build());
-  p.groups.push_back(group("pe", 0, 0, 0));
+  binary::Program p = onePe(b);
   for (sim::Mode mode : {sim::Mode::Reference, sim::Mode::Fast}) {
     sim::Options o;
     o.mode = mode;

@@ -234,7 +234,7 @@ private:
   void printFigures(const driver::RunFigures &figures) const;
   bool writeReport(const driver::RunFigures &figures);
   bool checkWithReference();
-  void calibrate(CompileOptions &options);
+  bool calibrate(CompileOptions &options);
   bool referenceInputs(std::vector<reference::NamedTensor> &out);
 
   const RunOptions &opts;
@@ -422,8 +422,8 @@ bool RunSession::compile() {
   // --density.)
   if (options.sparseActivations == "auto" &&
       !opts.fabric.density.getNumOccurrences() &&
-      opts.fabric.onlyKernels.empty())
-    calibrate(options);
+      opts.fabric.onlyKernels.empty() && !calibrate(options))
+    return false;
   std::string error;
   if (!compileModel(*ctx, opts.modelPath, options, compiled, error))
     return fail(error);
@@ -911,12 +911,14 @@ bool RunSession::writeReport(const driver::RunFigures &figures) {
 /// the host reference computes every ONNX node's result on the run's
 /// inputs, and the streams expect the densities measured there. When it
 /// cannot run, the streams expect --density (said on stderr); the compile
-/// reports what it finds wrong with the model itself.
-void RunSession::calibrate(CompileOptions &options) {
+/// reports what it finds wrong with the model itself. False only when a
+/// constant cannot be read.
+bool RunSession::calibrate(CompileOptions &options) {
   auto skip = [&](const std::string &why) {
     errs() << "weftc: note: no calibration run (" << why
            << "); sparse streams expect --density "
            << llvm::formatv("{0:f3}", options.density).str() << "\n";
+    return true;
   };
   std::string why;
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -925,7 +927,7 @@ void RunSession::calibrate(CompileOptions &options) {
     return skip("the model does not import");
   std::vector<reference::NamedTensor> refInputs;
   if (!referenceInputs(refInputs))
-    return;
+    return false;
   auto densities = reference::measureNodeDensities(*module, refInputs);
   if (!densities)
     return skip(toString(densities.takeError()));
@@ -937,9 +939,11 @@ void RunSession::calibrate(CompileOptions &options) {
     if (d >= 1.0)
       continue;
     ++withZeros;
-    if (shown++ < 6)
-      list += (list.empty() ? "" : ", ") + node + " " +
-              llvm::formatv("{0:f3}", d).str();
+    if (shown == 6)
+      continue;
+    ++shown;
+    list += (list.empty() ? "" : ", ") + node + " " +
+            llvm::formatv("{0:f3}", d).str();
   }
   outs() << "weftc: calibration run: " << options.nodeDensities.size()
          << " node results measured on the inputs, " << withZeros
@@ -947,6 +951,7 @@ void RunSession::calibrate(CompileOptions &options) {
   if (withZeros)
     outs() << " (" << list << (withZeros > shown ? ", ..." : "") << ")";
   outs() << "; sparse streams expect these densities\n";
+  return true;
 }
 
 /// The run's inputs and constants, as the host reference takes them.
