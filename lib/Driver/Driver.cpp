@@ -45,6 +45,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -468,15 +469,34 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   pipeline.sparseActivations = options.sparseActivations;
   pipeline.density = options.density;
   pipeline.inputDensity = options.inputDensity;
-  std::vector<std::string> measured;
-  for (const auto &[node, d] : options.nodeDensities) {
-    if (!(d >= 0.0 && d <= 1.0)) {
-      error = "the density of node '" + node + "' must be between 0 and 1";
-      return false;
+  // NAME=D[:P0:...] (--weft-select-sparse-streams' densities).
+  auto encode = [&](const std::map<std::string,
+                                   weft::conversion::ExpectedDensity> &in,
+                    const char *what, std::vector<std::string> &out) {
+    for (const auto &[name, d] : in) {
+      bool ok = d.mean >= 0.0 && d.mean <= 1.0;
+      std::string entry = name + "=" + llvm::formatv("{0:e}", d.mean).str();
+      for (double p : d.perElement) {
+        ok = ok && p >= 0.0 && p <= 1.0;
+        char buf[32];
+        std::snprintf(buf, sizeof buf, ":%.4g", p);
+        entry += buf;
+      }
+      if (!ok) {
+        error = std::string("the density of ") + what + " '" + name +
+                "' must be between 0 and 1";
+        return false;
+      }
+      out.push_back(std::move(entry));
     }
-    measured.push_back(node + "=" + llvm::formatv("{0:e}", d).str());
-  }
+    return true;
+  };
+  std::vector<std::string> measured, measuredInputs;
+  if (!encode(options.nodeDensities, "node", measured) ||
+      !encode(options.inputDensities, "input", measuredInputs))
+    return false;
   pipeline.densities = measured;
+  pipeline.inputDensities = measuredInputs;
   if (!weft::conversion::parseSparseMode(options.sparseWeights)) {
     error = "--sparse-weights must be off, auto or on, not '" +
             options.sparseWeights + "'";

@@ -55,16 +55,10 @@ struct SelectSparseStreamsPass
           << inputDensity.getValue();
       return signalPassFailure();
     }
-    for (const std::string &entry : densities) {
-      auto [node, value] = StringRef(entry).rsplit('=');
-      double d;
-      if (node.empty() || value.getAsDouble(d) || !(d >= 0.0 && d <= 1.0)) {
-        getOperation().emitError("densities entry '")
-            << entry << "' is not NODE=D with D between 0 and 1";
-        return signalPassFailure();
-      }
-      measured[node] = d;
-    }
+    if (failed(parseDensities(densities, "densities", measured)) ||
+        failed(parseDensities(inputDensities, "input-densities",
+                              measuredInputs)))
+      return signalPassFailure();
     for (auto program : getOperation().getOps<wf::ProgramOp>())
       if (!program.getTrainingAttr() && failed(select(program, *mode)))
         return signalPassFailure();
@@ -72,9 +66,40 @@ struct SelectSparseStreamsPass
 
   LogicalResult select(wf::ProgramOp program, wc::SparseMode mode);
 
+  /// Entries NAME=D or NAME=D:P0:P1:...:Pn-1 (D the fraction of non-zero
+  /// values, Pi element i's) into `out`.
+  LogicalResult parseDensities(ArrayRef<std::string> entries, StringRef option,
+                               llvm::StringMap<wc::ExpectedDensity> &out) {
+    auto fraction = [](StringRef text, double &d) {
+      return !text.getAsDouble(d) && d >= 0.0 && d <= 1.0;
+    };
+    for (const std::string &entry : entries) {
+      auto [name, value] = StringRef(entry).rsplit('=');
+      SmallVector<StringRef> parts;
+      value.split(parts, ':');
+      wc::ExpectedDensity d(0.0);
+      bool ok = !name.empty() && fraction(parts.front(), d.mean);
+      for (StringRef p : ArrayRef(parts).drop_front()) {
+        double v;
+        ok = ok && fraction(p, v);
+        d.perElement.push_back(v);
+      }
+      if (!ok) {
+        getOperation().emitError(option)
+            << " entry '" << StringRef(entry).take_front(80)
+            << (entry.size() > 80 ? "..." : "")
+            << "' is not NAME=D or NAME=D:P0:...:Pn-1 with every D and P "
+               "between 0 and 1";
+        return failure();
+      }
+      out[name] = std::move(d);
+    }
+    return success();
+  }
+
   /// The measured density of what `kernel` sends: that of its last ONNX
   /// node (the last name in its location), if measured.
-  std::optional<double> measuredDensity(Operation *kernel) const {
+  const wc::ExpectedDensity *measuredDensity(Operation *kernel) const {
     std::string last;
     kernel->getLoc()->walk([&](Location l) {
       if (auto name = dyn_cast<NameLoc>(l))
@@ -83,11 +108,22 @@ struct SelectSparseStreamsPass
     });
     auto it = measured.find(last);
     if (last.empty() || it == measured.end())
-      return std::nullopt;
-    return it->second;
+      return nullptr;
+    return &it->second;
   }
 
-  llvm::StringMap<double> measured;
+  /// How a remark names the density the decision used.
+  static std::string describe(const wc::ExpectedDensity &d, const char *how,
+                              const wc::SparseIo &consumer) {
+    std::string s = llvm::formatv("{0:f3}", d.mean).str() + " (" + how;
+    if (!consumer.chunkDensity.empty())
+      s += llvm::formatv(", per element; the densest column chunk {0:f3}",
+                         *llvm::max_element(consumer.chunkDensity))
+               .str();
+    return s + ")";
+  }
+
+  llvm::StringMap<wc::ExpectedDensity> measured, measuredInputs;
 };
 
 LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
@@ -125,20 +161,27 @@ LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
       // A host input: the host sends only its non-zero values.
       wc::SparseLayerShape cs{c.layer.K, c.layer.M, c.m,
                               !c.layer.bias.empty(), io[i]};
-      wc::SparseDecision d = wc::decideSparseInput(mode, inputDensity, cs);
+      wf::IoOp input = gs.input;
+      auto it = input ? measuredInputs.find(input.getSymName())
+                      : measuredInputs.end();
+      bool m = it != measuredInputs.end();
+      wc::ExpectedDensity expected =
+          m ? it->second : wc::ExpectedDensity(inputDensity);
+      wc::SparseDecision d = wc::decideSparseInput(mode, expected, cs);
       if (explain)
         op.emitRemark(d.sparse ? "sparse" : "stays dense")
             << ": a host input at density "
-            << llvm::formatv("{0:f3}", double(inputDensity)).str()
+            << describe(expected, m ? "measured" : "expected", d.consumerIo)
             << "; predicted cycles per sample of @" << c.kernel.getSymName()
             << " " << d.consumerDense << " dense, " << d.consumerSparse
             << " sparse; wavelets " << d.denseWavelets << " -> "
             << d.sparseWavelets;
       if (!d.sparse)
         continue;
-      io[i].in = true;
-      io[i].inDensity = inputDensity;
-      op.setSparseAttr(inputMark);
+      io[i] = d.consumerIo;
+      op.setSparseAttr(
+          m ? wf::SparseAttr::get(program.getContext(), expected.mean)
+            : inputMark);
       ++numSparse;
       continue;
     }
@@ -148,14 +191,13 @@ LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
                             io[pi]};
     wc::SparseLayerShape cs{c.layer.K, c.layer.M, c.m, !c.layer.bias.empty(),
                             io[i]};
-    std::optional<double> m = measuredDensity(p.kernel);
-    double expected = m ? *m : double(density);
+    const wc::ExpectedDensity *m = measuredDensity(p.kernel);
+    wc::ExpectedDensity expected = m ? *m : wc::ExpectedDensity(density);
     wc::SparseDecision d = wc::decideSparseStream(mode, expected, ps, cs);
     if (explain)
       op.emitRemark(d.sparse ? "sparse" : "stays dense")
           << ": at density "
-          << llvm::formatv("{0:f3}", expected).str()
-          << (m ? " (measured)" : " (expected)")
+          << describe(expected, m ? "measured" : "expected", d.consumerIo)
           << ", predicted cycles per sample " << d.denseCycles << " dense, "
           << d.sparseCycles << " sparse (@" << c.kernel.getSymName() << " "
           << d.consumerDense << " -> " << d.consumerSparse << "); wavelets "
@@ -163,10 +205,9 @@ LogicalResult SelectSparseStreamsPass::select(wf::ProgramOp program,
     if (!d.sparse)
       continue;
     io[pi].out = true;
-    io[i].in = true;
-    io[i].inDensity = expected;
+    io[i] = d.consumerIo;
     op.setSparseAttr(
-        m ? wf::SparseAttr::get(program.getContext(), expected) : mark);
+        m ? wf::SparseAttr::get(program.getContext(), expected.mean) : mark);
     ++numSparse;
   }
   // The layers whose input or output went sparse cost what the model says

@@ -40,8 +40,14 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
                        : m.precision == Precision::Mixed
                            ? 1 + 1 + wt::vectorCycles(mac, lm) + 1
                            : 1 + wt::vectorCycles(mac, lm) + 1;
-  auto elements = [&](int64_t lk) {
-    return io.in ? expectedNonZeros(lk, io.inDensity) : lk;
+  // Column c's data tasks per sample: its chunk's expected non-zeros.
+  auto elements = [&](int64_t c) {
+    int64_t lk = chunkSize(K, m.smear, c);
+    if (!io.in)
+      return lk;
+    return expectedNonZeros(lk, size_t(c) < io.chunkDensity.size()
+                                    ? io.chunkDensity[size_t(c)]
+                                    : io.inDensity);
   };
   // Per sample, the closeout's control task: pick, the entry's jump, the
   // index reset, then Lm-long vector instructions: forward (or add and
@@ -60,12 +66,14 @@ int64_t predictCyclesPerSample(int64_t K, int64_t M, const DenseMapping &m,
   // sends the closeout take 4 cycles each: pick, two blocks or unblocks,
   // the launch: +7 more; counting the samples in flight, 3 in the
   // closeout and 2 in the closeout's task: +5.)
-  int64_t nLast = elements(chunkSize(K, m.smear, last));
+  int64_t nLast = elements(last);
   int64_t tLast = nLast * perElement + 3 + lastOps * vecLm + activation + 1 +
                   (io.out ? 12 : 0);
-  int64_t tMid = m.smear > 1 ? elements(chunkSize(K, m.smear, 0)) * perElement +
-                                   3 + 2 * vecLm
-                             : 0;
+  // The first and middle columns: the busiest of them.
+  int64_t nMid = 0;
+  for (int64_t c = 0; c < last; ++c)
+    nMid = std::max(nMid, elements(c));
+  int64_t tMid = m.smear > 1 ? nMid * perElement + 3 + 2 * vecLm : 0;
   // The send itself needs Lm datapath cycles, which its microthread only
   // gets while the main thread leaves the datapath free: two cycles per
   // input element (the pick and the multiply-accumulate's startup) plus the

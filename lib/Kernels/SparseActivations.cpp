@@ -34,17 +34,52 @@ const char *sparseModeName(SparseMode m) {
   return "off";
 }
 
+std::vector<double> ExpectedDensity::chunks(int64_t n,
+                                            int64_t numChunks) const {
+  std::vector<double> out(size_t(std::max<int64_t>(numChunks, 0)), mean);
+  if (n <= 0 || perElement.size() != size_t(n))
+    return out;
+  for (int64_t c = 0; c < numChunks; ++c) {
+    int64_t begin = chunkBegin(n, numChunks, c), size = chunkSize(n, numChunks, c);
+    if (size <= 0)
+      continue;
+    double sum = 0.0;
+    for (int64_t i = begin; i < begin + size; ++i)
+      sum += perElement[size_t(i)];
+    out[size_t(c)] = sum / double(size);
+  }
+  return out;
+}
+
 int64_t streamWavelets(int64_t n, int64_t chunks, bool sparse,
-                       double density) {
+                       const ExpectedDensity &density) {
   if (!sparse)
     return n;
+  std::vector<double> d = density.chunks(n, chunks);
   int64_t total = 0;
   for (int64_t r = 0; r < chunks; ++r)
-    total += expectedNonZeros(chunkSize(n, chunks, r), density) + 1;
+    total += expectedNonZeros(chunkSize(n, chunks, r), d[size_t(r)]) + 1;
   return total;
 }
 
-SparseDecision decideSparseStream(SparseMode mode, double density,
+namespace {
+
+/// `consumer`'s input arriving sparse at `density`.
+SparseIo sparseInput(const SparseLayerShape &consumer,
+                     const ExpectedDensity &density) {
+  SparseIo io = consumer.io;
+  io.in = true;
+  io.inDensity = density.mean;
+  io.chunkDensity.clear();
+  if (density.perElement.size() == size_t(consumer.K))
+    io.chunkDensity = density.chunks(consumer.K, consumer.m.smear);
+  return io;
+}
+
+} // namespace
+
+SparseDecision decideSparseStream(SparseMode mode,
+                                  const ExpectedDensity &density,
                                   const SparseLayerShape &producer,
                                   const SparseLayerShape &consumer) {
   auto cycles = [](const SparseLayerShape &l, const SparseIo &io) {
@@ -53,12 +88,13 @@ SparseDecision decideSparseStream(SparseMode mode, double density,
   SparseIo pDense = producer.io, pSparse = producer.io;
   pDense.out = false;
   pSparse.out = true;
-  SparseIo cDense = consumer.io, cSparse = consumer.io;
+  SparseIo cDense = consumer.io;
   cDense.in = false;
   cDense.inDensity = 1.0;
-  cSparse.in = true;
-  cSparse.inDensity = density;
+  cDense.chunkDensity.clear();
+  SparseIo cSparse = sparseInput(consumer, density);
   SparseDecision d;
+  d.consumerIo = cSparse;
   d.consumerDense = cycles(consumer, cDense);
   d.consumerSparse = cycles(consumer, cSparse);
   d.denseCycles = std::max(cycles(producer, pDense), d.consumerDense);
@@ -81,14 +117,16 @@ SparseDecision decideSparseStream(SparseMode mode, double density,
   return d;
 }
 
-SparseDecision decideSparseInput(SparseMode mode, double density,
+SparseDecision decideSparseInput(SparseMode mode,
+                                 const ExpectedDensity &density,
                                  const SparseLayerShape &consumer) {
-  SparseIo dense = consumer.io, sparse = consumer.io;
+  SparseIo dense = consumer.io;
   dense.in = false;
   dense.inDensity = 1.0;
-  sparse.in = true;
-  sparse.inDensity = density;
+  dense.chunkDensity.clear();
+  SparseIo sparse = sparseInput(consumer, density);
   SparseDecision d;
+  d.consumerIo = sparse;
   d.consumerDense = d.denseCycles = predictCyclesPerSample(
       consumer.K, consumer.M, consumer.m, consumer.bias, dense);
   d.consumerSparse = d.sparseCycles = predictCyclesPerSample(

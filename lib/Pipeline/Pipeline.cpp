@@ -121,6 +121,8 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     o.density = options.density;
     o.densities.assign(options.densities.begin(), options.densities.end());
     o.inputDensity = options.inputDensity;
+    o.inputDensities.assign(options.inputDensities.begin(),
+                            options.inputDensities.end());
     pm.addPass(createSelectSparseStreams(o));
     SelectSlicedWeightsOptions w;
     w.sparseWeights = options.sparseWeights;

@@ -8,8 +8,9 @@
 // after its own results, the last value every ONNX node computes (the
 // importer names each op after its node: a NameLoc), and the reference runs
 // it on sample inputs. Each node's density is the fraction of the non-zero
-// elements of that value; the compiler's sparse-activation decisions take it
-// in place of a guess (docs/execution-model.md, "Sparse activations").
+// elements of that value, overall and per element of a sample; the
+// compiler's sparse-activation decisions take it in place of a guess
+// (docs/execution-model.md, "Sparse activations").
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,26 +28,35 @@ using namespace mlir;
 using weft::tensorio::DType;
 using weft::tensorio::HostTensor;
 
-namespace {
-
-/// The fraction of the non-zero elements of an f32 tensor (a negative
-/// zero counts as zero).
-double nonZeroFraction(const HostTensor &t) {
+weft::reference::NodeDensity
+weft::reference::measureDensity(const HostTensor &t, bool (*nonZero)(float)) {
+  NodeDensity out;
   size_t n = t.bytes.size() / 4;
-  if (!n)
-    return 0.0;
-  size_t nonZero = 0;
+  if (!n || t.dtype != DType::F32)
+    return out;
+  // Samples along the first dimension (rank 2 or more).
+  size_t samples = t.shape.size() >= 2 && t.shape[0] > 0 ? size_t(t.shape[0])
+                                                         : 1;
+  size_t perSample = t.shape.size() >= 2 ? n / samples : 0;
+  std::vector<uint32_t> counts(
+      perSample <= kMaxProfiledElements ? perSample : 0, 0);
+  size_t total = 0;
   for (size_t i = 0; i < n; ++i) {
     float v;
     std::memcpy(&v, t.bytes.data() + 4 * i, 4);
-    nonZero += v != 0.0f;
+    bool nz = nonZero(v);
+    total += nz;
+    if (!counts.empty() && nz)
+      ++counts[i % perSample];
   }
-  return double(nonZero) / double(n);
+  out.density = double(total) / double(n);
+  if (out.density < 1.0)
+    for (uint32_t c : counts)
+      out.perElement.push_back(double(c) / double(samples));
+  return out;
 }
 
-} // namespace
-
-llvm::Expected<std::map<std::string, double>>
+llvm::Expected<std::map<std::string, weft::reference::NodeDensity>>
 weft::reference::measureNodeDensities(ModuleOp module,
                                       llvm::ArrayRef<NamedTensor> inputs,
                                       const ReferenceOptions &options) {
@@ -74,7 +84,7 @@ weft::reference::measureNodeDensities(ModuleOp module,
       continue;
     last[name.getName().getValue()] = op.getResult(0);
   }
-  std::map<std::string, double> densities;
+  std::map<std::string, NodeDensity> densities;
   if (last.empty())
     return densities;
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
@@ -121,6 +131,7 @@ weft::reference::measureNodeDensities(ModuleOp module,
     return outputs.takeError();
   unsigned k = first;
   for (auto &[name, value] : last)
-    densities[name.str()] = nonZeroFraction((*outputs)[k++]);
+    densities[name.str()] =
+        measureDensity((*outputs)[k++], [](float v) { return v != 0.0f; });
   return densities;
 }

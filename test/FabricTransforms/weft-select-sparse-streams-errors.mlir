@@ -2,13 +2,17 @@
 // RUN: echo 'module {}' | not weft-opt '--weft-select-sparse-streams=sparse-activations=auto density=1.5' 2>&1 | FileCheck %s --check-prefix=DENSITY
 // RUN: echo 'module {}' | not weft-opt '--weft-select-sparse-streams=sparse-activations=auto densities=relu_1=2' 2>&1 | FileCheck %s --check-prefix=MEASURED
 // RUN: echo 'module {}' | not weft-opt '--weft-select-sparse-streams=sparse-activations=auto densities=0.5' 2>&1 | FileCheck %s --check-prefix=NONODE
+// RUN: echo 'module {}' | not weft-opt '--weft-select-sparse-streams=sparse-activations=auto densities=relu_1=0.5:1:1.5' 2>&1 | FileCheck %s --check-prefix=PROFILE
+// RUN: echo 'module {}' | not weft-opt '--weft-select-sparse-streams=sparse-activations=auto input-densities=x=0.5:' 2>&1 | FileCheck %s --check-prefix=INPUT
 // RUN: not weft-opt %s --split-input-file 2>&1 | FileCheck %s
 // RUN: sed 's/-> @fc2\[0\] : !fabric.wavelets<f32, 32>$/& {sparse = #fabric.sparse<density = 0.5>}/' %S/weft-select-sparse-streams.mlir | not weft-opt --weft-partition-dense --weft-route-streams --weft-allocate-colors --weft-lower-fabric-to-wavelet 2>&1 | FileCheck %s --check-prefix=LOWER
 
 // MODE: sparse-activations must be off, auto or on, not 'maybe'
 // DENSITY: density must be between 0 and 1, not 1.5
-// MEASURED: densities entry 'relu_1=2' is not NODE=D with D between 0 and 1
-// NONODE: densities entry '0.5' is not NODE=D with D between 0 and 1
+// MEASURED: densities entry 'relu_1=2' is not NAME=D or NAME=D:P0:...:Pn-1 with every D and P between 0 and 1
+// NONODE: densities entry '0.5' is not NAME=D or NAME=D:P0:...:Pn-1
+// PROFILE: densities entry 'relu_1=0.5:1:1.5' is not NAME=D
+// INPUT: input-densities entry 'x=0.5:' is not NAME=D
 
 // A mark the verifier accepts (a ReLU layer into a dense layer) but the
 // placement cannot honour (the consumer computes in fp32): the lowering

@@ -308,6 +308,35 @@ func.func @main_graph(%x: tensor<2xf32>) -> (tensor<2xbf16> {onnx.name = "y"}) {
 // Comparison
 //===----------------------------------------------------------------------===//
 
+// A calibration run's figures for one result: the fraction of non-zeros,
+// and per element of a sample (the first dimension) the fraction of samples
+// where it is not zero; no profile for a result without zeros, one of rank
+// 1, or one the predicate finds all non-zero.
+TEST(DensityTest, OverallAndPerElement) {
+  auto nz = [](float v) { return v != 0.0f; };
+  NodeDensity d = measureDensity(
+      f32({3, 2, 2}, {1, 0, 0, 0, /**/ 2, 0, 3, 0, /**/ -1, -0.0f, 0, 0}),
+      nz);
+  EXPECT_DOUBLE_EQ(d.density, 4.0 / 12.0);
+  ASSERT_EQ(d.perElement.size(), 4u);
+  EXPECT_DOUBLE_EQ(d.perElement[0], 1.0);
+  EXPECT_DOUBLE_EQ(d.perElement[1], 0.0); // -0.0 is a zero
+  EXPECT_DOUBLE_EQ(d.perElement[2], 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(d.perElement[3], 0.0);
+  NodeDensity full = measureDensity(f32({2, 2}, {1, 2, 3, 4}), nz);
+  EXPECT_DOUBLE_EQ(full.density, 1.0);
+  EXPECT_TRUE(full.perElement.empty());
+  NodeDensity flat = measureDensity(f32({4}, {1, 0, 0, 0}), nz);
+  EXPECT_DOUBLE_EQ(flat.density, 0.25);
+  EXPECT_TRUE(flat.perElement.empty());
+  // Another notion of zero: what the host would not send.
+  NodeDensity tiny = measureDensity(f32({1, 2}, {1e-9f, 1.0f}), [](float v) {
+    return std::fabs(v) > 1e-6f;
+  });
+  EXPECT_DOUBLE_EQ(tiny.density, 0.5);
+  EXPECT_EQ(tiny.perElement, (std::vector<double>{0.0, 1.0}));
+}
+
 TEST(CompareTest, ToleranceRule) {
   // |got - want| <= atol + rtol * |want|.
   Tolerance tol{1e-3, 1e-7};

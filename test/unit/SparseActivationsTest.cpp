@@ -65,7 +65,7 @@ TEST(SparseActivations, CyclesPerSample) {
   EXPECT_EQ(predictCyclesPerSample(c.K, c.M, c.m, c.bias, SparseIo{}), dense);
   int64_t lm = 64, lk = 64;
   int64_t task = 3 + wt::vectorCycles(wt::Opcode::FMACHS, lm);
-  SparseIo full{true, 1.0, false}, half{true, 0.5, false};
+  SparseIo full{true, 1.0, false, {}}, half{true, 0.5, false, {}};
   // Same per-element cost at density 1: dense mixed is pick, ff2h, fmachs,
   // add16.
   EXPECT_EQ(predictCyclesPerSample(c.K, c.M, c.m, c.bias, full), dense);
@@ -75,7 +75,7 @@ TEST(SparseActivations, CyclesPerSample) {
   // ReLU), runs two small tasks around its send (+7) and counts the
   // samples in flight (+5); the send itself fits the free cycles (no
   // deficit here).
-  SparseIo out{false, 1.0, true};
+  SparseIo out{false, 1.0, true, {}};
   int64_t p = predictCyclesPerSample(c.K, c.M, c.m, c.bias, out);
   EXPECT_EQ(p - dense, wt::vectorCycles(wt::Opcode::FF2H, lm) +
                            wt::vectorCycles(wt::Opcode::FMAXH, lm) -
@@ -127,4 +127,61 @@ TEST(SparseActivations, Decision) {
     SparseDecision a = decideSparseStream(SparseMode::Auto, i / 20.0, p, c);
     EXPECT_LE(a.sparse ? a.sparseCycles : a.denseCycles, a.denseCycles);
   }
+}
+
+// Measured per element: each chunk's density is the mean of its elements';
+// a profile of another length leaves every chunk at the mean.
+TEST(SparseActivations, ChunkDensities) {
+  std::vector<double> profile(10, 0.0);
+  for (int i = 0; i < 4; ++i)
+    profile[size_t(i)] = 1.0; // the first chunk of 4 is dense
+  ExpectedDensity d(0.4, profile);
+  // 10 in 3 chunks: 4, 4, 2.
+  std::vector<double> c = d.chunks(10, 3);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_DOUBLE_EQ(c[0], 1.0);
+  EXPECT_DOUBLE_EQ(c[1], 0.0);
+  EXPECT_DOUBLE_EQ(c[2], 0.0);
+  EXPECT_EQ(d.chunks(12, 3), std::vector<double>(3, 0.4));
+  EXPECT_EQ(ExpectedDensity(0.25).chunks(10, 2), std::vector<double>(2, 0.25));
+  // Wavelets: each chunk its own non-zeros and a closeout.
+  EXPECT_EQ(streamWavelets(10, 3, true, d), 4 + 1 + 0 + 1 + 0 + 1);
+}
+
+// The busiest column sets the pace: a dense first chunk costs its dense
+// data tasks although the mean density is low, and the decision costs the
+// consumer so.
+TEST(SparseActivations, DensestChunkSetsThePace) {
+  SparseLayerShape p = producer(), c = consumer();
+  std::vector<double> profile(size_t(c.K), 0.0);
+  int64_t lk = chunkSize(c.K, c.m.smear, 0);
+  for (int64_t i = 0; i < lk; ++i)
+    profile[size_t(i)] = 1.0;
+  double mean = double(lk) / double(c.K);
+  SparseIo uniform{true, mean, false, {}};
+  SparseDecision measured =
+      decideSparseStream(SparseMode::Auto, ExpectedDensity(mean, profile), p, c);
+  ASSERT_EQ(measured.consumerIo.chunkDensity.size(), size_t(c.m.smear));
+  EXPECT_DOUBLE_EQ(measured.consumerIo.chunkDensity[0], 1.0);
+  EXPECT_DOUBLE_EQ(measured.consumerIo.inDensity, mean);
+  int64_t atMean = predictCyclesPerSample(c.K, c.M, c.m, c.bias, uniform);
+  EXPECT_GT(measured.consumerSparse, atMean);
+  // Column 0 runs all its lk data tasks (pick, index to column, FMACHS)
+  // and its closeout (3 + forward and clear) and the copy's two tasks (4).
+  int64_t lm = chunkSize(c.M, c.m.rows, 0);
+  int64_t vecLm = wt::vectorCycles(wt::Opcode::FADD, lm);
+  EXPECT_EQ(measured.consumerSparse,
+            std::max(lk * (3 + wt::vectorCycles(wt::Opcode::FMACHS, lm)) +
+                         3 + 2 * vecLm,
+                     atMean - 4) +
+                4);
+  // The same profile on the last column instead: the last column is the
+  // busiest either way, and it gets its dense cost back.
+  std::vector<double> last(size_t(c.K), 0.0);
+  for (int64_t i = chunkBegin(c.K, c.m.smear, c.m.smear - 1); i < c.K; ++i)
+    last[size_t(i)] = 1.0;
+  SparseDecision l = decideSparseInput(SparseMode::Auto,
+                                       ExpectedDensity(mean, last), c);
+  EXPECT_GT(l.consumerSparse,
+            predictCyclesPerSample(c.K, c.M, c.m, c.bias, uniform));
 }

@@ -398,19 +398,20 @@ bool RunSession::compile() {
   // inputs (the values the host would skip: zero once converted to fp16).
   if (options.sparseActivations != "off" &&
       !opts.fabric.inputDensity.getNumOccurrences()) {
-    uint64_t total = 0, nonZero = 0;
+    // Each input's, overall and per element (the samples along its first
+    // dimension), and the inputs' together.
+    double total = 0, nonZero = 0;
     for (const Input &in : inputs) {
       if (in.tensor.dtype != tensorio::DType::F32)
         continue;
+      reference::NodeDensity d = reference::measureDensity(
+          in.tensor, [](float v) { return machine::f32ToF16(v) != 0; });
       size_t n = in.tensor.bytes.size() / 4;
-      for (size_t i = 0; i < n; ++i) {
-        float v;
-        std::memcpy(&v, in.tensor.bytes.data() + 4 * i, 4);
-        nonZero += machine::f32ToF16(v) != 0;
-      }
-      total += n;
+      total += double(n);
+      nonZero += d.density * double(n);
+      options.inputDensities[in.name] = {d.density, std::move(d.perElement)};
     }
-    if (total) {
+    if (total > 0) {
       options.inputDensity = double(nonZero) / double(total);
       outs() << "weftc: input density "
              << format("%.3f", options.inputDensity)
@@ -931,11 +932,13 @@ bool RunSession::calibrate(CompileOptions &options) {
   auto densities = reference::measureNodeDensities(*module, refInputs);
   if (!densities)
     return skip(toString(densities.takeError()));
-  options.nodeDensities = std::move(*densities);
+  for (auto &[node, d] : *densities)
+    options.nodeDensities[node] = {d.density, std::move(d.perElement)};
   // The results with zeros (a ReLU's), which sparse streams may carry.
   std::string list;
   unsigned shown = 0, withZeros = 0;
-  for (const auto &[node, d] : options.nodeDensities) {
+  for (const auto &[node, nd] : options.nodeDensities) {
+    double d = nd.mean;
     if (d >= 1.0)
       continue;
     ++withZeros;

@@ -24,6 +24,7 @@
 
 #include "weft/Binary/Binary.h"
 #include "weft/Kernels/DenseTraining.h"
+#include "weft/Kernels/SparseActivations.h"
 #include "weft/Machine/Target.h"
 #include "weft/Reference/Reference.h"
 #include "weft/Sim/Simulator.h"
@@ -109,13 +110,15 @@ struct CompileOptions {
   std::string sparseActivations = "off";
   double density = 0.5;
   /// Measured densities of ONNX nodes' results, by node name (a
-  /// calibration run: reference::measureNodeDensities); a stream whose
-  /// producer ends with a measured node expects its density instead of
-  /// `density`.
-  std::map<std::string, double> nodeDensities;
+  /// calibration run: reference::measureNodeDensities), overall and per
+  /// element; a stream whose producer ends with a measured node expects
+  /// them instead of `density`.
+  std::map<std::string, conversion::ExpectedDensity> nodeDensities;
   /// The host inputs' expected fraction of non-zero values (what `auto`
-  /// assumes for a host input into a dense layer).
+  /// assumes for a host input into a dense layer), and the measured ones
+  /// by input name, which replace it.
   double inputDensity = 0.5;
+  std::map<std::string, conversion::ExpectedDensity> inputDensities;
   /// --weft-select-sliced-weights' sparse-weights (off, auto, on).
   std::string sparseWeights = "auto";
   /// Frustum groups (docs/frustum.md): off, auto (--weft-frustum-tile and

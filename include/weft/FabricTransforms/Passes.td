@@ -355,8 +355,10 @@ def SelectSparseStreams : Pass<"weft-select-sparse-streams",
     would (`decideSparseInput`: `auto` when the consumer gets faster at
     `input-density`). A calibration run measures the densities
     (`densities`, by ONNX node: weftc run measures them on its inputs with
-    the host reference); a stream whose producer's last node has one
-    expects it instead of `density`. A chosen stream gets
+    the host reference; `input-densities`, by host input); a stream whose
+    producer's last node (or whose host input) has one expects it instead
+    of `density`. Measured per element, each of the consumer's column
+    chunks is costed at its own density (the busiest sets the pace). A chosen stream gets
     `sparse = #fabric.sparse<density = D>`; the lowering reads the mark and
     never re-decides. Marks already present
     are replaced. With `explain`, a remark on every stream into a dense
@@ -382,9 +384,14 @@ def SelectSparseStreams : Pass<"weft-select-sparse-streams",
            "The expected fraction of non-zero values of the host inputs "
            "(0..1)">,
     ListOption<"densities", "densities", "std::string",
-               "Measured densities, NODE=D: a stream from a kernel whose "
-               "last ONNX node (the last name of its location) is NODE "
-               "expects D instead of `density`">,
+               "Measured densities, NODE=D or NODE=D:P0:...:Pn-1 (Pi: "
+               "element i's): a stream from a kernel whose last ONNX node "
+               "(the last name of its location) is NODE expects them "
+               "instead of `density`">,
+    ListOption<"inputDensities", "input-densities", "std::string",
+               "Measured densities of host inputs, NAME=D or "
+               "NAME=D:P0:...:Pn-1: the input `fabric.io @NAME` expects "
+               "them instead of `input-density`">,
     Option<"explain", "explain", "bool", "false",
            "Emit a remark with the decision for every stream into a dense "
            "layer">];

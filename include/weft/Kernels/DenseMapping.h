@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace weft::conversion {
 
@@ -64,6 +65,10 @@ struct SparseIo {
   bool in = false;
   double inDensity = 1.0;
   bool out = false;
+  /// When measured per element (a calibration run): the expected density of
+  /// each column's input chunk, one per column (`smear`); it replaces
+  /// `inDensity` in the cycles. Empty: every chunk at `inDensity`.
+  std::vector<double> chunkDensity;
 };
 
 /// The cost model (docs/execution-model.md, "Cost model"): steady-state

@@ -102,13 +102,18 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::init(0.5)};
   ListOption<std::string> densities{
       *this, "densities",
-      llvm::cl::desc("Measured densities of ONNX nodes' results, NODE=D "
+      llvm::cl::desc("Measured densities of ONNX nodes' results, NODE=D or "
+                     "NODE=D:P0:...:Pn-1 "
                      "(sparse-activations=auto; a calibration run)")};
   Option<double> inputDensity{
       *this, "input-density",
       llvm::cl::desc("The expected fraction of non-zero values of the host "
                      "inputs (sparse-activations=auto)"),
       llvm::cl::init(0.5)};
+  ListOption<std::string> inputDensities{
+      *this, "input-densities",
+      llvm::cl::desc("Measured densities of the host inputs, NAME=D or "
+                     "NAME=D:P0:...:Pn-1 (sparse-activations=auto)")};
   Option<std::string> sparseWeights{
       *this, "sparse-weights",
       llvm::cl::desc("Store dense layers' weights as sliced vectors (lane "

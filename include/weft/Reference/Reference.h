@@ -127,10 +127,30 @@ llvm::Expected<std::vector<tensorio::HostTensor>>
 runReference(mlir::ModuleOp module, llvm::ArrayRef<NamedTensor> inputs,
              const ReferenceOptions &options = {});
 
+/// What a calibration run measures of one node's result.
+struct NodeDensity {
+  /// The fraction of its elements that are not zero.
+  double density = 0.0;
+  /// Per element of one sample (the result's first dimension is the
+  /// samples'): the fraction of the samples in which it is not zero. Only
+  /// for results with zeros, rank 2 or more and at most
+  /// kMaxProfiledElements elements a sample; empty otherwise.
+  std::vector<double> perElement;
+};
+
+/// The largest sample (elements) whose per-element densities a calibration
+/// run records: a dense layer's input vector, not a convolution's maps.
+constexpr size_t kMaxProfiledElements = 1 << 16;
+
+/// The same of a host tensor: non-zero where `nonZero` says so.
+NodeDensity measureDensity(const tensorio::HostTensor &t,
+                           bool (*nonZero)(float));
+
 /// A calibration run: the fraction of non-zero elements of every ONNX
 /// node's result (the last f32 tensor value of the ops the importer named
-/// after the node) when `module` runs on `inputs`, by node name.
-llvm::Expected<std::map<std::string, double>>
+/// after the node) when `module` runs on `inputs`, by node name, overall
+/// and per element.
+llvm::Expected<std::map<std::string, NodeDensity>>
 measureNodeDensities(mlir::ModuleOp module, llvm::ArrayRef<NamedTensor> inputs,
                      const ReferenceOptions &options = {});
 
