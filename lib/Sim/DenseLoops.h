@@ -1,4 +1,4 @@
-//===- DenseLoops.h - The simulator's vectorized fp32 loops -----*- C++ -*-===//
+//===- DenseLoops.h - The simulator's fast fp32 loops -----------*- C++ -*-===//
 //
 // Part of the weft project: an MLIR-based compiler for a wafer-scale fabric.
 //
@@ -23,6 +23,30 @@ namespace weft::sim::detail {
 bool contiguousLoop(machine::Opcode op, uint16_t *m, int64_t ad, int64_t sd,
                     bool ma, int64_t aa, int64_t sa, float ca, bool mb,
                     int64_t ab, int64_t sb, float cb, uint32_t n);
+
+/// One operand of stridedLoop: a vector in memory whose element i lies at
+/// word addr + sum(i_k * stride[k]) with i = i_0 + len[0] * (i_1 + len[1] *
+/// (i_2 + len[2] * i_3)) (a mem4d walk; a mem1d vector is one dimension
+/// that never wraps), or, when `mem` is false, the broadcast `value`.
+struct StridedVec {
+  bool mem = false;
+  int64_t addr = 0;
+  int64_t stride[4] = {0, 0, 0, 0};
+  uint32_t len[4] = {~0u, 1, 1, 1};
+  float value = 0.0f;
+};
+
+/// Runs `op` (FMAC, FADD, FSUB, FMUL or MOV32) over the first n elements of
+/// fp32 vectors `d`, `a`, `b` in PE memory `m`, whose every address the
+/// caller has checked, in issue order and element by element through
+/// memory, so operands that overlap (a destination that accumulates over
+/// stride-0 dimensions, a source reading what an earlier element wrote)
+/// see what group-by-group issue sees. The same IEEE operations as the
+/// element path: the product rounded before the add, NaN results
+/// canonical, MOV32 a bit copy. Returns false, doing nothing, for another
+/// opcode.
+bool stridedLoop(machine::Opcode op, uint16_t *m, const StridedVec &d,
+                 const StridedVec &a, const StridedVec &b, uint32_t n);
 
 } // namespace weft::sim::detail
 

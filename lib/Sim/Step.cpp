@@ -27,6 +27,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <tuple>
 
 using namespace weft::machine;
 
@@ -963,6 +964,67 @@ Ctx::Issue Ctx::issueSlicedGroup(Exec &ex, bool isMain) {
   return Issue::Issued;
 }
 
+/// The batch path's loop over mem4d walks (a convolution's window, a
+/// feature map's rows): a whole instruction of FMAC, FADD, FSUB, FMUL or
+/// MOV32 on fp32 memory operands (at least one of them mem4d), GPRs and
+/// immediates, whose boxes lie in memory. Element by element in issue order
+/// like the element path, without its per-element address arithmetic and
+/// checks. Returns false when the instruction is not one of them.
+bool Ctx::stridedBatch(Exec &ex, uint32_t from, uint32_t to) {
+  Opcode op = ex.inst.opcode;
+  if (op != Opcode::FMAC && op != Opcode::FADD && op != Opcode::FMUL &&
+      op != Opcode::FSUB && op != Opcode::MOV32)
+    return false;
+  // The whole instruction, so the words it touches are the boxes'.
+  if (from != 0 || to != ex.n || ex.reduction || ex.scalar)
+    return false;
+  const Operand &d = ex.dst, &a = ex.src0, &b = ex.src1;
+  if (d.kind != Operand::Mem || d.ew != 2 ||
+      !(d.is4d || a.is4d || b.is4d))
+    return false;
+  StridedVec vec[3];
+  int64_t lo[3], hi[3];
+  const Operand *ops[3] = {&d, &a, &b};
+  for (unsigned k = 0; k < 3; ++k) {
+    const Operand &o = *ops[k];
+    StridedVec &v = vec[k];
+    if (o.kind != Operand::Mem) {
+      if (!(o.kind == Operand::Gpr || (o.kind == Operand::Imm && !o.prng) ||
+            o.kind == Operand::None))
+        return false;
+      std::memcpy(&v.value, &o.value, 4);
+      continue;
+    }
+    if (o.ew != 2 || o.sliced)
+      return false;
+    v.mem = true;
+    v.addr = o.base;
+    if (o.is4d) {
+      for (unsigned j = 0; j < 4; ++j) {
+        v.stride[j] = o.stride[j];
+        v.len[j] = o.len[j];
+      }
+      std::tie(lo[k], hi[k]) = box(o);
+    } else {
+      v.stride[0] = o.stride[0];
+      int64_t first = o.base, last = o.base + int64_t(to - 1) * o.stride[0];
+      lo[k] = std::min(first, last);
+      hi[k] = std::max(first, last) + 2;
+    }
+    if (lo[k] < 0 || hi[k] > int64_t(cfg.memWords))
+      return false;
+  }
+  // Writing over decoded code switches the PE to decoding from memory.
+  const DecodeCache *c = pe.cache;
+  if (c && !pe.codeDirty &&
+      c->anyCached(uint64_t(lo[0]) / 2, uint64_t(hi[0] - 1) / 2))
+    pe.codeDirty = true;
+  for (unsigned k = 0; k < 3; ++k)
+    if (vec[k].mem)
+      touch(hi[k]);
+  return stridedLoop(op, pe.mem, vec[0], vec[1], vec[2], to - from);
+}
+
 /// Fast mode: issues every remaining group of a main-thread instruction
 /// whose operands cannot stall (memory, GPRs, immediates) at once and keeps
 /// the datapath busy for the cycles those groups take. Nothing else reads
@@ -1009,13 +1071,18 @@ bool Ctx::runBatch(Exec &ex, unsigned startup) {
         return false;
       continue;
     }
+    // Every element lies in the operand's box: element by element only
+    // when the box leaves memory.
+    auto [boxLo, boxHi] = box(*o);
+    if (boxLo >= 0 && boxHi <= int64_t(cfg.memWords))
+      continue;
     for (uint32_t i = lo; i < hi; ++i) {
       int64_t a = elemAddr(*o, i);
       if (a < 0 || a + o->ew > int64_t(cfg.memWords))
         return false;
     }
   }
-  if (!fastLoop(ex, ex.done, end))
+  if (!fastLoop(ex, ex.done, end) && !stridedBatch(ex, ex.done, end))
   for (uint32_t i = ex.done; i < end && !failed; ++i) {
     uint32_t a = readSrc(ex, ex.src0, i, oi.srcType);
     uint32_t b =

@@ -16,6 +16,8 @@
 
 #include "weft/Machine/Wavelet.h"
 
+#include <utility>
+
 namespace weft::sim::detail {
 
 using namespace weft::machine;
@@ -190,6 +192,17 @@ struct Ctx {
   Issue issueSlicedGroup(Exec &ex, bool isMain);
   void skipSliced(Exec &ex);
   bool fastLoop(Exec &ex, uint32_t from, uint32_t to);
+  bool stridedBatch(Exec &ex, uint32_t from, uint32_t to);
+  /// The lowest and one past the highest word any element of a mem4d
+  /// operand touches (every index combination is an element).
+  static std::pair<int64_t, int64_t> box(const Operand &o) {
+    int64_t lo = o.base, hi = o.base;
+    for (unsigned k = 0; k < 4; ++k) {
+      int64_t span = int64_t(o.len[k] ? o.len[k] - 1 : 0) * o.stride[k];
+      (span < 0 ? lo : hi) += span;
+    }
+    return {lo, hi + o.ew};
+  }
   uint32_t readSrc(Exec &ex, Operand &o, uint32_t i, ElemType t);
   void writeDst(Exec &ex, Operand &o, uint32_t i, uint32_t v, bool isMain);
   void retire(Exec &ex, bool isMain);

@@ -47,6 +47,11 @@ const Network kNetworks[] = {
     // 90 %-pruned weights stored sliced, a sparse host input and sparse
     // activations (docs/execution-model.md, "Sparse weights").
     {"mlp-64-48-32-10-pruned-sparse-10x8.wfb", 3},
+    // Convolutions: windows walked by mem4d multiply-accumulates (the
+    // batch path's strided loop), line buffers, a residual join, a strided
+    // convolution into a dense layer.
+    {"conv-basic-block-16x16.wfb", 2},
+    {"conv-two-convs-16x16.wfb", 2},
 };
 
 binary::Program load(const char *file) {

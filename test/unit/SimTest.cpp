@@ -11,7 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 
 using namespace weft;
 using namespace weft::test;
@@ -1260,6 +1263,128 @@ TEST(Sim, Mem4dWalksAllFourDimensions) {
       for (unsigned i0 = 0; i0 < 3; ++i0)
         want.push_back(float(7 + i0 + 5 * i1 + 20 * i2));
   EXPECT_EQ(bytesF32(r.outputs["out"]), want);
+}
+
+// The batch path walks mem4d operands without per-element address
+// arithmetic (Step.cpp, stridedBatch): element by element in issue order,
+// so a destination that accumulates over stride-0 dimensions, negative
+// strides, a source that reads what earlier elements wrote, NaN
+// canonicalisation and MOV32's bit copy all come out as group-by-group
+// issue makes them (runAll compares the reference mode with the fast one).
+TEST(Sim, Mem4dBatchMatchesElementByElement) {
+  const unsigned kA = 4096, kX = 6144, kAcc = 8192, kY = 10240;
+  std::vector<float> A(24), X(24), acc(12, 0.5f), Y(24);
+  for (unsigned i = 0; i < 24; ++i) {
+    A[i] = 0.25f * float(i) - 2.0f;
+    X[i] = 1.0f + 0.125f * float(i);
+  }
+  uint32_t snan = 0x7fa00001u; // a signalling NaN with a payload
+  std::memcpy(&X[9], &snan, 4);
+  ImageBuilder b;
+  for (unsigned i = 0; i < 24; ++i) {
+    b.f32(kA + 2 * i, A[i]);
+    b.f32(kX + 2 * i, X[i]);
+  }
+  for (unsigned i = 0; i < 12; ++i)
+    b.f32(kAcc + 2 * i, acc[i]);
+  // Stride registers (elements): 3, 6, -2, -1, -4, 4.
+  const int16_t strides[6] = {3, 6, -2, -1, -4, 4};
+  for (unsigned r = 0; r < 6; ++r)
+    b.word(1200 + 4 * r, uint16_t(strides[r]) & 0x7fff);
+  auto xd = [&](unsigned addr, std::array<unsigned, 4> len,
+                std::array<unsigned, 4> sel) {
+    Xdsd x;
+    for (unsigned k = 0; k < 4; ++k) {
+      x.len[k] = len[k];
+      x.strideSel[k] = sel[k];
+    }
+    b.xdsd(addr, x);
+  };
+  // 6: stride 1, 7: stride 0, else a stride register.
+  xd(1024, {3, 2, 2, 2}, {6, 0, 7, 7}); // acc[i0 + 3 i1]
+  xd(1028, {3, 2, 2, 2}, {6, 7, 0, 1}); // A[i0 + 3 i2 + 6 i3]
+  xd(1032, {3, 2, 2, 2}, {7, 2, 3, 4}); // X[23 - 2 i1 - i2 - 4 i3]
+  xd(1036, {11, 1, 1, 1}, {6, 7, 7, 7}); // acc[1 + i0]
+  xd(1040, {4, 3, 2, 1}, {3, 5, 1, 7}); // X[3 - i0 + 4 i1 + 6 i2]
+  auto m4 = [&](unsigned addr, unsigned base, unsigned xdsr) {
+    Dsd d;
+    d.kind = DsdKind::Mem4D;
+    d.base = base;
+    d.xdsr = xdsr;
+    b.dsd(addr, d);
+  };
+  m4(1100, kAcc, 1);
+  m4(1104, kA, 2);
+  m4(1108, kX + 2 * 23, 3);
+  m4(1112, kAcc + 2, 4);
+  m4(1116, kX + 2 * 3, 5);
+  b.dsd(1120, mem1d(kAcc, 11));
+  b.dsd(1124, mem1d(kX, 11));
+  b.dsd(1128, mem1d(kY, 24));
+  b.dsd(1132, mem1d(kAcc, 12));
+  b.dsd(1136, mem1d(kY, 24));
+  b.dsd(1140, fabout(2, 12));
+  b.dsd(1144, fabout(2, 24));
+  std::vector<Instruction> code;
+  for (unsigned x = 1; x <= 5; ++x)
+    code.push_back(Instruction::immOp(Opcode::LDX, uint8_t(x), (1020 + 4 * x) / 4));
+  for (unsigned r = 0; r < 6; ++r)
+    code.push_back(Instruction::immOp(Opcode::LDSR, uint8_t(r), (1200 + 4 * r) / 4));
+  // acc[i0 + 3 i1] += A[i0 + 3 i2 + 6 i3] * X[23 - 2 i1 - i2 - 4 i3].
+  code.push_back(ldd(0, 1100));
+  code.push_back(lds0(0, 1104));
+  code.push_back(lds1(0, 1108));
+  code.push_back(Instruction::vec(Opcode::FMAC, dsr(0), s1(0)));
+  // acc[1 + k] = acc[k] + X[k]: each element reads the one written before.
+  code.push_back(ldd(1, 1112));
+  code.push_back(lds0(1, 1120));
+  code.push_back(lds1(1, 1124));
+  code.push_back(Instruction::vec(Opcode::FADD, dsr(1), s1(1)));
+  // Y = X walked backwards in dimension 0 (stride -1): a bit copy.
+  code.push_back(ldd(2, 1128));
+  code.push_back(lds0(2, 1116));
+  code.push_back(Instruction::un(Opcode::MOV32, ddsr(2), s0(2)));
+  code.push_back(lds0(3, 1132));
+  code.push_back(ldd(3, 1140));
+  code.push_back(Instruction::un(Opcode::MOV32, ddsr(3), s0(3)));
+  code.push_back(lds0(4, 1136));
+  code.push_back(ldd(4, 1144));
+  code.push_back(Instruction::un(Opcode::MOV32, ddsr(4), s0(4), true));
+  binary::Program p = onePe(b, code, 36);
+  RunResult r = runAll(p, {});
+  ASSERT_EQ(r.status, Status::Done) << r.message;
+
+  // The same on the host, element by element.
+  for (unsigned i3 = 0; i3 < 2; ++i3)
+    for (unsigned i2 = 0; i2 < 2; ++i2)
+      for (unsigned i1 = 0; i1 < 2; ++i1)
+        for (unsigned i0 = 0; i0 < 3; ++i0) {
+          float prod = A[i0 + 3 * i2 + 6 * i3] * X[23 - 2 * i1 - i2 - 4 * i3];
+          acc[i0 + 3 * i1] = acc[i0 + 3 * i1] + prod;
+        }
+  for (unsigned k = 0; k < 11; ++k)
+    acc[k + 1] = acc[k] + X[k];
+  for (unsigned i2 = 0; i2 < 2; ++i2)
+    for (unsigned i1 = 0; i1 < 3; ++i1)
+      for (unsigned i0 = 0; i0 < 4; ++i0)
+        Y[i0 + 4 * i1 + 12 * i2] = X[3 - i0 + 4 * i1 + 6 * i2];
+  std::vector<uint32_t> want;
+  for (float f : acc) {
+    uint32_t v;
+    std::memcpy(&v, &f, 4);
+    want.push_back(f != f ? machine::kCanonicalNaN32 : v);
+  }
+  for (float f : Y) {
+    uint32_t v;
+    std::memcpy(&v, &f, 4);
+    want.push_back(v); // MOV32 keeps a NaN's bits
+  }
+  std::vector<uint32_t> got(r.outputs["out"].size() / 4);
+  std::memcpy(got.data(), r.outputs["out"].data(), got.size() * 4);
+  EXPECT_EQ(got, want);
+  // The NaN reached acc[10], acc[11] (canonical) and Y (as it was).
+  EXPECT_EQ(got[10], machine::kCanonicalNaN32);
+  EXPECT_NE(std::find(got.begin() + 12, got.end(), snan), got.end());
 }
 
 // Memory accesses are counted per element by what the instruction does:
