@@ -807,20 +807,6 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
     for (int64_t w = lo & ~int64_t(31); w < hi; w += 32)
       __builtin_prefetch(m + w);
   }
-  auto rd = [m](int64_t addr) {
-    uint32_t v = uint32_t(m[addr]) | (uint32_t(m[addr + 1]) << 16);
-    float f;
-    std::memcpy(&f, &v, 4);
-    return f;
-  };
-  auto wr = [m](int64_t addr, float f) {
-    uint32_t v;
-    std::memcpy(&v, &f, 4);
-    if (f != f)
-      v = kCanonicalNaN32;
-    m[addr] = uint16_t(v);
-    m[addr + 1] = uint16_t(v >> 16);
-  };
   auto scalar = [](const Operand &o) {
     float f;
     std::memcpy(&f, &o.value, 4);
@@ -836,37 +822,17 @@ bool Ctx::fastLoop(Exec &ex, uint32_t from, uint32_t to) {
   if (op != Opcode::MOV32 && contiguousLoop(op, m, ad, sd, ma, aa, sa, ca, mb,
                                             ab, sb, cb, to - from))
     return true;
-  for (uint32_t i = from; i < to; ++i, ad += sd, aa += sa, ab += sb) {
-    float x = ma ? rd(aa) : ca;
-    if (op == Opcode::MOV32) {
-      // A bit copy: no canonicalisation.
-      uint32_t v = ma ? (uint32_t(m[aa]) | (uint32_t(m[aa + 1]) << 16))
-                      : a.value;
-      m[ad] = uint16_t(v);
-      m[ad + 1] = uint16_t(v >> 16);
-      continue;
-    }
-    float y = mb ? rd(ab) : cb;
-    float r;
-    switch (op) {
-    case Opcode::FMAC: {
-      float p = x * y;
-      r = rd(ad) + p;
-      break;
-    }
-    case Opcode::FADD:
-      r = x + y;
-      break;
-    case Opcode::FSUB:
-      r = x - y;
-      break;
-    default:
-      r = x * y;
-      break;
-    }
-    wr(ad, r);
-  }
-  return true;
+  // Else element by element (strided, or overlapping the destination).
+  auto vec = [](bool mem, int64_t addr, int64_t stride, float value) {
+    StridedVec v;
+    v.mem = mem;
+    v.addr = addr;
+    v.stride[0] = stride;
+    v.value = value;
+    return v;
+  };
+  return stridedLoop(op, m, vec(true, ad, sd, 0.0f), vec(ma, aa, sa, ca),
+                     vec(mb, ab, sb, cb), to - from);
 }
 
 //===----------------------------------------------------------------------===//
