@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A long fuzzing campaign (issue 15, docs/performance.md "Fuzzing campaigns"):
-# runs one of the two libFuzzer targets from the seed corpus its ctest uses
+# runs one of the three libFuzzer targets from the seed corpus its ctest uses
 # (plus test/fuzz-import/regressions/ for the importer), with the ctest's
 # limits except a 10 s per-input timeout and a 4 GiB RSS limit. Not run in CI.
 #
-# Usage: scripts/fuzz-campaign.sh wfb|import WORKDIR [RUNS [SECONDS]]
-#   BUILD (default ./build) must have built wfb-read-fuzzer and
-#   wfb-fuzz-seed-corpus, or onnx-import-fuzzer and onnx-import-fuzz-seeds.
+# Usage: scripts/fuzz-campaign.sh wfb|sim|import WORKDIR [RUNS [SECONDS]]
+#   BUILD (default ./build) must have built wfb-read-fuzzer (or
+#   wfb-sim-fuzzer) and wfb-fuzz-seed-corpus, or onnx-import-fuzzer and
+#   onnx-import-fuzz-seeds.
 #   WORKDIR gets corpus/ (grown by the run), art/ (crash, leak, timeout and
 #   OOM inputs) and log. RUNS defaults to 1000000, SECONDS (a time cap) to 0,
 #   none. Exits with libFuzzer's status: 0 means no finding.
@@ -15,9 +16,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${BUILD:-$root/build}" && pwd)"
 which="${1:-}" work="${2:-}" runs="${3:-1000000}" secs="${4:-0}"
 case "$which" in
-  wfb|import) [ -n "$work" ] ;;
+  wfb|sim|import) [ -n "$work" ] ;;
   *) false ;;
-esac || { echo "usage: $0 wfb|import WORKDIR [RUNS [SECONDS]]" >&2; exit 2; }
+esac || { echo "usage: $0 wfb|sim|import WORKDIR [RUNS [SECONDS]]" >&2; exit 2; }
 mkdir -p "$work/corpus" "$work/art"
 case "$which" in
   wfb)
@@ -26,6 +27,11 @@ case "$which" in
       cp "$root"/test/fuzz/regressions/* "$work/corpus/"
     fi
     cmd=("$build/bin/wfb-read-fuzzer" -malloc_limit_mb=256 -max_len=16384)
+    ;;
+  sim)
+    cp "$build"/test/fuzz/seeds/*.wfb "$root"/test/fuzz/regressions/*.wfb \
+       "$work/corpus/"
+    cmd=("$build/bin/wfb-sim-fuzzer" -malloc_limit_mb=512 -max_len=16384)
     ;;
   import)
     cp "$build"/test/fuzz-import/seeds/*.onnx \

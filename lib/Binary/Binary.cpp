@@ -470,5 +470,14 @@ std::string weft::binary::verify(const Program &p) {
     if (!err.empty())
       return err;
   }
+  // A host binds inputs and names outputs by name.
+  std::map<std::string, size_t> names;
+  for (size_t i = 0; i < p.io.size(); ++i) {
+    auto [it, fresh] = names.emplace(p.io[i].name, i);
+    if (!fresh)
+      return "I/O streams " + std::to_string(it->second) + " and " +
+             std::to_string(i) + " are both named @" + p.io[i].name +
+             "; a stream's name must be unique";
+  }
   return "";
 }

@@ -1253,6 +1253,21 @@ std::unique_ptr<Simulator> Simulator::create(binary::Program &&program,
   std::optional<Target> t = Target::create(program.target, error);
   if (!t)
     return nullptr;
+  // The host side holds every input and output tensor whole: refuse
+  // streams it could not allocate instead of aborting when they are read
+  // (a valid binary may declare up to 2^48 elements a stream).
+  constexpr uint64_t kMaxHostBytes = uint64_t(1) << 32;
+  uint64_t samples = std::max<uint64_t>(options.samples, 1);
+  for (const binary::IoStream &io : program.io)
+    if (io.numBytes() > kMaxHostBytes / samples) {
+      if (error)
+        *error = std::string(io.output ? "output" : "input") + " stream @" +
+                 io.name + " holds " + std::to_string(io.numBytes()) +
+                 " bytes a sample; " + std::to_string(samples) +
+                 " samples of it exceed the simulator's 4 GiB for a host "
+                 "tensor";
+      return nullptr;
+    }
   // A program that passes verify() may still need more memory than the
   // machine has: say so instead of aborting.
   uint64_t pes = 0;

@@ -528,6 +528,12 @@ TEST(BinaryVerifyTest, Io) {
   p = sample();
   p.io[0].order = IoOrder(7);
   expectInvalid(p, "I/O stream 0 (@x) has element order 7");
+  // Inputs are bound and outputs named by name (found by the simulator
+  // fuzzer: an input named as an output could not be bound).
+  p = sample();
+  p.io[1].name = p.io[0].name;
+  expectInvalid(p, "I/O streams 0 and 1 are both named @x; a stream's name "
+                   "must be unique");
 }
 
 TEST(BinaryTest, SparseInputRoundTrips) {

@@ -119,6 +119,32 @@ binary::Program fullFabric(unsigned w, unsigned h, unsigned n) {
   return p;
 }
 
+// A valid binary may declare a stream of up to 2^48 elements: the host
+// keeps every tensor whole, so the simulator refuses one it could not hold
+// (found by the simulator fuzzer: the output was allocated when read, 17 GB
+// and an abort) and says which stream and how large, for any sample count.
+TEST(SimScale, HostTensorsTooLargeAreRefused) {
+  binary::Program p;
+  p.target.width = 4;
+  p.target.height = 1;
+  p.images.push_back(addOneEast(4));
+  p.groups.push_back(group("pe", 0, 3, 0));
+  p.io.push_back(stream("x", false, Dir::East, 0, 1, 1, {4}));
+  p.io.push_back(stream("y", true, Dir::East, 0, 1, 2, {int64_t(1) << 31}));
+  ASSERT_EQ(binary::verify(p), "");
+  sim::Options o;
+  std::string err;
+  EXPECT_FALSE(sim::Simulator::create(p, o, &err));
+  EXPECT_EQ(err, "output stream @y holds 8589934592 bytes a sample; 1 "
+                 "samples of it exceed the simulator's 4 GiB for a host "
+                 "tensor");
+  // Within the limit for one sample, beyond it for a million.
+  p.io[1].shape = {1 << 20};
+  o.samples = 1'000'000;
+  EXPECT_FALSE(sim::Simulator::create(p, o, &err));
+  EXPECT_NE(err.find("1000000 samples"), std::string::npos) << err;
+}
+
 TEST(SimScale, MemoryIsAllocatedInPagesAsWritten) {
   const unsigned w = 64, h = 48, n = 8;
   binary::Program p = fullFabric(w, h, n);

@@ -26,6 +26,13 @@
 // RUN: not weft-sim %t/many.wfb --input x=%t/x.npy 2>&1 | FileCheck %s --check-prefix=MANY
 // MANY: error: {{.*}}many.wfb: the program places code on 400000000 PEs, whose state needs {{[0-9]+}} GiB; this machine has {{[0-9]+}} GiB
 
+// A host tensor the host cannot hold (a valid binary may declare 2^48
+// elements a stream): refused when loading, before anything is allocated.
+// RUN: sed -e 's/@y output east rows 65534 to 65535 color 1 "dense32" : tensor<32xf32>/@y output east rows 65534 to 65535 color 1 "dense32" : tensor<4294967360xf32>/' %s > %t/huge-y.mlir
+// RUN: weft-translate --wavelet-to-wfb %t/huge-y.mlir -o %t/huge-y.wfb
+// RUN: not weft-sim %t/huge-y.wfb --input x=%t/x.npy 2>&1 | FileCheck %s --check-prefix=HOST
+// HOST: error: {{.*}}huge-y.wfb: output stream @y holds 17179869440 bytes a sample; 1 samples of it exceed the simulator's 4 GiB for a host tensor
+
 wavelet.program @corner attributes {target = #weft.target<65535x65535>} {
   wavelet.io @x input east rows 65534 to 65535 color 1 "dense32" : tensor<32xf32>
   wavelet.io @y output east rows 65534 to 65535 color 1 "dense32" : tensor<32xf32>
