@@ -18,6 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Reseal.h"
+
 #include "weft/Binary/File.h"
 
 #include <cstdio>
@@ -34,15 +36,7 @@ static void check(bool ok, const char *what) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::vector<uint8_t> buf(data, data + size);
-  if (buf.size() >= 56) {
-    uint64_t total = buf.size();
-    for (unsigned i = 0; i < 8; ++i)
-      buf[40 + i] = uint8_t(total >> (8 * i));
-    uint64_t h = fnv1a64(buf.data(), buf.size() - 8);
-    for (unsigned i = 0; i < 8; ++i)
-      buf[buf.size() - 8 + i] = uint8_t(h >> (8 * i));
-  }
+  std::vector<uint8_t> buf = reseal(data, size);
   std::string err;
   std::optional<Program> p = read(buf.data(), buf.size(), &err);
   if (!p) {

@@ -10,10 +10,12 @@
 // threads: a program from an untrusted binary may fail, deadlock or run out
 // of cycles, but must never crash, trip a sanitizer or hang, and the fast
 // mode must end exactly as the reference mode does (status, cycle, message,
-// outputs; docs/simulator.md, "Fast mode"). Inputs are resealed as in
+// outputs; docs/simulator.md, "Fast mode"). Inputs are resealed (Reseal.h) as in
 // WfbReadFuzzer.cpp so that mutations reach the program.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Reseal.h"
 
 #include "weft/Binary/File.h"
 #include "weft/Sim/Simulator.h"
@@ -76,15 +78,7 @@ End simulate(const Program &p, sim::Mode mode, unsigned threads,
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::vector<uint8_t> buf(data, data + size);
-  if (buf.size() >= 56) {
-    uint64_t total = buf.size();
-    for (unsigned i = 0; i < 8; ++i)
-      buf[40 + i] = uint8_t(total >> (8 * i));
-    uint64_t h = fnv1a64(buf.data(), buf.size() - 8);
-    for (unsigned i = 0; i < 8; ++i)
-      buf[buf.size() - 8 + i] = uint8_t(h >> (8 * i));
-  }
+  std::vector<uint8_t> buf = reseal(data, size);
   std::string err;
   std::optional<Program> p = read(buf.data(), buf.size(), &err);
   if (!p)
