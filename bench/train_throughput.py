@@ -16,6 +16,7 @@ throughput, and the fullest PE's memory high-water mark.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,8 +60,8 @@ def main():
     n = args.samples
     print("| MLP | inference T | SGD T | MBGD (B = 4) T | CPGD T | CPGD cycles "
           "(%d samples) |" % n + " CPGD samples / Mcycle | CPGD / inference | SGD / "
-          "inference | memory: inference, SGD, CPGD (bytes) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "inference | CPGD utilization | memory: inference, SGD, CPGD (bytes) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
         for spec in args.models:
             sizes, acts = spec.split(":")
@@ -78,18 +79,27 @@ def main():
             for opt, extra in (("sgd", ["--steps", str(n)]),
                                ("mbgd", ["--batch", "4", "--steps",
                                          str(n // 4)]),
-                               ("cpgd", ["--steps", str(n)])):
-                run([weftc, "train", m, "--input", "x=" + x, "--labels", l,
-                     "--optimizer", opt, "--lr", "0.01", "--grid", args.grid,
+                               ("cpgd", ["--steps", str(n)]),
+                               # MBGD one sample at a time (what weftc runs
+                               # with reverse checkpoints): "gated".
+                               ("gated", ["--batch", "4", "--steps",
+                                          str(n // 4), "--checkpoints",
+                                          "auto"])):
+                text = run([weftc, "train", m, "--input", "x=" + x, "--labels", l,
+                     "--optimizer", "mbgd" if opt == "gated" else opt,
+                     "--lr", "0.01", "--grid", args.grid,
                      "-o", os.path.join(d, "t.onnx"), "--stats", st] + extra)
                 res[opt] = figures(st)
+                u = re.search(r"training step: .* utilization ([0-9.]+)%", text)
+                res[opt]["U"] = float(u.group(1)) if u else float("nan")
             c = res["cpgd"]
-            print("| %s, %s | %.0f | %.0f | %.0f | %.0f | %d | %.0f | %.2f | %.3f | "
-                  "%d, %d, %d |" % (
+            print("| %s, %s | %.0f | %.0f | %.0f (gated %.0f) | %.0f | %d | %.0f | "
+                  "%.2f | %.3f | %.2f %% | %d, %d, %d |" % (
                       sizes, acts.replace(",none", ""), inf["T"],
-                      res["sgd"]["T"], res["mbgd"]["T"], c["T"], c["cycles"],
+                      res["sgd"]["T"], res["mbgd"]["T"], res["gated"]["T"],
+                      c["T"], c["cycles"],
                       1e6 / c["T"], inf["T"] / c["T"],
-                      inf["T"] / res["sgd"]["T"], inf["memory"],
+                      inf["T"] / res["sgd"]["T"], c["U"], inf["memory"],
                       res["sgd"]["memory"], c["memory"]))
 
 

@@ -292,6 +292,7 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     info.layer = ChainLayer::dense(d.getFanIn(), d.getNeurons(),
                                    bool(d.getBias()));
     info.layer.synthetic = d.getSynthetic();
+    info.layer.relu = d.getRelu();
     // A trained kernel's mappings must hold its training memory.
     auto program = kernel->getParentOfType<fab::ProgramOp>();
     if (fab::TrainingAttr training =

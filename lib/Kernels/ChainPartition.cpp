@@ -272,7 +272,12 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
       if (mem > memoryBytes ||
           (l.training && !trainedDenseLimits(l.K, l.M, m).empty()))
         continue;
-      t.cost[i] = predictCyclesPerSample(l.K, l.M, m, l.bias);
+      // A trained layer's period is its training round (forward, delta,
+      // input gradient, chain), not its inference pace.
+      t.cost[i] = l.training ? predictTrainedDenseCycles(l.K, l.M, l.bias,
+                                                         l.relu, m,
+                                                         *l.training)
+                             : predictCyclesPerSample(l.K, l.M, m, l.bias);
       t.memory[i] = mem;
     }
   }

@@ -138,6 +138,111 @@ int64_t trainedDenseReceiveCycles(int64_t K, const DenseMapping &m) {
   return total;
 }
 
+int64_t trainedDensePeCycles(int64_t K, int64_t M, bool hasBias, bool relu,
+                             const DenseMapping &m, const DenseTraining &t,
+                             int64_t c, int64_t r) {
+  const int64_t S = m.smear;
+  const bool pipelined = t.lag > 0;
+  const int64_t lk = chunkSize(K, S, c), lm = chunkSize(M, m.rows, r);
+  const bool first = c == 0, last = c == S - 1;
+  const int64_t d = m.turnRow(c);
+  // The loop's control a sample: a jump; a round's tests, the ring's
+  // advance and the round count (WaveletBuilder's cpgd*).
+  int64_t pe = pipelined ? 12 : 1;
+  // MBGD's step end (W and b updated, g and gb cleared), spread over the
+  // step's samples, and the one-sample-at-a-time schedule's counter.
+  if (t.mbgd) {
+    int64_t end =
+        3 + cyc(Opcode::FMAC, lk * lm) + 1 + cyc(Opcode::MOV32, lk * lm);
+    if (last && hasBias)
+      end += 2 + cyc(Opcode::FMAC, lm) + 1 + cyc(Opcode::MOV32, lm);
+    pe += (end + t.batch - 1) / t.batch + (pipelined ? 0 : 4);
+  }
+  // The diagonal's copy of x into the column shares its datapath.
+  auto receive = [&] {
+    return (r == d ? 1 + cyc(Opcode::MOV32, lk) : 0) + 2 +
+           cyc(Opcode::MOV32, lk);
+  };
+  auto forward = [&] {
+    int64_t f = 3 + cyc(Opcode::FMAC, lk * lm);
+    if (!last) {
+      f += first ? 2 + cyc(Opcode::MOV32, lm) : 3 + cyc(Opcode::FADD, lm);
+    } else {
+      if (!first)
+        f += 3 + cyc(Opcode::FADD, lm);
+      if (hasBias)
+        f += 3 + cyc(Opcode::FADD, lm);
+      f += relu ? 3 + cyc(Opcode::FMAX, lm) : 2 + cyc(Opcode::MOV32, lm);
+      // The send of y on microthread 3: its launch; its elements take the
+      // datapath in the cycles the main thread's record loads and startups
+      // leave free.
+      f += 3;
+    }
+    return f + 1 + cyc(Opcode::MOV32, lm); // acc cleared
+  };
+  pe += receive() + forward();
+  // Delta: the last column takes dL/dy, masks it and sends dL/dz west.
+  if (last) {
+    pe += 2 + cyc(Opcode::MOV32, lm);
+    if (relu)
+      pe += 3 + cyc(Opcode::FCEQ, lm) + 3 + cyc(Opcode::SEL32, lm) + 2 +
+            cyc(Opcode::MOV32, lm);
+    // dL/dz west along the row: on the main thread under CPGD, else
+    // launched on microthread 5 (like y's send, above).
+    if (S > 1)
+      pe += pipelined ? 2 + cyc(Opcode::MOV32, lm) : 3;
+  } else {
+    pe += 2 + cyc(Opcode::MOV32, lm);
+  }
+  if (t.recomputesOutput)
+    pe += forward();
+  if (last && hasBias)
+    pe += t.mbgd ? 3 + cyc(Opcode::FADD, lm) : 2 + cyc(Opcode::FMAC, lm);
+  if (t.inputGradient) {
+    pe += 1 + cyc(Opcode::MOV32, lk) + 3 + cyc(Opcode::FMAC, lk * lm);
+    // The reduction down the column: a sum (or a copy) into the outgoing
+    // one; the diagonal adds both neighbours' and sends.
+    const bool north = r > 0, south = r + 1 < m.rows;
+    if (r != d)
+      pe += (r < d ? north : south) ? 3 + cyc(Opcode::FADD, lk)
+                                    : 2 + cyc(Opcode::MOV32, lk);
+    else
+      pe += (north ? 3 + cyc(Opcode::FADD, lk) : 0) +
+            (south ? 3 + cyc(Opcode::FADD, lk) : 0) +
+            (pipelined || !south ? 2 + cyc(Opcode::MOV32, lk) : 0);
+  }
+  if (!t.storesInput)
+    pe += receive();
+  pe += t.mbgd ? 3 + cyc(Opcode::FMAC, lk * lm)
+               : 3 + cyc(Opcode::FMUL, lm) + 3 + cyc(Opcode::FMAC, lk * lm);
+  return pe;
+}
+
+int64_t predictTrainedDenseCycles(int64_t K, int64_t M, bool hasBias,
+                                  bool relu, const DenseMapping &m,
+                                  const DenseTraining &t) {
+  // The busiest PE is one of few: chunks only shrink with c and r (the
+  // first ones are the longest), so within a column position (first,
+  // middle, last) and a row position (above, on or below the diagonal,
+  // with or without a neighbour in the reduction) the first PE is the
+  // busiest. Columns 0, 1, 2 and S - 1, rows 0, 1, 2 and around the
+  // diagonal and the bottom cover every class, in O(1) per layout (the
+  // partitioner costs every S x R of the fabric).
+  const int64_t S = m.smear, R = m.rows;
+  int64_t busiest = 0;
+  for (int64_t c : {int64_t(0), int64_t(1), int64_t(2), S - 1}) {
+    if (c < 0 || c >= S)
+      continue;
+    const int64_t d = m.turnRow(c);
+    for (int64_t r : {int64_t(0), int64_t(1), int64_t(2), d - 1, d, d + 1,
+                      R - 2, R - 1})
+      if (r >= 0 && r < R)
+        busiest = std::max(
+            busiest, trainedDensePeCycles(K, M, hasBias, relu, m, t, c, r));
+  }
+  return busiest;
+}
+
 int64_t trainedColumnBytes(int64_t L, bool loss, int64_t lag) {
   // Four chunk buffers (seven for the loss), fp32, after the records; CPGD
   // keeps lag more y and gradients (the loss: a second gradient).

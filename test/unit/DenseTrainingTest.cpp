@@ -198,3 +198,37 @@ TEST(DenseTraining, CpgdRingHoldsEverySampleInFlight) {
   EXPECT_EQ(trainedColumnBytes(6, true, 1) - trainedColumnBytes(6, true),
             2 * 2 * 6);
 }
+
+// predictTrainedDenseCycles looks at a few PEs only (the partitioner costs
+// every S x R of the fabric); the busiest of all PEs must be among them.
+TEST(DenseTraining, PredictedCyclesAreTheBusiestPes) {
+  uint32_t seed = 12345;
+  auto next = [&](int64_t n) {
+    seed = seed * 1103515245u + 12345u;
+    return int64_t((seed >> 16) % uint32_t(n));
+  };
+  for (int i = 0; i < 3000; ++i) {
+    int64_t K = 1 + next(300), M = 1 + next(300);
+    DenseMapping m;
+    m.smear = 1 + next(std::min<int64_t>(K, 24));
+    m.rows = 1 + next(std::min<int64_t>(M, 24));
+    if (chunkSize(K, m.smear, m.smear - 1) == 0 ||
+        chunkSize(M, m.rows, m.rows - 1) == 0)
+      continue;
+    DenseTraining t;
+    t.mbgd = next(2);
+    t.batch = 1 + next(5);
+    t.inputGradient = next(2);
+    t.storesInput = !t.inputGradient || next(2);
+    t.recomputesOutput = next(2);
+    t.lag = next(3);
+    t.samples = 8;
+    bool bias = next(2), relu = next(2);
+    int64_t all = 0;
+    for (int64_t c = 0; c < m.smear; ++c)
+      for (int64_t r = 0; r < m.rows; ++r)
+        all = std::max(all, trainedDensePeCycles(K, M, bias, relu, m, t, c, r));
+    ASSERT_EQ(predictTrainedDenseCycles(K, M, bias, relu, m, t), all)
+        << K << " -> " << M << " on " << m.smear << " x " << m.rows;
+  }
+}

@@ -43,15 +43,17 @@ namespace {
 
 constexpr int64_t kA = 0, kB = 1, kP0 = 2, kP1 = 3, kOut = 4;
 
-struct Run {
+struct SimRun {
   std::string error;
   Trace tr;
   uint64_t cycles = 0;
+  /// The busiest PE's CE cycles (progress only: no waits).
+  uint64_t busiestCe = 0;
 };
 
-Run simulate(const Case &cs, const DenseLayer &layer, const DenseTraining &t,
+SimRun simulate(const Case &cs, const DenseLayer &layer, const DenseTraining &t,
              const std::vector<float> &xs, const std::vector<float> &dys) {
-  Run run;
+  SimRun run;
   DenseMapping m;
   m.smear = cs.S;
   m.rows = cs.R;
@@ -150,6 +152,8 @@ Run simulate(const Case &cs, const DenseLayer &layer, const DenseTraining &t,
     std::memcpy(v.data(), bytes.data(), bytes.size());
     return v;
   };
+  for (const weft::sim::PeStats &pe : sim->stats().pes)
+    run.busiestCe = std::max(run.busiestCe, pe.ceBusyCycles);
   run.tr.y = floats(sim->output("y"));
   if (t.inputGradient) {
     // The host gives dx in the row-major order of each sample; the model
@@ -189,11 +193,18 @@ void expectSame(const std::vector<float> &got, const std::vector<float> &want,
   }
 }
 
-void check(const Case &cs) {
-  SCOPED_TRACE(describe(cs));
+/// The layer, its samples and its training, seeded by the case.
+struct LayerCase {
+  DenseLayer layer;
+  std::vector<float> xs, dys;
+  DenseTraining t;
+};
+
+LayerCase setup(const Case &cs) {
+  LayerCase su;
   std::mt19937 rng(unsigned(cs.K * 131 + cs.M * 17 + cs.S * 5 + cs.R));
   std::uniform_real_distribution<float> u(-1.f, 1.f);
-  DenseLayer layer;
+  DenseLayer &layer = su.layer;
   layer.K = cs.K;
   layer.M = cs.M;
   layer.relu = cs.relu;
@@ -202,17 +213,24 @@ void check(const Case &cs) {
   if (cs.bias)
     for (int64_t n = 0; n < cs.M; ++n)
       layer.bias.push_back(0.1f * u(rng));
-  std::vector<float> xs, dys;
   for (int64_t i = 0; i < cs.samples * cs.K; ++i)
-    xs.push_back(u(rng));
+    su.xs.push_back(u(rng));
   for (int64_t i = 0; i < cs.samples * cs.M; ++i)
-    dys.push_back(0.2f * u(rng));
-  DenseTraining t;
-  t.mbgd = cs.mbgd;
-  t.batch = cs.batch;
-  t.lr = 0.125f;
-  t.inputGradient = cs.inputGradient;
-  Run run = simulate(cs, layer, t, xs, dys);
+    su.dys.push_back(0.2f * u(rng));
+  su.t.mbgd = cs.mbgd;
+  su.t.batch = cs.batch;
+  su.t.lr = 0.125f;
+  su.t.inputGradient = cs.inputGradient;
+  return su;
+}
+
+void check(const Case &cs) {
+  SCOPED_TRACE(describe(cs));
+  LayerCase su = setup(cs);
+  const DenseLayer &layer = su.layer;
+  const std::vector<float> &xs = su.xs, &dys = su.dys;
+  const DenseTraining &t = su.t;
+  SimRun run = simulate(cs, layer, t, xs, dys);
   ASSERT_EQ(run.error, "");
   Trace want = hostModel(
       cs, layer.weights, layer.bias, xs, t.lr,
@@ -262,6 +280,49 @@ TEST(TrainedDense, FastModeAgrees) {
   Case c{10, 10, 3, 4};
   c.mode = weft::sim::Mode::Fast;
   check(c);
+}
+
+/// predictTrainedDenseCycles (what the partitioner balances a training
+/// pipeline by) against the simulated busiest PE: its CE cycles per sample
+/// (progress only, so a PE that waits for the host is not charged for it).
+TEST(TrainedDense, PredictedCyclesMatchTheBusiestPe) {
+  std::vector<Case> cases = {{32, 16, 1, 1}, {40, 24, 2, 3},
+                             {48, 30, 3, 2, false, true},
+                             {36, 40, 4, 4, true, false},
+                             {30, 12, 3, 2, true, true, false},
+                             {64, 8, 2, 1}};
+  Case mb{40, 24, 2, 3};
+  mb.mbgd = true;
+  mb.batch = 4;
+  mb.samples = 8;
+  cases.push_back(mb);
+  // CPGD's rounds (lag 2): the values are not checked here (the host's
+  // dL/dy does not depend on y), only the cycles.
+  Case cp{40, 24, 2, 3}, cp1{36, 40, 4, 4};
+  cp.samples = cp1.samples = -2;
+  cases.push_back(cp);
+  cases.push_back(cp1);
+  for (Case cs : cases) {
+    const bool cpgd = cs.samples == -2;
+    if (!cs.mbgd)
+      cs.samples = 6;
+    SCOPED_TRACE(describe(cs) + (cpgd ? ", cpgd lag 2" : ""));
+    LayerCase su = setup(cs);
+    if (cpgd) {
+      su.t.lag = 2;
+      su.t.samples = cs.samples;
+    }
+    SimRun run = simulate(cs, su.layer, su.t, su.xs, su.dys);
+    ASSERT_EQ(run.error, "");
+    DenseMapping m;
+    m.smear = cs.S;
+    m.rows = cs.R;
+    double predicted = double(predictTrainedDenseCycles(
+        cs.K, cs.M, cs.bias, cs.relu, m, su.t));
+    double simulated = double(run.busiestCe) / double(cs.samples);
+    EXPECT_NEAR(predicted, simulated, 0.03 * simulated)
+        << "predicted " << predicted << ", simulated " << simulated;
+  }
 }
 
 } // namespace

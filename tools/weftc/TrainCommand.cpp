@@ -347,6 +347,36 @@ int weftc::trainMain(int argc, char **argv) {
          << format("%.1f", 1e6 * double(samples) /
                                double(std::max<uint64_t>(cycles, 1)))
          << " samples per million cycles)\n";
+  // The training step's figures (docs/performance.md, "Definitions"): the
+  // model's MACs of a sample's step (every layer's forward and weight
+  // gradient, and the input gradient of every layer but the first), the
+  // steady interval between the samples' outputs (the mean over the middle
+  // half of them: a pipelined schedule may deliver them unevenly, e.g. in
+  // pairs), and the utilization of the whole fabric at 1 MAC per PE and
+  // cycle (fp32).
+  int64_t stepMacs = 0;
+  for (const driver::TrainedDense &t : compiled.trained)
+    stepMacs += (t.training.inputGradient ? 3 : 2) * t.K * t.M;
+  const std::vector<uint64_t> &done = simulator->stats().sampleDone;
+  if (done.size() >= 2 && stepMacs > 0) {
+    size_t n = done.size(), a = n / 4, b = (3 * n) / 4;
+    if (b <= a)
+      a = 0, b = n - 1;
+    double interval = double(done[b] - done[a]) / double(b - a);
+    double u = double(stepMacs) /
+               (double(compiled.gridPEs) * std::max(interval, 1.0));
+    outs() << "weftc: training step: " << stepMacs
+           << " MACs of the model per sample (forward, input and weight "
+              "gradients), "
+           << format("%.1f", interval) << " cycles per sample (mean interval "
+           << (a == 0 && b == n - 1 ? "over the samples"
+                                    : "over the middle half of the samples")
+           << "), utilization " << format("%.2f%%", 100.0 * u) << " ("
+           << stepMacs << " / (" << compiled.gridPEs << " PEs x 1 MAC/cycle x "
+           << format("%.1f", interval) << ")), "
+           << format("%.1f", 1e6 / std::max(interval, 1.0))
+           << " samples per million cycles\n";
+  }
   outs() << "weftc: memory high-water mark "
          << simulator->stats().memoryHighWaterBytes
          << " bytes (the fullest PE)\n";

@@ -65,7 +65,7 @@ struct ChainLayer {
   /// `pixels` per channel (0: a FIFO of one whole sample).
   int64_t pixels = 0, fifoPixels = 0;
   /// Join: max(a op b, 0), a ReLU fused into it (one more vector step per
-  /// element).
+  /// element). Dense: a fused ReLU (costed only when trained).
   bool relu = false;
   /// Join: b is per channel of a's `pixels` (K is a's elements).
   bool broadcast = false;

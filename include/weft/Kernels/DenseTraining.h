@@ -96,6 +96,21 @@ int64_t trainedDenseForwardCycles(int64_t K, int64_t M, bool hasBias,
 /// receive.
 int64_t trainedDenseReceiveCycles(int64_t K, const DenseMapping &m);
 
+/// CE cycles per sample of the busiest PE of a K -> M layer trained under
+/// `m` and `t` (EmitTrainedDense.cpp's loop, counted with the ISA's cycle
+/// table): the receive of x, the forward, the delta, the input gradient and
+/// its reduction, the chain step and update (and under MBGD the step's
+/// update, spread over its samples), a record load a cycle. Under CPGD or a
+/// pipelined MBGD this is a round, the kernel's period when it is the
+/// slowest; the partitioner balances a training pipeline with it.
+int64_t predictTrainedDenseCycles(int64_t K, int64_t M, bool hasBias,
+                                  bool relu, const DenseMapping &m,
+                                  const DenseTraining &t);
+/// The same count for PE (c, r) of the rectangle.
+int64_t trainedDensePeCycles(int64_t K, int64_t M, bool hasBias, bool relu,
+                             const DenseMapping &m, const DenseTraining &t,
+                             int64_t c, int64_t r);
+
 /// Bytes of memory a PE of a trained column kernel (Relu, Tanh: `loss`
 /// false; the loss: true) with chunks of `L` elements needs
 /// (lib/Conversion/FabricToWavelet/EmitTrainedColumn.cpp's map); under

@@ -45,6 +45,9 @@
 #               1x1                                                (24x30)
 #   fire        SqueezeNet's Fire module: squeeze 8->4 1x1, expand 4->16 1x1
 #               and 3x3 (each + ReLU), Concat, conv 32->4 1x1        (15x15)
+#   lenet       LeNet-5: conv 1->6 5x5 pad 2, ReLU, maxpool 2, conv 6->16
+#               5x5, ReLU, maxpool 2, Flatten, Linear 400->120, ReLU,
+#               Linear 120->84, ReLU, Linear 84->10 (4 samples)       (28x28)
 #   shuffle     ShuffleNetV2 units (torchvision's): stride 2 8->16, then
 #               two of stride 1 16->16 (channel split, Concat, channel
 #               shuffle), conv 16->8 1x1                              (12x12)
@@ -238,6 +241,13 @@ def model(kind):
         return Fire(8, 4, 16), (2, 8, 15, 15)
     if kind == "shuffle":
         return Shuffle(), (2, 8, 12, 12)
+    if kind == "lenet":
+        return nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Flatten(),
+                             nn.Linear(400, 120), nn.ReLU(),
+                             nn.Linear(120, 84), nn.ReLU(),
+                             nn.Linear(84, 10)), (4, 1, 28, 28)
     if kind == "squeeze-excite":
         return SqueezeExcite(8, 4), (2, 4, 6, 6)
     if kind == "dw-bands":
