@@ -198,17 +198,27 @@ void FrustumFuse::merge(wf::ProgramOp program,
 }
 
 LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
-  // The groups, their members by level.
+  // The groups, their members by level, and a residual group's add and
+  // projection (recorded with their role instead of a level).
   std::map<int64_t, std::map<int64_t, wf::KernelOp>> groups;
+  std::map<int64_t, SmallVector<wf::KernelOp>> roles;
   for (wf::KernelOp k : program.getBody().front().getOps<wf::KernelOp>()) {
     auto record = k->getAttrOfType<DictionaryAttr>("frustum");
     if (!record)
       continue;
     auto group = record.getAs<IntegerAttr>("group");
     auto level = record.getAs<IntegerAttr>("level");
+    auto role = record.getAs<StringAttr>("role");
+    if (group && !level && role &&
+        (role.getValue() == "add" || role.getValue() == "projection")) {
+      roles[group.getInt()].push_back(k);
+      continue;
+    }
     if (!group || !level)
       return k.emitOpError()
-             << "has a frustum record without group and level: " << record;
+             << "has a frustum record without group and level (or the role "
+                "add or projection): "
+             << record;
     if (!groups[group.getInt()].emplace(level.getInt(), k).second)
       return k.emitOpError() << "shares level " << level.getInt()
                              << " of frustum group " << group.getInt();
@@ -224,13 +234,29 @@ LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
                                << members.size();
       members.push_back(k);
     }
-    std::string why = problem(members, memoryBytes);
+    const SmallVector<wf::KernelOp> &extra = roles[id];
+    std::string why;
+    if (extra.empty()) {
+      why = problem(members, memoryBytes);
+    } else {
+      why = "it is a residual block";
+      for (wf::KernelOp k : extra)
+        why += " (its " +
+               k->getAttrOfType<DictionaryAttr>("frustum")
+                   .getAs<StringAttr>("role")
+                   .getValue()
+                   .str() +
+               " @" + k.getSymName().str() + ")";
+      why += ", and residual groups are not lowered yet (only chains)";
+    }
     if (!why.empty()) {
       members.front().emitRemark()
           << "starts frustum group " << id << ", which runs per layer: "
           << why;
       // Per layer is the decision: no later stage sees the record.
       for (wf::KernelOp k : members)
+        k->removeAttr("frustum");
+      for (wf::KernelOp k : extra)
         k->removeAttr("frustum");
       continue;
     }

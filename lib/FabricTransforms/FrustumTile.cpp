@@ -7,7 +7,10 @@
 // --weft-frustum-tile: finds chains of convolution and pooling kernels in an
 // unplaced fabric.program, forms frustum groups over them with the kernel
 // library (lib/Kernels/Frustum.cpp) and records each member's group, level
-// and tile (docs/frustum.md). No later stage reads the record yet.
+// and tile (docs/frustum.md); a residual block (an add of a run of layers'
+// output and their input, or a projection of it) is one group, its add and
+// projection recorded as members with their role. --weft-frustum-fuse
+// reads the record.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +21,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+
+#include <map>
+#include <set>
 
 namespace weft {
 #define GEN_PASS_DEF_FRUSTUMTILE
@@ -57,6 +63,83 @@ std::optional<wc::FrustumLayer> frustumLayer(const wc::Stage &st) {
   return std::nullopt;
 }
 
+/// A residual block (docs/frustum.md, "Residual blocks"): layers `body`
+/// (each reading the previous one's output, its only reader) from stream
+/// `x`, whose last output an add `join` sums with `x` itself or with the
+/// output of `projection` (a convolution of `x` that only the add reads).
+struct Block {
+  std::vector<size_t> body;
+  size_t join = 0;
+  int64_t projection = -1;
+  int64_t x = -1;
+};
+
+/// The residual blocks of `g`: every add of two feature maps one of which
+/// leads back through a run of frustum layers to the stream the other is
+/// (or is a projection of).
+std::vector<Block> residualBlocks(const wc::Graph &g) {
+  std::vector<Block> blocks;
+  auto onlyReader = [&](int64_t stream, size_t reader) {
+    const wc::GraphStream &s = g.streams[size_t(stream)];
+    return s.outputs.empty() && s.consumers.size() == 1 &&
+           size_t(s.consumers[0].first) == reader;
+  };
+  for (auto [j, st] : llvm::enumerate(g.stages)) {
+    if (!st.join || st.joinKind != wf::JoinKind::add ||
+        st.info.layer.broadcast || st.inputs.size() != 2)
+      continue;
+    for (int p = 0; p < 2; ++p) {
+      Block blk;
+      blk.join = j;
+      const int64_t main = st.inputs[size_t(p)], skip = st.inputs[size_t(1 - p)];
+      int64_t last = g.streams[size_t(main)].producer;
+      if (last < 0 || !frustumLayer(g.stages[size_t(last)]) ||
+          !onlyReader(main, j))
+        continue;
+      blk.x = skip;
+      int64_t proj = g.streams[size_t(skip)].producer;
+      if (proj >= 0 && g.stages[size_t(proj)].info.layer.kind ==
+                           ChainLayer::Kind::Conv &&
+          frustumLayer(g.stages[size_t(proj)]) &&
+          g.stages[size_t(proj)].inputs.size() == 1 && onlyReader(skip, j)) {
+        // A projection unless the walk back reaches `skip` itself.
+        blk.projection = proj;
+        blk.x = g.stages[size_t(proj)].inputs[0];
+      }
+      // Back from the add's main input to a layer that reads x (or, for a
+      // projection read as identity, the skip itself).
+      auto walk = [&](int64_t x) {
+        std::vector<size_t> body;
+        int64_t cur = last;
+        for (size_t steps = 0; steps < g.stages.size(); ++steps) {
+          const wc::Stage &c = g.stages[size_t(cur)];
+          if (!frustumLayer(c) || c.inputs.size() != 1)
+            return std::vector<size_t>();
+          body.insert(body.begin(), size_t(cur));
+          if (c.inputs[0] == x)
+            return body;
+          int64_t prev = g.streams[size_t(c.inputs[0])].producer;
+          if (prev < 0 || !onlyReader(c.inputs[0], size_t(cur)))
+            return std::vector<size_t>();
+          cur = prev;
+        }
+        return std::vector<size_t>();
+      };
+      blk.body = walk(blk.x);
+      if (blk.body.empty() && blk.projection >= 0) {
+        blk.projection = -1;
+        blk.x = skip;
+        blk.body = walk(skip);
+      }
+      if (blk.body.empty())
+        continue;
+      blocks.push_back(std::move(blk));
+      break;
+    }
+  }
+  return blocks;
+}
+
 struct FrustumTile : weft::impl::FrustumTileBase<FrustumTile> {
   using Base::Base;
 
@@ -86,41 +169,91 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
   wc::FrustumBudget budget =
       wc::frustumBudget(program.getModel(), codeInstructions, elementBytes);
 
-  // Chains: a layer continues the chain when it reads, alone, the stream of
-  // the previous layer, whose only reader it is.
-  std::vector<std::vector<size_t>> chains;
-  std::vector<int64_t> chainOf(g->stages.size(), -1);
+  const std::vector<Block> blocks = residualBlocks(*g);
+  // Stages that close a block (its add and projection) are not layers of a
+  // chain: they ride on the block's last layer.
+  std::map<size_t, size_t> blockOfFirst, blockOfLast;
+  std::set<size_t> closing;
+  for (auto [b, blk] : llvm::enumerate(blocks)) {
+    blockOfFirst[blk.body.front()] = b;
+    blockOfLast[blk.body.back()] = b;
+    closing.insert(blk.join);
+    if (blk.projection >= 0)
+      closing.insert(size_t(blk.projection));
+  }
+
+  // Chains: a layer continues a chain when it reads the chain's tail stream
+  // (the last layer's output, or the add closing its block), alone or with
+  // only its own block's add and projection beside it, and the stream is no
+  // host output.
+  struct Chain {
+    std::vector<size_t> stages;
+    std::vector<wc::ChainLink> links;
+    /// The block each link closes (-1: none).
+    std::vector<int64_t> closes;
+    int64_t tail = -1;
+  };
+  std::vector<Chain> chains;
   for (auto [i, st] : llvm::enumerate(g->stages)) {
-    if (!frustumLayer(st) || st.inputs.size() != 1)
+    std::optional<wc::FrustumLayer> layer = frustumLayer(st);
+    if (!layer || st.inputs.size() != 1 || closing.count(i))
       continue;
-    const wc::GraphStream &in = g->streams[size_t(st.inputs[0])];
-    bool continues = in.producer >= 0 && chainOf[size_t(in.producer)] >= 0 &&
-                     in.consumers.size() == 1 && in.outputs.empty() &&
-                     chains[size_t(chainOf[size_t(in.producer)])].back() ==
-                         size_t(in.producer);
-    if (continues) {
-      chainOf[i] = chainOf[size_t(in.producer)];
-      chains[size_t(chainOf[i])].push_back(i);
-    } else {
-      chainOf[i] = int64_t(chains.size());
-      chains.push_back({i});
+    const int64_t inId = st.inputs[0];
+    const wc::GraphStream &in = g->streams[size_t(inId)];
+    auto first = blockOfFirst.find(i);
+    bool alone = in.outputs.empty() &&
+                 llvm::all_of(in.consumers, [&](const auto &c) {
+                   size_t k = size_t(c.first);
+                   if (k == i)
+                     return true;
+                   if (first == blockOfFirst.end())
+                     return false;
+                   const Block &blk = blocks[first->second];
+                   return k == blk.join || int64_t(k) == blk.projection;
+                 });
+    Chain *chain = nullptr;
+    for (Chain &c : chains)
+      if (c.tail == inId && alone)
+        chain = &c;
+    if (!chain) {
+      chains.emplace_back();
+      chain = &chains.back();
     }
+    wc::ChainLink link{*layer, -1, std::nullopt};
+    int64_t closes = -1;
+    chain->tail = st.output;
+    if (auto last = blockOfLast.find(i); last != blockOfLast.end()) {
+      const Block &blk = blocks[last->second];
+      // The block's first layer is in this chain (the layers between
+      // read each other alone) unless it started before a break.
+      auto at = llvm::find(chain->stages, blk.body.front());
+      if (at != chain->stages.end() || blk.body.front() == i) {
+        link.skipFrom = at != chain->stages.end()
+                            ? int64_t(at - chain->stages.begin())
+                            : int64_t(chain->stages.size());
+        if (blk.projection >= 0)
+          link.projection = frustumLayer(g->stages[size_t(blk.projection)]);
+        closes = int64_t(last->second);
+        chain->tail = g->stages[blk.join].output;
+      }
+    }
+    chain->stages.push_back(i);
+    chain->links.push_back(link);
+    chain->closes.push_back(closes);
   }
 
   OpBuilder b(program.getContext());
   int64_t groupId = 0;
-  for (const std::vector<size_t> &chain : chains) {
-    if (chain.size() < 2)
+  for (const Chain &chain : chains) {
+    const std::vector<wc::ChainLink> &links = chain.links;
+    if (links.size() < 2)
       continue;
-    std::vector<wc::ChainLink> links;
-    for (size_t s : chain)
-      links.push_back({*frustumLayer(g->stages[s]), -1, std::nullopt});
     auto groups = wc::formGroups(links, side, budget);
     if (groups.empty()) {
       std::string why;
       wc::largestTile(wc::chainGroup(links, 0, 1), side, budget, &why);
-      g->stages[chain[0]].kernel.emitRemark()
-          << "starts a chain of " << chain.size()
+      g->stages[chain.stages[0]].kernel.emitRemark()
+          << "starts a chain of " << links.size()
           << " layers with no frustum group: " << why;
       continue;
     }
@@ -131,14 +264,25 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
       if (maxTile > 0)
         t->th = std::min<int64_t>(t->th, maxTile),
         t->tw = std::min<int64_t>(t->tw, maxTile);
-      for (size_t l = first; l <= last; ++l) {
+      auto record = [&](Operation *k, NamedAttribute place) {
         NamedAttribute fields[] = {
-            b.getNamedAttr("group", b.getI64IntegerAttr(groupId)),
-            b.getNamedAttr("level", b.getI64IntegerAttr(int64_t(l - first))),
+            b.getNamedAttr("group", b.getI64IntegerAttr(groupId)), place,
             b.getNamedAttr("side", b.getI64IntegerAttr(side)),
             b.getNamedAttr("tile", b.getDenseI64ArrayAttr({t->th, t->tw}))};
-        g->stages[chain[l]].kernel->setAttr("frustum",
-                                            b.getDictionaryAttr(fields));
+        k->setAttr("frustum", b.getDictionaryAttr(fields));
+      };
+      for (size_t l = first; l <= last; ++l)
+        record(g->stages[chain.stages[l]].kernel,
+               b.getNamedAttr("level", b.getI64IntegerAttr(int64_t(l - first))));
+      // A residual group: its add (the top level's closeout) and its
+      // projection are members too.
+      if (fg.residual) {
+        const Block &blk = blocks[size_t(chain.closes[last])];
+        record(g->stages[blk.join].kernel,
+               b.getNamedAttr("role", b.getStringAttr("add")));
+        if (blk.projection >= 0)
+          record(g->stages[size_t(blk.projection)].kernel,
+                 b.getNamedAttr("role", b.getStringAttr("projection")));
       }
       ++groupId;
       ++numGroups;

@@ -57,3 +57,34 @@ fabric.program @chain attributes {target = #weft.target<16x16, mem = 49152, colo
   fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 512> {pixels = 64 : i64}
   fabric.stream @c2_to_y @c2[0] -> @y[0] : !fabric.wavelets<f32, 512> {pixels = 64 : i64}
 }
+
+// A residual group (a block and its add, recorded by --weft-frustum-tile)
+// is not lowered yet: it runs per layer, with or without `always`, and no
+// member keeps the record.
+// CHECK-LABEL: fabric.program @residual
+// CHECK-NOT: frustum
+// CHECK: fabric.stream @add_to_y
+// AUTO-LABEL: fabric.program @residual
+// AUTO-NOT: frustum
+// AUTO: fabric.stream @add_to_y
+fabric.program @residual attributes {target = #weft.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
+  // expected-remark @below {{starts frustum group 0, which runs per layer: it is a residual block (its add @add), and residual groups are not lowered yet (only chains)}}
+  fabric.kernel @c1 : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.conv<in_channels = 8, out_channels = 8, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<1.0> : tensor<8x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.kernel @c2 : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.conv<in_channels = 8, out_channels = 8, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<1.0> : tensor<8x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.kernel @add : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.join<op = add, relu = true> {
+  ^bb0(%a: tensor<1x8x6x6xf32>, %b: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.stream @x_fork @x[0] -> @c1[0], @add[1] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @c2_to_add @c2[0] -> @add[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @add_to_y @add[0] -> @y[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+}

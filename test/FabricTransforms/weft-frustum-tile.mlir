@@ -54,3 +54,125 @@ fabric.program @fork attributes {target = #weft.target<8x8, mem = 49152, colors 
   fabric.stream @c1_fork @c1[0] -> @c2[0], @h[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
   fabric.stream @c2_to_y @c2[0] -> @y[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
 }
+
+// -----
+
+// A residual block (docs/frustum.md, "Residual blocks"): c1 and c2 read x
+// and each other alone, and the add sums c2's output with x. The block is
+// one group; its add is recorded as a member with its role. The chain goes
+// on through the add: c3 and c4 (after the block) form the next group.
+// CHECK-LABEL: fabric.program @residual
+// CHECK: fabric.kernel @c1 {{.*}}frustum = {group = 0 : i64, level = 0 : i64, side = 1 : i64, tile = array<i64: 6, 6>}
+// CHECK: fabric.kernel @c2 {{.*}}frustum = {group = 0 : i64, level = 1 : i64, side = 1 : i64, tile = array<i64: 6, 6>}
+// CHECK: fabric.kernel @add {{.*}}frustum = {group = 0 : i64, role = "add", side = 1 : i64, tile = array<i64: 6, 6>}
+// CHECK: fabric.kernel @c3 {{.*}}frustum = {group = 1 : i64, level = 0 : i64
+// CHECK: fabric.kernel @c4 {{.*}}frustum = {group = 1 : i64, level = 1 : i64
+fabric.program @residual attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
+  fabric.kernel @c1 : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.conv<in_channels = 8, out_channels = 8, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<1.0> : tensor<8x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.kernel @c2 : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.conv<in_channels = 8, out_channels = 8, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<1.0> : tensor<8x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.kernel @add : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.join<op = add, relu = true> {
+  ^bb0(%a: tensor<1x8x6x6xf32>, %b: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.kernel @c3 : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.conv<in_channels = 8, out_channels = 8, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<1.0> : tensor<8x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.kernel @c4 : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.conv<in_channels = 8, out_channels = 8, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<1.0> : tensor<8x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.stream @x_fork @x[0] -> @c1[0], @add[1] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @c2_to_add @c2[0] -> @add[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @add_to_c3 @add[0] -> @c3[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @c3_to_c4 @c3[0] -> @c4[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @c4_to_y @c4[0] -> @y[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+}
+
+// -----
+
+// ResNet-50's downsampling block: a 1 x 1, a strided 3 x 3 and a 1 x 1
+// convolution, and a strided 1 x 1 projection of the block's input that
+// only the add reads. The projection is a member with its role.
+// CHECK-LABEL: fabric.program @bottleneck
+// CHECK: fabric.kernel @reduce {{.*}}frustum = {group = 0 : i64, level = 0 : i64
+// CHECK: fabric.kernel @conv {{.*}}frustum = {group = 0 : i64, level = 1 : i64
+// CHECK: fabric.kernel @expand {{.*}}frustum = {group = 0 : i64, level = 2 : i64
+// CHECK: fabric.kernel @shortcut {{.*}}frustum = {group = 0 : i64, role = "projection"
+// CHECK: fabric.kernel @add {{.*}}frustum = {group = 0 : i64, role = "add"
+fabric.program @bottleneck attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x8x8x8xf32> {pixels = 64 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x16x4x4xf32> {pixels = 16 : i64}
+  fabric.kernel @reduce : (tensor<1x8x8x8xf32>) -> tensor<1x4x8x8xf32> scheme #fabric.conv<in_channels = 8, out_channels = 4, in_height = 8, in_width = 8, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], relu = true, weights = dense<1.0> : tensor<4x8x1x1xf32>> {
+  ^bb0(%a: tensor<1x8x8x8xf32>):
+    %e = tensor.empty() : tensor<1x4x8x8xf32>
+    fabric.yield %e : tensor<1x4x8x8xf32>
+  }
+  fabric.kernel @conv : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 8, in_width = 8, kernel = [3, 3], strides = [2, 2], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<1.0> : tensor<4x4x3x3xf32>> {
+  ^bb0(%a: tensor<1x4x8x8xf32>):
+    %e = tensor.empty() : tensor<1x4x4x4xf32>
+    fabric.yield %e : tensor<1x4x4x4xf32>
+  }
+  fabric.kernel @expand : (tensor<1x4x4x4xf32>) -> tensor<1x16x4x4xf32> scheme #fabric.conv<in_channels = 4, out_channels = 16, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.0> : tensor<16x4x1x1xf32>> {
+  ^bb0(%a: tensor<1x4x4x4xf32>):
+    %e = tensor.empty() : tensor<1x16x4x4xf32>
+    fabric.yield %e : tensor<1x16x4x4xf32>
+  }
+  fabric.kernel @shortcut : (tensor<1x8x8x8xf32>) -> tensor<1x16x4x4xf32> scheme #fabric.conv<in_channels = 8, out_channels = 16, in_height = 8, in_width = 8, kernel = [1, 1], strides = [2, 2], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<1.0> : tensor<16x8x1x1xf32>> {
+  ^bb0(%a: tensor<1x8x8x8xf32>):
+    %e = tensor.empty() : tensor<1x16x4x4xf32>
+    fabric.yield %e : tensor<1x16x4x4xf32>
+  }
+  fabric.kernel @add : (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> scheme #fabric.join<op = add, relu = true> {
+  ^bb0(%a: tensor<1x16x4x4xf32>, %b: tensor<1x16x4x4xf32>):
+    fabric.yield %a : tensor<1x16x4x4xf32>
+  }
+  fabric.stream @x_fork @x[0] -> @reduce[0], @shortcut[0] : !fabric.wavelets<f32, 512> {pixels = 64 : i64}
+  fabric.stream @reduce_to_conv @reduce[0] -> @conv[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
+  fabric.stream @conv_to_expand @conv[0] -> @expand[0] : !fabric.wavelets<f32, 64> {pixels = 16 : i64}
+  fabric.stream @expand_to_add @expand[0] -> @add[0] : !fabric.wavelets<f32, 256> {pixels = 16 : i64}
+  fabric.stream @shortcut_to_add @shortcut[0] -> @add[1] : !fabric.wavelets<f32, 256> {pixels = 16 : i64}
+  fabric.stream @add_to_y @add[0] -> @y[0] : !fabric.wavelets<f32, 256> {pixels = 16 : i64}
+}
+
+// -----
+
+// An add whose other input is no input (or projection) of the run before
+// it closes no block: c1 and c2 form a plain group, the add is no member.
+// CHECK-LABEL: fabric.program @no_block
+// CHECK: fabric.kernel @c1 {{.*}}frustum = {group = 0 : i64, level = 0 : i64
+// CHECK: fabric.kernel @c2 {{.*}}frustum = {group = 0 : i64, level = 1 : i64
+// CHECK: fabric.kernel @add
+// CHECK-NOT: frustum
+// CHECK: fabric.stream
+fabric.program @no_block attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
+  fabric.io @z input west rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
+  fabric.kernel @c1 : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.conv<in_channels = 8, out_channels = 8, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<1.0> : tensor<8x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.kernel @c2 : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.conv<in_channels = 8, out_channels = 8, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<1.0> : tensor<8x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.kernel @add : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> scheme #fabric.join<op = add, relu = true> {
+  ^bb0(%a: tensor<1x8x6x6xf32>, %b: tensor<1x8x6x6xf32>):
+    fabric.yield %a : tensor<1x8x6x6xf32>
+  }
+  fabric.stream @x_to_c1 @x[0] -> @c1[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @c2_to_add @c2[0] -> @add[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @z_to_add @z[0] -> @add[1] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+  fabric.stream @add_to_y @add[0] -> @y[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
+}
