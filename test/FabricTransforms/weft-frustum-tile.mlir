@@ -176,3 +176,33 @@ fabric.program @no_block attributes {target = #weft.target<8x8, mem = 49152, col
   fabric.stream @z_to_add @z[0] -> @add[1] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
   fabric.stream @add_to_y @add[0] -> @y[0] : !fabric.wavelets<f32, 288> {pixels = 36 : i64}
 }
+
+// -----
+
+// A dilated and a strided layer in one group (fp16, no code reserved, as
+// this file's first RUN line): an interior 13 x 13 tile at the top reads
+// (13 - 1) * 2 + 3 = 27 rows of the dilated layer's output and
+// (27 - 1) + 2 * 2 + 1 = 31 rows of the input; the pair (input, mid) needs
+// 31^2 * 8 * 2 + 27^2 * 16 * 2 = 38,704 bytes beside 6,976 of weights and
+// biases: 45,680, within 48 KiB less the task table. 14 x 14 would need
+// 33^2 * 16 + 29^2 * 32 + 6,976 = 51,312.
+// CHECK-LABEL: fabric.program @dilated
+// CHECK: fabric.kernel @d {{.*}}frustum = {group = 0 : i64, level = 0 : i64, side = 1 : i64, tile = array<i64: 13, 13>}
+// CHECK: fabric.kernel @s {{.*}}frustum = {group = 0 : i64, level = 1 : i64, side = 1 : i64, tile = array<i64: 13, 13>}
+fabric.program @dilated attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x8x64x64xf32> {pixels = 4096 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x16x30x30xf32> {pixels = 900 : i64}
+  fabric.kernel @d : (tensor<1x8x64x64xf32>) -> tensor<1x16x60x60xf32> scheme #fabric.conv<in_channels = 8, out_channels = 16, in_height = 64, in_width = 64, kernel = [3, 3], strides = [1, 1], dilations = [2, 2], pads = [0, 0, 0, 0], relu = true, weights = dense<1.0> : tensor<16x8x3x3xf32>> {
+  ^bb0(%a: tensor<1x8x64x64xf32>):
+    %e = tensor.empty() : tensor<1x16x60x60xf32>
+    fabric.yield %e : tensor<1x16x60x60xf32>
+  }
+  fabric.kernel @s : (tensor<1x16x60x60xf32>) -> tensor<1x16x30x30xf32> scheme #fabric.conv<in_channels = 16, out_channels = 16, in_height = 60, in_width = 60, kernel = [3, 3], strides = [2, 2], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<1.0> : tensor<16x16x3x3xf32>> {
+  ^bb0(%a: tensor<1x16x60x60xf32>):
+    %e = tensor.empty() : tensor<1x16x30x30xf32>
+    fabric.yield %e : tensor<1x16x30x30xf32>
+  }
+  fabric.stream @x_to_d @x[0] -> @d[0] : !fabric.wavelets<f32, 32768> {pixels = 4096 : i64}
+  fabric.stream @d_to_s @d[0] -> @s[0] : !fabric.wavelets<f32, 57600> {pixels = 90000 : i64}
+  fabric.stream @s_to_y @s[0] -> @y[0] : !fabric.wavelets<f32, 14400> {pixels = 900 : i64}
+}
