@@ -28,6 +28,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -376,6 +377,44 @@ int weftc::trainMain(int argc, char **argv) {
            << format("%.1f", interval) << ")), "
            << format("%.1f", 1e6 / std::max(interval, 1.0))
            << " samples per million cycles\n";
+  }
+  // Each trained layer's round against the cost model the partitioner
+  // balanced it by (predictTrainedDenseCycles): the busiest PE of its
+  // rectangle, CE cycles per sample (progress only: its waits are not the
+  // layer's work).
+  if (samples > 0) {
+    const weft::sim::Stats stats = simulator->stats();
+    std::vector<double> errors;
+    for (const driver::TrainedDense &t : compiled.trained) {
+      conversion::DenseMapping m;
+      m.x0 = t.x0, m.y0 = t.y0, m.smear = t.smear, m.rows = t.rows;
+      int64_t predicted = conversion::predictTrainedDenseCycles(
+          t.K, t.M, t.bias, t.relu, m, t.training);
+      uint64_t busiest = 0;
+      for (const weft::sim::PeStats &pe : stats.pes)
+        if (int64_t(pe.x) >= m.x0 && int64_t(pe.x) < m.x0 + m.smear &&
+            int64_t(pe.y) >= m.y0 && int64_t(pe.y) < m.y0 + m.footprint())
+          busiest = std::max(busiest, pe.ceBusyCycles);
+      double simulated = double(busiest) / double(samples);
+      double err = simulated > 0
+                       ? std::abs(double(predicted) - simulated) / simulated
+                       : 0.0;
+      errors.push_back(err);
+      outs() << "weftc: @" << t.name << ": dense " << t.K << " -> " << t.M
+             << " trained on " << m.smear << "x" << m.rows
+             << " PEs at column " << m.x0 << ": CE cycles per sample predicted "
+             << predicted << ", simulated " << format("%.1f", simulated)
+             << " (busiest PE; error " << format("%.1f%%", 100 * err)
+             << ")\n";
+    }
+    if (!errors.empty()) {
+      std::vector<double> sorted = errors;
+      std::sort(sorted.begin(), sorted.end());
+      outs() << "weftc: training cost model: error max "
+             << format("%.1f%%", 100 * sorted.back()) << ", median "
+             << format("%.1f%%", 100 * sorted[sorted.size() / 2]) << " over "
+             << sorted.size() << " trained layers\n";
+    }
   }
   outs() << "weftc: memory high-water mark "
          << simulator->stats().memoryHighWaterBytes
