@@ -467,6 +467,7 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     return false;
   }
   pipeline.sparseActivations = options.sparseActivations;
+  pipeline.sparsePlacement = options.sparsePlacement;
   pipeline.density = options.density;
   pipeline.inputDensity = options.inputDensity;
   // NAME=D[:P0:...] (--weft-select-sparse-streams' densities).

@@ -18,6 +18,7 @@
 #include "fabric/FabricOps.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/FabricTransforms/Densities.h"
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/FabricTransforms/KernelScheme.h"
 #include "weft/FabricTransforms/Passes.h"
@@ -97,6 +98,53 @@ static wc::NetworkShape shapeOf(const wc::Graph &g) {
   return net;
 }
 
+/// The dense layers of `net` whose input may arrive sparse (before
+/// placement, what `sparseIneligible` checks after it: a mixed-precision
+/// dense layer reading, alone, a plain vector of ReLU results from one
+/// dense layer or an fp32 host input) get the stream's expected density:
+/// measured for the producer's last ONNX node or the host input, else
+/// `density` or `inputDensity` (docs/execution-model.md, "Sparse
+/// activations").
+static void markSparseInputs(const wc::Graph &g, wc::NetworkShape &net,
+                             wc::SparseMode mode, double density,
+                             double inputDensity,
+                             const llvm::StringMap<wc::ExpectedDensity> &measured,
+                             const llvm::StringMap<wc::ExpectedDensity> &inputs) {
+  if (mode == wc::SparseMode::Off)
+    return;
+  auto plainDense = [](const wc::Stage &st) {
+    return st.info.layer.kind == wc::ChainLayer::Kind::Dense &&
+           !st.info.layer.synthetic && !st.info.layer.training;
+  };
+  for (auto [i, st] : llvm::enumerate(g.stages)) {
+    if (!plainDense(st) || st.inputs.size() != 1)
+      continue;
+    const wc::GraphStream &in = g.streams[size_t(st.inputs[0])];
+    wf::StreamOp op = in.op;
+    wf::IoOp input = in.input;
+    if (in.consumers.size() != 1 || !in.outputs.empty() ||
+        (op && op.getPixels()))
+      continue;
+    wc::ExpectedDensity expected;
+    if (in.producer < 0) {
+      if (op && !op.getPayload().getElementType().isF32())
+        continue;
+      auto it = input ? inputs.find(input.getSymName()) : inputs.end();
+      expected = it != inputs.end() ? it->second
+                                    : wc::ExpectedDensity(inputDensity);
+    } else {
+      const wc::Stage &p = g.stages[size_t(in.producer)];
+      if (!plainDense(p) || !p.info.dense.relu)
+        continue;
+      const wc::ExpectedDensity *m = wc::measuredDensity(p.kernel, measured);
+      expected = m ? *m : wc::ExpectedDensity(density);
+    }
+    net.layers[i].layer.sparseInput = true;
+    net.layers[i].layer.inputDensity = expected;
+    net.layers[i].layer.sparseOn = mode == wc::SparseMode::On;
+  }
+}
+
 /// "WxH" plus the options of `base` (memory, colors, queues).
 static std::optional<machine::Target> withSize(const machine::Target &base,
                                               int64_t w, int64_t h) {
@@ -122,10 +170,34 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
           << "precision must be fp32 or mixed, not '" << precision << "'";
       return signalPassFailure();
     }
+    std::optional<wc::SparseMode> mode =
+        wc::parseSparseMode(sparseActivations);
+    if (!mode) {
+      getOperation().emitError("sparse-activations must be off, auto or on, "
+                               "not '")
+          << sparseActivations << "'";
+      return signalPassFailure();
+    }
+    sparseMode = *mode;
+    if (!(density >= 0.0 && density <= 1.0) ||
+        !(inputDensity >= 0.0 && inputDensity <= 1.0)) {
+      getOperation().emitError("density and input-density must be between "
+                               "0 and 1, not ")
+          << density.getValue() << " and " << inputDensity.getValue();
+      return signalPassFailure();
+    }
+    if (failed(wc::parseDensities(getOperation(), densities, "densities",
+                                  measured)) ||
+        failed(wc::parseDensities(getOperation(), inputDensities,
+                                  "input-densities", measuredInputs)))
+      return signalPassFailure();
     for (auto program : getOperation().getOps<wf::ProgramOp>())
       if (failed(partition(program, p)))
         return signalPassFailure();
   }
+
+  wc::SparseMode sparseMode = wc::SparseMode::Off;
+  llvm::StringMap<wc::ExpectedDensity> measured, measuredInputs;
 
   /// The target to partition for: the program's, or `grid`.
   FailureOr<machine::Target> chooseTarget(wf::ProgramOp program,
@@ -387,6 +459,9 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       return success();
     wc::NetworkShape net = shapeOf(*graph);
     net.mergeLanes = mergeLanes;
+    if (p == wc::Precision::Mixed && !program.getTrainingAttr())
+      markSparseInputs(*graph, net, sparseMode, density, inputDensity,
+                       measured, measuredInputs);
     FailureOr<machine::Target> t = chooseTarget(program, net, p);
     if (failed(t))
       return failure();

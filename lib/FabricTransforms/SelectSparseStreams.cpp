@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fabric/FabricOps.h"
+#include "weft/FabricTransforms/Densities.h"
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/SparseActivations.h"
@@ -66,50 +67,12 @@ struct SelectSparseStreamsPass
 
   LogicalResult select(wf::ProgramOp program, wc::SparseMode mode);
 
-  /// Entries NAME=D or NAME=D:P0:P1:...:Pn-1 (D the fraction of non-zero
-  /// values, Pi element i's) into `out`.
   LogicalResult parseDensities(ArrayRef<std::string> entries, StringRef option,
                                llvm::StringMap<wc::ExpectedDensity> &out) {
-    auto fraction = [](StringRef text, double &d) {
-      return !text.getAsDouble(d) && d >= 0.0 && d <= 1.0;
-    };
-    for (const std::string &entry : entries) {
-      auto [name, value] = StringRef(entry).rsplit('=');
-      SmallVector<StringRef> parts;
-      value.split(parts, ':');
-      wc::ExpectedDensity d(0.0);
-      bool ok = !name.empty() && fraction(parts.front(), d.mean);
-      for (StringRef p : ArrayRef(parts).drop_front()) {
-        double v;
-        ok = ok && fraction(p, v);
-        d.perElement.push_back(v);
-      }
-      if (!ok) {
-        getOperation().emitError(option)
-            << " entry '" << StringRef(entry).take_front(80)
-            << (entry.size() > 80 ? "..." : "")
-            << "' is not NAME=D or NAME=D:P0:...:Pn-1 with every D and P "
-               "between 0 and 1";
-        return failure();
-      }
-      out[name] = std::move(d);
-    }
-    return success();
+    return wc::parseDensities(getOperation(), entries, option, out);
   }
-
-  /// The measured density of what `kernel` sends: that of its last ONNX
-  /// node (the last name in its location), if measured.
   const wc::ExpectedDensity *measuredDensity(Operation *kernel) const {
-    std::string last;
-    kernel->getLoc()->walk([&](Location l) {
-      if (auto name = dyn_cast<NameLoc>(l))
-        last = name.getName().str();
-      return WalkResult::advance();
-    });
-    auto it = measured.find(last);
-    if (last.empty() || it == measured.end())
-      return nullptr;
-    return &it->second;
+    return wc::measuredDensity(kernel, measured);
   }
 
   /// How a remark names the density the decision used.

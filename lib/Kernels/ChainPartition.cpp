@@ -278,6 +278,16 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
                                                          l.relu, m,
                                                          *l.training)
                              : predictCyclesPerSample(l.K, l.M, m, l.bias);
+      if (l.sparseInput && p == Precision::Mixed && !l.training) {
+        // Its input sparse: each column at its chunk's expected density
+        // (what --weft-select-sparse-streams will cost it by).
+        SparseIo io;
+        io.in = true;
+        io.inDensity = l.inputDensity.mean;
+        io.chunkDensity = l.inputDensity.chunks(l.K, s);
+        int64_t sparse = predictCyclesPerSample(l.K, l.M, m, l.bias, io);
+        t.cost[i] = l.sparseOn ? sparse : std::min(t.cost[i], sparse);
+      }
       t.memory[i] = mem;
     }
   }

@@ -101,6 +101,15 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     o.replicas = options.replicas;
     o.maxReplicas = options.maxReplicas;
     o.maxColumns = options.maxColumns;
+    // The layers whose input will go sparse are placed at their sparse
+    // cost (the same measurements as --weft-select-sparse-streams').
+    o.sparseActivations =
+        options.sparsePlacement ? options.sparseActivations.getValue() : "off";
+    o.density = options.density;
+    o.densities.assign(options.densities.begin(), options.densities.end());
+    o.inputDensity = options.inputDensity;
+    o.inputDensities.assign(options.inputDensities.begin(),
+                            options.inputDensities.end());
     if (autoGrid) {
       o.grid = "auto";
       o.maxGrid = largest;

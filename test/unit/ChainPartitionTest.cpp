@@ -618,3 +618,46 @@ TEST(NetworkPartition, ChooseGridAboveTheBudgetIsFastAndDeterministic) {
     EXPECT_EQ(again->mapping.kernels[l].rows, m.kernels[l].rows);
   }
 }
+
+// A layer whose input arrives sparse (mixed precision) is costed at its
+// expected density: at 30 % non-zeros the network's bottleneck falls, the
+// sparse layer is predicted no slower than the layout's bottleneck, and in
+// `auto` never costs more than dense (the faster of the two); fp32 layers
+// ignore it (their streams stay dense).
+TEST(ChainPartition, SparseInputsArePlacedAtTheirCost) {
+  std::vector<ChainLayer> dense = {ChainLayer::dense(784, 256, true),
+                                   ChainLayer::dense(256, 256, true),
+                                   ChainLayer::dense(256, 10, true)};
+  machine::Target t = grid(24, 16);
+  std::string why;
+  auto base = partitionChain(dense, Precision::Mixed, t, why);
+  ASSERT_TRUE(base) << why;
+  for (bool on : {false, true}) {
+    std::vector<ChainLayer> sparse = dense;
+    for (size_t l = 0; l < sparse.size(); ++l) {
+      sparse[l].sparseInput = true;
+      sparse[l].sparseOn = on;
+      sparse[l].inputDensity = ExpectedDensity(l == 0 ? 0.15 : 0.3);
+    }
+    auto m = partitionChain(sparse, Precision::Mixed, t, why);
+    ASSERT_TRUE(m) << why;
+    // (expectValid's costs are dense; the layout's shape is the same.)
+    EXPECT_LE(m->width, 24);
+    for (const ChainPlacement &k : m->kernels)
+      EXPECT_LE(k.predictedCycles, m->bottleneckCycles);
+    EXPECT_LT(m->bottleneckCycles, base->bottleneckCycles) << on;
+    auto fp32 = partitionChain(sparse, Precision::FP32, t, why);
+    auto fp32Dense = partitionChain(dense, Precision::FP32, t, why);
+    ASSERT_TRUE(fp32 && fp32Dense);
+    EXPECT_EQ(fp32->bottleneckCycles, fp32Dense->bottleneckCycles);
+  }
+  // At a density of 1 nothing is skipped: auto places as dense.
+  std::vector<ChainLayer> full = dense;
+  for (ChainLayer &l : full) {
+    l.sparseInput = true;
+    l.inputDensity = ExpectedDensity(1.0);
+  }
+  auto m = partitionChain(full, Precision::Mixed, t, why);
+  ASSERT_TRUE(m) << why;
+  EXPECT_EQ(m->bottleneckCycles, base->bottleneckCycles);
+}

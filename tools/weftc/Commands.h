@@ -71,6 +71,7 @@ struct FabricFlags {
   llvm::cl::opt<double> density;
   llvm::cl::opt<double> inputDensity;
   llvm::cl::opt<std::string> sparseWeights;
+  llvm::cl::opt<bool> sparsePlacement;
   /// Copies the flags into `options`.
   void apply(CompileOptions &options) const;
 };

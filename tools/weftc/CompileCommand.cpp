@@ -122,7 +122,15 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                    "cost no MAC: off, auto (where it saves at least 10 % "
                    "of the weight reads' energy) or on "
                    "(docs/execution-model.md, \"Sparse weights\")"),
-          cl::value_desc("off|auto|on"), cl::cat(category)) {}
+          cl::value_desc("off|auto|on"), cl::cat(category)),
+      sparsePlacement(
+          "sparse-placement", cl::init(true),
+          cl::desc("With --sparse-activations: place a dense layer whose "
+                   "input will arrive sparse at its sparse cost (default); "
+                   "=false places every layer as if dense, so a run "
+                   "differs from the dense one only in its streams "
+                   "(docs/execution-model.md, \"Sparse activations\")"),
+          cl::cat(category)) {}
 
 void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.grid = grid;
@@ -138,6 +146,7 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.density = density;
   options.inputDensity = inputDensity;
   options.sparseWeights = sparseWeights;
+  options.sparsePlacement = sparsePlacement;
 }
 
 weftc::ProgressFlags::ProgressFlags(cl::OptionCategory &category)

@@ -109,6 +109,9 @@ struct CompileOptions {
   /// and density.
   std::string sparseActivations = "off";
   double density = 0.5;
+  /// --weft-partition-dense costs the layers whose input will go sparse at
+  /// their sparse cost (else as if dense).
+  bool sparsePlacement = true;
   /// Measured densities of ONNX nodes' results, by node name (a
   /// calibration run: reference::measureNodeDensities), overall and per
   /// element; a stream whose producer ends with a measured node expects

@@ -161,7 +161,24 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     Option<"maxColumns", "max-columns", "int64_t", "0",
            "The most copies replicas=auto puts side by side in a band of "
            "rows (0: as many as the width allows; the colors may allow "
-           "fewer)">];
+           "fewer)">,
+    Option<"sparseActivations", "sparse-activations", "std::string",
+           "\"off\"",
+           "off, auto or on, as --weft-select-sparse-streams will decide: "
+           "a mixed-precision dense layer whose input may arrive sparse is "
+           "costed at its expected density (auto: the faster of dense and "
+           "sparse)">,
+    Option<"density", "density", "double", "0.5",
+           "The expected fraction of non-zero ReLU results (0..1)">,
+    Option<"inputDensity", "input-density", "double", "0.5",
+           "The expected fraction of non-zero values of the host inputs "
+           "(0..1)">,
+    ListOption<"densities", "densities", "std::string",
+               "Measured densities, NODE=D or NODE=D:P0:...:Pn-1, as "
+               "--weft-select-sparse-streams takes them">,
+    ListOption<"inputDensities", "input-densities", "std::string",
+               "Measured densities of host inputs, NAME=D or "
+               "NAME=D:P0:...:Pn-1">];
   let statistics = [Statistic<"numPartitioned", "num-partitioned",
                               "Kernels partitioned">,
                     Statistic<"bottleneck", "bottleneck-cycles",

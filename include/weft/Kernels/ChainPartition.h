@@ -24,6 +24,7 @@
 #include "weft/Kernels/ConvMapping.h"
 #include "weft/Kernels/DenseMapping.h"
 #include "weft/Kernels/DenseTraining.h"
+#include "weft/Kernels/SparseActivations.h"
 #include "weft/Kernels/DepthwiseMapping.h"
 #include "weft/Kernels/PoolMapping.h"
 #include "weft/Machine/Target.h"
@@ -73,6 +74,14 @@ struct ChainLayer {
   /// hold the training memory (docs/training.md; ReLU's mask counted
   /// whether or not the layer has one) and the matrix instructions' limits.
   std::optional<DenseTraining> training;
+  /// Dense, in mixed precision: its input may arrive sparse (a ReLU
+  /// stream from one dense layer, or a host input, read by it alone;
+  /// docs/execution-model.md, "Sparse activations") at this expected
+  /// density. `sparseOn`: it will (`--sparse-activations on`); else
+  /// (`auto`) only where the cost model finds it faster, so the layer is
+  /// costed at the faster of the two.
+  bool sparseInput = false, sparseOn = false;
+  ExpectedDensity inputDensity;
   ColumnOp op = ColumnOp::Relu; ///< column: what it computes
   std::vector<float> params;    ///< column: its constants (the cost may
                                 ///< depend on them, e.g. Clip's bounds)

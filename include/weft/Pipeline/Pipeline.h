@@ -95,6 +95,12 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Send dense layers' ReLU results to the next dense "
                      "layer as sparse streams: off, auto or on"),
       llvm::cl::init("off")};
+  Option<bool> sparsePlacement{
+      *this, "sparse-placement",
+      llvm::cl::desc("With sparse-activations: partition the layers whose "
+                     "input will arrive sparse at their sparse cost (false: "
+                     "as if dense)"),
+      llvm::cl::init(true)};
   Option<double> density{
       *this, "density",
       llvm::cl::desc("The expected fraction of non-zero ReLU results "
