@@ -23,21 +23,10 @@ import json
 import os
 import re
 import statistics
-import subprocess
-import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PY = "/usr/bin/python3"
+from trainbench import ROOT, make_mlp, run
 SAMPLES = 8
-
-
-def run(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
-    if r.returncode != 0:
-        sys.exit("failed: %s\n%s" % (" ".join(cmd), r.stdout))
-    return r.stdout
 
 
 def main():
@@ -57,11 +46,7 @@ def main():
             layers = sizes.count("-")
             acts = ",".join(["relu"] * (layers - 1) + ["none"])
             m, x, l = (os.path.join(d, f) for f in ("m.onnx", "x.npy", "l.npy"))
-            run([PY, os.path.join(ROOT, "test/models/gen_dense.py"), "mlp", m,
-                 "--sizes", sizes.replace("-", ","), "--acts", acts,
-                 "--batch", "dynamic", "--seed", "2"])
-            run([PY, os.path.join(ROOT, "test/e2e/Inputs/train_torch.py"),
-                 "data", m, x, l, "--samples", str(SAMPLES), "--seed", "3"])
+            make_mlp(m, x, l, sizes, acts, SAMPLES)
 
             def train(policy, budget=None):
                 st = os.path.join(d, policy + ".json")

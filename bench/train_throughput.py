@@ -17,20 +17,9 @@ import argparse
 import json
 import os
 import re
-import subprocess
-import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PY = "/usr/bin/python3"
-
-
-def run(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
-    if r.returncode != 0:
-        sys.exit("failed: %s\n%s" % (" ".join(cmd), r.stdout))
-    return r.stdout
+from trainbench import ROOT, make_mlp, run
 
 
 def figures(stats_path):
@@ -66,11 +55,7 @@ def main():
         for spec in args.models:
             sizes, acts = spec.split(":")
             m, x, l = (os.path.join(d, f) for f in ("m.onnx", "x.npy", "l.npy"))
-            run([PY, os.path.join(ROOT, "test/models/gen_dense.py"), "mlp", m,
-                 "--sizes", sizes.replace("-", ","), "--acts", acts,
-                 "--batch", "dynamic", "--seed", "2"])
-            run([PY, os.path.join(ROOT, "test/e2e/Inputs/train_torch.py"),
-                 "data", m, x, l, "--samples", str(n), "--seed", "3"])
+            make_mlp(m, x, l, sizes, acts, n)
             st = os.path.join(d, "s.json")
             run([weftc, "run", m, "--input", "x=" + x, "--samples", str(n),
                  "--grid", args.grid, "--stats", st])

@@ -13,6 +13,22 @@ using namespace mlir;
 
 namespace weft::conversion {
 
+FailureOr<SparseMode> parseSparseOptions(Operation *where, StringRef mode,
+                                         double density, double inputDensity) {
+  std::optional<SparseMode> m = parseSparseMode(mode.str());
+  if (!m)
+    return where->emitError("sparse-activations must be off, auto or on, "
+                            "not '")
+           << mode << "'";
+  if (!(density >= 0.0 && density <= 1.0))
+    return where->emitError("density must be between 0 and 1, not ")
+           << density;
+  if (!(inputDensity >= 0.0 && inputDensity <= 1.0))
+    return where->emitError("input-density must be between 0 and 1, not ")
+           << inputDensity;
+  return *m;
+}
+
 LogicalResult parseDensities(Operation *where, ArrayRef<std::string> entries,
                              StringRef option,
                              llvm::StringMap<ExpectedDensity> &out) {

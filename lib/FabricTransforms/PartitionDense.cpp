@@ -170,22 +170,11 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
           << "precision must be fp32 or mixed, not '" << precision << "'";
       return signalPassFailure();
     }
-    std::optional<wc::SparseMode> mode =
-        wc::parseSparseMode(sparseActivations);
-    if (!mode) {
-      getOperation().emitError("sparse-activations must be off, auto or on, "
-                               "not '")
-          << sparseActivations << "'";
+    FailureOr<wc::SparseMode> mode = wc::parseSparseOptions(
+        getOperation(), sparseActivations, density, inputDensity);
+    if (failed(mode))
       return signalPassFailure();
-    }
     sparseMode = *mode;
-    if (!(density >= 0.0 && density <= 1.0) ||
-        !(inputDensity >= 0.0 && inputDensity <= 1.0)) {
-      getOperation().emitError("density and input-density must be between "
-                               "0 and 1, not ")
-          << density.getValue() << " and " << inputDensity.getValue();
-      return signalPassFailure();
-    }
     if (failed(wc::parseDensities(getOperation(), densities, "densities",
                                   measured)) ||
         failed(wc::parseDensities(getOperation(), inputDensities,

@@ -38,24 +38,10 @@ struct SelectSparseStreamsPass
   using SelectSparseStreamsBase::SelectSparseStreamsBase;
 
   void runOnOperation() override {
-    std::optional<wc::SparseMode> mode =
-        wc::parseSparseMode(sparseActivations);
-    if (!mode) {
-      getOperation().emitError("sparse-activations must be off, auto or on, "
-                               "not '")
-          << sparseActivations << "'";
+    FailureOr<wc::SparseMode> mode = wc::parseSparseOptions(
+        getOperation(), sparseActivations, density, inputDensity);
+    if (failed(mode))
       return signalPassFailure();
-    }
-    if (!(density >= 0.0 && density <= 1.0)) {
-      getOperation().emitError("density must be between 0 and 1, not ")
-          << density.getValue();
-      return signalPassFailure();
-    }
-    if (!(inputDensity >= 0.0 && inputDensity <= 1.0)) {
-      getOperation().emitError("input-density must be between 0 and 1, not ")
-          << inputDensity.getValue();
-      return signalPassFailure();
-    }
     if (failed(parseDensities(densities, "densities", measured)) ||
         failed(parseDensities(inputDensities, "input-densities",
                               measuredInputs)))

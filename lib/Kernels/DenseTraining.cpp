@@ -93,35 +93,43 @@ int64_t trainedDenseInputBytes(int64_t K, int64_t M, bool hasBias, bool relu,
          trainedDenseBytes(K, M, hasBias, relu, m, drops);
 }
 
+
 namespace {
 using machine::Opcode;
 int64_t cyc(Opcode op, int64_t n) { return machine::vectorCycles(op, n); }
 } // namespace
 
+/// CE cycles of PE (c, r)'s forward in EmitTrainedDense.cpp without the
+/// receive: every step loads its records (a cycle each) and issues one
+/// instruction. The last column's send of y runs on microthread 3 in the
+/// sample's forward (its launch; its elements take the datapath in the
+/// cycles the main thread's record loads and startups leave free) and on
+/// the main thread when recomputed for the layer after (`sendOnMain`).
+static int64_t forwardPeCycles(int64_t lk, int64_t lm, bool first, bool last,
+                               bool hasBias, bool relu, bool sendOnMain) {
+  int64_t pe = 3 + cyc(Opcode::FMAC, lk * lm);
+  if (!last) {
+    pe += first ? 2 + cyc(Opcode::MOV32, lm) : 3 + cyc(Opcode::FADD, lm);
+  } else {
+    if (!first)
+      pe += 3 + cyc(Opcode::FADD, lm);
+    if (hasBias)
+      pe += 3 + cyc(Opcode::FADD, lm);
+    pe += relu ? 2 + cyc(Opcode::FMAX, lm) : 2 + cyc(Opcode::MOV32, lm);
+    pe += sendOnMain ? 2 + cyc(Opcode::MOV32, lm) : 3;
+  }
+  return pe + 1 + cyc(Opcode::MOV32, lm); // acc cleared
+}
+
 int64_t trainedDenseForwardCycles(int64_t K, int64_t M, bool hasBias,
                                   bool relu, const DenseMapping &m) {
-  // EmitTrainedDense.cpp's forward without the receive: every step loads
-  // its records (a cycle each) and issues one instruction.
   const int64_t S = m.smear;
   int64_t total = 0;
   for (int64_t c = 0; c < S; ++c)
-    for (int64_t r = 0; r < m.rows; ++r) {
-      const int64_t lk = chunkSize(K, S, c), lm = chunkSize(M, m.rows, r);
-      const bool first = c == 0, last = c == S - 1;
-      int64_t pe = 3 + cyc(Opcode::FMAC, lk * lm);
-      if (!last) {
-        pe += first ? 2 + cyc(Opcode::MOV32, lm) : 3 + cyc(Opcode::FADD, lm);
-      } else {
-        if (!first)
-          pe += 3 + cyc(Opcode::FADD, lm);
-        if (hasBias)
-          pe += 3 + cyc(Opcode::FADD, lm);
-        pe += relu ? 2 + cyc(Opcode::FMAX, lm) : 2 + cyc(Opcode::MOV32, lm);
-        pe += 2 + cyc(Opcode::MOV32, lm); // y again, on the main thread
-      }
-      pe += 1 + cyc(Opcode::MOV32, lm); // acc cleared
-      total += pe;
-    }
+    for (int64_t r = 0; r < m.rows; ++r)
+      total += forwardPeCycles(chunkSize(K, S, c), chunkSize(M, m.rows, r),
+                               c == 0, c == S - 1, hasBias, relu,
+                               /*sendOnMain=*/true);
   return total;
 }
 
@@ -163,24 +171,10 @@ int64_t trainedDensePeCycles(int64_t K, int64_t M, bool hasBias, bool relu,
     return (r == d ? 1 + cyc(Opcode::MOV32, lk) : 0) + 2 +
            cyc(Opcode::MOV32, lk);
   };
-  auto forward = [&] {
-    int64_t f = 3 + cyc(Opcode::FMAC, lk * lm);
-    if (!last) {
-      f += first ? 2 + cyc(Opcode::MOV32, lm) : 3 + cyc(Opcode::FADD, lm);
-    } else {
-      if (!first)
-        f += 3 + cyc(Opcode::FADD, lm);
-      if (hasBias)
-        f += 3 + cyc(Opcode::FADD, lm);
-      f += relu ? 3 + cyc(Opcode::FMAX, lm) : 2 + cyc(Opcode::MOV32, lm);
-      // The send of y on microthread 3: its launch; its elements take the
-      // datapath in the cycles the main thread's record loads and startups
-      // leave free.
-      f += 3;
-    }
-    return f + 1 + cyc(Opcode::MOV32, lm); // acc cleared
+  auto forward = [&](bool again) {
+    return forwardPeCycles(lk, lm, first, last, hasBias, relu, again);
   };
-  pe += receive() + forward();
+  pe += receive() + forward(false);
   // Delta: the last column takes dL/dy, masks it and sends dL/dz west.
   if (last) {
     pe += 2 + cyc(Opcode::MOV32, lm);
@@ -195,7 +189,7 @@ int64_t trainedDensePeCycles(int64_t K, int64_t M, bool hasBias, bool relu,
     pe += 2 + cyc(Opcode::MOV32, lm);
   }
   if (t.recomputesOutput)
-    pe += forward();
+    pe += forward(true);
   if (last && hasBias)
     pe += t.mbgd ? 3 + cyc(Opcode::FADD, lm) : 2 + cyc(Opcode::FMAC, lm);
   if (t.inputGradient) {

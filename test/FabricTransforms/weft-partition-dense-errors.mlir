@@ -11,7 +11,7 @@
 // PREC: error: precision must be fp32 or mixed, not 'fp8'
 // SPMODE: error: sparse-activations must be off, auto or on, not 'maybe'
 // SPDENS: error: densities entry 'fc1=2' is not NAME=D or NAME=D:P0:...:Pn-1 with every D and P between 0 and 1
-// SPRANGE: error: density and input-density must be between 0 and 1, not 1.500000e+00 and 5.000000e-01
+// SPRANGE: error: density must be between 0 and 1, not 1.500000e+00
 
 fabric.program @too_big attributes {target = #weft.target<4x4>, weft.batch = 1 : i64} {
   // expected-error @below {{'fabric.kernel' op does not fit: a dense layer of 784 inputs and 256 neurons needs 802816 bytes of weights: at least}}

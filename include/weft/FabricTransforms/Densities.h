@@ -24,6 +24,14 @@
 
 namespace weft::conversion {
 
+/// A pass's sparse-activations options, checked: the mode (off, auto, on)
+/// and the expected densities of ReLU results and host inputs (0..1); an
+/// error on `where` otherwise.
+mlir::FailureOr<SparseMode> parseSparseOptions(mlir::Operation *where,
+                                               llvm::StringRef mode,
+                                               double density,
+                                               double inputDensity);
+
 /// Entries NAME=D or NAME=D:P0:P1:...:Pn-1 (D the fraction of non-zero
 /// values, Pi element i's) into `out`; a malformed entry is an error on
 /// `where` naming `option`.
