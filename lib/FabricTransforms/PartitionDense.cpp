@@ -180,6 +180,13 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
         failed(wc::parseDensities(getOperation(), inputDensities,
                                   "input-densities", measuredInputs)))
       return signalPassFailure();
+    if (objective != "auto" && objective != "interval" &&
+        objective != "latency") {
+      getOperation().emitError()
+          << "objective must be auto, interval or latency, not '" << objective
+          << "'";
+      return signalPassFailure();
+    }
     for (auto program : getOperation().getOps<wf::ProgramOp>())
       if (failed(partition(program, p)))
         return signalPassFailure();
@@ -187,6 +194,22 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
 
   wc::SparseMode sparseMode = wc::SparseMode::Off;
   llvm::StringMap<wc::ExpectedDensity> measured, measuredInputs;
+
+  /// `objective`, with `auto` read off the program: the latency objective
+  /// for SGD, which holds one sample in flight, so that its period is the
+  /// sum of the kernels' cycles rather than the slowest's. (MBGD one
+  /// sample at a time keeps the interval objective: its weights are then
+  /// bit-identical to the pipelined schedule's, whose layout sums the
+  /// partial sums in the same order; docs/training.md.)
+  wc::NetworkShape::Objective objectiveOf(wf::ProgramOp program) const {
+    using Objective = wc::NetworkShape::Objective;
+    if (objective != "auto")
+      return objective == "latency" ? Objective::Latency : Objective::Interval;
+    wf::TrainingAttr training = program.getTrainingAttr();
+    return training && training.getOptimizer() == wf::Optimizer::sgd
+               ? Objective::Latency
+               : Objective::Interval;
+  }
 
   /// The target to partition for: the program's, or `grid`.
   FailureOr<machine::Target> chooseTarget(wf::ProgramOp program,
@@ -448,6 +471,13 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       return success();
     wc::NetworkShape net = shapeOf(*graph);
     net.mergeLanes = mergeLanes;
+    net.objective = objectiveOf(program);
+    program->setAttr("weft.objective",
+                     StringAttr::get(program.getContext(),
+                                     net.objective ==
+                                             wc::NetworkShape::Objective::Latency
+                                         ? "latency"
+                                         : "interval"));
     if (p == wc::Precision::Mixed && !program.getTrainingAttr())
       markSparseInputs(*graph, net, sparseMode, density, inputDensity,
                        measured, measuredInputs);

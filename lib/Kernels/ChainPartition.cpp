@@ -362,9 +362,36 @@ int64_t minimumWidth(const std::vector<LayerTable> &tables, const Shape &shape,
 }
 
 
-/// Program 2 at bottleneck `T` on H x W, then the mapping it picks.
+/// Summed cycles and PEs as one ordered key: cycles first (the latency
+/// objective). A layout's PEs are at most the fabric's, below 2^20; a
+/// kernel's cycles are capped at 2^32, so the keys of up to 256 kernels
+/// sum below kInf.
+constexpr int64_t kPeScale = int64_t(1) << 20;
+inline int64_t latencyKey(int64_t pes, int64_t cycles) {
+  return std::min(cycles, int64_t(1) << 32) * kPeScale +
+         std::min(pes, kPeScale - 1);
+}
+
+/// A kernel's share of a sample's latency under the latency objective: its
+/// predicted cycles (its busiest PE's work), and for a smeared kernel
+/// kLatencyPerHop for each of its S columns the partial sums stream across
+/// and each of its R rows a reduction down a column streams across
+/// (docs/training.md, "Partitioning for one sample in flight").
+int64_t latencyCost(const ChainLayer &layer, const Choice &ch) {
+  if (!layer.smeared())
+    return ch.cost;
+  return ch.cost + kLatencyPerHop * (ch.width / ch.tiles + ch.out);
+}
+
+/// Program 2 at bottleneck `T` on H x W, then the mapping it picks: the
+/// fewest PEs, then the fewest summed cycles, of the layouts whose kernels
+/// each take at most T cycles; with `latency`, the fewest summed cycles,
+/// then the fewest PEs (T is then no bound: kInf).
 ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
-                    int64_t H, int64_t W, int64_t T) {
+                    int64_t H, int64_t W, int64_t T, bool latency = false) {
+  auto key = [latency](int64_t pes, int64_t cycles) {
+    return latency ? latencyKey(pes, cycles) : partition::key(pes, cycles);
+  };
   size_t L = tables.size();
   std::vector<StateMap> memo(L + 1);
   std::function<const std::vector<int64_t> &(size_t,
@@ -385,6 +412,8 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
               const std::vector<int64_t> &rest =
                   at(l + 1, shape.next(l, state, ch.out));
               int64_t area = width * ch.out;
+              if (latency)
+                c = latencyCost(tables[l].layer, ch);
               for (int64_t w = width; w <= W; ++w)
                 if (rest[size_t(w - width)] < kInf)
                   row[size_t(w)] = std::min(
@@ -401,6 +430,8 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
       best = v;
       state = s;
     }
+  if (best >= kInf)
+    return m; // nothing fits (no kernels)
   m.streamRows.assign(size_t(shape.numStreams), 0);
   for (size_t i = 0; i < state.size(); ++i)
     m.streamRows[size_t(shape.live[0][i])] = state[i];
@@ -415,9 +446,10 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
           int64_t width = ch.width, out = ch.out, c = ch.cost;
           if (found || c > T || width > w)
             return;
+          int64_t kc = latency ? latencyCost(tables[l].layer, ch) : c;
           std::vector<int64_t> next = shape.next(l, state, out);
           int64_t rest = at(l + 1, next)[size_t(w - width)];
-          if (rest >= kInf || rest + key(width * out, c) != want)
+          if (rest >= kInf || rest + key(width * out, kc) != want)
             return;
           found = true;
           ChainPlacement k;
@@ -430,6 +462,7 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
           k.memoryPerPE = ch.memory;
           m.kernels.push_back(k);
           m.bottleneckCycles = std::max(m.bottleneckCycles, c);
+          m.summedCycles += c;
           m.height = std::max(m.height, ch.footprint);
           m.pes += width * out;
           m.streamRows[size_t(shape.output[l])] = out;
@@ -532,6 +565,13 @@ std::string whyNothingFits(const NetworkShape &net,
           --m.smear;
         while (m.rows > 1 && chunkSize(layer.M, m.rows, m.rows - 1) == 0)
           --m.rows;
+        m.precision = p;
+        // The largest rectangle has the smallest blocks: a limit it breaks
+        // (the precision, a matrix instruction's size) every one breaks.
+        if (std::string limit = trainedDenseLimits(layer.K, layer.M, m);
+            !limit.empty())
+          return "kernel " + std::to_string(l) + " (" + describe(layer) +
+                 ") cannot be trained: " + limit;
         why = "training it needs " +
               std::to_string(trainedDenseBytes(layer.K, layer.M, layer.bias,
                                                true, m, *layer.training)) +
@@ -708,6 +748,14 @@ std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,
         boundedPartition(tables, shape, bounds, H, W);
     if (!m)
       why = whyNothingFits(net, tables, shape, precision, target);
+    return m;
+  }
+  if (net.objective == NetworkShape::Objective::Latency) {
+    ChainMapping m = layout(tables, shape, H, W, kInf, /*latency=*/true);
+    if (m.kernels.size() != net.layers.size()) {
+      why = whyNothingFits(net, tables, shape, precision, target);
+      return std::nullopt;
+    }
     return m;
   }
   Bottleneck g(tables, shape, H, W);

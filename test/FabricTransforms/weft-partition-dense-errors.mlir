@@ -7,11 +7,17 @@
 // RUN: not weft-opt %s --split-input-file --weft-partition-dense=sparse-activations=maybe 2>&1 | FileCheck %s --check-prefix=SPMODE
 // RUN: not weft-opt %s --split-input-file '--weft-partition-dense=densities=fc1=2' 2>&1 | FileCheck %s --check-prefix=SPDENS
 // RUN: not weft-opt %s --split-input-file '--weft-partition-dense=density=1.5' 2>&1 | FileCheck %s --check-prefix=SPRANGE
+// RUN: not weft-opt %s --split-input-file --weft-partition-dense=objective=fast 2>&1 | FileCheck %s --check-prefix=OBJ
+// RUN: not weft-opt %s --split-input-file --weft-partition-dense=precision=mixed 2>&1 | FileCheck %s --check-prefix=TRAINMIXED
 
 // PREC: error: precision must be fp32 or mixed, not 'fp8'
 // SPMODE: error: sparse-activations must be off, auto or on, not 'maybe'
 // SPDENS: error: densities entry 'fc1=2' is not NAME=D or NAME=D:P0:...:Pn-1 with every D and P between 0 and 1
 // SPRANGE: error: density must be between 0 and 1, not 1.500000e+00
+// OBJ: error: objective must be auto, interval or latency, not 'fast'
+// A trained layer in mixed precision is refused for what it is, not for its
+// memory.
+// TRAINMIXED: error: 'fabric.program' op does not fit: kernel 0 (dense 100 -> 100) cannot be trained: weft trains in fp32 only
 
 fabric.program @too_big attributes {target = #weft.target<4x4>, weft.batch = 1 : i64} {
   // expected-error @below {{'fabric.kernel' op does not fit: a dense layer of 784 inputs and 256 neurons needs 802816 bytes of weights: at least}}

@@ -92,10 +92,15 @@ static void expectValid(const std::vector<ChainLayer> &chain,
   EXPECT_EQ(m.pes, pes);
 }
 
-/// The best (bottleneck, PEs) over every layout, by enumeration.
+/// The best (bottleneck, PEs) over every layout, by enumeration; with
+/// `latency`, the best (summed cycles, PEs), a dense kernel's cycles with
+/// kLatencyPerHop for each of its columns and rows.
 static std::pair<int64_t, int64_t>
 bruteForce(const std::vector<ChainLayer> &chain, const machine::Target &t,
-           Precision p) {
+           Precision p, bool latency = false) {
+  auto combine = [latency](int64_t acc, int64_t c) {
+    return latency ? acc + c : std::max(acc, c);
+  };
   int64_t H = t.height(), W = t.width();
   std::pair<int64_t, int64_t> best = {INT64_MAX, INT64_MAX};
   std::function<void(size_t, int64_t, int64_t, int64_t, int64_t)> go =
@@ -111,7 +116,7 @@ bruteForce(const std::vector<ChainLayer> &chain, const machine::Target &t,
             chunkSize(c.K, rowsIn, rowsIn - 1) == 0)
           return;
         if (c.kind == Kind::Column) {
-          go(l + 1, rowsIn, width + 1, std::max(worst, cost(c, 1, rowsIn, p)),
+          go(l + 1, rowsIn, width + 1, combine(worst, cost(c, 1, rowsIn, p)),
              pes + rowsIn);
           return;
         }
@@ -124,8 +129,10 @@ bruteForce(const std::vector<ChainLayer> &chain, const machine::Target &t,
           m.precision = p;
           if (memoryPerPE(c.K, c.M, m) > int64_t(t.memoryBytes()))
             continue;
-          go(l + 1, r, width + rowsIn, std::max(worst, cost(c, rowsIn, r, p)),
-             pes + rowsIn * r);
+          int64_t k = cost(c, rowsIn, r, p);
+          if (latency)
+            k += kLatencyPerHop * (rowsIn + r);
+          go(l + 1, r, width + rowsIn, combine(worst, k), pes + rowsIn * r);
         }
       };
   for (int64_t s = 1; s <= H; ++s)
@@ -201,6 +208,65 @@ TEST(ChainPartition, OptimalAgainstBruteForce) {
       EXPECT_EQ(m->bottleneckCycles, best.first);
       EXPECT_EQ(m->pes, best.second);
     }
+}
+
+/// The latency objective (SGD: one sample in flight) minimises the summed
+/// cycles, each dense kernel's with a hop latency per column and row, then
+/// the PEs; it never takes more summed cycles than the interval objective's
+/// layout, and may take a slower slowest kernel.
+TEST(ChainPartition, LatencyObjectiveAgainstBruteForce) {
+  std::vector<std::vector<ChainLayer>> chains = {
+      {ChainLayer::dense(64, 48, true), ChainLayer::column(ColumnOp::Relu, 48),
+       ChainLayer::dense(48, 10, false)},
+      {ChainLayer::dense(200, 100, true), ChainLayer::dense(100, 30, true),
+       ChainLayer::column(ColumnOp::Softmax, 30)},
+      {ChainLayer::dense(300, 300, true), ChainLayer::dense(300, 300, true)},
+      {ChainLayer::dense(20, 16, true), ChainLayer::dense(16, 12, true),
+       ChainLayer::dense(12, 5, true)},
+  };
+  bool differs = false;
+  for (size_t i = 0; i < chains.size(); ++i)
+    for (auto [w, h, mem] :
+         std::vector<std::tuple<unsigned, unsigned, unsigned>>{
+             {8, 8, 48 * 1024}, {12, 5, 48 * 1024}, {6, 9, 16 * 1024}}) {
+      SCOPED_TRACE("chain " + std::to_string(i) + " on " + std::to_string(w) +
+                   "x" + std::to_string(h) + " mem " + std::to_string(mem));
+      machine::Target t = grid(w, h, mem);
+      NetworkShape net = NetworkShape::chain(chains[i]);
+      net.objective = NetworkShape::Objective::Latency;
+      std::string why;
+      auto m = partitionNetwork(net, Precision::FP32, t, why);
+      auto best = bruteForce(chains[i], t, Precision::FP32, /*latency=*/true);
+      if (best.first == INT64_MAX) {
+        EXPECT_FALSE(m);
+        EXPECT_FALSE(why.empty());
+        continue;
+      }
+      ASSERT_TRUE(m) << why;
+      expectValid(chains[i], *m, t, Precision::FP32);
+      auto latencyOf = [&](const ChainMapping &mm) {
+        int64_t sum = 0;
+        for (size_t l = 0; l < chains[i].size(); ++l) {
+          const ChainPlacement &k = mm.kernels[l];
+          sum += k.predictedCycles;
+          if (chains[i][l].kind == Kind::Dense)
+            sum += kLatencyPerHop * (k.width + k.rows);
+        }
+        return sum;
+      };
+      int64_t summed = 0;
+      for (const ChainPlacement &k : m->kernels)
+        summed += k.predictedCycles;
+      EXPECT_EQ(m->summedCycles, summed);
+      EXPECT_EQ(latencyOf(*m), best.first);
+      EXPECT_EQ(m->pes, best.second);
+      auto interval = partitionChain(chains[i], Precision::FP32, t, why);
+      ASSERT_TRUE(interval) << why;
+      EXPECT_LE(latencyOf(*m), latencyOf(*interval));
+      EXPECT_GE(m->bottleneckCycles, interval->bottleneckCycles);
+      differs |= m->pes != interval->pes;
+    }
+  EXPECT_TRUE(differs) << "the objectives never chose different layouts";
 }
 
 TEST(ChainPartition, TooBigSaysWhatItNeeds) {

@@ -113,6 +113,15 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     the target of `--weft-convert-to-fabric`. A chain that does not fit is
     an error saying what it needs.
 
+    `objective` is what the layout minimises first: `interval` the slowest
+    kernel's cycles (the pipeline's period), `latency` the kernels' cycles
+    summed, with 4 cycles for each column and row a smeared kernel's
+    vectors stream across (`kLatencyPerHop`: a sample's latency through
+    them), `auto` (the default) `latency` for a program trained by SGD
+    (one sample in flight) and `interval` otherwise (docs/training.md,
+    "Partitioning for one sample in flight"). The choice is recorded as
+    `weft.objective` on the program.
+
     `replicas=N` partitions one copy of the network for a band of
     floor(H / N) of the fabric's H rows; `replicas=auto` tries every count
     N (`chooseReplicas`, lib/Kernels/Replicas.cpp) and takes the one with
@@ -147,6 +156,9 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     Option<"maxGrid", "max-grid", "std::string", "\"64x64\"",
            "The largest fabric grid=auto considers (its memory and colors "
            "apply to every grid)">,
+    Option<"objective", "objective", "std::string", "\"auto\"",
+           "auto, interval (the slowest kernel's cycles) or latency (the "
+           "kernels' cycles summed), minimised before the PEs">,
     Option<"mergeLanes", "merge-lanes", "bool", "false",
            "Let an unbanded convolution merge k of its producer's row lanes "
            "into one column (S = rows / k)">,

@@ -155,6 +155,9 @@ struct ChainMapping {
   /// The largest predicted cycles per sample over the kernels: the
   /// pipeline's steady-state interval.
   int64_t bottleneckCycles = 0;
+  /// The sum of the kernels' predicted cycles per sample: what the
+  /// latency objective minimises (NetworkShape::objective).
+  int64_t summedCycles = 0;
   /// Columns used (the sum of the widths) and rows used (the largest
   /// footprint).
   int64_t width = 0, height = 0;
@@ -182,15 +185,33 @@ struct NetworkShape {
   /// (docs/execution-model.md, "Merged lanes"): a kernel entered by r rows
   /// may then be r / k columns wide.
   bool mergeLanes = false;
+  /// What the layout minimises first (then the PEs): the slowest
+  /// kernel's predicted cycles per sample (`Interval`: the pipeline's
+  /// period, with many samples in flight), or their sum (`Latency`: with
+  /// one sample in flight, as in SGD, each kernel waits for the sample to
+  /// come back through the others; docs/training.md, "Partitioning for one
+  /// sample in flight"). The latency objective runs the exact programs
+  /// only; above their state budget the layout falls back to `Interval`.
+  enum class Objective { Interval, Latency };
+  Objective objective = Objective::Interval;
   /// The chain host -> 0 -> 1 -> ... -> host (stream l enters kernel l).
   static NetworkShape chain(const std::vector<ChainLayer> &chain);
 };
+
+/// The latency objective's cycles per PE a streamed vector crosses inside a
+/// smeared kernel (a partial sum east along a row, a reduction down a
+/// column): one on the link, one in the router's queue, and two in the
+/// CE that adds its own part (its queue and the add), the element after
+/// streaming behind. Measured against the alternatives in
+/// docs/performance.md ("SGD partitioned for its latency").
+constexpr int64_t kLatencyPerHop = 4;
 
 /// Lays the network out west to east from column 0 in its order, every
 /// rectangle at row 0: each stream gets one row count, which every kernel
 /// reading it takes (a dense kernel as its smear, a column or join kernel
 /// as its rows; a join's two streams must agree); the fewest predicted
-/// cycles for the slowest kernel, then the fewest PEs, as partitionChain.
+/// cycles for the slowest kernel (or, with the latency objective, summed
+/// over the kernels), then the fewest PEs, as partitionChain.
 std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,
                                              Precision precision,
                                              const machine::Target &target,
