@@ -472,12 +472,11 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
     wc::NetworkShape net = shapeOf(*graph);
     net.mergeLanes = mergeLanes;
     net.objective = objectiveOf(program);
-    program->setAttr("weft.objective",
-                     StringAttr::get(program.getContext(),
-                                     net.objective ==
-                                             wc::NetworkShape::Objective::Latency
-                                         ? "latency"
-                                         : "interval"));
+    // The latency objective is recorded (the interval objective is the
+    // default and is not).
+    if (net.objective == wc::NetworkShape::Objective::Latency)
+      program->setAttr("weft.objective",
+                       StringAttr::get(program.getContext(), "latency"));
     if (p == wc::Precision::Mixed && !program.getTrainingAttr())
       markSparseInputs(*graph, net, sparseMode, density, inputDensity,
                        measured, measuredInputs);

@@ -198,7 +198,7 @@ void Engine::linkGhosts() {
 /// exchange and the two reductions. False when the run has ended.
 bool Engine::cycleBand() {
   bool reference = opts.mode == Mode::Reference;
-  ThreadOut &main = outs[0];
+  ThreadOut &main = stepOut;
   injectHost(main);
   bool anyProgress = !main.woken.empty();
   stepCurrent();
@@ -207,7 +207,7 @@ bool Engine::cycleBand() {
   uint32_t errPe = firstStepError(pending);
   if (errPe != UINT32_MAX)
     localErrorKey = makeErrorKey(0, globalOf(errPe), 0);
-  anyProgress |= mergeThreadOuts();
+  anyProgress |= steppedProgress();
   // Host-port deliveries are checked now and applied after the reduction,
   // up to the first error anywhere.
   hostPending.clear();
@@ -254,15 +254,13 @@ bool Engine::cycleBand() {
     return stop();
   if (opts.trace)
     collectTrace();
-  anyProgress |= numSleeping() > 0;
+  anyProgress |= sleeping > 0;
   if (!reference)
     scheduleNext();
   else
     bandWakes.clear();
-  for (ThreadOut &o : outs) {
-    o.progressed.clear();
-    o.woken.clear();
-  }
+  stepOut.progressed.clear();
+  stepOut.woken.clear();
   return reduceEndOfCycle(anyProgress);
 }
 
@@ -316,7 +314,7 @@ void Engine::swapEdges() {
       }
       pe->inLatch[in] = (rec & ((uint64_t(1) << kColumnShift) - 1)) |
                         kLatchFull;
-      outs[0].woken.push_back(pe->index);
+      stepOut.woken.push_back(pe->index);
     }
   };
   apply(fromNorth, true);
@@ -343,10 +341,10 @@ uint64_t Engine::arrivalErrorKey(std::string &pending) {
       pending = e;
     }
   };
-  current.forEach(check);
-  for (const ThreadOut &o : outs)
-    for (uint32_t i : o.woken)
-      check(i);
+  for (uint32_t i : current)
+    check(i);
+  for (uint32_t i : stepOut.woken)
+    check(i);
   return key;
 }
 
@@ -368,8 +366,8 @@ bool Engine::reduceEndOfCycle(bool anyProgress) {
       anyProgress ? 0u : 1u,
       anyProgress || outputsComplete() ? 1u : 0u,
       busy ? 0u : 1u,
-      busy || !timerCount() ? UINT64_MAX : firstTimer(),
-      numSleeping() ? 0u : 1u,
+      busy || !timers ? UINT64_MAX : firstTimer(),
+      sleeping ? 0u : 1u,
   };
   exchange->allMin(v, 5);
   bandBusy = v[2] == 0;

@@ -15,7 +15,6 @@
 
 #include "Load.h"
 #include "Machine.h"
-#include "Pool.h"
 #include "Step.h"
 
 #include "weft/Sim/Exchange.h"
@@ -58,34 +57,6 @@ struct RowState {
   uint64_t received = 0;
   std::vector<uint32_t> got;      ///< outputs: payloads in arrival order
   bool control = false;
-};
-
-/// PE indices in one list per thread: the PEs that thread steps or
-/// commits (Engine::owner).
-struct PeLists {
-  std::vector<std::vector<uint32_t>> lists;
-  size_t size() const {
-    size_t n = 0;
-    for (const auto &l : lists)
-      n += l.size();
-    return n;
-  }
-  bool empty() const {
-    for (const auto &l : lists)
-      if (!l.empty())
-        return false;
-    return true;
-  }
-  void clear() {
-    for (auto &l : lists)
-      l.clear();
-  }
-  void swap(PeLists &o) { lists.swap(o.lists); }
-  template <typename F> void forEach(F &&f) const {
-    for (const auto &l : lists)
-      for (uint32_t i : l)
-        f(i);
-  }
 };
 
 struct StreamState {
@@ -172,22 +143,16 @@ private:
 
   // The cycle loop (cycleOnce() and its phases, in order).
   bool cycleOnce();
-  bool cycleThreads();
   bool decide(bool &anyProgress);
   void stepCurrent();
-  void stepList(const std::vector<uint32_t> &list, ThreadOut &o);
-  bool mergeThreadOuts();
+  bool steppedProgress();
   uint32_t firstStepError(std::string &err) const;
   bool commit();
-  void commitOwn(unsigned t);
   bool commitOk();
   void collectTrace();
   void scheduleNext();
-  void scheduleOwn(unsigned t);
-  void dropSleepers(unsigned t, std::vector<uint32_t> &next,
-                    uint64_t nextMark);
-  void fireTimers(unsigned t, std::vector<uint32_t> &next,
-                  uint64_t nextMark);
+  void dropSleepers(uint64_t nextMark);
+  void fireTimers(uint64_t nextMark);
   bool endCycle(bool anyProgress, bool complete);
   std::string leftoverWarning() const;
   void injectHost(ThreadOut &out);
@@ -293,50 +258,31 @@ private:
   std::vector<HostPort> hostPorts;
   std::vector<StreamState> streams;
   std::map<std::tuple<unsigned, unsigned, unsigned>, unsigned> outputByPort;
-  std::unique_ptr<Pool> pool;
-  std::vector<ThreadOut> outs;
+  /// What the PEs' steps of the cycle wrote besides their own state
+  /// (woken PEs, host sends, errors, trace events).
+  ThreadOut stepOut;
 
-  // Fast-mode scheduling. With threads, each PE belongs to one thread for
-  // the whole run: `owner` assigns bands of rows holding equal numbers of
-  // PEs, so that a thread steps and commits its own PEs and meets the
-  // others' only at band edges (docs/simulator.md, "Fast mode").
-  std::vector<uint8_t> owner;
-  void assignOwners(unsigned threads);
+  // Fast-mode scheduling (docs/simulator.md, "Fast mode").
   /// The PEs to step this cycle.
-  PeLists current;
+  std::vector<uint32_t> current;
   /// cycle + 1 at which a PE was last put in the commit / next set.
   std::vector<uint64_t> commitStamp, nextStamp;
   /// cycle + 1 at which a wavelet or a credit last reached a PE.
   std::vector<uint64_t> eventStamp;
-  PeLists commitSet, nextSet;
-  std::vector<std::string> commitErrors;
-  std::vector<uint32_t> commitErrorPe;
-  /// Per thread: PEs a commit credited (padded: each thread pushes to its
-  /// own).
-  struct alignas(64) WakeList {
-    std::vector<uint32_t> pes;
-  };
-  std::vector<WakeList> wakes;
-  /// Sleeping PEs' wake-up cycles in a timing wheel per thread (its own
-  /// PEs'): bucket `at % kWheel` holds (at, token << 32 | PE index).
-  /// Entries of PEs woken earlier stay until their bucket comes round (the
-  /// token tells them apart).
+  std::vector<uint32_t> commitSet, nextSet;
+  /// The cycle's first commit error (by PE index), and that PE.
+  std::string commitError;
+  uint32_t commitErrorPe = UINT32_MAX;
+  /// PEs a commit credited.
+  std::vector<uint32_t> credited;
+  /// Sleeping PEs' wake-up cycles in a timing wheel: bucket `at % kWheel`
+  /// holds (at, token << 32 | PE index). Entries of PEs woken earlier stay
+  /// until their bucket comes round (the token tells them apart).
   static constexpr uint64_t kWheel = 4096;
-  struct alignas(64) Sleepers {
-    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> wheel;
-    uint64_t timers = 0;   ///< entries in the wheel
-    uint64_t sleeping = 0; ///< the thread's PEs asleep
-    uint64_t sleptBefore = 0; ///< `sleeping` before this cycle's schedule
-  };
-  std::vector<Sleepers> sleepers;
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> wheel;
+  uint64_t timers = 0;   ///< entries in the wheel
+  uint64_t sleeping = 0; ///< PEs asleep
   uint64_t firstTimer() const;
-  uint64_t numSleeping() const;
-  uint64_t timerCount() const;
-  /// Sets of at least this many PEs are stepped and committed over threads.
-  static constexpr size_t kParallelMin = 64;
-  /// cycleThreads: whether a thread's PEs sent a host port a wavelet it
-  /// refuses.
-  std::vector<uint8_t> hostError;
   void catchUp(Pe &pe, uint64_t upTo);
   void wake(Pe &pe, uint64_t at);
   bool maySleep(const Pe &pe) const;

@@ -430,53 +430,16 @@ bool Engine::openStreams(const PeGrid &grid, std::string &why) {
   return true;
 }
 
-/// The thread pool and the fast mode's scheduling state: every PE is
-/// stepped in the first cycle.
+/// The fast mode's scheduling state: every PE is stepped in the first
+/// cycle.
 void Engine::initSchedule() {
-  unsigned threads = opts.mode == Mode::Fast ? std::max(1u, opts.threads) : 1;
-  pool = std::make_unique<Pool>(threads);
-  outs.resize(threads);
   commitStamp.assign(pes.size(), 0);
   nextStamp.assign(pes.size(), 0);
-  sleepers.assign(threads, {});
-  for (Sleepers &z : sleepers)
-    z.wheel.assign(kWheel, {});
-  commitErrors.assign(threads, {});
-  commitErrorPe.assign(threads, UINT32_MAX);
   eventStamp.assign(pes.size(), 0);
-  assignOwners(threads);
-  current.lists.assign(threads, {});
-  commitSet.lists.assign(threads, {});
-  nextSet.lists.assign(threads, {});
-  wakes.assign(threads, {});
+  wheel.assign(kWheel, {});
+  current.clear();
   for (auto &pe : pes)
-    current.lists[owner[pe->index]].push_back(pe->index);
-}
-
-/// Splits the PEs into `threads` bands of whole rows, each with about as
-/// many PEs, and makes thread t the owner of band t. Neighbours across a
-/// band edge are the only PEs whose latches and queue counts two threads
-/// touch.
-void Engine::assignOwners(unsigned threads) {
-  owner.assign(pes.size(), 0);
-  if (threads < 2)
-    return;
-  std::vector<uint32_t> byRow(pes.size());
-  for (uint32_t i = 0; i < byRow.size(); ++i)
-    byRow[i] = i;
-  std::stable_sort(byRow.begin(), byRow.end(), [&](uint32_t a, uint32_t b) {
-    return pes[a]->y < pes[b]->y;
-  });
-  size_t n = byRow.size();
-  unsigned band = 0;
-  for (size_t k = 0; k < n; ++k) {
-    // Move to the next band at a row boundary once this one holds its
-    // share.
-    if (band + 1 < threads && k > 0 && k >= n * (band + 1) / threads &&
-        pes[byRow[k]]->y != pes[byRow[k - 1]]->y)
-      ++band;
-    owner[byRow[k]] = uint8_t(band);
-  }
+    current.push_back(pe->index);
 }
 
 void Engine::packInput(StreamState &s, const std::vector<uint8_t> &bytes) {
@@ -755,98 +718,72 @@ std::vector<uint8_t> Engine::output(const std::string &name) const {
 bool Engine::cycleOnce() {
   bool reference = opts.mode == Mode::Reference;
   if (reference) {
-    // One thread: every PE in the first list.
-    std::vector<uint32_t> &all = current.lists[0];
-    all.resize(pes.size());
+    // Every PE, every cycle.
+    current.resize(pes.size());
     for (size_t i = 0; i < pes.size(); ++i)
-      all[i] = uint32_t(i);
+      current[i] = uint32_t(i);
   }
   if (distributed())
     return cycleBand();
-  if (!reference && pool->size() > 1 && current.size() >= kParallelMin)
-    return cycleThreads();
   bool anyProgress = false;
   if (!decide(anyProgress) || !commit())
     return false;
   if (opts.trace)
     collectTrace();
   // A PE asleep in this cycle spent it on its batched instruction.
-  anyProgress |= numSleeping() > 0;
+  anyProgress |= sleeping > 0;
   if (!reference)
     scheduleNext();
-  for (ThreadOut &o : outs) {
-    o.progressed.clear();
-    o.woken.clear();
-  }
+  stepOut.progressed.clear();
+  stepOut.woken.clear();
   return endCycle(anyProgress, !anyProgress && outputsComplete());
 }
 
-/// The first program error of the cycle's threads (by PE index) in `err`;
-/// UINT32_MAX when there is none.
+/// The first program error of the cycle's steps in `err`; UINT32_MAX when
+/// there is none.
 uint32_t Engine::firstStepError(std::string &err) const {
-  uint32_t errPe = UINT32_MAX;
-  for (const ThreadOut &o : outs)
-    if (o.errorPe < errPe) {
-      errPe = o.errorPe;
-      err = o.error;
-    }
-  return errPe;
+  if (stepOut.errorPe != UINT32_MAX)
+    err = stepOut.error;
+  return stepOut.errorPe;
 }
 
-/// The decide phase: host ports inject, the PEs in `current` step (over the
-/// pool's threads when there are enough), and what reached the host ports
-/// is collected. Sets `anyProgress`; false when the run has failed.
+/// The decide phase: host ports inject, the PEs in `current` step, and
+/// what reached the host ports is collected. Sets `anyProgress`; false
+/// when the run has failed.
 bool Engine::decide(bool &anyProgress) {
-  ThreadOut &main = outs[0];
-  injectHost(main);
-  bool hostMoved = !main.woken.empty();
+  injectHost(stepOut);
+  bool hostMoved = !stepOut.woken.empty();
   stepCurrent();
   std::string err;
   if (firstStepError(err) != UINT32_MAX) {
     fail(err);
     return false;
   }
-  // Merge before anything else: the other threads' host sends are
-  // collected only from outs[0] (a short-circuit here once left them in
-  // their latches whenever a host port injected in the same cycle).
-  bool stepped = mergeThreadOuts();
-  anyProgress = hostMoved || stepped;
-  anyProgress |= collectHost(main);
+  anyProgress = steppedProgress() || hostMoved;
+  anyProgress |= collectHost(stepOut);
   return st != Status::Error;
 }
 
-/// Whether any PE made progress in the threads' step; gathers the PEs that
-/// reached a host port into outs[0], sorted.
-bool Engine::mergeThreadOuts() {
-  ThreadOut &main = outs[0];
-  bool any = false;
-  for (ThreadOut &o : outs) {
-    any |= !o.progressed.empty();
-    if (&o != &main) {
-      main.hostOut.insert(main.hostOut.end(), o.hostOut.begin(),
-                          o.hostOut.end());
-      o.hostOut.clear();
-    }
-  }
-  std::sort(main.hostOut.begin(), main.hostOut.end());
-  main.hostOut.erase(std::unique(main.hostOut.begin(), main.hostOut.end()),
-                     main.hostOut.end());
-  return any;
+/// Whether any PE made progress in the cycle's steps; sorts the PEs that
+/// reached a host port (each once) for collectHost.
+bool Engine::steppedProgress() {
+  std::vector<uint32_t> &h = stepOut.hostOut;
+  std::sort(h.begin(), h.end());
+  h.erase(std::unique(h.begin(), h.end()), h.end());
+  return !stepOut.progressed.empty();
 }
 
-/// Moves the threads' trace events into the run's trace (kept in a
+/// Moves the cycle's trace events into the run's trace (kept in a
 /// canonical order at output time), up to Options::traceLimit.
 void Engine::collectTrace() {
-  for (ThreadOut &o : outs) {
-    for (const TraceEvent &e : o.trace) {
-      if (trace.size() >= opts.traceLimit) {
-        traceTruncated = true;
-        break;
-      }
-      trace.push_back(e);
+  for (const TraceEvent &e : stepOut.trace) {
+    if (trace.size() >= opts.traceLimit) {
+      traceTruncated = true;
+      break;
     }
-    o.trace.clear();
+    trace.push_back(e);
   }
+  stepOut.trace.clear();
 }
 
 /// Advances the clock; ends the run on a quiet cycle (§5.4: nothing will
@@ -931,7 +868,7 @@ Status Engine::run(uint64_t cycles) {
     if (s == Status::Error && pe->main.busyLeft && pe->sleepFrom <= now) {
       catchUp(*pe, now + 1);
       if (!pe->main.busyLeft)
-        retireBatch(*pe, cfg, now, outs[0]);
+        retireBatch(*pe, cfg, now, stepOut);
     } else {
       catchUp(*pe, now);
     }
@@ -1043,9 +980,8 @@ Stats Engine::stats() const {
                  residentMemoryBytes();
   for (const Pe *pe : pes)
     s.stateBytes += pe->lazyStateBytes();
-  for (const ThreadOut &o : outs)
-    for (unsigned c = 0; c < 32; ++c)
-      s.hopsPerColor[c] += o.hopsPerColor[c];
+  for (unsigned c = 0; c < 32; ++c)
+    s.hopsPerColor[c] += stepOut.hopsPerColor[c];
   for (const auto &pe : pes) {
     s.pes.push_back(pe->st);
     s.busyPeCycles += pe->st.busyCycles;

@@ -6,7 +6,8 @@
 // predicted cycles (interval: the pipeline's period), or the kernels'
 // cycles summed with 4 cycles for each column and row a dense kernel's
 // vectors stream across (latency). objective=auto takes latency for a
-// program trained by SGD and interval otherwise, and records its choice.
+// program trained by SGD and interval otherwise; the latency objective is
+// recorded on the program.
 
 // A program trained by SGD holds one sample in flight: each kernel waits
 // for the sample to come back through the others. fc2 then takes 5 rows
@@ -18,7 +19,7 @@
 // CHECK: fabric.kernel @fc1 {{.*}} at <0, 0, 7, 8> attributes {precision = #fabric<precision fp32>, predicted_cycles = 143 : i64, smear = 7 : i64, trained}
 // CHECK: fabric.kernel @fc2 {{.*}} at <7, 0, 8, 5> attributes {input_gradient, precision = #fabric<precision fp32>, predicted_cycles = 101 : i64, smear = 8 : i64, trained}
 // INTERVAL-LABEL: fabric.program @sgd
-// INTERVAL-SAME: weft.objective = "interval"
+// INTERVAL-NOT: weft.objective
 // INTERVAL: fabric.kernel @fc1 {{.*}} at <0, 0, 7, 8>
 // INTERVAL: fabric.kernel @fc2 {{.*}} at <7, 0, 8, 3> attributes {input_gradient, precision = #fabric<precision fp32>, predicted_cycles = 139 : i64, smear = 8 : i64, trained}
 fabric.program @sgd attributes {target = #weft.target<15x16>, training = #fabric.training<optimizer = sgd, lr = 0.00999999977 : f32, batch = 1>, weft.batch = 1 : i64} {
@@ -47,7 +48,7 @@ fabric.program @sgd attributes {target = #weft.target<15x16>, training = #fabric
 // which sums the partial sums in the same layout's order.
 
 // CHECK-LABEL: fabric.program @mbgd
-// CHECK-SAME: weft.objective = "interval"
+// CHECK-NOT: weft.objective
 // CHECK: fabric.kernel @fc1 {{.*}} at <0, 0, 7, 8>
 // CHECK: fabric.kernel @fc2 {{.*}} at <7, 0, 8, 3>
 // LATENCY-LABEL: fabric.program @mbgd
@@ -77,7 +78,7 @@ fabric.program @mbgd attributes {target = #weft.target<15x16>, training = #fabri
 // Inference: interval under auto.
 
 // CHECK-LABEL: fabric.program @inference
-// CHECK-SAME: weft.objective = "interval"
+// CHECK-NOT: weft.objective
 // CHECK: fabric.kernel @fc1
 // LATENCY-LABEL: fabric.program @inference
 // LATENCY-SAME: weft.objective = "latency"

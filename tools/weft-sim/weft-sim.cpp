@@ -435,6 +435,11 @@ int main(int argc, char **argv) {
     return die("--heatmaps: " + err);
   args.opts.exchange = exchange.get();
   bool distributed = exchange && exchange->size() > 1;
+  if (distributed && args.opts.threads > 1 && reporting)
+    std::fprintf(stderr, "weft-sim: note: --threads %u is for one process; "
+                         "each of the %u ranks runs one thread (start more "
+                         "ranks instead)\n",
+                 args.opts.threads, exchange->size());
 
   std::optional<binary::Program> prog =
       binary::readFile(args.programPath, &err);

@@ -119,8 +119,8 @@ def PartitionDense : Pass<"weft-partition-dense", "mlir::ModuleOp"> {
     vectors stream across (`kLatencyPerHop`: a sample's latency through
     them), `auto` (the default) `latency` for a program trained by SGD
     (one sample in flight) and `interval` otherwise (docs/training.md,
-    "Partitioning for one sample in flight"). The choice is recorded as
-    `weft.objective` on the program.
+    "Partitioning for one sample in flight"). The latency objective is
+    recorded as `weft.objective = "latency"` on the program.
 
     `replicas=N` partitions one copy of the network for a band of
     floor(H / N) of the fabric's H rows; `replicas=auto` tries every count

@@ -35,14 +35,18 @@ class BandExchange;
 enum class Mode {
   /// One thread, every PE every cycle: written to be obviously right.
   Reference,
-  /// Only PEs that can make progress are stepped, over several threads. Must
-  /// give exactly the reference mode's outputs, cycles and statistics.
+  /// Only PEs that can make progress are stepped, on one thread or on
+  /// `threads` bands of rows. Must give exactly the reference mode's
+  /// outputs, cycles and statistics.
   Fast,
 };
 
 struct Options {
   Mode mode = Mode::Fast;
-  /// Worker threads for the fast mode (1 = no threads).
+  /// Threads for the fast mode (1 = none): the fabric runs as that many
+  /// bands of rows, one engine and thread each, at most one band per row
+  /// that holds programmed PEs. A run on one such row, and a rank of a
+  /// distributed run (`exchange`), runs on one thread.
   unsigned threads = 1;
   /// Stop with an error when the run reaches this many cycles.
   uint64_t maxCycles = 1'000'000'000;
