@@ -39,44 +39,8 @@ namespace {
 /// The most bands the partitioner tabulates (lib/Kernels/PartitionSearch.h).
 constexpr int64_t kMostBands = 32;
 
-/// The fewest cycles per sample `s` takes on one S x R rectangle of at
-/// most `height` rows (S | cin, R | cout).
-int64_t fastestRectangle(const wc::ConvShape &s, int64_t height,
-                         int64_t memoryBytes) {
-  int64_t best = -1;
-  wc::DenseMapping m;
-  m.precision = wc::Precision::FP32;
-  for (int64_t S = 1; S <= std::min(s.cin, height); ++S) {
-    if (s.cin % S)
-      continue;
-    for (int64_t R = 1; R <= std::min(s.cout, height); ++R) {
-      if (s.cout % R)
-        continue;
-      m.smear = S, m.rows = R;
-      if (!wc::convMappingProblem(s, m, memoryBytes).empty())
-        continue;
-      int64_t c = wc::predictConvCycles(s, m);
-      if (best < 0 || c < best)
-        best = c;
-    }
-  }
-  return best < 0 ? std::numeric_limits<int64_t>::max() : best;
-}
-
-/// The fewest cycles per sample pool `p` takes on a column of at most
-/// `height` rows (rows | channels).
-int64_t fastestColumn(const wc::PoolShape &p, int64_t height,
-                      int64_t memoryBytes) {
-  int64_t best = std::numeric_limits<int64_t>::max();
-  for (int64_t r = 1; r <= std::min(p.c, height); ++r)
-    if (p.c % r == 0 && wc::poolMappingProblem(p, r, memoryBytes).empty())
-      best = std::min(best, wc::predictPoolCycles(p, r));
-  return best;
-}
-
 struct FrustumFuse : weft::impl::FrustumFuseBase<FrustumFuse> {
   using Base::Base;
-  int64_t height = 1;
 
   void runOnOperation() override {
     for (auto program : getOperation().getOps<wf::ProgramOp>())
@@ -87,14 +51,49 @@ struct FrustumFuse : weft::impl::FrustumFuseBase<FrustumFuse> {
   LogicalResult fuse(wf::ProgramOp program);
   /// Why `members` cannot run fused, or an empty string.
   std::string problem(ArrayRef<wf::KernelOp> members, int64_t memoryBytes);
+  /// Why the tile pass's decision for `members` keeps them per layer, or
+  /// an empty string.
+  std::string decided(ArrayRef<wf::KernelOp> members);
   void merge(wf::ProgramOp program, ArrayRef<wf::KernelOp> members);
 };
+
+std::string FrustumFuse::decided(ArrayRef<wf::KernelOp> members) {
+  auto record = members.front()->getAttrOfType<DictionaryAttr>("frustum");
+  if (always)
+    return "";
+  int64_t overlap = record.getAs<IntegerAttr>("overlap_cycles").getInt(),
+          exchange = record.getAs<IntegerAttr>("exchange_cycles").getInt(),
+          perLayer = record.getAs<IntegerAttr>("per_layer_cycles").getInt();
+  bool exchangeChosen = record.getAs<StringAttr>("halo").getValue() != "overlap";
+  int64_t chosen = exchangeChosen ? exchange : overlap;
+  if (!record.getAs<BoolAttr>("chosen").getValue())
+    return chosen > perLayer
+               ? "the cost model predicts its tiles slower than per layer (" +
+                     std::to_string(chosen) + " against " +
+                     std::to_string(perLayer) + " cycles per sample)"
+               : "its tiles need " +
+                     std::to_string(record.getAs<IntegerAttr>("pes").getInt()) +
+                     " PEs, more than the fabric has";
+  // Exchanging halos is not lowered yet: overlap, where it is no slower
+  // than per layer either.
+  if (exchangeChosen && overlap > perLayer)
+    return "the cost model chose to exchange its halos (" +
+           std::to_string(exchange) + " cycles per sample), which is not "
+           "lowered yet, and overlapping them is predicted slower than per "
+           "layer (" + std::to_string(overlap) + " against " +
+           std::to_string(perLayer) + ")";
+  if (exchangeChosen)
+    wf::KernelOp(members.front()).emitRemark()
+        << "frustum group " << record.getAs<IntegerAttr>("group").getInt()
+        << " overlaps its halos (" << overlap
+        << " cycles per sample): exchanging them (" << exchange
+        << ") is not lowered yet";
+  return "";
+}
 
 std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
                                  int64_t memoryBytes) {
   std::vector<wc::ConvShape> shapes;
-  // Each member's fewest cycles per sample on its own.
-  std::vector<int64_t> bounds;
   for (wf::KernelOp k : members) {
     if (k->hasAttr(wc::kFrustumChainAttr))
       return "its member @" + k.getSymName().str() + " is fused already";
@@ -107,7 +106,6 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
       wc::ConvShape w = pool.window();
       w.maxPool = true;
       shapes.push_back(w);
-      bounds.push_back(fastestColumn(pool, height, memoryBytes));
       continue;
     }
     auto c = dyn_cast<wf::ConvSchemeAttr>(k.getScheme());
@@ -115,7 +113,6 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
       return "its member @" + k.getSymName().str() +
              " is no convolution or max pool";
     shapes.push_back(c.getShape());
-    bounds.push_back(fastestRectangle(c.getShape(), height, memoryBytes));
   }
   auto record = members.front()->getAttrOfType<DictionaryAttr>("frustum");
   auto side = record.getAs<IntegerAttr>("side");
@@ -136,11 +133,10 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
   why = wc::frustumMappingProblem(shapes, bands, memoryBytes);
   if (!why.empty() || always)
     return why;
-  // The cost rule: never slower than the per-layer pipeline's interval,
-  // bounded below by every member on its fastest rectangle.
-  int64_t perLayer = 0;
-  for (int64_t c : bounds)
-    perLayer = std::max(perLayer, c);
+  // The lowering's bands are not the decision's tiles: never slower than
+  // the per-layer figure the decision weighed them against.
+  int64_t perLayer =
+      record.getAs<IntegerAttr>("per_layer_cycles").getInt();
   int64_t fused = wc::predictFrustumCycles(shapes, bands);
   if (fused > perLayer)
     return "it is predicted slower fused (" + std::to_string(fused) +
@@ -219,12 +215,21 @@ LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
              << "has a frustum record without group and level (or the role "
                 "add or projection): "
              << record;
+    if (!record.getAs<BoolAttr>("chosen") || !record.getAs<StringAttr>("halo") ||
+        !record.getAs<IntegerAttr>("overlap_cycles") ||
+        !record.getAs<IntegerAttr>("exchange_cycles") ||
+        !record.getAs<IntegerAttr>("per_layer_cycles") ||
+        !record.getAs<IntegerAttr>("pes"))
+      return k.emitOpError()
+             << "has a frustum record without the decision of "
+                "--weft-frustum-tile (chosen, halo, overlap_cycles, "
+                "exchange_cycles, per_layer_cycles, pes): "
+             << record;
     if (!groups[group.getInt()].emplace(level.getInt(), k).second)
       return k.emitOpError() << "shares level " << level.getInt()
                              << " of frustum group " << group.getInt();
   }
   const int64_t memoryBytes = program.getModel().memoryBytes();
-  height = program.getModel().height();
   for (auto &[id, byLevel] : groups) {
     SmallVector<wf::KernelOp> members;
     for (auto &[level, k] : byLevel) {
@@ -237,7 +242,9 @@ LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
     const SmallVector<wf::KernelOp> &extra = roles[id];
     std::string why;
     if (extra.empty()) {
-      why = problem(members, memoryBytes);
+      why = decided(members);
+      if (why.empty())
+        why = problem(members, memoryBytes);
     } else {
       why = "it is a residual block";
       for (wf::KernelOp k : extra)
@@ -250,7 +257,7 @@ LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
       why += ", and residual groups are not lowered yet (only chains)";
     }
     if (!why.empty()) {
-      members.front().emitRemark()
+      wf::KernelOp(members.front()).emitRemark()
           << "starts frustum group " << id << ", which runs per layer: "
           << why;
       // Per layer is the decision: no later stage sees the record.

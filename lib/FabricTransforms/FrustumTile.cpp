@@ -9,8 +9,10 @@
 // library (lib/Kernels/Frustum.cpp) and records each member's group, level
 // and tile (docs/frustum.md); a residual block (an add of a run of layers'
 // output and their input, or a projection of it) is one group, its add and
-// projection recorded as members with their role. --weft-frustum-fuse
-// reads the record.
+// projection recorded as members with their role. It also decides each
+// group with the cost model (lib/Kernels/Frustum.cpp, decideFrustum): the
+// halo policy, and whether the group beats its layers run per layer, each
+// on its fastest rectangle; --weft-frustum-fuse reads the record.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/Frustum.h"
+#include "weft/Kernels/FrustumChain.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -168,6 +171,9 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
     return failure();
   wc::FrustumBudget budget =
       wc::frustumBudget(program.getModel(), codeInstructions, elementBytes);
+  const int64_t width = program.getModel().width(),
+                height = program.getModel().height(),
+                memoryBytes = program.getModel().memoryBytes();
 
   const std::vector<Block> blocks = residualBlocks(*g);
   // Stages that close a block (its add and projection) are not layers of a
@@ -261,14 +267,44 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
       wc::FrustumGroup fg = wc::chainGroup(links, first, last);
       std::optional<wc::FrustumTiling> t = wc::largestTile(fg, side, budget);
       // A smaller tile fits whenever a larger one does.
-      if (maxTile > 0)
-        t->th = std::min<int64_t>(t->th, maxTile),
-        t->tw = std::min<int64_t>(t->tw, maxTile);
+      if (maxTile > 0 && (t->th > maxTile || t->tw > maxTile))
+        t = wc::tilingOf(fg, std::min<int64_t>(t->th, maxTile),
+                         std::min<int64_t>(t->tw, maxTile), side,
+                         elementBytes);
+      // The decision: the layers per layer, each on its fastest rectangle
+      // (the pipeline runs at the slowest), against the group's tiles.
+      wc::PerLayerCost base;
+      auto perLayer = [&](size_t stage) {
+        const ChainLayer &l = g->stages[stage].info.layer;
+        base.cycles.push_back(
+            l.kind == ChainLayer::Kind::Pool
+                ? wc::fastestPoolCycles(l.pool, height, memoryBytes)
+                : wc::fastestConvCycles(l.conv, width, height, memoryBytes));
+      };
+      for (size_t l = first; l <= last; ++l)
+        perLayer(chain.stages[l]);
+      const Block *blk =
+          fg.residual ? &blocks[size_t(chain.closes[last])] : nullptr;
+      if (blk && blk->projection >= 0)
+        perLayer(size_t(blk->projection));
+      wc::FrustumDecision d = wc::decideFrustum(
+          fg, base, *t, wc::hopsToTiles(*t), width * height);
       auto record = [&](Operation *k, NamedAttribute place) {
         NamedAttribute fields[] = {
             b.getNamedAttr("group", b.getI64IntegerAttr(groupId)), place,
             b.getNamedAttr("side", b.getI64IntegerAttr(side)),
-            b.getNamedAttr("tile", b.getDenseI64ArrayAttr({t->th, t->tw}))};
+            b.getNamedAttr("tile", b.getDenseI64ArrayAttr({t->th, t->tw})),
+            b.getNamedAttr("chosen", b.getBoolAttr(d.chosen)),
+            b.getNamedAttr("halo",
+                           b.getStringAttr(wc::haloPolicyName(d.policy))),
+            b.getNamedAttr("overlap_cycles",
+                           b.getI64IntegerAttr(d.overlap.cycles)),
+            b.getNamedAttr("exchange_cycles",
+                           b.getI64IntegerAttr(d.exchange.cycles)),
+            b.getNamedAttr("per_layer_cycles",
+                           b.getI64IntegerAttr(d.perLayer.cycles)),
+            b.getNamedAttr("hops", b.getI64IntegerAttr(d.frustum.hops)),
+            b.getNamedAttr("pes", b.getI64IntegerAttr(d.frustum.pes))};
         k->setAttr("frustum", b.getDictionaryAttr(fields));
       };
       for (size_t l = first; l <= last; ++l)
@@ -276,12 +312,11 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
                b.getNamedAttr("level", b.getI64IntegerAttr(int64_t(l - first))));
       // A residual group: its add (the top level's closeout) and its
       // projection are members too.
-      if (fg.residual) {
-        const Block &blk = blocks[size_t(chain.closes[last])];
-        record(g->stages[blk.join].kernel,
+      if (blk) {
+        record(g->stages[blk->join].kernel,
                b.getNamedAttr("role", b.getStringAttr("add")));
-        if (blk.projection >= 0)
-          record(g->stages[size_t(blk.projection)].kernel,
+        if (blk->projection >= 0)
+          record(g->stages[size_t(blk->projection)].kernel,
                  b.getNamedAttr("role", b.getStringAttr("projection")));
       }
       ++groupId;

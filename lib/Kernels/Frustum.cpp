@@ -157,6 +157,17 @@ static FrustumWorkingSet worstWorkingSet(const FrustumGroup &g, int64_t th,
   return worst;
 }
 
+FrustumTiling tilingOf(const FrustumGroup &g, int64_t th, int64_t tw,
+                       int64_t side, int64_t elementBytes) {
+  FrustumTiling tiling;
+  tiling.th = th;
+  tiling.tw = tw;
+  tiling.side = side;
+  tiling.worst =
+      worstWorkingSet(g, th, tw, side, elementBytes, &tiling.numTiles);
+  return tiling;
+}
+
 std::optional<FrustumTiling> largestTile(const FrustumGroup &g, int64_t side,
                                          const FrustumBudget &budget,
                                          std::string *diagnostic) {
@@ -324,18 +335,29 @@ FrustumCost frustumCost(const FrustumGroup &g, const FrustumTiling &tiling,
 FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
                               int64_t side, const FrustumBudget &budget,
                               int64_t hopsToTiles) {
-  FrustumDecision d;
-  d.perLayer = perLayerCost(g, base);
   std::string why;
-  d.tiling = largestTile(g, side, budget, &why);
-  if (!d.tiling) {
+  std::optional<FrustumTiling> tiling = largestTile(g, side, budget, &why);
+  if (!tiling) {
+    FrustumDecision d;
+    d.perLayer = perLayerCost(g, base);
     d.reason = why;
     return d;
   }
+  return decideFrustum(g, base, *tiling, hopsToTiles);
+}
+
+FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
+                              const FrustumTiling &tiling, int64_t hopsToTiles,
+                              int64_t maxPes) {
+  FrustumDecision d;
+  d.perLayer = perLayerCost(g, base);
+  d.tiling = tiling;
   FrustumCost overlap =
-      frustumCost(g, *d.tiling, HaloPolicy::Overlap, hopsToTiles);
+      frustumCost(g, tiling, HaloPolicy::Overlap, hopsToTiles);
   FrustumCost exchange =
-      frustumCost(g, *d.tiling, HaloPolicy::Exchange, hopsToTiles);
+      frustumCost(g, tiling, HaloPolicy::Exchange, hopsToTiles);
+  d.overlap = overlap;
+  d.exchange = exchange;
   bool useExchange =
       exchange.cycles < overlap.cycles ||
       (exchange.cycles == overlap.cycles && exchange.hops < overlap.hops);
@@ -347,8 +369,20 @@ FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
                std::to_string(d.perLayer.cycles) + " cycles per image)";
     return d;
   }
+  if (maxPes > 0 && d.frustum.pes > maxPes) {
+    d.reason = "its tiles need " + std::to_string(d.frustum.pes) +
+               " PEs, more than the fabric's " + std::to_string(maxPes);
+    return d;
+  }
   d.chosen = true;
   return d;
+}
+
+int64_t hopsToTiles(const FrustumTiling &tiling) {
+  int64_t across = 1;
+  while (across * across < tiling.numTiles)
+    ++across;
+  return 1 + tiling.side * across / 2;
 }
 
 FrustumGroup chainGroup(const std::vector<ChainLink> &chain, size_t first,

@@ -6,9 +6,12 @@
 
 #include "weft/Kernels/FrustumChain.h"
 
+#include "PartitionSearch.h"
+
 #include "weft/Machine/ISA.h"
 
 #include <algorithm>
+#include <limits>
 #include <cassert>
 
 namespace wt = weft::machine;
@@ -349,6 +352,44 @@ std::string frustumMappingProblem(const std::vector<ConvShape> &chain,
              std::to_string(memoryBytes) + " a PE has";
   }
   return "";
+}
+
+int64_t fastestConvCycles(const ConvShape &s, int64_t width, int64_t height,
+                          int64_t memoryBytes) {
+  int64_t best = std::numeric_limits<int64_t>::max();
+  DenseMapping m;
+  m.precision = Precision::FP32;
+  for (int64_t S = 1; S <= std::min(s.cin, height); ++S) {
+    if (s.cin % S)
+      continue;
+    for (int64_t R = 1; R <= std::min(s.cout, height); ++R) {
+      if (s.cout % R)
+        continue;
+      m.smear = S, m.rows = R;
+      // Unbanded, or in the partitioner's bands of output columns side by
+      // side (docs/execution-model.md, "Bands of output columns").
+      auto consider = [&](int64_t tiles) {
+        if (tiles > s.wout() || tiles * S > width)
+          return;
+        m.tiles = tiles;
+        if (convMappingProblem(s, m, memoryBytes).empty())
+          best = std::min(best, predictConvCycles(s, m));
+      };
+      consider(1);
+      for (int64_t tiles : partition::kTileOptions)
+        consider(tiles);
+    }
+  }
+  return best;
+}
+
+int64_t fastestPoolCycles(const PoolShape &p, int64_t height,
+                          int64_t memoryBytes) {
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (int64_t r = 1; r <= std::min(p.c, height); ++r)
+    if (p.c % r == 0 && poolMappingProblem(p, r, memoryBytes).empty())
+      best = std::min(best, predictPoolCycles(p, r));
+  return best;
 }
 
 } // namespace weft::conversion

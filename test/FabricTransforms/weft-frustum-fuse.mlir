@@ -3,12 +3,13 @@
 // and the partitioner places it in one band of one PE per tile column.
 // RUN: weft-opt %s '--weft-frustum-tile=max-tile=4' '--weft-frustum-fuse=always=true' | FileCheck %s
 // RUN: weft-opt %s '--weft-frustum-tile=max-tile=4' '--weft-frustum-fuse=always=true' --weft-partition-dense | FileCheck %s --check-prefix=PART
-// Per layer is predicted faster on this fabric: auto keeps the members.
+// Per layer is predicted faster on this fabric (the decision --weft-frustum-tile
+// records): auto keeps the members.
 // RUN: weft-opt %s '--weft-frustum-tile=max-tile=4' --weft-frustum-fuse --verify-diagnostics | FileCheck %s --check-prefix=AUTO
 
 // CHECK-LABEL: fabric.program @chain
 // CHECK: fabric.kernel @c1 : (tensor<1x4x8x8xf32>) -> tensor<1x8x8x8xf32>
-// CHECK-SAME: frustum = {group = 0 : i64, level = 0 : i64, side = 1 : i64, tile = array<i64: 4, 4>}
+// CHECK-SAME: frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 0 : i64, {{.*}}side = 1 : i64, tile = array<i64: 4, 4>}
 // CHECK-SAME: frustum_chain = [#fabric.conv<in_channels = 4, out_channels = 8, {{.*}}>, #fabric.conv<in_channels = 8, out_channels = 8, {{.*}}>]
 // CHECK: linalg.conv_2d_nchw_fchw
 // CHECK: linalg.conv_2d_nchw_fchw
@@ -28,7 +29,7 @@
 fabric.program @chain attributes {target = #weft.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x4x8x8xf32> {pixels = 64 : i64}
   fabric.io @y output east rows 0 to 1 : tensor<1x8x8x8xf32> {pixels = 64 : i64}
-  // expected-remark @below {{starts frustum group 0, which runs per layer: it is predicted slower fused}}
+  // expected-remark @below {{starts frustum group 0, which runs per layer: the cost model predicts its tiles slower than per layer (14040 against 563 cycles per sample)}}
   fabric.kernel @c1 : (tensor<1x4x8x8xf32>) -> tensor<1x8x8x8xf32> scheme #fabric.conv<in_channels = 4, out_channels = 8, in_height = 8, in_width = 8, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<0.5> : tensor<8x4x3x3xf32>> {
   ^bb0(%a: tensor<1x4x8x8xf32>):
     %pad = arith.constant 0.0 : f32

@@ -1,5 +1,5 @@
-// --weft-frustum-tile records frustum groups and tiles (docs/frustum.md);
-// nothing reads them yet. The worked example: two 3 x 3 stride-1 pad-1
+// --weft-frustum-tile records frustum groups, tiles and the cost model's
+// decision (docs/frustum.md); --weft-frustum-fuse reads them. The worked example: two 3 x 3 stride-1 pad-1
 // convolutions 16 -> 32 -> 32 on 33 x 33 in fp16 on 48 KiB PEs (the task
 // table reserved): the largest tile is 11 x 11 at the top (15 x 15 at the
 // input). A smaller memory forces a smaller tile; on 2 x 2 PEs a tile holds
@@ -9,8 +9,13 @@
 // RUN: weft-opt %s --split-input-file '--weft-frustum-tile=element-bytes=2 side=2' | FileCheck %s --check-prefix=SIDE
 
 // CHECK-LABEL: fabric.program @worked
-// CHECK: fabric.kernel @c1 {{.*}} attributes {frustum = {group = 0 : i64, level = 0 : i64, side = 1 : i64, tile = array<i64: 11, 11>}}
-// CHECK: fabric.kernel @c2 {{.*}} attributes {frustum = {group = 0 : i64, level = 1 : i64, side = 1 : i64, tile = array<i64: 11, 11>}}
+// The decision (lib/Kernels/Frustum.cpp, decideFrustum): its 9 tiles on one
+// PE each would take 1,897,488 cycles per image recomputing their halos and
+// 1,677,840 exchanging them (the faster, so the halo policy), the two
+// layers per layer on their fastest rectangles of the 8 x 8 fabric 175,063:
+// the group is not chosen.
+// CHECK: fabric.kernel @c1 {{.*}} attributes {frustum = {chosen = false, exchange_cycles = 1677840 : i64, group = 0 : i64, halo = "exchange", hops = 53280 : i64, level = 0 : i64, overlap_cycles = 1897488 : i64, per_layer_cycles = 175063 : i64, pes = 9 : i64, side = 1 : i64, tile = array<i64: 11, 11>}}
+// CHECK: fabric.kernel @c2 {{.*}} attributes {frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 1 : i64, {{.*}}side = 1 : i64, tile = array<i64: 11, 11>}}
 // CODE-LABEL: fabric.program @worked
 // CODE: fabric.kernel @c1 {{.*}} tile = array<i64: 8, 8>
 // SIDE-LABEL: fabric.program @worked
@@ -62,11 +67,11 @@ fabric.program @fork attributes {target = #weft.target<8x8, mem = 49152, colors 
 // one group; its add is recorded as a member with its role. The chain goes
 // on through the add: c3 and c4 (after the block) form the next group.
 // CHECK-LABEL: fabric.program @residual
-// CHECK: fabric.kernel @c1 {{.*}}frustum = {group = 0 : i64, level = 0 : i64, side = 1 : i64, tile = array<i64: 6, 6>}
-// CHECK: fabric.kernel @c2 {{.*}}frustum = {group = 0 : i64, level = 1 : i64, side = 1 : i64, tile = array<i64: 6, 6>}
-// CHECK: fabric.kernel @add {{.*}}frustum = {group = 0 : i64, role = "add", side = 1 : i64, tile = array<i64: 6, 6>}
-// CHECK: fabric.kernel @c3 {{.*}}frustum = {group = 1 : i64, level = 0 : i64
-// CHECK: fabric.kernel @c4 {{.*}}frustum = {group = 1 : i64, level = 1 : i64
+// CHECK: fabric.kernel @c1 {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 0 : i64, {{.*}}side = 1 : i64, tile = array<i64: 6, 6>}
+// CHECK: fabric.kernel @c2 {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 1 : i64, {{.*}}side = 1 : i64, tile = array<i64: 6, 6>}
+// CHECK: fabric.kernel @add {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}role = "add", side = 1 : i64, tile = array<i64: 6, 6>}
+// CHECK: fabric.kernel @c3 {{.*}}frustum = {chosen = false, {{.*}}group = 1 : i64, {{.*}}level = 0 : i64
+// CHECK: fabric.kernel @c4 {{.*}}frustum = {chosen = false, {{.*}}group = 1 : i64, {{.*}}level = 1 : i64
 fabric.program @residual attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
   fabric.io @y output east rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
@@ -104,11 +109,11 @@ fabric.program @residual attributes {target = #weft.target<8x8, mem = 49152, col
 // convolution, and a strided 1 x 1 projection of the block's input that
 // only the add reads. The projection is a member with its role.
 // CHECK-LABEL: fabric.program @bottleneck
-// CHECK: fabric.kernel @reduce {{.*}}frustum = {group = 0 : i64, level = 0 : i64
-// CHECK: fabric.kernel @conv {{.*}}frustum = {group = 0 : i64, level = 1 : i64
-// CHECK: fabric.kernel @expand {{.*}}frustum = {group = 0 : i64, level = 2 : i64
-// CHECK: fabric.kernel @shortcut {{.*}}frustum = {group = 0 : i64, role = "projection"
-// CHECK: fabric.kernel @add {{.*}}frustum = {group = 0 : i64, role = "add"
+// CHECK: fabric.kernel @reduce {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 0 : i64
+// CHECK: fabric.kernel @conv {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 1 : i64
+// CHECK: fabric.kernel @expand {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 2 : i64
+// CHECK: fabric.kernel @shortcut {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}role = "projection"
+// CHECK: fabric.kernel @add {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}role = "add"
 fabric.program @bottleneck attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x8x8x8xf32> {pixels = 64 : i64}
   fabric.io @y output east rows 0 to 1 : tensor<1x16x4x4xf32> {pixels = 16 : i64}
@@ -149,8 +154,8 @@ fabric.program @bottleneck attributes {target = #weft.target<8x8, mem = 49152, c
 // An add whose other input is no input (or projection) of the run before
 // it closes no block: c1 and c2 form a plain group, the add is no member.
 // CHECK-LABEL: fabric.program @no_block
-// CHECK: fabric.kernel @c1 {{.*}}frustum = {group = 0 : i64, level = 0 : i64
-// CHECK: fabric.kernel @c2 {{.*}}frustum = {group = 0 : i64, level = 1 : i64
+// CHECK: fabric.kernel @c1 {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 0 : i64
+// CHECK: fabric.kernel @c2 {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 1 : i64
 // CHECK: fabric.kernel @add
 // CHECK-NOT: frustum
 // CHECK: fabric.stream
@@ -187,8 +192,8 @@ fabric.program @no_block attributes {target = #weft.target<8x8, mem = 49152, col
 // biases: 45,680, within 48 KiB less the task table. 14 x 14 would need
 // 33^2 * 16 + 29^2 * 32 + 6,976 = 51,312.
 // CHECK-LABEL: fabric.program @dilated
-// CHECK: fabric.kernel @d {{.*}}frustum = {group = 0 : i64, level = 0 : i64, side = 1 : i64, tile = array<i64: 13, 13>}
-// CHECK: fabric.kernel @s {{.*}}frustum = {group = 0 : i64, level = 1 : i64, side = 1 : i64, tile = array<i64: 13, 13>}
+// CHECK: fabric.kernel @d {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 0 : i64, {{.*}}side = 1 : i64, tile = array<i64: 13, 13>}
+// CHECK: fabric.kernel @s {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 1 : i64, {{.*}}side = 1 : i64, tile = array<i64: 13, 13>}
 fabric.program @dilated attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x8x64x64xf32> {pixels = 4096 : i64}
   fabric.io @y output east rows 0 to 1 : tensor<1x16x30x30xf32> {pixels = 900 : i64}

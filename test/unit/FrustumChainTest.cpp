@@ -171,4 +171,41 @@ TEST(FrustumChainTest, CostAndMemory) {
   EXPECT_NE(frustumMappingProblem(vgg, 17, 49152), "");
 }
 
+/// The per-layer figure a frustum group is weighed against: the member's
+/// fastest rectangle, banded where that is faster, never faster than the
+/// band of the best single rectangle it could take, and no faster on a
+/// fabric too narrow for bands.
+TEST(FrustumChainTest, FastestPerLayer) {
+  ConvShape c = conv(4, 8, 8, 8, 3);
+  DenseMapping m;
+  m.precision = Precision::FP32;
+  int64_t unbanded = INT64_MAX;
+  for (int64_t S : {1, 2, 4})
+    for (int64_t R : {1, 2, 4, 8}) {
+      m.smear = S, m.rows = R, m.tiles = 1;
+      if (convMappingProblem(c, m, 49152).empty())
+        unbanded = std::min(unbanded, predictConvCycles(c, m));
+    }
+  // One column: no bands; the fastest unbanded rectangle of one column.
+  m.smear = 1, m.rows = 8, m.tiles = 1;
+  EXPECT_EQ(fastestConvCycles(c, 1, 8, 49152), predictConvCycles(c, m));
+  // Wide: every rectangle unbanded, and bands of output columns.
+  int64_t wide = fastestConvCycles(c, 64, 8, 49152);
+  EXPECT_LE(wide, unbanded);
+  m.smear = 1, m.rows = 8, m.tiles = 8;
+  EXPECT_LE(wide, predictConvCycles(c, m));
+  EXPECT_LT(wide, fastestConvCycles(c, 1, 8, 49152));
+  // Nothing fits: no per-layer mapping at all.
+  EXPECT_EQ(fastestConvCycles(c, 64, 8, 64), INT64_MAX);
+  PoolShape p;
+  p.c = 8, p.hin = p.win = 8, p.kh = p.kw = 2, p.sh = p.sw = 2, p.max = true;
+  EXPECT_EQ(fastestPoolCycles(p, 8, 49152), [&] {
+    int64_t best = INT64_MAX;
+    for (int64_t r : {1, 2, 4, 8})
+      if (poolMappingProblem(p, r, 49152).empty())
+        best = std::min(best, predictPoolCycles(p, r));
+    return best;
+  }());
+}
+
 } // namespace

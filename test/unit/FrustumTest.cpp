@@ -319,6 +319,35 @@ TEST(FrustumTest, CostModelAndDecision) {
   d = decideFrustum(g, base, 1, rawBudget(20000, 2), 4);
   EXPECT_FALSE(d.chosen);
   EXPECT_NE(d.reason.find("no tile of the group fits"), std::string::npos);
+
+  // The decision for a given tiling (what --weft-frustum-tile records,
+  // after its max-tile cap) is the budget's when given the largest tile;
+  // both policies' costs are kept, the chosen one's in `frustum`.
+  base.cycles = {3000000, 3000000};
+  FrustumDecision byBudget = decideFrustum(g, base, 1, b, 4);
+  FrustumTiling same = tilingOf(g, tiling->th, tiling->tw, 1, 2);
+  EXPECT_EQ(same.numTiles, tiling->numTiles);
+  EXPECT_EQ(same.worst.total(), tiling->worst.total());
+  FrustumDecision byTiling = decideFrustum(g, base, same, 4);
+  EXPECT_EQ(byTiling.chosen, byBudget.chosen);
+  EXPECT_EQ(byTiling.frustum.cycles, byBudget.frustum.cycles);
+  EXPECT_EQ(byTiling.overlap.cycles, over.cycles);
+  EXPECT_EQ(byTiling.exchange.cycles, exch.cycles);
+  EXPECT_EQ(byTiling.frustum.cycles,
+            std::min(byTiling.overlap.cycles, byTiling.exchange.cycles));
+  // Faster, but its 9 tiles do not fit a fabric of 8 PEs.
+  d = decideFrustum(g, base, same, 4, /*maxPes=*/8);
+  EXPECT_FALSE(d.chosen);
+  EXPECT_NE(d.reason.find("need 9 PEs, more than the fabric's 8"),
+            std::string::npos);
+  EXPECT_TRUE(decideFrustum(g, base, same, 4, /*maxPes=*/9).chosen);
+  // A smaller tile than the largest: more tiles, a smaller working set.
+  FrustumTiling smaller = tilingOf(g, 4, 4, 1, 2);
+  EXPECT_EQ(smaller.numTiles, 9 * 9);
+  EXPECT_LT(smaller.worst.total(), tiling->worst.total());
+  // The producer's mean distance to the tiles: 1 + side * ceil(sqrt(n)) / 2.
+  EXPECT_EQ(hopsToTiles(same), 1 + 3 / 2);
+  EXPECT_EQ(hopsToTiles(smaller), 1 + 9 / 2);
 }
 
 } // namespace

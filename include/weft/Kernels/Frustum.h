@@ -144,6 +144,10 @@ struct FrustumTiling {
 std::optional<FrustumTiling> largestTile(const FrustumGroup &g, int64_t side,
                                          const FrustumBudget &budget,
                                          std::string *diagnostic = nullptr);
+/// The th x tw tiling of `g` on side x side PEs (its tiles and their worst
+/// working set), fitting or not.
+FrustumTiling tilingOf(const FrustumGroup &g, int64_t th, int64_t tw,
+                       int64_t side, int64_t elementBytes);
 
 /// How the halo of neighbouring tiles is handled (docs/frustum.md).
 enum class HaloPolicy { Overlap, Exchange };
@@ -185,12 +189,24 @@ struct FrustumDecision {
   bool chosen = false;
   std::optional<FrustumTiling> tiling;
   HaloPolicy policy = HaloPolicy::Overlap;
-  FrustumCost frustum, perLayer;
+  /// `frustum` is the chosen policy's cost; `overlap` and `exchange` each
+  /// policy's (a lowering without one of them takes the other).
+  FrustumCost frustum, perLayer, overlap, exchange;
   std::string reason; ///< why not chosen (a sentence), or empty
 };
 FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
                               int64_t side, const FrustumBudget &budget,
                               int64_t hopsToTiles);
+/// The same decision for a given tiling, on a fabric of `maxPes` PEs (0:
+/// any): tiles that need more PEs are not chosen either.
+FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
+                              const FrustumTiling &tiling, int64_t hopsToTiles,
+                              int64_t maxPes = 0);
+/// The mean hops from a group's producer to its tiles' PEs, as the
+/// decision takes them: a square grid of ceil(sqrt(tiles)) blocks of side
+/// PEs entered from one edge, half of it crossed on average, plus the link
+/// into the region.
+int64_t hopsToTiles(const FrustumTiling &tiling);
 
 /// Group formation over a chain of layers (layer i + 1 reads layer i's
 /// output; a link's `skipFrom` marks a residual block). Greedy from the

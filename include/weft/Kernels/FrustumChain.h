@@ -24,6 +24,7 @@
 #define WEFT_KERNELS_FRUSTUMCHAIN_H
 
 #include "weft/Kernels/ConvMapping.h"
+#include "weft/Kernels/PoolMapping.h"
 
 #include <cstdint>
 #include <optional>
@@ -110,6 +111,17 @@ int64_t frustumMemoryPerPE(const std::vector<ConvShape> &chain, int64_t tiles);
 /// empty string.
 std::string frustumMappingProblem(const std::vector<ConvShape> &chain,
                                   int64_t tiles, int64_t memoryBytes);
+
+/// What a frustum group is weighed against (docs/frustum.md, "The
+/// decision"): a member's fewest predicted cycles per sample per layer, on
+/// its fastest S x R rectangle (S | cin, R | cout) of at most `height`
+/// rows, unbanded or in bands of output columns at most `width` columns
+/// wide in all, or a pool on its fastest column; INT64_MAX when none fits
+/// PEs of `memoryBytes`.
+int64_t fastestConvCycles(const ConvShape &s, int64_t width, int64_t height,
+                          int64_t memoryBytes);
+int64_t fastestPoolCycles(const PoolShape &p, int64_t height,
+                          int64_t memoryBytes);
 
 } // namespace weft::conversion
 
