@@ -148,7 +148,6 @@ private:
   bool steppedProgress();
   uint32_t firstStepError(std::string &err) const;
   bool commit();
-  bool commitOk();
   void collectTrace();
   void scheduleNext();
   void dropSleepers(uint64_t nextMark);
