@@ -195,8 +195,9 @@ struct PositionState {
   }
 };
 
-/// What a thread collects while stepping PEs in parallel (on its own cache
-/// lines: each thread writes its own).
+/// What an engine collects while stepping its PEs in a cycle, besides the
+/// PEs' own state (one per engine; a band of a threaded run is an engine of
+/// its own).
 struct alignas(64) ThreadOut {
   std::vector<uint32_t> woken;      ///< PEs whose latches were written
   std::vector<uint32_t> hostOut;    ///< edge PEs that sent to a host port
