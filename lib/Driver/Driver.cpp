@@ -468,6 +468,7 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   }
   pipeline.sparseActivations = options.sparseActivations;
   pipeline.sparsePlacement = options.sparsePlacement;
+  pipeline.objective = options.objective;
   pipeline.density = options.density;
   pipeline.inputDensity = options.inputDensity;
   // NAME=D[:P0:...] (--weft-select-sparse-streams' densities).

@@ -98,6 +98,7 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     o.precision =
         options.precision == PipelinePrecision::Mixed ? "mixed" : "fp32";
     o.mergeLanes = options.mergeLanes;
+    o.objective = options.objective;
     o.replicas = options.replicas;
     o.maxReplicas = options.maxReplicas;
     o.maxColumns = options.maxColumns;

@@ -93,6 +93,13 @@ struct TrainOptions {
       cl::desc("Write the simulator's Chrome trace (tasks per PE, wavelets "
                "per link) to FILE"),
       cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<std::string> objective{
+      "partition-objective", cl::init("auto"),
+      cl::desc("What the partition minimises first: auto (latency for "
+               "sgd, which holds one sample in flight; interval for mbgd "
+               "and cpgd), interval (the slowest layer's cycles per "
+               "sample) or latency (the layers' cycles summed)"),
+      cl::value_desc("auto|interval|latency"), cl::cat(category)};
   cl::opt<int64_t> maxCycles{"max-cycles", cl::init(2'000'000'000),
                              cl::desc("Stop the simulation after N cycles"),
                              cl::value_desc("N"), cl::cat(category)};
@@ -154,6 +161,11 @@ int weftc::trainMain(int argc, char **argv) {
   CompileOptions co;
   co.grid = opts.grid;
   co.precision = "fp32";
+  if (opts.objective != "auto" && opts.objective != "interval" &&
+      opts.objective != "latency")
+    return fail(argv0, "--partition-objective must be auto, interval or "
+                       "latency, not '" + opts.objective + "'");
+  co.objective = opts.objective;
   if (opts.peMemory < 0)
     return fail(argv0, "--pe-memory must be positive");
   {

@@ -112,6 +112,9 @@ struct CompileOptions {
   /// --weft-partition-dense costs the layers whose input will go sparse at
   /// their sparse cost (else as if dense).
   bool sparsePlacement = true;
+  /// --weft-partition-dense's objective: auto, interval or latency
+  /// (docs/training.md, "Partitioning for one sample in flight").
+  std::string objective = "auto";
   /// Measured densities of ONNX nodes' results, by node name (a
   /// calibration run: reference::measureNodeDensities), overall and per
   /// element; a stream whose producer ends with a measured node expects

@@ -80,6 +80,13 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
                      "docs/frustum.md) or on (fuse every group that can "
                      "run fused)"),
       llvm::cl::init("auto")};
+  Option<std::string> objective{
+      *this, "objective",
+      llvm::cl::desc("What the partition minimises first: auto (latency "
+                     "for SGD, else interval), interval (the slowest "
+                     "kernel's cycles) or latency (the kernels' cycles "
+                     "summed); --weft-partition-dense's objective"),
+      llvm::cl::init("auto")};
   Option<int64_t> frustumMaxTile{
       *this, "frustum-max-tile",
       llvm::cl::desc("With frustum: the largest tile side recorded (0: the "
