@@ -406,6 +406,12 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Error)
       error += (error.empty() ? "" : "\n") + diag.str();
+    if (diag.getSeverity() == DiagnosticSeverity::Remark && options.remarks) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << diag.getLocation() << ": " << diag.str();
+      out.remarks.push_back(std::move(text));
+    }
     return success();
   });
   error.clear();

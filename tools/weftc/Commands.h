@@ -72,8 +72,12 @@ struct FabricFlags {
   llvm::cl::opt<double> inputDensity;
   llvm::cl::opt<std::string> sparseWeights;
   llvm::cl::opt<bool> sparsePlacement;
+  /// --remarks: print the passes' remarks on stderr.
+  llvm::cl::opt<bool> remarks;
   /// Copies the flags into `options`.
   void apply(CompileOptions &options) const;
+  /// With --remarks, prints the compile's remarks on stderr.
+  void printRemarks(const char *argv0, const CompiledModel &compiled) const;
 };
 
 /// --progress and --no-progress: progress lines on stderr (the compile's

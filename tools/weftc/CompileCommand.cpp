@@ -37,6 +37,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -130,7 +131,19 @@ weftc::FabricFlags::FabricFlags(cl::OptionCategory &category)
                    "=false places every layer as if dense, so a run "
                    "differs from the dense one only in its streams "
                    "(docs/execution-model.md, \"Sparse activations\")"),
-          cl::cat(category)) {}
+          cl::cat(category)),
+      remarks("remarks",
+              cl::desc("Print the passes' remarks on stderr: why a frustum "
+                       "group runs per layer, which streams go sparse, … "
+                       "(\"weftc: remark: LOCATION: text\")"),
+              cl::cat(category)) {}
+
+void weftc::FabricFlags::printRemarks(const char *argv0,
+                                      const CompiledModel &compiled) const {
+  for (const std::string &r : compiled.remarks)
+    llvm::errs() << llvm::sys::path::filename(argv0) << ": remark: " << r
+                 << "\n";
+}
 
 void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.grid = grid;
@@ -147,6 +160,7 @@ void weftc::FabricFlags::apply(CompileOptions &options) const {
   options.inputDensity = inputDensity;
   options.sparseWeights = sparseWeights;
   options.sparsePlacement = sparsePlacement;
+  options.remarks = remarks;
 }
 
 weftc::ProgressFlags::ProgressFlags(cl::OptionCategory &category)
@@ -254,7 +268,9 @@ int weftc::compileMain(int argc, char **argv) {
   std::unique_ptr<MLIRContext> ctx = createContext();
   CompiledModel compiled;
   std::string error;
-  if (!compileModel(*ctx, modelPath, options, compiled, error))
+  bool compiledOk = compileModel(*ctx, modelPath, options, compiled, error);
+  fabric.printRemarks(argv[0], compiled);
+  if (!compiledOk)
     return fail(error);
 
   if (options.untilAfter == Stage::Binary) {

@@ -426,7 +426,9 @@ bool RunSession::compile() {
       opts.fabric.onlyKernels.empty() && !calibrate(options))
     return false;
   std::string error;
-  if (!compileModel(*ctx, opts.modelPath, options, compiled, error))
+  bool compiledOk = compileModel(*ctx, opts.modelPath, options, compiled, error);
+  opts.fabric.printRemarks(argv0, compiled);
+  if (!compiledOk)
     return fail(error);
   if (!compiled.slice.empty()) {
     // A slice streams what the host synthesizes: any number of samples.

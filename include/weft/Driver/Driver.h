@@ -112,6 +112,9 @@ struct CompileOptions {
   /// --weft-partition-dense costs the layers whose input will go sparse at
   /// their sparse cost (else as if dense).
   bool sparsePlacement = true;
+  /// Keep the passes' remarks (why a frustum group runs per layer, …) in
+  /// CompiledModel::remarks.
+  bool remarks = false;
   /// --weft-partition-dense's objective: auto, interval or latency
   /// (docs/training.md, "Partitioning for one sample in flight").
   std::string objective = "auto";
@@ -185,6 +188,9 @@ struct CompiledModel {
   std::string programName;
   /// The host ports' names (the graph's inputs and outputs, in order).
   std::vector<std::string> inputNames, outputNames;
+  /// With CompileOptions::remarks: the passes' remarks, "LOCATION: text",
+  /// in the order they were emitted.
+  std::vector<std::string> remarks;
   std::vector<KernelFigures> kernels;
   /// macsPerSample counts the model's MACs (Gemm/MatMul of the graph),
   /// executedMacsPerSample every MAC the kernels execute.
