@@ -356,7 +356,6 @@ ChainMapping trace(const Shape &shape,
     k.memoryPerPE = ch.memory;
     m.kernels.push_back(k);
     m.bottleneckCycles = std::max(m.bottleneckCycles, ch.cost);
-    m.summedCycles += ch.cost;
     m.height = std::max(m.height, ch.footprint);
     m.pes += ch.width * ch.out;
     m.streamRows[size_t(shape.output[l])] = ch.out;

@@ -462,7 +462,6 @@ ChainMapping layout(const std::vector<LayerTable> &tables, const Shape &shape,
           k.memoryPerPE = ch.memory;
           m.kernels.push_back(k);
           m.bottleneckCycles = std::max(m.bottleneckCycles, c);
-          m.summedCycles += c;
           m.height = std::max(m.height, ch.footprint);
           m.pes += width * out;
           m.streamRows[size_t(shape.output[l])] = out;

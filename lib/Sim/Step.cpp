@@ -1294,14 +1294,8 @@ void stepPe(Pe &pe, const FabricConfig &cfg, uint64_t now, ThreadOut &out) {
   // A CE with no task running, none active and no microthread does
   // nothing this cycle (the picker finds no task: every ready task must be
   // active), so a relay PE costs its router alone.
-  if (!pe.running && !pe.active && !pe.microActive) {
-    pe.progress = ceBefore;
-    if (pe.progress)
-      ++pe.st.busyCycles;
-    pe.cePopped = pe.cePopMask != 0;
-    return;
-  }
-  ctx.stepMain();
+  if (pe.running || pe.active || pe.microActive)
+    ctx.stepMain();
   if (pe.progress)
     ++pe.st.ceBusyCycles;
   pe.progress |= ceBefore;

@@ -161,10 +161,6 @@ int weftc::trainMain(int argc, char **argv) {
   CompileOptions co;
   co.grid = opts.grid;
   co.precision = "fp32";
-  if (opts.objective != "auto" && opts.objective != "interval" &&
-      opts.objective != "latency")
-    return fail(argv0, "--partition-objective must be auto, interval or "
-                       "latency, not '" + opts.objective + "'");
   co.objective = opts.objective;
   if (opts.peMemory < 0)
     return fail(argv0, "--pe-memory must be positive");

@@ -155,9 +155,6 @@ struct ChainMapping {
   /// The largest predicted cycles per sample over the kernels: the
   /// pipeline's steady-state interval.
   int64_t bottleneckCycles = 0;
-  /// The sum of the kernels' predicted cycles per sample: what the
-  /// latency objective minimises (NetworkShape::objective).
-  int64_t summedCycles = 0;
   /// Columns used (the sum of the widths) and rows used (the largest
   /// footprint).
   int64_t width = 0, height = 0;
