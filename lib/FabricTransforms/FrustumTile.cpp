@@ -147,6 +147,12 @@ struct FrustumTile : weft::impl::FrustumTileBase<FrustumTile> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (precision != "fp32" && precision != "mixed") {
+      getOperation().emitError() << "--weft-frustum-tile: precision must be "
+                                    "fp32 or mixed, not '"
+                                 << precision << "'";
+      return signalPassFailure();
+    }
     if (side < 1 || (elementBytes != 2 && elementBytes != 4) ||
         codeInstructions < 0 || maxTile < 0) {
       getOperation().emitError()
@@ -274,12 +280,16 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
       // The decision: the layers per layer, each on its fastest rectangle
       // (the pipeline runs at the slowest), against the group's tiles.
       wc::PerLayerCost base;
+      const wc::Precision perLayerPrecision = precision == "mixed"
+                                                  ? wc::Precision::Mixed
+                                                  : wc::Precision::FP32;
       auto perLayer = [&](size_t stage) {
         const ChainLayer &l = g->stages[stage].info.layer;
         base.cycles.push_back(
             l.kind == ChainLayer::Kind::Pool
                 ? wc::fastestPoolCycles(l.pool, height, memoryBytes)
-                : wc::fastestConvCycles(l.conv, width, height, memoryBytes));
+                : wc::fastestConvCycles(l.conv, width, height, memoryBytes,
+                                        perLayerPrecision));
       };
       for (size_t l = first; l <= last; ++l)
         perLayer(chain.stages[l]);

@@ -513,10 +513,14 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
           st.info.layer.kind == wc::ChainLayer::Kind::Conv &&
           placed.tiles == 1 && inRows > placed.width)
         k.setMerge(inRows / placed.width);
-      // (Convolutions run in fp32 whatever the network's precision.)
-      k.setPrecisionAttr(st.info.layer.kind == wc::ChainLayer::Kind::Conv
-                             ? wf::PrecisionAttr::get(ctx, wf::Precision::fp32)
-                             : precisionAttr);
+      // (Grouped convolutions and fused frustum groups run in fp32
+      // whatever the network's precision.)
+      const wc::ChainLayer &l = st.info.layer;
+      bool fp32Only = l.kind == wc::ChainLayer::Kind::Conv &&
+                      (l.conv.grouped() || !l.frustum.empty());
+      k.setPrecisionAttr(
+          fp32Only ? wf::PrecisionAttr::get(ctx, wf::Precision::fp32)
+                   : precisionAttr);
       k.setPredictedCycles(placed.predictedCycles);
       LDBG() << "@" << k.getSymName() << ": " << st.info.layer.K << " -> "
              << st.info.layer.M << " on " << placed.width << " x "

@@ -220,7 +220,7 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         DenseMapping m;
         m.smear = s;
         m.rows = r;
-        m.precision = Precision::FP32;
+        m.precision = p;
         if (!convMappingProblem(l.conv, m, memoryBytes).empty())
           continue;
         t.cost[i] = predictConvCycles(l.conv, m);
@@ -542,6 +542,7 @@ std::string whyNothingFits(const NetworkShape &net,
                                    t.memoryBytes());
     if (layer.kind == ChainLayer::Kind::Conv) {
       DenseMapping m;
+      m.precision = p;
       std::string why = convMappingProblem(layer.conv, m, t.memoryBytes());
       return "kernel " + std::to_string(l) + " (" + describe(layer) +
              ") fits no rectangle of at most " + std::to_string(H) +

@@ -181,12 +181,21 @@ std::vector<ConvShape> bandShapes(const ConvShape &s, const DenseMapping &m) {
 }
 } // namespace
 
+int64_t convReceiveCycles(Precision p, int64_t n) {
+  // A fabric source supplies one element a cycle whatever the SIMD width
+  // (docs/architecture.md §9.6).
+  const wt::OpcodeInfo &i =
+      wt::info(p == Precision::Mixed ? wt::Opcode::FF2H : wt::Opcode::MOV32);
+  return int64_t(i.startup) + n * int64_t(i.cyclesPerGroup);
+}
+
 static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
                                    const DenseMapping &m, int64_t c,
                                    bool diagonal) {
   const int64_t lk = convLk(s, m), lm = convLm(s, m), wo = s.wout();
   const int64_t rowLen = lm * wo;
   const bool first = c == 0, last = c == m.smear - 1;
+  const bool mixed = m.precision == Precision::Mixed;
   std::optional<EpilogueCode> epi;
   if (last && !s.epilogue.empty())
     epi = compileEpilogue(s.epilogue);
@@ -202,14 +211,17 @@ static ColumnProgram columnProgram(const ConvShape &s, const ConvSchedule &sch,
       // Where the column's turn PE holds weights too, its copy and its
       // own receive share its datapath: every element of the row takes two
       // of its cycles, and the column receives at that pace.
+      // Mixed precision converts the row to fp16 on the way in (ff2h):
+      // one element a cycle, as the fabric supplies them.
       if (diagonal)
         add(1, 1);
-      add(2, 1 + wt::vectorCycles(wt::Opcode::MOV32, s.win * lk) +
+      add(2, 1 + convReceiveCycles(m.precision, s.win * lk) +
                  (m.turnRow(c) < m.rows ? s.win * lk : 0));
       continue;
     }
     for (size_t k = 0; k < st.taps.size(); ++k)
-      add(3, 2 + wt::vectorCycles(wt::Opcode::FMAC, lm * wo * s.kw * lk));
+      add(3, 2 + wt::vectorCycles(mixed ? wt::Opcode::FMACHS : wt::Opcode::FMAC,
+                                  lm * wo * s.kw * lk));
     if (!st.closeout)
       continue;
     // The output row's closeout: forward, add and forward, or (the last
@@ -302,9 +314,14 @@ ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {
     epi = compileEpilogue(s.epilogue);
   mm.numRecords =
       2 * sch.ringRows + s.kh + 24 + (epi ? epilogueRecords(*epi) : 0);
+  // Weights and the line buffer hold fp16 in mixed precision (one
+  // 16-bit word an element); the accumulator stays fp32 (two words, at an
+  // even word).
+  const int64_t ew = convElementWords(m.precision);
   mm.weights = mm.records + 4 * mm.numRecords;
-  mm.ring = mm.weights + 2 * lk * lm * s.kh * s.kw;
-  mm.acc = mm.ring + 2 * sch.ringRows * sch.paddedWidth * lk;
+  mm.ring = mm.weights + ew * lk * lm * s.kh * s.kw;
+  mm.acc = mm.ring + ew * sch.ringRows * sch.paddedWidth * lk;
+  mm.acc += mm.acc % 2;
   mm.bias = mm.acc + 2 * lm * wo;
   mm.outBuf = mm.bias + 2 * lm;
   mm.clip = mm.outBuf + 2 * 2 * lm * wo;
@@ -323,8 +340,6 @@ int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m) {
 
 std::string convMappingProblem(const ConvShape &s, const DenseMapping &m,
                                int64_t memoryBytes) {
-  if (m.precision != Precision::FP32)
-    return "convolutions run in fp32 only";
   if (s.grouped())
     return "a grouped convolution is not smeared: it runs as a column of "
            "whole groups per row (depthwiseMappingProblem)";

@@ -355,10 +355,10 @@ std::string frustumMappingProblem(const std::vector<ConvShape> &chain,
 }
 
 int64_t fastestConvCycles(const ConvShape &s, int64_t width, int64_t height,
-                          int64_t memoryBytes) {
+                          int64_t memoryBytes, Precision precision) {
   int64_t best = std::numeric_limits<int64_t>::max();
   DenseMapping m;
-  m.precision = Precision::FP32;
+  m.precision = precision;
   for (int64_t S = 1; S <= std::min(s.cin, height); ++S) {
     if (s.cin % S)
       continue;

@@ -89,6 +89,8 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     if (options.frustum != "off") {
       FrustumTileOptions f;
       f.maxTile = options.frustumMaxTile;
+      f.precision =
+          options.precision == PipelinePrecision::Mixed ? "mixed" : "fp32";
       pm.addPass(createFrustumTile(f));
       FrustumFuseOptions fo;
       fo.always = options.frustum == "on";

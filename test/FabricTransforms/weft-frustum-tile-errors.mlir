@@ -3,6 +3,9 @@
 // RUN: weft-opt %s --split-input-file --verify-diagnostics --weft-frustum-tile
 // RUN: not weft-opt %s --split-input-file '--weft-frustum-tile=element-bytes=3' 2>&1 | FileCheck %s --check-prefix=OPT
 
+// RUN: not weft-opt %s --split-input-file '--weft-frustum-tile=precision=fp16' 2>&1 | FileCheck %s --check-prefix=PRECISION
+
+// PRECISION: error: --weft-frustum-tile: precision must be fp32 or mixed, not 'fp16'
 // OPT: error: --weft-frustum-tile needs side >= 1, element-bytes 2 or 4 and code-instructions >= 0 (got side = 1, element-bytes = 3, code-instructions = 512)
 
 // Two 256 -> 256 3 x 3 convolutions in fp32: 4.7 MB of weights on one PE.

@@ -131,7 +131,7 @@ TEST(ConvMapping, MappingChecks) {
   m.smear = 4;
   EXPECT_EQ(convMappingProblem(s, m, 48 * 1024), "");
   m.precision = Precision::Mixed;
-  EXPECT_NE(convMappingProblem(s, m, 48 * 1024), "");
+  EXPECT_EQ(convMappingProblem(s, m, 48 * 1024), "");
   m.precision = Precision::FP32;
   // Memory: far too small a PE (the program alone leaves the descriptors
   // out of reach), and one just too small for the data.
@@ -177,6 +177,36 @@ TEST(ConvMapping, ClippedReluCostsAMaxAndAMinARowAndOneWord) {
   s.reluMax = 6.0f;
   s.relu = false;
   EXPECT_NE(s.check(), "");
+}
+
+TEST(ConvMapping, MixedPrecisionHalvesStorageAndQuartersTheMacs) {
+  // 8 -> 16 channels, 3 x 3, pad 1, on 8 x 8; 2 x 4 PEs: Lk = 4, Lm = 4.
+  ConvShape s = shape(8, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1);
+  DenseMapping f;
+  f.smear = 2;
+  f.rows = 4;
+  DenseMapping h = f;
+  h.precision = Precision::Mixed;
+  const int64_t lk = 4, lm = 4, ring = 3, padded = 10;
+  // Weights and line buffer: one 16-bit word an element instead of two;
+  // the accumulator, bias and output buffers stay fp32.
+  ConvMemoryMap mf = convMemoryMap(s, f), mh = convMemoryMap(s, h);
+  EXPECT_EQ(mf.ring - mf.weights, 2 * lk * lm * 9);
+  EXPECT_EQ(mh.ring - mh.weights, lk * lm * 9);
+  EXPECT_EQ(mf.acc - mf.ring, 2 * ring * padded * lk);
+  EXPECT_EQ(mh.acc - mh.ring, ring * padded * lk);
+  EXPECT_EQ(mh.acc % 2, 0);
+  EXPECT_EQ(mh.bias - mh.acc, mf.bias - mf.acc);
+  EXPECT_EQ(mf.end - mh.end, lk * lm * 9 + ring * padded * lk);
+  // Per kernel row of an output row, the multiply-accumulate over
+  // Lm x wout x kw x Lk = 384 elements: fmac one a cycle, fmachs four.
+  // A receive takes one element a cycle either way (mov32, or ff2h).
+  int64_t taps = 3 * 8 - 2; // the top and bottom rows' taps on the pads
+  EXPECT_EQ(predictConvCycles(s, f) - predictConvCycles(s, h),
+            taps * (384 - 384 / 4));
+  EXPECT_EQ(convReceiveCycles(Precision::Mixed, 40),
+            convReceiveCycles(Precision::FP32, 40));
+  EXPECT_EQ(convReceiveCycles(Precision::FP32, 40), 1 + 40);
 }
 
 TEST(ConvMapping, PartitionerKeepsFeatureMapChannelsWhole) {

@@ -52,6 +52,10 @@ const Network kNetworks[] = {
     // convolution into a dense layer.
     {"conv-basic-block-16x16.wfb", 2},
     {"conv-two-convs-16x16.wfb", 2},
+    // The same block in mixed precision: rows converted to fp16 into the
+    // line buffers (ff2h from the fabric), fmachs over mem4d operands of
+    // two element widths, four elements a group.
+    {"conv-basic-block-mixed-16x16.wfb", 2},
 };
 
 binary::Program load(const char *file) {

@@ -324,7 +324,10 @@ def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
     Option<"elementBytes", "element-bytes", "int64_t", "4",
            "Bytes of a stored weight or activation (4: fp32, 2: fp16)">,
     Option<"maxTile", "max-tile", "int64_t", "0",
-           "The largest tile side recorded (0: the largest that fits)">];
+           "The largest tile side recorded (0: the largest that fits)">,
+    Option<"precision", "precision", "std::string", "\"fp32\"",
+           "The precision the layers run in per layer (fp32 or mixed), "
+           "what a group is weighed against">];
   let statistics = [Statistic<"numGroups", "num-groups",
                               "Frustum groups recorded">];
 }

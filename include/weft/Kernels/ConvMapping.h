@@ -144,6 +144,18 @@ inline int64_t convLm(const ConvShape &s, const DenseMapping &m) {
   return s.cout / m.rows;
 }
 
+/// 16-bit memory words of a weight or line-buffer element: 2 in fp32, 1 in
+/// mixed precision (fp16 storage and multiply, fp32 accumulation;
+/// docs/execution-model.md, "Convolution").
+inline int64_t convElementWords(Precision p) {
+  return p == Precision::Mixed ? 1 : 2;
+}
+
+/// CE cycles to take `n` elements of a row off the fabric into the line
+/// buffer: a `mov32`, or in mixed precision an `ff2h` (the fabric supplies
+/// one element a cycle either way).
+int64_t convReceiveCycles(Precision p, int64_t n);
+
 /// Why `m` cannot run `s` on PEs of `memoryBytes` (chunks that do not
 /// divide the channels, bands that do not fit the output columns, a 4-D
 /// descriptor dimension or stride out of range, the program or memory too

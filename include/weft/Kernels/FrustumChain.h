@@ -116,10 +116,11 @@ std::string frustumMappingProblem(const std::vector<ConvShape> &chain,
 /// decision"): a member's fewest predicted cycles per sample per layer, on
 /// its fastest S x R rectangle (S | cin, R | cout) of at most `height`
 /// rows, unbanded or in bands of output columns at most `width` columns
-/// wide in all, or a pool on its fastest column; INT64_MAX when none fits
-/// PEs of `memoryBytes`.
+/// wide in all, computing in `precision`, or a pool on its fastest
+/// column; INT64_MAX when none fits PEs of `memoryBytes`.
 int64_t fastestConvCycles(const ConvShape &s, int64_t width, int64_t height,
-                          int64_t memoryBytes);
+                          int64_t memoryBytes,
+                          Precision precision = Precision::FP32);
 int64_t fastestPoolCycles(const PoolShape &p, int64_t height,
                           int64_t memoryBytes);
 

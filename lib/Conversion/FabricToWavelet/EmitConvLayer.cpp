@@ -71,7 +71,9 @@ public:
       : WaveletBuilder(b, loc), layer(layer), s(shape), band(band), m(m),
         colors(colors), name(name), routes(routes),
         sch(convSchedule(s, /*lateReceives=*/true)),
-        mm(convMemoryMap(s, m)), lk(convLk(s, m)), lm(convLm(s, m)) {
+        mm(convMemoryMap(s, m)), lk(convLk(s, m)), lm(convLm(s, m)),
+        mixed(m.precision == Precision::Mixed),
+        ew(convElementWords(m.precision)) {
     if (!s.epilogue.empty())
       epi = compileEpilogue(s.epilogue);
   }
@@ -112,6 +114,10 @@ private:
   const ConvSchedule sch;
   const ConvMemoryMap mm;
   const int64_t lk, lm;
+  /// Mixed precision: fp16 weights and line buffer (`ew` 16-bit words an
+  /// element), `ff2h` receives and `fmachs`; fp32 accumulation.
+  const bool mixed;
+  const int64_t ew;
   std::optional<EpilogueCode> epi;
   unsigned blobs = 0;
 };
@@ -120,6 +126,12 @@ static void putF32(std::vector<char> &bytes, float v) {
   uint32_t bits = wt::f32ToBits(v);
   for (int i = 0; i < 4; ++i)
     bytes.push_back(char((bits >> (8 * i)) & 0xff));
+}
+
+static void putF16(std::vector<char> &bytes, float v) {
+  uint16_t bits = wt::f32ToF16(v);
+  bytes.push_back(char(bits & 0xff));
+  bytes.push_back(char(bits >> 8));
 }
 
 void Emitter::emitGroup(int64_t c, int64_t r0, int64_t r1,
@@ -157,20 +169,21 @@ void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1) {
   const int64_t h = r1 - r0, kh = s.kh, kw = s.kw;
   // Weights W[ci][i][j][n] of the PE's input and output channels.
   std::vector<char> bytes;
-  bytes.reserve(size_t(h * lk * kh * kw * lm * 4));
+  bytes.reserve(size_t(h * lk * kh * kw * lm * 2 * ew));
   for (int64_t r = r0; r < r1; ++r)
     for (int64_t ci = 0; ci < lk; ++ci)
       for (int64_t i = 0; i < kh; ++i)
         for (int64_t j = 0; j < kw; ++j)
           for (int64_t n = 0; n < lm; ++n) {
             int64_t o = r * lm + n, in = c * lk + ci;
-            putF32(bytes, layer.weights[size_t(((o * s.cin + in) * kh + i) *
-                                                   kw +
-                                               j)]);
+            float v = layer.weights[size_t(((o * s.cin + in) * kh + i) * kw +
+                                           j)];
+            (mixed ? putF16 : putF32)(bytes, v);
           }
-  wv::SegmentOp::create(b, loc, "weights", mm.weights, /*per_pe=*/true,
-                        blob("w", {h, 1, lk * kh * kw * lm}, b.getF32Type(),
-                             bytes));
+  wv::SegmentOp::create(
+      b, loc, "weights", mm.weights, /*per_pe=*/true,
+      blob("w", {h, 1, lk * kh * kw * lm},
+           mixed ? Type(b.getF16Type()) : Type(b.getF32Type()), bytes));
   if (c == 0 && !layer.bias.empty()) {
     std::vector<char> bias;
     for (int64_t r = r0; r < r1; ++r)
@@ -190,7 +203,8 @@ void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1) {
 
 void Emitter::emitRecords(int64_t c, bool diagonal) {
   const bool first = c == 0, last = c == m.smear - 1;
-  const int64_t wo = s.wout(), row = wo * lm, rowWords = 2 * sch.paddedWidth * lk;
+  const int64_t wo = s.wout(), row = wo * lm,
+                rowWords = ew * sch.paddedWidth * lk;
   const int64_t pin = colors.psum[c % 2],
                 pout = last ? colors.out : colors.psum[(c + 1) % 2];
   int64_t next = 0;
@@ -199,13 +213,13 @@ void Emitter::emitRecords(int64_t c, bool diagonal) {
   for (int64_t k = 0; k < sch.ringRows; ++k) {
     int64_t base = mm.ring + k * rowWords;
     dsdAt(("recv" + Twine(k)).str(), rec(next++),
-          DsdFields::mem1d(s.win * lk, base + 2 * s.pl * lk));
+          DsdFields::mem1d(s.win * lk, base + ew * s.pl * lk));
     dsdAt(("win" + Twine(k)).str(), rec(next++),
           DsdFields::mem4d(base, kXWin));
   }
   for (int64_t i = 0; i < s.kh; ++i)
     dsdAt(("w" + Twine(i)).str(), rec(next++),
-          DsdFields::mem4d(mm.weights + 2 * i * s.kw * lm, kXW));
+          DsdFields::mem4d(mm.weights + ew * i * s.kw * lm, kXW));
   dsdAt("acc4", rec(next++), DsdFields::mem4d(mm.acc, kXAcc));
   dsdAt("acc", rec(next++), DsdFields::mem1d(row, mm.acc));
   dsdAt("in", rec(next++), DsdFields::fabin(s.win * lk, colors.column));
@@ -311,13 +325,15 @@ void Emitter::emitProgram(int64_t c, bool diagonal) {
         if (diagonal)
           inst(Opcode::MOV32, {ddsr(kDsrCopy), s0(kDsrCopy)});
         dsrLoad(RF::ddsr, kDsrRecv, ("recv" + Twine(st.slot)).str());
-        inst(Opcode::MOV32, {ddsr(kDsrRecv), s0(kDsrRecv)});
+        inst(mixed ? Opcode::FF2H : Opcode::MOV32,
+             {ddsr(kDsrRecv), s0(kDsrRecv)});
         continue;
       }
       for (size_t k = 0; k < st.taps.size(); ++k) {
         dsrLoad(RF::s0dsr, kDsrMac, ("w" + Twine(st.taps[k])).str());
         dsrLoad(RF::s1dsr, kDsrMac, ("win" + Twine(st.slots[k])).str());
-        inst(Opcode::FMAC, {dsr(kDsrMac), s1(kDsrMac)});
+        inst(mixed ? Opcode::FMACHS : Opcode::FMAC,
+             {dsr(kDsrMac), s1(kDsrMac)});
       }
       if (!st.closeout)
         continue;

@@ -177,6 +177,21 @@ def main():
         if s["macs"] < need:
             sys.exit("e2e.py: the simulator counted %d MACs, the layer needs %d" % (s["macs"], need))
         print("MACS %d >= %d" % (s["macs"], need))
+    elif what == "faster":
+        # The second run's median interval between samples is at most the
+        # first's divided by a factor.
+        def interval(path):
+            done = json.load(open(path))["sample_done"]
+            gaps = sorted(b - a for a, b in zip(done, done[1:]))
+            if not gaps:
+                sys.exit("e2e.py: %s has fewer than two samples" % path)
+            return gaps[len(gaps) // 2]
+        a, b = interval(sys.argv[2]), interval(sys.argv[3])
+        factor = float(sys.argv[4])
+        if b * factor > a:
+            sys.exit("e2e.py: %d cycles a sample against %d: not %gx faster"
+                     % (b, a, factor))
+        print("FASTER %d -> %d cycles a sample (>= %gx)" % (a, b, factor))
     else:
         sys.exit("e2e.py: unknown check " + what)
 
