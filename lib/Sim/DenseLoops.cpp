@@ -6,8 +6,9 @@
 //
 // The hot loops of Step.cpp's batch path (DenseLoops.h): FMAC, FADD, FSUB
 // and FMUL over contiguous fp32 vectors in PE memory, written so that the
-// host compiler vectorizes them with the machine's rounding, and the same
-// and MOV32 over mem4d walks (a convolution's window) in issue order.
+// host compiler vectorizes them with the machine's rounding, and the same,
+// MOV32 and FMACHS over mem4d walks (a convolution's window) in issue
+// order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,6 +142,17 @@ void storeF32(uint16_t *m, int64_t addr, float f) {
   m[addr + 1] = uint16_t(v >> 16);
 }
 
+/// An fp16 element as f16ToF32 converts it, normal numbers inline.
+inline float loadF16(const uint16_t *m, int64_t addr) {
+  uint32_t h = m[addr], exp = (h >> 10) & 0x1fu;
+  if (exp == 0 || exp == 0x1f)
+    return f16ToF32(uint16_t(h));
+  uint32_t v = ((h & 0x8000u) << 16) | ((exp + 112) << 23) | ((h & 0x3ffu) << 13);
+  float f;
+  std::memcpy(&f, &v, 4);
+  return f;
+}
+
 /// `run` elements along dimension 0 of every operand from the given
 /// addresses, one by one through memory.
 template <Opcode Op, bool MA, bool MB>
@@ -159,6 +171,12 @@ __attribute__((hot)) void stridedRun(uint16_t *m, int64_t ad, int64_t sd,
       }
       m[ad] = uint16_t(v);
       m[ad + 1] = uint16_t(v >> 16);
+      continue;
+    }
+    if (Op == Opcode::FMACHS) {
+      // fp16 sources (one word each), exact product, fp32 accumulator.
+      float x = MA ? loadF16(m, aa) : ca, y = MB ? loadF16(m, ab) : cb;
+      storeF32(m, ad, loadF32(m, ad) + x * y);
       continue;
     }
     float x = MA ? loadF32(m, aa) : ca, y = MB ? loadF32(m, ab) : cb, r;
@@ -218,6 +236,9 @@ bool stridedLoop(Opcode op, uint16_t *m, const StridedVec &d,
   switch (op) {
   case Opcode::FMAC:
     stridedLoopOf<Opcode::FMAC>(m, d, a, b, n);
+    return true;
+  case Opcode::FMACHS:
+    stridedLoopOf<Opcode::FMACHS>(m, d, a, b, n);
     return true;
   case Opcode::FADD:
     stridedLoopOf<Opcode::FADD>(m, d, a, b, n);

@@ -43,8 +43,10 @@ struct StridedVec {
 /// stride-0 dimensions, a source reading what an earlier element wrote)
 /// see what group-by-group issue sees. The same IEEE operations as the
 /// element path: the product rounded before the add, NaN results
-/// canonical, MOV32 a bit copy. Returns false, doing nothing, for another
-/// opcode.
+/// canonical, MOV32 a bit copy. FMACHS reads fp16 sources (one word an
+/// element; a broadcast `value` already converted) into an fp32
+/// destination, the product exact. Returns false, doing nothing, for
+/// another opcode.
 bool stridedLoop(machine::Opcode op, uint16_t *m, const StridedVec &d,
                  const StridedVec &a, const StridedVec &b, uint32_t n);
 

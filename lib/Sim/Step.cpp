@@ -939,8 +939,10 @@ Ctx::Issue Ctx::issueSlicedGroup(Exec &ex, bool isMain) {
 bool Ctx::stridedBatch(Exec &ex, uint32_t from, uint32_t to) {
   Opcode op = ex.inst.opcode;
   if (op != Opcode::FMAC && op != Opcode::FADD && op != Opcode::FMUL &&
-      op != Opcode::FSUB && op != Opcode::MOV32)
+      op != Opcode::FSUB && op != Opcode::MOV32 && op != Opcode::FMACHS)
     return false;
+  // FMACHS: fp16 sources (one word an element) into fp32.
+  const bool half = op == Opcode::FMACHS;
   // The whole instruction, so the words it touches are the boxes'.
   if (from != 0 || to != ex.n || ex.reduction || ex.scalar)
     return false;
@@ -954,14 +956,18 @@ bool Ctx::stridedBatch(Exec &ex, uint32_t from, uint32_t to) {
   for (unsigned k = 0; k < 3; ++k) {
     const Operand &o = *ops[k];
     StridedVec &v = vec[k];
+    const unsigned ew = half && k > 0 ? 1 : 2;
     if (o.kind != Operand::Mem) {
       if (!(o.kind == Operand::Gpr || (o.kind == Operand::Imm && !o.prng) ||
             o.kind == Operand::None))
         return false;
-      std::memcpy(&v.value, &o.value, 4);
+      if (ew == 1)
+        v.value = f16ToF32(uint16_t(o.value));
+      else
+        std::memcpy(&v.value, &o.value, 4);
       continue;
     }
-    if (o.ew != 2 || o.sliced)
+    if (o.ew != ew || o.sliced)
       return false;
     v.mem = true;
     v.addr = o.base;
@@ -975,7 +981,7 @@ bool Ctx::stridedBatch(Exec &ex, uint32_t from, uint32_t to) {
       v.stride[0] = o.stride[0];
       int64_t first = o.base, last = o.base + int64_t(to - 1) * o.stride[0];
       lo[k] = std::min(first, last);
-      hi[k] = std::max(first, last) + 2;
+      hi[k] = std::max(first, last) + ew;
     }
     if (lo[k] < 0 || hi[k] > int64_t(cfg.memWords))
       return false;
