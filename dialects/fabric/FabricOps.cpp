@@ -223,10 +223,12 @@ LogicalResult KernelOp::verify() {
   if (int64_t tiles = int64_t(getTiles()); tiles != 1) {
     if (tiles < 1)
       return emitOpError() << "tiles " << tiles << " is below 1";
-    if (!isa<ConvSchemeAttr>(getScheme()))
+    auto pool = dyn_cast<PoolSchemeAttr>(getScheme());
+    if (!isa<ConvSchemeAttr>(getScheme()) &&
+        !(pool && pool.getShape().max && !pool.getShape().global()))
       return emitOpError() << "is cut into " << tiles
                            << " bands of output columns, but only a "
-                              "convolution can be";
+                              "convolution or a max pool of a window can be";
     if (RectAttr r = getRectAttr();
         r && int64_t(r.getWidth()) != tiles * int64_t(getSmear()))
       return emitOpError() << "rectangle is " << r.getWidth()

@@ -120,9 +120,14 @@ static LogicalResult placeKernel(Stage &st) {
   if (info->isPool()) {
     // A column of whole channels per row (docs/execution-model.md,
     // "Pooling").
+    int64_t tiles = int64_t(kernel.getTiles());
     if (failed(placeWindowColumn(st, *info, *rect, info->layer.pool.c,
-                                 "is a pooling of ", " channels")))
+                                 "is a pooling of ", " channels", tiles)))
       return failure();
+    if (tiles > 1 && poolBands(info->layer.pool, tiles).empty())
+      return kernel.emitOpError("cannot cut its ")
+             << info->layer.pool.wout() << " output columns into " << tiles
+             << " bands (only a max pool of a window is cut into bands)";
     st.pool = true;
     return success();
   }

@@ -184,7 +184,10 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
     if (st.dense && st.layer.conv)
       return convResults(*st.layer.conv, st.m);
     if (st.depthwise)
-      return depthwiseBandResults(*st.layer.conv, st.x, st.height, st.width);
+      return windowBandResults(*st.layer.conv, st.x, st.height, st.width);
+    if (st.pool)
+      return windowBandResults(st.info.layer.pool.window(), st.x,
+                                  st.height, st.width);
     return st.dense ? denseResults(st.m) : columnResults(st.x, 0, st.height);
   };
   auto eastEdge = [&](const GraphStream &s) -> int64_t {
@@ -243,8 +246,11 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
       if (c.dense && c.layer.conv)
         plan.append(convRowsToDiagonals(*c.layer.conv, c.m, passThrough));
       else if (c.depthwise)
-        plan.append(depthwiseBandInputs(*c.layer.conv, c.x, c.height, c.width,
+        plan.append(windowBandInputs(*c.layer.conv, c.x, c.height, c.width,
                                         passThrough));
+      else if (c.pool)
+        plan.append(windowBandInputs(c.info.layer.pool.window(), c.x,
+                                        c.height, c.width, passThrough));
       else
         plan.append(c.dense ? denseRowsToDiagonal(c.m)
                             : columnInputs(c.x, 0, c.height));

@@ -159,6 +159,25 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           continue;
         t.cost[i] = predictPoolCycles(l.pool, r);
         t.memory[i] = poolMemoryPerPE(l.pool, r);
+        // A max pool in bands of output columns, a column each.
+        LayerTable::Bands bands;
+        bands.cost.fill(-1);
+        bands.memory.fill(0);
+        bool any = false;
+        for (size_t k = 0; k < kNumTileOptions; ++k) {
+          int64_t tiles = kTileOptions[k];
+          if (tiles > l.pool.wout() ||
+              !poolBandsProblem(l.pool, r, tiles, memoryBytes).empty())
+            continue;
+          int64_t c = predictPoolBandsCycles(l.pool, r, tiles);
+          if (c >= t.cost[i])
+            continue;
+          bands.cost[k] = c;
+          bands.memory[k] = poolBandsMemoryPerPE(l.pool, r, tiles);
+          any = true;
+        }
+        if (any)
+          t.bands.emplace(i, bands);
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv && l.conv.grouped()) {

@@ -264,4 +264,60 @@ std::string poolMappingProblem(const PoolShape &s, int64_t rows,
   return "";
 }
 
+std::vector<PoolShape> poolBands(const PoolShape &s, int64_t tiles) {
+  if (tiles == 1)
+    return {s};
+  if (!s.max || s.global())
+    return {};
+  std::vector<PoolShape> bands;
+  for (const ConvTile &t : convTiles(s.window(), tiles)) {
+    PoolShape b = s;
+    b.win = t.shape.win;
+    b.pl = t.shape.pl;
+    b.pr = t.shape.pr;
+    b.pb = s.padBottom();
+    b.ceil = false;
+    if (b.wout() != t.out1 - t.out0 || b.hout() != s.hout())
+      return {};
+    bands.push_back(b);
+  }
+  return bands;
+}
+
+std::string poolBandsProblem(const PoolShape &s, int64_t rows, int64_t tiles,
+                             int64_t memoryBytes) {
+  if (tiles == 1)
+    return poolMappingProblem(s, rows, memoryBytes);
+  if (!s.max || s.global())
+    return "only a max pool of a window is cut into bands";
+  std::vector<PoolShape> bands = poolBands(s, tiles);
+  if (bands.empty())
+    return "cannot cut its " + std::to_string(s.wout()) +
+           " output columns into " + std::to_string(tiles) + " bands";
+  for (const PoolShape &b : bands)
+    if (std::string why = poolMappingProblem(b, rows, memoryBytes);
+        !why.empty())
+      return "a band of " + std::to_string(b.wout()) +
+             " output columns: " + why;
+  return "";
+}
+
+int64_t predictPoolBandsCycles(const PoolShape &s, int64_t rows,
+                               int64_t tiles) {
+  if (tiles == 1)
+    return predictPoolCycles(s, rows);
+  int64_t most = 0;
+  for (const PoolShape &b : poolBands(s, tiles))
+    most = std::max(most, predictPoolCycles(b, rows));
+  int64_t lc = poolLc(s, rows);
+  return std::max({most, s.hin * s.win * lc, s.hout() * s.wout() * lc});
+}
+
+int64_t poolBandsMemoryPerPE(const PoolShape &s, int64_t rows, int64_t tiles) {
+  int64_t most = 0;
+  for (const PoolShape &b : poolBands(s, tiles))
+    most = std::max(most, poolMemoryPerPE(b, rows));
+  return most;
+}
+
 } // namespace weft::conversion

@@ -307,7 +307,7 @@ RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m,
   return p;
 }
 
-RoutePlan depthwiseBandInputs(const ConvShape &s, int64_t x, int64_t rows,
+RoutePlan windowBandInputs(const ConvShape &s, int64_t x, int64_t rows,
                               int64_t tiles, bool passThrough) {
   if (tiles <= 1)
     return columnInputs(x, 0, rows);
@@ -321,7 +321,7 @@ RoutePlan depthwiseBandInputs(const ConvShape &s, int64_t x, int64_t rows,
   return p;
 }
 
-RoutePlan depthwiseBandResults(const ConvShape &s, int64_t x, int64_t rows,
+RoutePlan windowBandResults(const ConvShape &s, int64_t x, int64_t rows,
                                int64_t tiles) {
   if (tiles <= 1)
     return columnResults(x, 0, rows);

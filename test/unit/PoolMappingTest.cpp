@@ -166,6 +166,42 @@ TEST(PoolCost, MappingProblems) {
   EXPECT_NE(poolMappingProblem(wide, 1, 48 * 1024), "");
 }
 
+TEST(PoolBands, BandsCoverTheRowAndCostLess) {
+  // ResNet's max pool, 3x3 stride 2 pad 1, on an odd width.
+  PoolShape p = pool(16, 32, 35, 3, 2, 1);
+  ASSERT_EQ(p.wout(), 18);
+  for (int64_t tiles : {2, 3, 4}) {
+    std::vector<PoolShape> bands = poolBands(p, tiles);
+    ASSERT_EQ(int64_t(bands.size()), tiles);
+    int64_t wout = 0, cols = 0;
+    for (const PoolShape &b : bands) {
+      EXPECT_EQ(b.hout(), p.hout());
+      EXPECT_FALSE(b.ceil);
+      wout += b.wout();
+      cols += b.win;
+    }
+    // Every output column once; the input columns with their halos.
+    EXPECT_EQ(wout, p.wout());
+    EXPECT_GT(cols, p.win);
+    EXPECT_EQ(bands.front().pl, 1);
+    EXPECT_EQ(bands.back().pl, 0);
+    EXPECT_EQ(poolBandsProblem(p, 4, tiles, 48 * 1024), "");
+    EXPECT_LT(predictPoolBandsCycles(p, 4, tiles), predictPoolCycles(p, 4));
+    // Each band's lanes: every input column passes one lane a row.
+    EXPECT_GE(predictPoolBandsCycles(p, 4, tiles), 32 * 35 * 4);
+    EXPECT_LT(poolBandsMemoryPerPE(p, 4, tiles), poolMemoryPerPE(p, 4));
+  }
+  EXPECT_EQ(poolBands(p, 1).size(), 1u);
+  EXPECT_EQ(predictPoolBandsCycles(p, 4, 1), predictPoolCycles(p, 4));
+  // Averages (their divisors need the whole row's pads) and global pools
+  // are not cut; nor are more bands than output columns.
+  PoolShape avg = pool(16, 32, 35, 3, 2, 1, /*max=*/false);
+  EXPECT_TRUE(poolBands(avg, 2).empty());
+  EXPECT_NE(poolBandsProblem(avg, 4, 2, 48 * 1024), "");
+  EXPECT_TRUE(poolBands(pool(4, 8, 8, 8, 1), 2).empty());
+  EXPECT_TRUE(poolBands(p, 19).empty());
+}
+
 TEST(PoolPartition, LaidOutAsAColumnOfWholeChannels) {
   PoolShape p = pool(6, 28, 28, 2, 2);
   NetworkShape net =
@@ -178,10 +214,14 @@ TEST(PoolPartition, LaidOutAsAColumnOfWholeChannels) {
   std::optional<ChainMapping> m =
       partitionNetwork(net, Precision::FP32, *t, why);
   ASSERT_TRUE(m) << why;
+  // The pool sets the pace, so its output columns are cut into bands, a
+  // column each.
   const ChainPlacement &k = m->kernels[1];
-  EXPECT_EQ(k.width, 1);
+  EXPECT_GT(k.width, 1);
+  EXPECT_EQ(k.tiles, k.width);
   EXPECT_EQ(6 % k.rows, 0);
-  EXPECT_EQ(k.predictedCycles, predictPoolCycles(p, k.rows));
+  EXPECT_EQ(k.predictedCycles, predictPoolBandsCycles(p, k.rows, k.tiles));
+  EXPECT_LT(k.predictedCycles, predictPoolCycles(p, k.rows));
   EXPECT_EQ(m->streamRows[2], k.rows);
 }
 

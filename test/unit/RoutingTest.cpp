@@ -341,7 +341,7 @@ TEST(Routing, DepthwiseBandsTakeTheirColumnsAndMergeInOrder) {
         ++cases;
         const int64_t x0 = 3, lc = s.cin / rows, lo = s.cout / rows;
         for (bool passThrough : {false, true}) {
-          RoutePlan in = depthwiseBandInputs(s, x0, rows, tiles, passThrough);
+          RoutePlan in = windowBandInputs(s, x0, rows, tiles, passThrough);
           for (int64_t r = 0; r < rows; ++r) {
             std::map<PE, std::pair<size_t, int64_t>> state;
             std::map<int64_t, std::vector<int64_t>> got; // band -> columns
@@ -383,7 +383,7 @@ TEST(Routing, DepthwiseBandsTakeTheirColumnsAndMergeInOrder) {
           }
         }
         // The output lanes.
-        RoutePlan outPlan = depthwiseBandResults(s, x0, rows, tiles);
+        RoutePlan outPlan = windowBandResults(s, x0, rows, tiles);
         for (int64_t r = 0; r < rows; ++r) {
           std::vector<int64_t> lane =
               threeRows(bands[0].out0, bands[0].out1, lo);

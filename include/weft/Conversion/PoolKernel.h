@@ -55,6 +55,9 @@ mlir::FailureOr<PoolLayer> matchPoolLayer(mlir::Value result,
 struct PoolKernel {
   PoolShape shape;
   int64_t x = 0, rows = 1;
+  /// Bands of output columns, band t on column x + t (a max pool only;
+  /// docs/execution-model.md, "Pooling").
+  int64_t tiles = 1;
   int64_t inColor = 1, outColor = 2;
 };
 

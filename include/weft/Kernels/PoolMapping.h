@@ -129,6 +129,22 @@ PoolMemoryMap poolMemoryMap(const PoolShape &s, int64_t rows);
 /// Bytes of PE memory a pooling PE needs.
 int64_t poolMemoryPerPE(const PoolShape &s, int64_t rows);
 
+/// A max pool cut into `tiles` bands of output columns, a column of `rows`
+/// PEs each (docs/execution-model.md, "Pooling", "Bands"): the bands of
+/// its window (convTiles), each a pool of its own (its input columns, the
+/// pads it reads, ceil_mode resolved into them), in order; empty when
+/// `tiles` does not cut the output columns, for an average or a global
+/// pool (a band's divisors would need the whole row's pads).
+std::vector<PoolShape> poolBands(const PoolShape &s, int64_t tiles);
+/// Why `tiles` bands cannot run (the first band that cannot), or "".
+std::string poolBandsProblem(const PoolShape &s, int64_t rows, int64_t tiles,
+                             int64_t memoryBytes);
+/// The slowest band's cycles per sample, or the lanes' (every band's input
+/// columns pass one lane a row, every band's results leave on one).
+int64_t predictPoolBandsCycles(const PoolShape &s, int64_t rows,
+                               int64_t tiles);
+int64_t poolBandsMemoryPerPE(const PoolShape &s, int64_t rows, int64_t tiles);
+
 } // namespace weft::conversion
 
 #endif // WEFT_KERNELS_POOLMAPPING_H

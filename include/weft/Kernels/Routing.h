@@ -173,21 +173,22 @@ RoutePlan convRowsToDiagonals(const ConvShape &s, const DenseMapping &m,
 /// denseResults.
 RoutePlan convResults(const ConvShape &s, const DenseMapping &m);
 
-/// A depthwise (grouped) convolution of `rows` rows at column x cut into
-/// `tiles` bands of output columns, band t on column x + t
-/// (docs/execution-model.md, "Depthwise convolution"): on every row, band
+/// A window column kernel (a depthwise or grouped convolution, `s`, or a
+/// max pool, its window()) of `rows` rows at column x cut into `tiles`
+/// bands of output columns, band t on column x + t
+/// (docs/execution-model.md, "Depthwise convolution", "Pooling"): on every row, band
 /// t's PE takes its input columns off the lane (positions counting
 /// cin / rows wavelets a pixel) and passes on what the bands east of it
 /// read, or with `passThrough` (a reader further east) every column;
 /// tiles = 1 is columnInputs.
-RoutePlan depthwiseBandInputs(const ConvShape &s, int64_t x, int64_t rows,
+RoutePlan windowBandInputs(const ConvShape &s, int64_t x, int64_t rows,
                               int64_t tiles, bool passThrough = false);
 
 /// Its sending end: band t's PE sends its output columns of every row;
 /// from band 1 on its router first passes the row's columns of the bands
 /// west of it, then its own, so every row leaves in order on one lane;
 /// tiles = 1 is columnResults.
-RoutePlan depthwiseBandResults(const ConvShape &s, int64_t x, int64_t rows,
+RoutePlan windowBandResults(const ConvShape &s, int64_t x, int64_t rows,
                                int64_t tiles);
 
 //===----------------------------------------------------------------------===//

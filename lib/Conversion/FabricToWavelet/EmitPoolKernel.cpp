@@ -52,8 +52,12 @@ enum : int64_t { kStrideLc = 0, kStrideOw = 1, kStrideJ = 2 };
 
 class Emitter : WaveletBuilder {
 public:
-  Emitter(OpBuilder &b, Location loc, const PoolKernel &k, StringRef name)
+  /// `k` is one band's (its shape and column); `band` its index, -1 when
+  /// the kernel is not cut into bands.
+  Emitter(OpBuilder &b, Location loc, const PoolKernel &k, StringRef name,
+          int64_t band)
       : WaveletBuilder(b, loc), k(k), s(k.shape), name(name),
+        prefix(band < 0 ? name.str() : (name + "_b" + Twine(band)).str()),
         sch(poolSchedule(s)), mm(poolMemoryMap(s, k.rows)),
         lc(poolLc(s, k.rows)), rowLen(lc * sch.wo) {
     factorCounts = poolRowCounts(s, &factorOfRow);
@@ -61,7 +65,7 @@ public:
 
   void emitGroup(int64_t r0, int64_t r1, const RouteTable &routes) {
     int64_t h = r1 - r0;
-    std::string sym = (name + "_r" + Twine(r0) +
+    std::string sym = (prefix + "_r" + Twine(r0) +
                        (h > 1 ? "_" + Twine(r1 - 1) : Twine()))
                           .str();
     Block *body = peOrGroup(sym, k.x, r0, 1, h, name);
@@ -82,6 +86,7 @@ private:
   const PoolKernel &k;
   const PoolShape &s;
   StringRef name;
+  const std::string prefix;
   const PoolSchedule sch;
   const PoolMemoryMap mm;
   const int64_t lc, rowLen;
@@ -226,12 +231,12 @@ void Emitter::emitProgram() {
 
 LogicalResult emitPoolKernel(OpBuilder &b, Location loc, const PoolKernel &k,
                              StringRef name, const RouteTable &routes) {
-  FailureOr<machine::Target> target =
-      columnTarget(b, loc, "pooling kernel " + name, k.x, 0, k.rows);
+  FailureOr<machine::Target> target = columnTarget(
+      b, loc, "pooling kernel " + name, k.x + k.tiles - 1, 0, k.rows);
   if (failed(target))
     return failure();
-  std::string why =
-      poolMappingProblem(k.shape, k.rows, int64_t(target->memoryBytes()));
+  std::string why = poolBandsProblem(k.shape, k.rows, k.tiles,
+                                     int64_t(target->memoryBytes()));
   if (!why.empty())
     return emitError(loc) << "pooling kernel " << name << " on " << k.rows
                           << " rows: " << why;
@@ -239,10 +244,26 @@ LogicalResult emitPoolKernel(OpBuilder &b, Location loc, const PoolKernel &k,
     return emitError(loc) << "pooling kernel " << name
                           << " receives and sends on the same color "
                           << k.inColor;
-  Emitter e(b, loc, k, name);
-  forEachRowGroup(
-      routes, k.x, 0, k.rows, [](int64_t, int64_t) { return true; },
-      [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
+  if (k.tiles == 1) {
+    Emitter e(b, loc, k, name, /*band=*/-1);
+    forEachRowGroup(
+        routes, k.x, 0, k.rows, [](int64_t, int64_t) { return true; },
+        [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
+    return success();
+  }
+  // Bands of output columns: each band's column runs the program of its
+  // own pool; the routers split the input rows and merge the output rows
+  // (lib/Kernels/Routing, windowBandInputs and windowBandResults).
+  for (auto [t, band] : llvm::enumerate(poolBands(k.shape, k.tiles))) {
+    PoolKernel bk = k;
+    bk.shape = band;
+    bk.x = k.x + int64_t(t);
+    bk.tiles = 1;
+    Emitter e(b, loc, bk, name, int64_t(t));
+    forEachRowGroup(
+        routes, bk.x, 0, bk.rows, [](int64_t, int64_t) { return true; },
+        [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
+  }
   return success();
 }
 

@@ -282,6 +282,7 @@ struct LowerFabricToWaveletPass
         k.shape = s.info.layer.pool;
         k.x = s.x;
         k.rows = s.height;
+        k.tiles = s.width;
         k.inColor = streamColor(s.inputs[0]);
         k.outColor = cout;
         if (failed(emitPoolKernel(b, s.kernel.getLoc(), k, name, table)))

@@ -624,7 +624,7 @@ fabric.program @p attributes {target = #weft.target<4x4>} {
 // -----
 
 fabric.program @p attributes {target = #weft.target<4x4>} {
-  // expected-error @below {{is cut into 2 bands of output columns, but only a convolution can be}}
+  // expected-error @below {{is cut into 2 bands of output columns, but only a convolution or a max pool of a window can be}}
   fabric.kernel @k : (tensor<4xf32>) -> tensor<4xf32> scheme #fabric.elementwise<op = "Copy"> at #weft.rect<0, 0, 2, 1> attributes {tiles = 2 : i64} {
   ^bb0(%a: tensor<4xf32>):
     fabric.yield %a : tensor<4xf32>

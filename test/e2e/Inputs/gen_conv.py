@@ -263,6 +263,12 @@ def model(kind):
         return nn.Sequential(nn.Conv2d(3, 16, 7, stride=2, padding=3),
                              nn.ReLU(), nn.Conv2d(16, 8, 1, stride=2)), \
             (2, 3, 32, 34)
+    if kind == "pool-bands":
+        # A 3x3 stride-2 max pool (pad 1) that sets the pace on a map whose
+        # width is odd, then a 1x1 convolution: the pool's output columns
+        # are cut into bands, each band reading its columns and a halo.
+        return nn.Sequential(nn.MaxPool2d(3, 2, 1), nn.Conv2d(16, 8, 1)), \
+            (2, 16, 32, 35)
     if kind == "merge":
         return Merge(), (2, 4, 6, 7)
     if kind == "merge-short":
