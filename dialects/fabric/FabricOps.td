@@ -95,8 +95,11 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
     into column j at row jk: docs/execution-model.md, "Merged lanes");
     `precision` and
     `predicted_cycles` (steady-state cycles per sample, from the cost model)
-    are set by partitioning; `tile` holds frustum-tiling sizes when the layer
-    is tiled. In a training program (docs/training.md), `trained` marks the
+    are set by partitioning; for a kernel in bands of output columns,
+    `lane_wait_cycles` is the part of `predicted_cycles` beyond its busiest
+    band's cycles of work: what the bands wait on their shared lanes
+    (docs/execution-model.md, "Bands of output columns"); `tile` holds
+    frustum-tiling sizes when the layer is tiled. In a training program (docs/training.md), `trained` marks the
     kernels whose weights are updated (or, for a column kernel, that run a
     backward step), and `input_gradient` those that send the gradient of
     their input back to the kernel before them (every trained kernel but
@@ -135,6 +138,7 @@ def Fabric_KernelOp : Fabric_Op<"kernel", [
                        OptionalAttr<DenseI64ArrayAttr>:$tile,
                        OptionalAttr<Fabric_PrecisionAttr>:$precision,
                        OptionalAttr<I64Attr>:$predicted_cycles,
+                       OptionalAttr<I64Attr>:$lane_wait_cycles,
                        TypeAttrOf<FunctionType>:$function_type,
                        UnitAttr:$trained, UnitAttr:$input_gradient,
                        OptionalAttr<Fabric_CheckpointPolicyAttr>:$checkpoint,

@@ -235,6 +235,7 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
               std::max<int64_t>(out.rowsUsed, r.getY() + r.getHeight());
         }
         f.predictedCycles = k.getPredictedCycles().value_or(0);
+        f.laneWaitCycles = k.getLaneWaitCycles().value_or(0);
         f.skipsZeros = k.getSlicedWeights();
         if (k.getPrecision() == weft::fabric::Precision::mixed)
           out.mixed = true;

@@ -522,6 +522,22 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
           fp32Only ? wf::PrecisionAttr::get(ctx, wf::Precision::fp32)
                    : precisionAttr);
       k.setPredictedCycles(placed.predictedCycles);
+      // Bands of output columns: the part of the prediction beyond the
+      // busiest band's work, what the bands wait on their shared lanes.
+      int64_t wait = 0;
+      if (placed.tiles > 1 && !fp32Only &&
+          l.kind == wc::ChainLayer::Kind::Conv) {
+        wc::DenseMapping bm;
+        bm.smear = placed.width / placed.tiles;
+        bm.rows = placed.rows;
+        bm.tiles = placed.tiles;
+        bm.precision = p;
+        wait = wc::convBandsLaneWait(l.conv, bm);
+      } else if (placed.tiles > 1 && l.kind == wc::ChainLayer::Kind::Pool) {
+        wait = wc::poolBandsLaneWait(l.pool, placed.rows, placed.tiles);
+      }
+      if (wait > 0)
+        k.setLaneWaitCycles(wait);
       LDBG() << "@" << k.getSymName() << ": " << st.info.layer.K << " -> "
              << st.info.layer.M << " on " << placed.width << " x "
              << placed.rows << " PEs at (" << placed.x0 << ", 0), footprint "

@@ -287,14 +287,32 @@ int64_t convProgramInstructions(const ConvShape &s, const DenseMapping &m) {
   return most;
 }
 
-int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m) {
-  int64_t most = 0;
-  for (const ConvShape &b : bandShapes(s, m))
-    most = std::max(most,
-                    mostOverColumns(b, bandMapping(m),
-                                    [](const ColumnProgram &p) { return p.cycles; }));
+/// predictConvCycles and the busiest band's cycles of work (without its
+/// wait on the lanes).
+static std::pair<int64_t, int64_t> bandsCyclesAndWork(const ConvShape &s,
+                                                      const DenseMapping &m) {
+  int64_t most = 0, work = 0;
+  for (const ConvShape &b : bandShapes(s, m)) {
+    int64_t cycles = mostOverColumns(
+        b, bandMapping(m), [](const ColumnProgram &p) { return p.cycles; });
+    work = std::max(work, cycles);
+    // A band's receives last as long as the lane's whole row
+    // (bandLaneWait); each lane carries Lk channels.
+    if (m.tiles > 1)
+      cycles += bandLaneWait(s.hin, s.win, b.win, convLk(s, m));
+    most = std::max(most, cycles);
+  }
   // Every band's results of a row chunk leave on one lane.
-  return std::max(most, s.hout() * s.wout() * convLm(s, m));
+  return {std::max(most, s.hout() * s.wout() * convLm(s, m)), work};
+}
+
+int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m) {
+  return bandsCyclesAndWork(s, m).first;
+}
+
+int64_t convBandsLaneWait(const ConvShape &s, const DenseMapping &m) {
+  auto [cycles, work] = bandsCyclesAndWork(s, m);
+  return cycles - work;
 }
 
 ConvMemoryMap convMemoryMap(const ConvShape &s, const DenseMapping &m) {

@@ -302,15 +302,30 @@ std::string poolBandsProblem(const PoolShape &s, int64_t rows, int64_t tiles,
   return "";
 }
 
+/// predictPoolBandsCycles and the busiest band's cycles of work.
+static std::pair<int64_t, int64_t>
+poolBandsCyclesAndWork(const PoolShape &s, int64_t rows, int64_t tiles) {
+  if (tiles == 1)
+    return {predictPoolCycles(s, rows), predictPoolCycles(s, rows)};
+  int64_t most = 0, work = 0, lc = poolLc(s, rows);
+  for (const PoolShape &b : poolBands(s, tiles)) {
+    int64_t cycles = predictPoolCycles(b, rows);
+    work = std::max(work, cycles);
+    // A band's receives last as long as the lane's whole row.
+    most = std::max(most, cycles + bandLaneWait(s.hin, s.win, b.win, lc));
+  }
+  return {std::max({most, s.hin * s.win * lc, s.hout() * s.wout() * lc}),
+          work};
+}
+
 int64_t predictPoolBandsCycles(const PoolShape &s, int64_t rows,
                                int64_t tiles) {
-  if (tiles == 1)
-    return predictPoolCycles(s, rows);
-  int64_t most = 0;
-  for (const PoolShape &b : poolBands(s, tiles))
-    most = std::max(most, predictPoolCycles(b, rows));
-  int64_t lc = poolLc(s, rows);
-  return std::max({most, s.hin * s.win * lc, s.hout() * s.wout() * lc});
+  return poolBandsCyclesAndWork(s, rows, tiles).first;
+}
+
+int64_t poolBandsLaneWait(const PoolShape &s, int64_t rows, int64_t tiles) {
+  auto [cycles, work] = poolBandsCyclesAndWork(s, rows, tiles);
+  return cycles - work;
 }
 
 int64_t poolBandsMemoryPerPE(const PoolShape &s, int64_t rows, int64_t tiles) {

@@ -209,6 +209,40 @@ TEST(ConvMapping, MixedPrecisionHalvesStorageAndQuartersTheMacs) {
   EXPECT_EQ(convReceiveCycles(Precision::FP32, 40), 1 + 40);
 }
 
+TEST(ConvMapping, BandsWaitForTheWholeRowOnTheirLane) {
+  // ResNet's stem, 3 -> 64 7x7 stride 2 pad 3 on 64x64, in mixed precision:
+  // in 16 bands of 1 x 16 PEs (one lane of 3 channels) and in 8 bands of
+  // 3 x 16 (three lanes of one channel each).
+  ConvShape s = shape(3, 64, 64, 64, 7, 7, 2, 1, 3, 3, 3, 3);
+  for (auto [S, T] : {std::pair<int64_t, int64_t>{1, 16}, {3, 8}}) {
+    DenseMapping m;
+    m.smear = S;
+    m.rows = 16;
+    m.tiles = T;
+    m.precision = Precision::Mixed;
+    DenseMapping one = m;
+    one.tiles = 1;
+    int64_t want = 0, work = 0;
+    for (const ConvTile &t : convTiles(s, T)) {
+      // A band's work is its own convolution's; it waits for the rest of
+      // every received row (64 rows a sample) on its lane of 3 / S channels.
+      int64_t w = predictConvCycles(t.shape, one);
+      work = std::max(work, w);
+      want = std::max(want, w + 64 * (64 - t.shape.win) * (3 / S));
+      EXPECT_EQ(bandLaneWait(64, 64, t.shape.win, 3 / S),
+                64 * (64 - t.shape.win) * (3 / S));
+    }
+    EXPECT_EQ(predictConvCycles(s, m), want) << S << " x " << T;
+    EXPECT_EQ(convBandsLaneWait(s, m), want - work);
+    EXPECT_GT(convBandsLaneWait(s, m), 0);
+  }
+  // Unbanded, nothing waits.
+  DenseMapping m;
+  m.smear = 3;
+  m.rows = 16;
+  EXPECT_EQ(convBandsLaneWait(s, m), 0);
+}
+
 TEST(ConvMapping, PartitionerKeepsFeatureMapChannelsWhole) {
   // conv 6 -> 12 then conv 12 -> 4: the stream between them carries 12
   // channels, so its rows must divide 12; the host input's rows divide 6.

@@ -784,6 +784,12 @@ void RunSession::printKernels(const driver::RunFigures &figures) const {
     outs() << "weftc: @" << k.name << ": " << k.what << " on " << k.width << "x"
            << k.rows << " PEs at column " << k.x0
            << ": cycles per sample predicted " << k.predictedCycles;
+    // A banded kernel's busiest PE is compared with its predicted work,
+    // without the bands' wait on their shared lanes.
+    int64_t work = k.predictedCycles - k.laneWaitCycles;
+    if (k.laneWaitCycles)
+      outs() << " (" << work << " of work, " << k.laneWaitCycles
+             << " waiting on the lanes)";
     auto it = figures.busiest.find(k.name);
     // (With copies, the samples of the first copy, whose kernels these are.)
     int64_t ran =
@@ -792,8 +798,7 @@ void RunSession::printKernels(const driver::RunFigures &figures) const {
       double sim = double(it->second.first) / double(ran);
       double ce = double(it->second.second) / double(ran);
       outs() << ", simulated " << format("%.1f", sim) << " (busiest PE; error "
-             << format("%.1f%%",
-                       100 * std::abs(double(k.predictedCycles) - sim) / sim)
+             << format("%.1f%%", 100 * std::abs(double(work) - sim) / sim)
              << "; CE-busy " << format("%.1f", ce) << ")";
     }
     outs() << "\n";

@@ -168,6 +168,9 @@ struct KernelFigures {
   /// made) and the executed ones.
   int64_t modelMacs = 0, executedMacs = 0;
   int64_t K = 0, M = 0, x0 = 0, width = 0, rows = 0, predictedCycles = 0;
+  /// Of predictedCycles, the cycles a banded kernel's bands wait on their
+  /// shared lanes (`lane_wait_cycles`); the rest is its busiest band's work.
+  int64_t laneWaitCycles = 0;
   /// The kernel skips zeros: its weights are sliced or its input arrives
   /// as a sparse stream (docs/execution-model.md, "Sparse weights").
   bool skipsZeros = false;

@@ -151,6 +151,19 @@ inline int64_t convElementWords(Precision p) {
   return p == Precision::Mixed ? 1 : 2;
 }
 
+/// The cycles a sample a band of output columns waits on its shared input
+/// lane (docs/execution-model.md, "Bands of output columns"): the bands
+/// run the same program, so they reach a receive together, and a lane
+/// hands each its columns in column order, each only while it is in that
+/// receive: every receive of a band lasts as long as the whole row's
+/// transfer, not only its own columns'. `rows` rows received a sample,
+/// `rowWidth` and `bandWidth` pixels in the lane's row and in the band's,
+/// `channels` wavelets a pixel.
+inline int64_t bandLaneWait(int64_t rows, int64_t rowWidth, int64_t bandWidth,
+                            int64_t channels) {
+  return rows * (rowWidth - bandWidth) * channels;
+}
+
 /// CE cycles to take `n` elements of a row off the fabric into the line
 /// buffer: a `mov32`, or in mixed precision an `ff2h` (the fabric supplies
 /// one element a cycle either way).
@@ -172,6 +185,11 @@ int64_t convProgramInstructions(const ConvShape &s, const DenseMapping &m);
 /// rows' lane (every band's results merge into one stream per row chunk,
 /// one wavelet a cycle) when that is slower.
 int64_t predictConvCycles(const ConvShape &s, const DenseMapping &m);
+
+/// The part of predictConvCycles beyond the busiest band's cycles of work:
+/// what the bands wait on their lanes (bandLaneWait, or the output lane
+/// when that sets the figure).
+int64_t convBandsLaneWait(const ConvShape &s, const DenseMapping &m);
 
 /// Bytes of PE memory the most loaded PE needs.
 int64_t convMemoryPerPE(const ConvShape &s, const DenseMapping &m);

@@ -144,6 +144,9 @@ std::string poolBandsProblem(const PoolShape &s, int64_t rows, int64_t tiles,
 int64_t predictPoolBandsCycles(const PoolShape &s, int64_t rows,
                                int64_t tiles);
 int64_t poolBandsMemoryPerPE(const PoolShape &s, int64_t rows, int64_t tiles);
+/// The part of predictPoolBandsCycles beyond the busiest band's cycles of
+/// work: what the bands wait on their lanes.
+int64_t poolBandsLaneWait(const PoolShape &s, int64_t rows, int64_t tiles);
 
 } // namespace weft::conversion
 

@@ -1203,7 +1203,7 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
           /*smear=*/b.getI64IntegerAttr(1), /*tiles=*/b.getI64IntegerAttr(1),
           /*merge=*/b.getI64IntegerAttr(1), /*tile=*/nullptr,
           /*precision=*/nullptr,
-          /*predicted_cycles=*/nullptr,
+          /*predicted_cycles=*/nullptr, /*lane_wait_cycles=*/nullptr,
           TypeAttr::get(b.getFunctionType(kin, {kout})), /*trained=*/nullptr,
           /*input_gradient=*/nullptr, /*checkpoint=*/nullptr,
           /*recompute_cycles=*/nullptr, /*lag=*/nullptr);
