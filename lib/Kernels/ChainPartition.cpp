@@ -82,6 +82,34 @@ using JoinCostCache =
     std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>,
              int64_t>;
 
+/// A kernel's bands of output columns (a convolution's copies of its
+/// rectangle; a max pool's or a depthwise convolution's columns:
+/// docs/execution-model.md, "Bands of output columns"): the tabulated
+/// numbers of bands up to `wout` that run (`problem(tiles)` empty) and are
+/// faster than the kernel unbanded (`t.cost[i]`; only then are they worth
+/// their PEs), at `cost(tiles)` and `memory(tiles)`, into `t.bands[i]`.
+template <typename Problem, typename Cost, typename Memory>
+void tabulateColumnBands(LayerTable &t, size_t i, int64_t wout,
+                         Problem problem, Cost cost, Memory memory) {
+  LayerTable::Bands bands;
+  bands.cost.fill(-1);
+  bands.memory.fill(0);
+  bool any = false;
+  for (size_t k = 0; k < kNumTileOptions; ++k) {
+    int64_t tiles = kTileOptions[k];
+    if (tiles > wout || !problem(tiles).empty())
+      continue;
+    int64_t c = cost(tiles);
+    if (c >= t.cost[i])
+      continue;
+    bands.cost[k] = c;
+    bands.memory[k] = memory(tiles);
+    any = true;
+  }
+  if (any)
+    t.bands.emplace(i, bands);
+}
+
 LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
                     int64_t memoryBytes, JoinCostCache &joinCosts,
                     bool mergeLanes = false) {
@@ -159,25 +187,13 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           continue;
         t.cost[i] = predictPoolCycles(l.pool, r);
         t.memory[i] = poolMemoryPerPE(l.pool, r);
-        // A max pool in bands of output columns, a column each.
-        LayerTable::Bands bands;
-        bands.cost.fill(-1);
-        bands.memory.fill(0);
-        bool any = false;
-        for (size_t k = 0; k < kNumTileOptions; ++k) {
-          int64_t tiles = kTileOptions[k];
-          if (tiles > l.pool.wout() ||
-              !poolBandsProblem(l.pool, r, tiles, memoryBytes).empty())
-            continue;
-          int64_t c = predictPoolBandsCycles(l.pool, r, tiles);
-          if (c >= t.cost[i])
-            continue;
-          bands.cost[k] = c;
-          bands.memory[k] = poolBandsMemoryPerPE(l.pool, r, tiles);
-          any = true;
-        }
-        if (any)
-          t.bands.emplace(i, bands);
+        tabulateColumnBands(
+            t, i, l.pool.wout(),
+            [&](int64_t n) {
+              return poolBandsProblem(l.pool, r, n, memoryBytes);
+            },
+            [&](int64_t n) { return predictPoolBandsCycles(l.pool, r, n); },
+            [&](int64_t n) { return poolBandsMemoryPerPE(l.pool, r, n); });
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv && l.conv.grouped()) {
@@ -185,25 +201,13 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           continue;
         t.cost[i] = predictDepthwiseCycles(l.conv, r);
         t.memory[i] = depthwiseMemoryPerPE(l.conv, r);
-        // Bands of output columns, a column each.
-        LayerTable::Bands bands;
-        bands.cost.fill(-1);
-        bands.memory.fill(0);
-        bool any = false;
-        for (size_t k = 0; k < kNumTileOptions; ++k) {
-          int64_t tiles = kTileOptions[k];
-          if (tiles > l.conv.wout() ||
-              !depthwiseBandsProblem(l.conv, r, tiles, memoryBytes).empty())
-            continue;
-          int64_t c = predictDepthwiseBandsCycles(l.conv, r, tiles);
-          if (c >= t.cost[i])
-            continue;
-          bands.cost[k] = c;
-          bands.memory[k] = depthwiseBandsMemoryPerPE(l.conv, r, tiles);
-          any = true;
-        }
-        if (any)
-          t.bands.emplace(i, bands);
+        tabulateColumnBands(
+            t, i, l.conv.wout(),
+            [&](int64_t n) {
+              return depthwiseBandsProblem(l.conv, r, n, memoryBytes);
+            },
+            [&](int64_t n) { return predictDepthwiseBandsCycles(l.conv, r, n); },
+            [&](int64_t n) { return depthwiseBandsMemoryPerPE(l.conv, r, n); });
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv && !l.frustum.empty()) {
@@ -244,27 +248,19 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           continue;
         t.cost[i] = predictConvCycles(l.conv, m);
         t.memory[i] = convMemoryPerPE(l.conv, m);
-        LayerTable::Bands bands;
-        bands.cost.fill(-1);
-        bands.memory.fill(0);
-        bool any = false;
-        for (size_t k = 0; k < kNumTileOptions; ++k) {
-          m.tiles = kTileOptions[k];
-          if (m.tiles > l.conv.wout() ||
-              !convMappingProblem(l.conv, m, memoryBytes).empty())
-            continue;
-          int64_t c = predictConvCycles(l.conv, m);
-          // Only bands that make the kernel faster are worth their PEs.
-          if (c >= t.cost[i])
-            continue;
-          bands.cost[k] = c;
-          bands.memory[k] = convMemoryPerPE(l.conv, m);
-          any = true;
-        }
-        if (any)
-          t.bands.emplace(i, bands);
+        auto banded = [m](int64_t n) {
+          DenseMapping b = m;
+          b.tiles = n;
+          return b;
+        };
+        tabulateColumnBands(
+            t, i, l.conv.wout(),
+            [&](int64_t n) {
+              return convMappingProblem(l.conv, banded(n), memoryBytes);
+            },
+            [&](int64_t n) { return predictConvCycles(l.conv, banded(n)); },
+            [&](int64_t n) { return convMemoryPerPE(l.conv, banded(n)); });
         // Merged lanes: k s lanes (each of whole channels) into s columns.
-        m.tiles = 1;
         for (int64_t k : kMergeOptions) {
           if (!mergeLanes || s * k > maxH)
             break;

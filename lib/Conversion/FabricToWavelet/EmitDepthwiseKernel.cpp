@@ -315,26 +315,25 @@ LogicalResult emitDepthwiseKernel(OpBuilder &b, Location loc,
     return emitError(loc) << "depthwise kernel " << name
                           << " receives and sends on the same color "
                           << k.inColor;
-  if (k.tiles == 1) {
-    Emitter e(b, loc, k, name, /*band=*/-1);
-    forEachRowGroup(
-        routes, k.x, 0, k.rows, [](int64_t, int64_t) { return true; },
-        [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
-    return success();
+  // Unbanded (the convolution itself), or bands of output columns
+  // (docs/execution-model.md, "Depthwise convolution"): each band's column
+  // runs the program of its own convolution; the routers split the input
+  // rows and merge the output rows (lib/Kernels/Routing).
+  std::vector<ConvShape> shapes = {s};
+  if (k.tiles > 1) {
+    shapes.clear();
+    for (const ConvTile &band : convTiles(s, k.tiles))
+      shapes.push_back(band.shape);
   }
-  // Bands of output columns (docs/execution-model.md, "Depthwise
-  // convolution"): each band's column runs the program of its own
-  // convolution; the routers split the input rows and merge the output rows
-  // (lib/Kernels/Routing).
-  for (auto [t, band] : llvm::enumerate(convTiles(s, k.tiles))) {
+  for (auto [t, shape] : llvm::enumerate(shapes)) {
     DepthwiseKernel bk = k;
-    bk.shape = band.shape;
+    bk.shape = shape;
     bk.x = k.x + int64_t(t);
     bk.tiles = 1;
-    Emitter e(b, loc, bk, name, int64_t(t));
-    forEachRowGroup(
-        routes, bk.x, 0, bk.rows, [](int64_t, int64_t) { return true; },
-        [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
+    Emitter e(b, loc, bk, name, k.tiles == 1 ? -1 : int64_t(t));
+    forEachColumnGroup(routes, bk.x, bk.rows, [&](int64_t r0, int64_t r1) {
+      e.emitGroup(r0, r1, routes);
+    });
   }
   return success();
 }

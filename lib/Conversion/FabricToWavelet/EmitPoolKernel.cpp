@@ -244,25 +244,19 @@ LogicalResult emitPoolKernel(OpBuilder &b, Location loc, const PoolKernel &k,
     return emitError(loc) << "pooling kernel " << name
                           << " receives and sends on the same color "
                           << k.inColor;
-  if (k.tiles == 1) {
-    Emitter e(b, loc, k, name, /*band=*/-1);
-    forEachRowGroup(
-        routes, k.x, 0, k.rows, [](int64_t, int64_t) { return true; },
-        [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
-    return success();
-  }
-  // Bands of output columns: each band's column runs the program of its
-  // own pool; the routers split the input rows and merge the output rows
-  // (lib/Kernels/Routing, windowBandInputs and windowBandResults).
+  // Unbanded (the pool itself), or bands of output columns: each band's
+  // column runs the program of its own pool; the routers split the input
+  // rows and merge the output rows (lib/Kernels/Routing, windowBandInputs
+  // and windowBandResults).
   for (auto [t, band] : llvm::enumerate(poolBands(k.shape, k.tiles))) {
     PoolKernel bk = k;
     bk.shape = band;
     bk.x = k.x + int64_t(t);
     bk.tiles = 1;
-    Emitter e(b, loc, bk, name, int64_t(t));
-    forEachRowGroup(
-        routes, bk.x, 0, bk.rows, [](int64_t, int64_t) { return true; },
-        [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
+    Emitter e(b, loc, bk, name, k.tiles == 1 ? -1 : int64_t(t));
+    forEachColumnGroup(routes, bk.x, bk.rows, [&](int64_t r0, int64_t r1) {
+      e.emitGroup(r0, r1, routes);
+    });
   }
   return success();
 }

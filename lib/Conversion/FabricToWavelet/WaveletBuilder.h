@@ -101,6 +101,16 @@ void forEachRowGroup(const RouteTable &routes, int64_t x, int64_t y0,
   }
 }
 
+/// The runs of forEachRowGroup on the column at x of a window column kernel
+/// (a pooling or a depthwise convolution, rows from row 0), whose rows all
+/// run the same program but for their router switches.
+template <typename F>
+void forEachColumnGroup(const RouteTable &routes, int64_t x, int64_t rows,
+                        F f) {
+  forEachRowGroup(
+      routes, x, 0, rows, [](int64_t, int64_t) { return true; }, f);
+}
+
 /// The task id of the window kernels' (convolution, depthwise, pooling) one
 /// main task, and the XDSD stride selects for the constants 1 and 0 (the
 /// others name a stride register).
