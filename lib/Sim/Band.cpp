@@ -286,8 +286,7 @@ void Engine::swapEdges() {
   }
   for (Pe *pe : edgePes)
     for (unsigned i = 0; i < pe->numPopped; ++i) {
-      unsigned q = pe->popped[i];
-      unsigned port = q / cfg.colors, color = q % cfg.colors;
+      unsigned port = popPort(pe->popped[i]), color = popColor(pe->popped[i]);
       uint64_t rec = kPopRecord | (uint64_t(pe->x) << kColumnShift) | color;
       if (port == kNorth && pe->y == bandBegin && northGhost.count(pe->x))
         toNorth.push_back(rec);

@@ -80,7 +80,7 @@ std::string checkArrivals(const Pe &pe, const FabricConfig &cfg,
     unsigned q = cfg.rqIndex(port, color);
     unsigned count = pe.rqCount[q];
     for (unsigned i = 0; i < pe.numPopped; ++i)
-      count -= pe.popped[i] == q;
+      count -= pe.popped[i] == popCode(port, color);
     if (count >= cfg.rqDepth)
       return overflowError(pe, now, port, color);
   }
@@ -93,9 +93,9 @@ bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
   unsigned rd = cfg.rqDepth, cd = cfg.cqDepth;
   // Dequeues counted in the decide phase.
   for (unsigned i = 0; i < pe.numPopped; ++i) {
-    unsigned q = pe.popped[i];
-    unsigned port = q / cfg.colors, c = q % cfg.colors;
-    pe.rqHead[q] = uint8_t((pe.rqHead[q] + 1) % rd);
+    unsigned port = popPort(pe.popped[i]), c = popColor(pe.popped[i]);
+    unsigned q = cfg.rqIndex(port, c);
+    pe.rqHead[q] = uint8_t(ringAdd(pe.rqHead[q], 1, rd));
     if (--pe.rqCount[q] == 0) {
       unsigned pair = c * 5 + port;
       pe.nonEmpty[pair / 64] &= ~(uint64_t(1) << (pair % 64));
@@ -109,7 +109,7 @@ bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
   pe.numPopped = 0;
   for (uint32_t m = pe.cePopMask; m; m &= m - 1) {
     unsigned c = unsigned(__builtin_ctz(m));
-    pe.cqHead[c] = uint8_t((pe.cqHead[c] + pe.cqPops[c]) % cd);
+    pe.cqHead[c] = uint8_t(ringAdd(pe.cqHead[c], pe.cqPops[c], cd));
     pe.cqCount[c] = uint8_t(pe.cqCount[c] - pe.cqPops[c]);
     pe.cqPops[c] = 0;
   }
@@ -135,7 +135,7 @@ bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
       ok = false;
       continue;
     }
-    pe.rqData[pe.rqSlot[q] * rd + (pe.rqHead[q] + pe.rqCount[q]) % rd] = w;
+    pe.rqData[pe.rqSlot[q] * rd + ringAdd(pe.rqHead[q], pe.rqCount[q], rd)] = w;
     if (++pe.rqCount[q] > pe.st.routerQueueHigh)
       pe.st.routerQueueHigh = pe.rqCount[q];
     unsigned pair = color * 5 + port;
@@ -146,7 +146,7 @@ bool commitPe(Pe &pe, const FabricConfig &cfg, uint64_t now,
     uint64_t w = l & ~kLatchFull;
     unsigned color = unsigned(w >> Wavelet::kColorShift) & 31;
     pe.cqData[pe.cqSlot[color] * cd +
-              (pe.cqHead[color] + pe.cqCount[color]) % cd] = w;
+              ringAdd(pe.cqHead[color], pe.cqCount[color], cd)] = w;
     if (++pe.cqCount[color] > pe.st.ceQueueHigh)
       pe.st.ceQueueHigh = pe.cqCount[color];
   }

@@ -243,7 +243,8 @@ struct Pe {
   uint32_t cePopMask = 0; ///< colors with cqPops != 0
   /// Non-empty router queues, bit (color * 5 + port).
   uint64_t nonEmpty[3] = {0, 0, 0};
-  /// Router queues granted this cycle (at most one per output port).
+  /// Router queues granted this cycle (at most one per output port), as
+  /// popCode(port, color).
   uint16_t popped[5] = {0, 0, 0, 0, 0};
   uint64_t inLatch[5] = {0, 0, 0, 0, 0}; ///< per input port
   uint64_t ceLatch = 0;           ///< from the router's ramp output

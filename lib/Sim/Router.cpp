@@ -72,7 +72,7 @@ bool Ctx::forward(unsigned color, unsigned port, DirSet outs, DirSet &granted) {
   // Grant: the wavelet leaves through every output this cycle (§4.3).
   unsigned q = cfg.rqIndex(port, color);
   uint64_t w = pe.rqData[pe.rqSlot[q] * cfg.rqDepth + pe.rqHead[q]];
-  pe.popped[pe.numPopped++] = uint16_t(q);
+  pe.popped[pe.numPopped++] = popCode(port, color);
   granted |= outs;
   for (unsigned d = 0; d < 5; ++d) {
     if (!(outs & (1u << d)))
@@ -109,7 +109,7 @@ void Ctx::stepRouter() {
   if (!(pe.nonEmpty[0] | pe.nonEmpty[1] | pe.nonEmpty[2]))
     return;
   unsigned pairs = cfg.colors * 5;
-  unsigned start = (pe.rrPointer + 1) % pairs;
+  unsigned start = ringAdd(pe.rrPointer, 1, pairs);
   DirSet granted = 0;
   int64_t last = -1;
   // Scan the set bits of [start, pairs) then [0, start), in order.

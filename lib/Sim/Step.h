@@ -32,6 +32,21 @@ struct FabricConfig {
   }
 };
 
+/// A dequeue as Pe::popped records it: the port in bits 5.. and the color
+/// in bits 0..4, so the commit finds both without a division.
+inline uint16_t popCode(unsigned port, unsigned color) {
+  return uint16_t(port << 5 | color);
+}
+inline unsigned popPort(uint16_t code) { return code >> 5; }
+inline unsigned popColor(uint16_t code) { return code & 31; }
+
+/// (a + b) mod d for a < d and b <= d: a ring buffer's index without the
+/// division (queue depths are not powers of two in general).
+inline unsigned ringAdd(unsigned a, unsigned b, unsigned d) {
+  unsigned s = a + b;
+  return s >= d ? s - d : s;
+}
+
 /// Steps one PE through the decide phase of cycle `now`: router, picker,
 /// main thread, microthreads. Writes latches (own and neighbours'), records
 /// woken PEs, host sends, errors and trace events in `out`.

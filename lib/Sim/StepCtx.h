@@ -124,7 +124,7 @@ struct Ctx {
   unsigned ceAvail(unsigned c) const { return pe.cqCount[c] - pe.cqPops[c]; }
   uint64_t cePeek(unsigned c) const {
     unsigned d = cfg.cqDepth;
-    return pe.cqData[pe.cqSlot[c] * d + (pe.cqHead[c] + pe.cqPops[c]) % d];
+    return pe.cqData[pe.cqSlot[c] * d + ringAdd(pe.cqHead[c], pe.cqPops[c], d)];
   }
   void cePop(unsigned c) {
     ++pe.cqPops[c];
