@@ -277,14 +277,25 @@ def Fabric_SoftmaxSchemeAttr : Fabric_SchemeAttr<"SoftmaxScheme", "softmax"> {
     elements `stride` apart (an axis of the sample: `stride` is the product
     of the dimensions after it).
 
-    Example:
+    `loss` marks the **loss kernel of a training program**, which
+    `--weft-prepare-training` adds after the logits (docs/training.md, "The
+    loss kernel"): its forward pass is the softmax of the whole sample (the
+    probabilities go to the host output); its backward pass takes the
+    sample's label (an int16 from the east edge, on the kernel's `labels`
+    channel) and sends the gradient of the softmax cross-entropy, softmax
+    minus one-hot (divided by the batch under mbgd), back to the kernel
+    before it. A loss is a plain softmax (no `log`, no `group`).
+
+    Examples:
     ```mlir
     #fabric.softmax<log = true, group = 10, stride = 1>
+    #fabric.softmax<loss = true>
     ```
   }];
   let parameters = (ins DefaultValuedParameter<"bool", "false">:$log,
                         DefaultValuedParameter<"int64_t", "0">:$group,
-                        DefaultValuedParameter<"int64_t", "1">:$stride);
+                        DefaultValuedParameter<"int64_t", "1">:$stride,
+                        DefaultValuedParameter<"bool", "false">:$loss);
 }
 
 def Fabric_ExprNodeAttr : Fabric_Attr<"ExprNode", "node"> {

@@ -286,8 +286,11 @@ std::string ElementwiseSchemeAttr::getSummary() const {
 //===----------------------------------------------------------------------===//
 
 LogicalResult
-SoftmaxSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError, bool,
-                          int64_t group, int64_t stride) {
+SoftmaxSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          bool log, int64_t group, int64_t stride, bool loss) {
+  if (loss && (log || group))
+    return emitError() << "a loss is the softmax of the whole sample (no "
+                          "log, no group)";
   if (group < 0 || stride < 1)
     return emitError() << "softmax groups of " << group << " elements "
                        << stride << " apart";
@@ -300,6 +303,8 @@ int64_t SoftmaxSchemeAttr::getNumStreams() const { return 1; }
 int64_t SoftmaxSchemeAttr::getExecutedMacs() const { return 0; }
 int64_t SoftmaxSchemeAttr::getModelMacs() const { return 0; }
 std::string SoftmaxSchemeAttr::getSummary() const {
+  if (getLoss())
+    return "softmax cross-entropy loss";
   // The column kernels' names (docs/execution-model.md).
   return std::string(getGroup() ? "Axis" : "") +
          (getLog() ? "LogSoftmax" : "Softmax");

@@ -563,23 +563,13 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     error = "weft trains in fp32 only, not '" + options.precision + "'";
     return false;
   }
-  // Training: the network is placed on all columns but the last, which the
-  // loss takes (docs/training.md, "The loss kernel").
-  std::optional<weft::machine::Target> fullTarget;
+  // Training places the network and its loss kernel on a fixed fabric.
   if (options.training) {
     std::string why;
-    fullTarget = weft::machine::Target::parse(options.grid, &why);
-    if (!fullTarget) {
+    if (!weft::machine::Target::parse(options.grid, &why)) {
       error = "training needs a fixed fabric (--grid WxH): " + why;
       return false;
     }
-    if (fullTarget->width() < 2) {
-      error = "training needs a fabric at least 2 columns wide";
-      return false;
-    }
-    weft::machine::TargetConfig narrow = fullTarget->config();
-    narrow.width -= 1;
-    pipeline.grid = narrow.str();
   }
 
   if (!runStage(Stage::Fabric, weft::PipelineStage::Fabric))
@@ -607,10 +597,6 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
     beforePartition = OwningOpRef<ModuleOp>(out.module->clone());
   if (!runStage(Stage::Partition, weft::PipelineStage::Partition))
     return false;
-  if (fullTarget)
-    for (auto program : out.module->getOps<weft::fabric::ProgramOp>())
-      program.setTargetAttr(
-          weft::common::TargetAttr::get(&ctx, fullTarget->config()));
   if (options.training) {
     weft::SelectCheckpointsOptions so;
     so.policy = options.training->checkpoints;
@@ -625,6 +611,14 @@ bool weft::driver::compileModel(MLIRContext &ctx, StringRef path,
   if (options.untilAfter == Stage::Partition)
     return true;
   if (options.training) {
+    // Routes and colors as for inference: the gradient streams, the loss
+    // kernel's and the trained kernels' channels included.
+    if (!runPass(Stage::Route, "route-streams", weft::createRouteStreams()) ||
+        !runPass(Stage::Route, "allocate-colors",
+                 weft::createAllocateColors()))
+      return false;
+    if (options.untilAfter == Stage::Route)
+      return true;
     if (!runPass(Stage::Wavelet, "lower-training",
                  weft::createLowerTrainingToWavelet()))
       return false;

@@ -98,7 +98,7 @@ columnScheme(MLIRContext *ctx, ColumnOp op, const std::vector<float> &params,
   case ColumnOp::Softmax:
   case ColumnOp::LogSoftmax:
     return done(fab::SoftmaxSchemeAttr::get(ctx, op == ColumnOp::LogSoftmax,
-                                            0, 1));
+                                            0, 1, /*loss=*/false));
   case ColumnOp::AxisSoftmax:
   case ColumnOp::AxisLogSoftmax:
     if (params.size() != 2) {
@@ -107,7 +107,7 @@ columnScheme(MLIRContext *ctx, ColumnOp op, const std::vector<float> &params,
     }
     return done(fab::SoftmaxSchemeAttr::get(
         ctx, op == ColumnOp::AxisLogSoftmax, int64_t(params[0]),
-        int64_t(params[1])));
+        int64_t(params[1]), /*loss=*/false));
   case ColumnOp::Expression:
     return expressionScheme(ctx, params, why);
   default:
@@ -451,6 +451,11 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
   info.column.op = op;
   info.column.params = std::move(params);
   return info;
+}
+
+bool isLossKernel(fab::KernelOp kernel) {
+  auto s = dyn_cast<fab::SoftmaxSchemeAttr>(kernel.getScheme());
+  return s && s.getLoss();
 }
 
 } // namespace weft::conversion

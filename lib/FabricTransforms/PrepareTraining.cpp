@@ -17,6 +17,8 @@
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/FabricTransforms/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
@@ -69,6 +71,8 @@ struct PrepareTraining
   }
 
   LogicalResult prepare(wf::ProgramOp program);
+  void addLoss(wf::ProgramOp program, const wc::Graph &g,
+               SymbolTable &symbols);
 };
 
 LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
@@ -212,7 +216,66 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
         /*pixels=*/nullptr, b.getUnitAttr(), /*sparse=*/nullptr);
     symbols.insert(grad); // uniquifies the name if taken
   }
+  addLoss(program, *g, symbols);
   return success();
+}
+
+/// The loss kernel after the logits (docs/training.md, "The loss kernel"):
+/// the logits stream goes into it, its probabilities to the host output,
+/// and the gradient of its input back to the last kernel. Placement,
+/// routing and colors treat it as the softmax column it is; its labels
+/// arrive on its `labels` channel.
+void PrepareTraining::addLoss(wf::ProgramOp program, const wc::Graph &g,
+                              SymbolTable &symbols) {
+  MLIRContext *ctx = program.getContext();
+  wf::KernelOp lastKernel = g.stages.back().kernel;
+  wf::StreamOp logits = g.streams[size_t(g.stages.back().output)].op;
+  auto type = cast<RankedTensorType>(
+      lastKernel.getFunctionType().getResult(0));
+  Location loc = lastKernel.getLoc();
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(lastKernel);
+  auto loss = wf::KernelOp::create(
+      b, loc, b.getStringAttr("loss"),
+      wf::SoftmaxSchemeAttr::get(ctx, /*log=*/false, 0, 1, /*loss=*/true),
+      /*rect=*/nullptr, /*smear=*/b.getI64IntegerAttr(1),
+      /*tiles=*/b.getI64IntegerAttr(1), /*merge=*/b.getI64IntegerAttr(1),
+      /*tile=*/nullptr, /*precision=*/nullptr, /*predicted_cycles=*/nullptr,
+      /*lane_wait_cycles=*/nullptr,
+      TypeAttr::get(b.getFunctionType({type}, {type})), /*trained=*/nullptr,
+      /*input_gradient=*/b.getUnitAttr(), /*checkpoint=*/nullptr,
+      /*recompute_cycles=*/nullptr, /*lag=*/nullptr);
+  symbols.insert(loss);
+  {
+    // The forward pass, as documentation: the softmax of the sample.
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = b.createBlock(&loss.getBody(), {}, {type}, {loc});
+    Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                         type.getElementType());
+    Value p = linalg::SoftmaxOp::create(b, loc, type, body->getArgument(0),
+                                        init, type.getRank() - 1)
+                  .getResult()[0];
+    wf::YieldOp::create(b, loc, ValueRange{p});
+  }
+  auto ref = FlatSymbolRefAttr::get(loss.getSymNameAttr());
+  // The probabilities take the logits' place at the host output.
+  b.setInsertionPointAfter(logits);
+  auto out = wf::StreamOp::create(
+      b, logits.getLoc(), b.getStringAttr((loss.getSymName() + "_out").str()),
+      ref, b.getI64IntegerAttr(0), logits.getDstsAttr(),
+      logits.getDstPortsAttr(), logits.getPayloadAttr(), /*color=*/nullptr,
+      /*pixels=*/nullptr, /*gradient=*/nullptr, /*sparse=*/nullptr);
+  symbols.insert(out);
+  logits.setDstsAttr(b.getArrayAttr({ref}));
+  logits.setDstPortsAttr(b.getDenseI64ArrayAttr({0}));
+  auto grad = wf::StreamOp::create(
+      b, logits.getLoc(),
+      b.getStringAttr((loss.getSymName() + "_grad").str()), ref,
+      b.getI64IntegerAttr(0),
+      b.getArrayAttr({FlatSymbolRefAttr::get(lastKernel.getSymNameAttr())}),
+      b.getDenseI64ArrayAttr({0}), logits.getPayloadAttr(), /*color=*/nullptr,
+      /*pixels=*/nullptr, b.getUnitAttr(), /*sparse=*/nullptr);
+  symbols.insert(grad);
 }
 
 } // namespace

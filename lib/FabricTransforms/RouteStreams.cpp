@@ -286,6 +286,11 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
       for (int j = 0; j < 3; ++j)
         createRoute(b, st.kernel.getLoc(), k, StringRef(names[j]),
                     columnReduce(st.x, 0, st.height, j), counts);
+      // The loss kernel's labels, from the east edge's row 0 port
+      // (docs/training.md, "Routes and colors").
+      if (isLossKernel(st.kernel))
+        createRoute(b, st.kernel.getLoc(), k, StringRef("labels"),
+                    columnLabels(st.x, gridW, 0, st.height), counts);
     }
   }
   return success();

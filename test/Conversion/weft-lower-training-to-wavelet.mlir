@@ -1,7 +1,8 @@
-// RUN: weft-opt %s --weft-lower-training-to-wavelet | FileCheck %s
+// RUN: weft-opt %s --weft-route-streams --weft-allocate-colors --weft-lower-training-to-wavelet | FileCheck %s
 
-// A placed training program (docs/training.md): fc1 on 2 x 2 PEs, fc2 on
-// 2 x 1, the loss column east of them at column 4. The samples enter west,
+// A placed training program (docs/training.md), routed and colored as for
+// inference: fc1 on 2 x 2 PEs, fc2 on 2 x 1, the loss kernel east of them at
+// column 4. The samples enter west,
 // the labels on the east port of row 0 (int16), the probabilities leave
 // east; every PE runs one sample loop (task 32); fc1, the first trained
 // layer, sends no gradient back, so only fc2 reduces dL/dx down its
@@ -33,9 +34,16 @@ fabric.program @mlp attributes {target = #weft.target<5x2>, training = #fabric.t
     %y = tensor.empty() : tensor<1x2xf32>
     fabric.yield %y : tensor<1x2xf32>
   }
+  fabric.kernel @loss : (tensor<1x2xf32>) -> tensor<1x2xf32> scheme #fabric.softmax<loss = true> at <4, 0, 1, 1> attributes {input_gradient} {
+  ^bb0(%x: tensor<1x2xf32>):
+    fabric.yield %x : tensor<1x2xf32>
+  }
   fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
   fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
   fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 4>
   fabric.stream @fc1_to_fc2 @fc1[0] -> @fc2[0] : !fabric.wavelets<f32, 3>
-  fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @fc2_grad @fc2[0] -> @fc1[0] : !fabric.wavelets<f32, 3> {gradient}
+  fabric.stream @fc2_to_loss @fc2[0] -> @loss[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @loss_grad @loss[0] -> @fc2[0] : !fabric.wavelets<f32, 2> {gradient}
+  fabric.stream @loss_to_y @loss[0] -> @y[0] : !fabric.wavelets<f32, 2>
 }

@@ -6,18 +6,24 @@
 // A chain dense (ReLU fused) -> Tanh -> dense: the program gets the training
 // attribute (lr rounded to f32), every kernel is trained, and every one but
 // the first sends the gradient of its input back, on a gradient stream
-// west to the kernel before it.
+// west to the kernel before it. The loss kernel follows the logits: they
+// stream into it, its probabilities take their place at the host output,
+// and it sends the gradient of the softmax cross-entropy back to fc2.
 
 // CHECK-LABEL: fabric.program @mlp
 // CHECK-SAME: training = #fabric.training<optimizer = sgd, lr = 0.00999999977 : f32, batch = 1>
 // CHECK: fabric.kernel @fc1 {{.*}} attributes {trained}
 // CHECK: fabric.kernel @tanh {{.*}} attributes {input_gradient, trained}
 // CHECK: fabric.kernel @fc2 {{.*}} attributes {input_gradient, trained}
+// CHECK: fabric.kernel @loss : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.softmax<loss = true> attributes {input_gradient} {
+// CHECK: linalg.softmax dimension(1)
 // CHECK: fabric.stream @fc1_to_tanh
 // CHECK-NEXT: fabric.stream @tanh_grad @tanh[0] -> @fc1[0] : !fabric.wavelets<f32, 6> {gradient}
 // CHECK-NEXT: fabric.stream @tanh_to_fc2
 // CHECK-NEXT: fabric.stream @fc2_grad @fc2[0] -> @tanh[0] : !fabric.wavelets<f32, 6> {gradient}
-// CHECK-NEXT: fabric.stream @fc2_to_y
+// CHECK-NEXT: fabric.stream @fc2_to_y @fc2[0] -> @loss[0] : !fabric.wavelets<f32, 4>
+// CHECK-NEXT: fabric.stream @loss_out @loss[0] -> @y[0] : !fabric.wavelets<f32, 4>
+// CHECK-NEXT: fabric.stream @loss_grad @loss[0] -> @fc2[0] : !fabric.wavelets<f32, 4> {gradient}
 // MBGD-LABEL: fabric.program @mlp
 // MBGD-SAME: training = #fabric.training<optimizer = mbgd, lr = 5.000000e-02 : f32, batch = 4>
 // MBGD-NOT: lag
@@ -66,7 +72,8 @@ fabric.program @mlp attributes {target = #weft.target<16x16>, weft.batch = 1 : i
 // CHECK-LABEL: fabric.program @relu_first
 // CHECK: fabric.kernel @relu : {{.*}} scheme #fabric.elementwise<op = "Relu"> {
 // CHECK: fabric.kernel @fc {{.*}} attributes {trained}
-// CHECK-NOT: gradient
+// CHECK-NOT: {gradient}
+// CHECK: fabric.stream @loss_grad @loss[0] -> @fc[0] {{.*}} {gradient}
 // CPGD-LABEL: fabric.program @relu_first
 // CPGD: fabric.kernel @relu : {{.*}} scheme #fabric.elementwise<op = "Relu"> {
 // CPGD: fabric.kernel @fc {{.*}} attributes {lag = 1 : i64, trained}

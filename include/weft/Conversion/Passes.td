@@ -127,19 +127,21 @@ def LowerTrainingToWavelet
     : Pass<"weft-lower-training-to-wavelet", "mlir::ModuleOp"> {
   let summary = "Emit the per-PE programs of a placed training program";
   let description = [{
-    On a partitioned `fabric.program` with `training` (after
-    `--weft-prepare-training` and `--weft-partition-dense`;
-    docs/training.md): the trained dense kernels get the training program
-    of EmitTrainedDense.cpp, the trained Relu/Tanh column kernels their
-    backward step, and the softmax cross-entropy loss column is added east
-    of the network, its labels entering on the east port of row 0 (host
-    input `labels`, one int16 per sample) and its probabilities leaving
-    east as the program's output. The forward, gradient and internal routes
-    come from the schemes of weft/Kernels/Routing.h and are colored here
-    (`allocateColors`); the first version does not go through
-    `--weft-route-streams`. A layer whose training memory or matrix
-    instructions do not fit its PEs, or a fabric with no column east of the
-    network for the loss, is an error naming the kernel.
+    On a partitioned, routed and colored `fabric.program` with `training`
+    (after `--weft-prepare-training`, `--weft-partition-dense`,
+    `--weft-route-streams` and `--weft-allocate-colors`; docs/training.md):
+    the trained dense kernels get the training program of
+    EmitTrainedDense.cpp, the trained Relu/Tanh column kernels their
+    backward step, and the loss kernel (`#fabric.softmax<loss = true>`) the
+    softmax cross-entropy column, its labels entering on the east port of
+    row 0 (host input `labels`, one int16 per sample, on the kernel's
+    `labels` channel) and its probabilities leaving east as the program's
+    output `probabilities`. Every router setting and color is read off the
+    `fabric.route` ops, as the inference lowering reads them, and the
+    emitted routes are checked against them. A layer whose training memory
+    or matrix instructions do not fit its PEs, a program without the loss
+    kernel, a kernel marked `input_gradient` without its gradient stream,
+    or an unrouted stream is an error naming the op.
   }];
   let dependentDialects = ["::weft::wavelet::WaveletDialect",
                            "::weft::fabric::FabricDialect"];

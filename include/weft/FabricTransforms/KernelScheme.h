@@ -49,6 +49,10 @@ columnScheme(mlir::MLIRContext *ctx, ColumnOp op,
              const std::vector<float> &params, mlir::RankedTensorType sampleType,
              llvm::StringRef name, std::string &why);
 
+/// Whether `kernel` is the loss kernel of a training program (a softmax
+/// with `loss`, added by --weft-prepare-training; docs/training.md).
+bool isLossKernel(fabric::KernelOp kernel);
+
 /// The attribute of a fused frustum group (--weft-frustum-fuse): its
 /// layers' convolution schemes, first to last (docs/frustum.md).
 inline constexpr llvm::StringLiteral kFrustumChainAttr = "frustum_chain";

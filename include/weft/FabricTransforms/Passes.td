@@ -30,8 +30,15 @@ def PrepareTraining : Pass<"weft-prepare-training", "mlir::ModuleOp"> {
     which the PEs need to drain the pipeline), every trained kernel also
     gets `lag`: the trained kernels after it plus the loss, so that its
     backward pass of sample i - lag follows its forward of sample i
-    (docs/training.md, "CPGD"). Later stages read these marks and never
-    re-derive them. Anything
+    (docs/training.md, "CPGD"). Every kernel marked `input_gradient` gets a
+    gradient stream west to the kernel before it. Last, the **loss kernel**
+    `@loss` (`#fabric.softmax<loss = true>`, marked `input_gradient`) is
+    added after the logits: the logits stream goes into it, a new stream
+    takes its probabilities to the host output, and `@loss_grad` takes the
+    gradient of the softmax cross-entropy back to the last kernel. So the
+    partitioner places the loss, and routing and color allocation route
+    and color every training stream and channel, as for inference. Later
+    stages read these marks and never re-derive them. Anything
     else is an error naming the kernel (the ONNX node) and what it computes.
 
     Example:
@@ -41,6 +48,13 @@ def PrepareTraining : Pass<"weft-prepare-training", "mlir::ModuleOp"> {
       fabric.kernel @fc1 ... attributes {trained}
       fabric.kernel @relu_1 ... attributes {input_gradient, trained}
       fabric.kernel @fc2 ... attributes {input_gradient, trained}
+      fabric.kernel @loss ... scheme #fabric.softmax<loss = true>
+          attributes {input_gradient}
+      ...
+      fabric.stream @fc2_to_y @fc2[0] -> @loss[0] : !fabric.wavelets<f32, 10>
+      fabric.stream @loss_out @loss[0] -> @y[0] : !fabric.wavelets<f32, 10>
+      fabric.stream @loss_grad @loss[0] -> @fc2[0] : !fabric.wavelets<f32, 10>
+          {gradient}
     ```
   }];
   let options = [
@@ -53,7 +67,9 @@ def PrepareTraining : Pass<"weft-prepare-training", "mlir::ModuleOp"> {
     Option<"samples", "samples", "int64_t", "0",
            "cpgd: the samples of the run (the PEs drain the pipeline after "
            "the last)">];
-  let dependentDialects = ["weft::fabric::FabricDialect"];
+  let dependentDialects = ["weft::fabric::FabricDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
   let statistics = [Statistic<"numTrained", "num-trained",
                               "Kernels marked trained">];
 }

@@ -16,6 +16,7 @@
 
 #include "weft/Conversion/Passes.h"
 
+#include "PlacedRoutes.h"
 #include "WaveletBuilder.h"
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
@@ -46,22 +47,6 @@ namespace wv = weft::wavelet;
 namespace weft::conversion {
 namespace {
 
-/// A router setting from its port masks and flat (inputs, outputs, count)
-/// positions (fabric.switch and wavelet.route spell them alike).
-Switch switchOf(uint32_t in, uint32_t out,
-                std::optional<ArrayRef<int64_t>> positions) {
-  Switch sw{DirSet(in), DirSet(out), {}};
-  if (positions)
-    for (size_t i = 0; i + 2 < positions->size(); i += 3)
-      sw.positions.push_back(SwitchPosition{DirSet((*positions)[i]),
-                                            DirSet((*positions)[i + 1]),
-                                            (*positions)[i + 2]});
-  return sw;
-}
-Switch switchOf(wv::RouteOp r) {
-  return switchOf(r.getInputs(), r.getOutputs(), r.getPositions());
-}
-
 struct LowerFabricToWaveletPass
     : weft::impl::LowerFabricToWaveletBase<LowerFabricToWaveletPass> {
   using LowerFabricToWaveletBase::LowerFabricToWaveletBase;
@@ -87,39 +72,17 @@ struct LowerFabricToWaveletPass
     auto target = program.getTargetAttr();
 
     // The routes and colors --weft-route-streams and --weft-allocate-colors
-    // chose: the router settings by PE, the color of every stream (channel
-    // "") and kernel channel by (symbol, channel).
-    RouteTable table;
-    std::map<std::pair<std::string, std::string>, int64_t> colorOf;
-    llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>, std::string> owner;
-    Block &body = program.getBody().front();
-    for (auto r : body.getOps<fab::RouteOp>()) {
-      fab::ColorAttr c = r.getColorAttr();
-      if (!c)
-        return r.emitOpError("has no color: run --weft-allocate-colors "
-                             "first");
-      colorOf[{r.getStream().str(), r.getChannel().value_or("").str()}] =
-          c.getValue();
-      for (auto sw : r.getBody().front().getOps<fab::SwitchOp>()) {
-        int64_t px = sw.getX(), py = sw.getY();
-        table[{px, py}][c.getValue()] =
-            switchOf(sw.getInputs(), sw.getOutputs(), sw.getPositions());
-        owner[{px, py, int64_t(c.getValue())}] = r.getRouteName();
-      }
-    }
-    for (auto s : body.getOps<fab::StreamOp>())
-      if (!colorOf.count({s.getSymName().str(), ""}))
-        return s.emitOpError("has no route: run --weft-route-streams and "
-                             "--weft-allocate-colors first");
-    auto colorOfStream = [&](fab::StreamOp s) -> int64_t {
-      return colorOf.at({s.getSymName().str(), ""});
-    };
+    // chose.
+    FailureOr<PlacedRoutes> routes = PlacedRoutes::read(program);
+    if (failed(routes))
+      return failure();
+    const RouteTable &table = routes->table;
+    auto colorOfStream = [&](fab::StreamOp s) { return routes->stream(s); };
     auto streamColor = [&](int64_t stream) {
       return colorOfStream(graph->streams[size_t(stream)].op);
     };
-    auto channelColor = [&](StringRef node, StringRef channel) -> int64_t {
-      auto it = colorOf.find({node.str(), channel.str()});
-      return it == colorOf.end() ? -1 : it->second;
+    auto channelColor = [&](StringRef node, StringRef channel) {
+      return routes->channel(node, channel);
     };
 
     // Sparse activations: the streams --weft-select-sparse-streams marked.
@@ -141,7 +104,7 @@ struct LowerFabricToWaveletPass
       sparseIo[i].in = true;
       sparseStreams.push_back(op.getSymNameAttr());
     }
-    for (auto s : body.getOps<fab::StreamOp>())
+    for (auto s : program.getBody().front().getOps<fab::StreamOp>())
       if (s.getSparseAttr() &&
           !llvm::is_contained(sparseStreams, s.getSymNameAttr()))
         return s.emitOpError("is sparse but feeds no dense layer's first "
@@ -361,61 +324,9 @@ struct LowerFabricToWaveletPass
       }
     }
     emitRelays(b, loc, wprog, table);
-    if (failed(checkRoutes(wprog, table, owner, program)))
+    if (failed(routes->check(wprog, program)))
       return failure();
     program.erase();
-    return success();
-  }
-
-  /// Every PE's emitted router settings must be exactly the fabric.route
-  /// switches (the emitters share PEs' code by groups, and the column
-  /// kernels still state their own routes): an internal error otherwise.
-  static LogicalResult checkRoutes(
-      Operation *wprog, const RouteTable &table,
-      const llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>, std::string>
-          &owner,
-      fab::ProgramOp program) {
-    RouteTable emitted;
-    for (Operation &op : wprog->getRegion(0).front()) {
-      common::RectAttr rect;
-      if (auto g = dyn_cast<wv::PeGroupOp>(op))
-        rect = g.getRect();
-      else if (auto pe = dyn_cast<wv::PeOp>(op))
-        rect =
-            common::RectAttr::get(op.getContext(), pe.getX(), pe.getY(), 1, 1);
-      else
-        continue;
-      for (auto r : op.getRegion(0).getOps<wv::RouteOp>())
-        for (int64_t dx = 0; dx < int64_t(rect.getWidth()); ++dx)
-          for (int64_t dy = 0; dy < int64_t(rect.getHeight()); ++dy)
-            emitted[{rect.getX() + dx, rect.getY() + dy}][r.getColor()] =
-                switchOf(r);
-    }
-    auto describe = [&](std::pair<int64_t, int64_t> pe, int64_t c) {
-      auto it = owner.find({pe.first, pe.second, c});
-      return it == owner.end() ? std::string("no route")
-                               : "the route of " + it->second;
-    };
-    for (const auto &[pe, colors] : table)
-      for (const auto &[c, sw] : colors) {
-        auto at = emitted.find(pe);
-        const Switch *e = nullptr;
-        if (at != emitted.end())
-          if (auto it = at->second.find(c); it != at->second.end())
-            e = &it->second;
-        if (!e || !(*e == sw))
-          return program.emitOpError("lowering error: PE (")
-                 << pe.first << ", " << pe.second << ") was not given "
-                 << describe(pe, c) << " on color " << c;
-      }
-    for (const auto &[pe, colors] : emitted)
-      for (const auto &[c, sw] : colors) {
-        auto at = table.find(pe);
-        if (at == table.end() || !at->second.count(c))
-          return program.emitOpError("lowering error: PE (")
-                 << pe.first << ", " << pe.second << ") routes color " << c
-                 << ", which no fabric.route gives it";
-      }
     return success();
   }
 };

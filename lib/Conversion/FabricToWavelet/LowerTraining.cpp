@@ -20,6 +20,7 @@
 #include "weft/Kernels/ColorAllocation.h"
 #include "weft/Kernels/DenseTraining.h"
 
+#include "PlacedRoutes.h"
 #include "WaveletBuilder.h"
 
 #include "fabric/FabricOps.h"
@@ -41,55 +42,6 @@ namespace wv = weft::wavelet;
 namespace weft::conversion {
 namespace {
 
-/// The routes of the program by name, colored together.
-class Routes {
-public:
-  /// Adds (or extends) route `name`; returns its index.
-  size_t add(const std::string &name, const RoutePlan &plan) {
-    auto [it, fresh] = index.try_emplace(name, plans.size());
-    if (fresh) {
-      plans.push_back(plan);
-      names.push_back(name);
-    } else {
-      plans[it->second].append(plan);
-    }
-    return it->second;
-  }
-  /// The color of route `name`, -1 if it has no switch (or no such route).
-  int64_t color(const std::string &name) const {
-    auto it = index.find(name);
-    return it == index.end() ? -1 : colors[it->second];
-  }
-  LogicalResult allocate(unsigned routable, fab::ProgramOp program) {
-    std::vector<StreamRequest> requests;
-    std::vector<size_t> of;
-    for (size_t i = 0; i < plans.size(); ++i) {
-      if (plans[i].empty())
-        continue;
-      requests.push_back({names[i], plans[i].pes(), -1});
-      of.push_back(i);
-    }
-    std::string why;
-    std::optional<std::vector<int64_t>> got =
-        allocateColors(requests, routable, {}, why);
-    if (!got)
-      return program.emitOpError("cannot color its training routes: ") << why;
-    colors.assign(plans.size(), -1);
-    for (size_t k = 0; k < of.size(); ++k) {
-      colors[of[k]] = (*got)[k];
-      addRoute(table, plans[of[k]], (*got)[k]);
-    }
-    return success();
-  }
-  RouteTable table;
-
-private:
-  std::map<std::string, size_t> index;
-  std::vector<RoutePlan> plans;
-  std::vector<std::string> names;
-  std::vector<int64_t> colors;
-};
-
 struct LowerTrainingToWaveletPass
     : weft::impl::LowerTrainingToWaveletBase<LowerTrainingToWaveletPass> {
   void runOnOperation() override {
@@ -106,10 +58,6 @@ bool isTrainedColumn(const Stage &s) {
   return !s.dense && fab::KernelOp(s.kernel).getTrained();
 }
 
-bool sendsGradient(const Stage &s) {
-  return fab::KernelOp(s.kernel).getInputGradient();
-}
-
 LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   MLIRContext *ctx = program.getContext();
   fab::TrainingAttr training = program.getTrainingAttr();
@@ -122,9 +70,18 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
     return failure();
   std::vector<Stage> &stages = graph->stages;
   if (graph->inputs.size() != 1 || graph->outputs.size() != 1 ||
-      stages.empty())
+      stages.size() < 2)
     return program.emitOpError(
         "is not the chain --weft-prepare-training checked");
+  // The loss kernel, last (docs/training.md, "The loss kernel"): placed by
+  // the partitioner like the softmax column it is.
+  Stage lossStage = stages.back();
+  auto lossScheme =
+      dyn_cast<fab::SoftmaxSchemeAttr>(lossStage.kernel.getScheme());
+  if (!lossScheme || !lossScheme.getLoss())
+    return program.emitOpError("has no loss kernel after its logits: run "
+                               "--weft-prepare-training");
+  stages.pop_back();
 
   const bool cpgd = training.getOptimizer() == fab::Optimizer::cpgd;
   // How each dense stage trains: the marks of --weft-prepare-training and
@@ -167,65 +124,43 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
              << s.m.smear << " x " << s.m.rows << " PEs, more than the "
              << target.memoryBytes() << " of the target: give it more PEs";
   }
-  const Stage &last = stages.back();
-  const int64_t lossX = graph->endX, rows = last.outRows,
-                classes = last.outN;
-  if (lossX >= int64_t(target.width()))
-    return program.emitOpError("needs a column east of its network (column ")
-           << lossX << ") for the loss, but the fabric is " << target.width()
-           << " columns wide";
+  // (analyzeGraph checked that the loss column follows the last kernel and
+  // takes the logits in the row chunks that kernel sends.)
+  const int64_t lossX = lossStage.x, rows = lossStage.height,
+                classes = lossStage.inN;
 
-  // The routes.
-  Routes routes;
-  auto sendEnd = [&](const Stage &s) {
-    return s.dense ? denseResults(s.m) : columnResults(s.x, 0, s.height);
+  // The gradient of each kernel's input, which it sends west on the stream
+  // --weft-prepare-training added.
+  auto gradientStream = [&](fab::KernelOp kernel) -> fab::StreamOp {
+    for (fab::StreamOp g : graph->gradients)
+      if (g.getSrc() == kernel.getSymName())
+        return g;
+    return {};
   };
-  auto recvEnd = [&](const Stage &s) {
-    return s.dense ? denseRowsToDiagonal(s.m) : columnInputs(s.x, 0, s.height);
-  };
-  auto gradIn = [&](const Stage &s) {
-    return s.dense ? denseGradientIn(s.m) : columnGradientIn(s.x, 0, s.height);
-  };
-  auto gradOut = [&](const Stage &s) {
-    return s.dense ? denseGradientOut(s.m)
-                   : columnGradientOut(s.x, 0, s.height);
-  };
-  auto name = [&](size_t i) { return stages[i].kernel.getSymName().str(); };
-  routes.add("input", recvEnd(stages[0]));
-  for (size_t i = 0; i < stages.size(); ++i) {
-    const Stage &s = stages[i];
-    std::string n = name(i), out = n + " out";
-    routes.add(out, sendEnd(s));
-    if (i + 1 < stages.size())
-      routes.add(out, recvEnd(stages[i + 1]));
-    else
-      routes.add(out, columnInputs(lossX, 0, rows));
-    if (s.dense) {
-      routes.add(n + " column", denseColumns(s.m));
-      routes.add(n + " psum0", densePartialSums(s.m, 0));
-      routes.add(n + " psum1", densePartialSums(s.m, 1));
-      routes.add(n + " delta", denseDeltaRows(s.m));
-      if (sendsGradient(s)) {
-        routes.add(n + " reduce0", denseGradientReduce(s.m, 0));
-        routes.add(n + " reduce1", denseGradientReduce(s.m, 1));
-      }
-    }
-    // The gradient of this kernel's input, into the kernel before it.
-    if (sendsGradient(s)) {
-      routes.add(n + " gradient", gradOut(s));
-      routes.add(n + " gradient", gradIn(stages[i - 1]));
-    }
-  }
-  routes.add("loss gradient", columnGradientOut(lossX, 0, rows));
-  routes.add("loss gradient", gradIn(last));
-  routes.add("labels", columnLabels(lossX, target.width(), 0, rows));
-  routes.add("probabilities", columnResults(lossX, 0, rows));
-  routes.add("probabilities", relayEast(lossX + 1, target.width(), rows));
-  for (int j = 0; j < 3; ++j)
-    routes.add("loss reduce" + std::to_string(j),
-               columnReduce(lossX, 0, rows, j));
-  if (failed(routes.allocate(target.routableColors(), program)))
+  SmallVector<fab::KernelOp> kernels;
+  for (const Stage &s : stages)
+    kernels.push_back(s.kernel);
+  kernels.push_back(lossStage.kernel);
+  for (fab::KernelOp k : kernels)
+    if (k.getInputGradient() && !gradientStream(k))
+      return k.emitOpError("sends the gradient of its input, but no "
+                           "gradient stream leaves it: run "
+                           "--weft-prepare-training");
+
+  // The routes and colors --weft-route-streams and --weft-allocate-colors
+  // chose (the gradient streams and the kernels' training channels
+  // included: docs/training.md, "Routes and colors").
+  FailureOr<PlacedRoutes> routes = PlacedRoutes::read(program);
+  if (failed(routes))
     return failure();
+  auto name = [&](size_t i) { return stages[i].kernel.getSymName().str(); };
+  auto streamColor = [&](int64_t stream) {
+    return routes->stream(graph->streams[size_t(stream)].op);
+  };
+  auto gradientColor = [&](fab::KernelOp kernel) -> int64_t {
+    fab::StreamOp g = gradientStream(kernel);
+    return g ? routes->stream(g) : -1;
+  };
 
   // The program.
   OpBuilder b(program);
@@ -245,45 +180,45 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   fab::IoOp in = graph->inputs[0], out = graph->outputs[0];
   wv::IoOp::create(b, in.getLoc(), in.getSymName(), common::PortDir::input,
                    common::Edge::west, 0, stages[0].inRows,
-                   routes.color("input"), "dense32", in.getType(), false,
+                   streamColor(stages[0].inputs[0]), "dense32", in.getType(),
+                   false,
                    IntegerAttr());
   wv::IoOp::create(b, loc, "labels", common::PortDir::input,
-                   common::Edge::east, 0, 1, routes.color("labels"),
+                   common::Edge::east, 0, 1,
+                   routes->channel(lossStage.kernel.getSymName(), "labels"),
                    "dense16x2",
                    RankedTensorType::get({1, 1}, b.getIntegerType(16)),
                    false, IntegerAttr());
   wv::IoOp::create(b, out.getLoc(), "probabilities", common::PortDir::output,
-                   common::Edge::east, 0, rows, routes.color("probabilities"),
+                   common::Edge::east, 0, rows, streamColor(lossStage.output),
                    "dense32", out.getType(), false, IntegerAttr());
 
   for (size_t i = 0; i < stages.size(); ++i) {
     Stage &s = stages[i];
     std::string n = name(i);
-    int64_t inColor =
-        i == 0 ? routes.color("input") : routes.color(name(i - 1) + " out");
-    int64_t outColor = routes.color(n + " out");
+    int64_t inColor = streamColor(s.inputs[0]);
+    int64_t outColor = streamColor(s.output);
     // dL/dy of this kernel comes from the next one (or the loss).
-    int64_t gradInColor = i + 1 < stages.size()
-                              ? routes.color(name(i + 1) + " gradient")
-                              : routes.color("loss gradient");
-    int64_t gradOutColor = routes.color(n + " gradient");
+    int64_t gradInColor = gradientColor(
+        i + 1 < stages.size() ? stages[i + 1].kernel : lossStage.kernel);
+    int64_t gradOutColor = gradientColor(s.kernel);
     Location kloc = s.kernel.getLoc();
     if (s.dense) {
       DenseColors dc;
       dc.in = inColor;
-      dc.column = routes.color(n + " column");
-      dc.psum[0] = routes.color(n + " psum0");
-      dc.psum[1] = routes.color(n + " psum1");
+      dc.column = routes->stream(s.turnStream);
+      dc.psum[0] = routes->channel(n, "psum_even");
+      dc.psum[1] = routes->channel(n, "psum_odd");
       dc.out = outColor;
       TrainingColors tc;
       tc.gradIn = gradInColor;
-      tc.deltaRow = routes.color(n + " delta");
-      tc.reduce[0] = routes.color(n + " reduce0");
-      tc.reduce[1] = routes.color(n + " reduce1");
+      tc.deltaRow = routes->channel(n, "delta");
+      tc.reduce[0] = routes->channel(n, "grad_reduce_even");
+      tc.reduce[1] = routes->channel(n, "grad_reduce_odd");
       tc.gradOut = gradOutColor;
       DenseTraining t = trainingOf(i);
       emitTrainedDenseLayer(b, kloc, s.layer, s.m, dc, tc, t, n,
-                            routes.table);
+                            routes->table);
       continue;
     }
     if (isTrainedColumn(s)) {
@@ -302,26 +237,28 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
       bool mbgd = training.getOptimizer() == fab::Optimizer::mbgd;
       k.samples = mbgd ? training.getBatch() : training.getSamples();
       k.steps = mbgd ? training.getSamples() / training.getBatch() : 1;
-      if (failed(emitTrainedColumn(b, kloc, k, n, n, routes.table)))
+      if (failed(emitTrainedColumn(b, kloc, k, n, n, routes->table)))
         return failure();
       continue;
     }
     // A column kernel before the first dense layer: inference only.
     s.column.inColor = inColor;
     s.column.outColor = outColor;
-    if (failed(emitColumnKernel(b, kloc, s.column, n, n, &routes.table)))
+    if (failed(emitColumnKernel(b, kloc, s.column, n, n, &routes->table)))
       return failure();
   }
   TrainedColumn loss;
   loss.kind = TrainedColumn::Kind::Loss;
   loss.x = lossX;
   loss.layout = RowChunks{classes, rows, 0};
-  loss.inColor = routes.color(name(stages.size() - 1) + " out");
-  loss.outColor = routes.color("probabilities");
-  loss.gradOut = routes.color("loss gradient");
-  loss.labelColor = routes.color("labels");
+  loss.inColor = streamColor(lossStage.inputs[0]);
+  loss.outColor = streamColor(lossStage.output);
+  loss.gradOut = gradientColor(lossStage.kernel);
+  loss.labelColor = routes->channel(lossStage.kernel.getSymName(), "labels");
+  static const char *internal[3] = {"reduce_even", "reduce_odd", "broadcast"};
   for (int j = 0; j < 3; ++j)
-    loss.internal[j] = routes.color("loss reduce" + std::to_string(j));
+    loss.internal[j] =
+        routes->channel(lossStage.kernel.getSymName(), internal[j]);
   loss.batch = training.getBatch();
   // A pipelined program (CPGD, MBGD with lags): the loss double-buffers its
   // gradient.
@@ -329,9 +266,11 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
         return fab::KernelOp(s.kernel).getLag().has_value();
       }))
     loss.lag = 1;
-  if (failed(emitTrainedColumn(b, loc, loss, "loss", "loss", routes.table)))
+  if (failed(emitTrainedColumn(b, loc, loss, "loss", "loss", routes->table)))
     return failure();
-  emitRelays(b, loc, wprog, routes.table);
+  emitRelays(b, loc, wprog, routes->table);
+  if (failed(routes->check(wprog, program)))
+    return failure();
   program.erase();
   return success();
 }
