@@ -513,11 +513,11 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
           st.info.layer.kind == wc::ChainLayer::Kind::Conv &&
           placed.tiles == 1 && inRows > placed.width)
         k.setMerge(inRows / placed.width);
-      // (Grouped convolutions and fused frustum groups run in fp32
-      // whatever the network's precision.)
+      // (Fused frustum groups run in fp32 whatever the network's
+      // precision.)
       const wc::ChainLayer &l = st.info.layer;
-      bool fp32Only = l.kind == wc::ChainLayer::Kind::Conv &&
-                      (l.conv.grouped() || !l.frustum.empty());
+      bool fp32Only =
+          l.kind == wc::ChainLayer::Kind::Conv && !l.frustum.empty();
       k.setPrecisionAttr(
           fp32Only ? wf::PrecisionAttr::get(ctx, wf::Precision::fp32)
                    : precisionAttr);
@@ -526,7 +526,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       // busiest band's work, what the bands wait on their shared lanes.
       int64_t wait = 0;
       if (placed.tiles > 1 && !fp32Only &&
-          l.kind == wc::ChainLayer::Kind::Conv) {
+          l.kind == wc::ChainLayer::Kind::Conv && !l.conv.grouped()) {
         wc::DenseMapping bm;
         bm.smear = placed.width / placed.tiles;
         bm.rows = placed.rows;

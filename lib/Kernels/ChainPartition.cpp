@@ -197,17 +197,22 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv && l.conv.grouped()) {
-        if (r != s || !depthwiseMappingProblem(l.conv, r, memoryBytes).empty())
+        if (r != s ||
+            !depthwiseMappingProblem(l.conv, r, memoryBytes, p).empty())
           continue;
-        t.cost[i] = predictDepthwiseCycles(l.conv, r);
-        t.memory[i] = depthwiseMemoryPerPE(l.conv, r);
+        t.cost[i] = predictDepthwiseCycles(l.conv, r, p);
+        t.memory[i] = depthwiseMemoryPerPE(l.conv, r, p);
         tabulateColumnBands(
             t, i, l.conv.wout(),
             [&](int64_t n) {
-              return depthwiseBandsProblem(l.conv, r, n, memoryBytes);
+              return depthwiseBandsProblem(l.conv, r, n, memoryBytes, p);
             },
-            [&](int64_t n) { return predictDepthwiseBandsCycles(l.conv, r, n); },
-            [&](int64_t n) { return depthwiseBandsMemoryPerPE(l.conv, r, n); });
+            [&](int64_t n) {
+              return predictDepthwiseBandsCycles(l.conv, r, n, p);
+            },
+            [&](int64_t n) {
+              return depthwiseBandsMemoryPerPE(l.conv, r, n, p);
+            });
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv && !l.frustum.empty()) {
@@ -543,7 +548,8 @@ std::string whyNothingFits(const NetworkShape &net,
     if (any)
       continue;
     if (layer.kind == ChainLayer::Kind::Conv && layer.conv.grouped()) {
-      std::string why = depthwiseMappingProblem(layer.conv, 1, t.memoryBytes());
+      std::string why =
+          depthwiseMappingProblem(layer.conv, 1, t.memoryBytes(), p);
       return "kernel " + std::to_string(l) + " (" + describe(layer) +
              ") fits no column of at most " + std::to_string(H) + " rows" +
              (why.empty() ? "" : " (on one PE: " + why + ")");

@@ -30,7 +30,7 @@ struct Program {
 } // namespace
 
 /// emitDepthwiseKernel's loop body, counted.
-static Program program(const ConvShape &s, int64_t rows) {
+static Program program(const ConvShape &s, int64_t rows, Precision prec) {
   const ConvSchedule sch = depthwiseSchedule(s);
   const int64_t lc = depthwiseLc(s, rows), lo = depthwiseLo(s, rows);
   const int64_t rowLen = lo * s.wout(), macLen = rowLen * s.kw;
@@ -55,7 +55,10 @@ static Program program(const ConvShape &s, int64_t rows) {
   for (const ConvStep &st : sch.steps) {
     if (st.receive) {
       load();
-      vec(wt::Opcode::MOV32, s.win * lc);
+      add(1, convReceiveCycles(prec, s.win * lc),
+          int64_t(wt::info(prec == Precision::Mixed ? wt::Opcode::FF2H
+                                                     : wt::Opcode::MOV32)
+                      .startup));
       continue;
     }
     // The bias broadcast (or zeros), a record pair and a multiply-
@@ -66,7 +69,8 @@ static Program program(const ConvShape &s, int64_t rows) {
       for (int64_t k = 0; k < s.groupIn(); ++k) {
         load();
         load();
-        vec(wt::Opcode::FMAC, macLen);
+        vec(prec == Precision::Mixed ? wt::Opcode::FMACHS : wt::Opcode::FMAC,
+            macLen);
       }
     if (s.relu)
       vec(wt::Opcode::FMAX, rowLen);
@@ -89,11 +93,13 @@ static Program program(const ConvShape &s, int64_t rows) {
 }
 
 int64_t depthwiseProgramInstructions(const ConvShape &s, int64_t rows) {
-  return program(s, rows).instructions * depthwiseSchedule(s).unroll;
+  return program(s, rows, Precision::FP32).instructions *
+         depthwiseSchedule(s).unroll;
 }
 
-int64_t predictDepthwiseCycles(const ConvShape &s, int64_t rows) {
-  Program p = program(s, rows);
+int64_t predictDepthwiseCycles(const ConvShape &s, int64_t rows,
+                               Precision prec) {
+  Program p = program(s, rows, prec);
   // A send of an output row issues its elements (one a cycle, after one
   // startup cycle) in the cycles the main thread leaves free; what does
   // not fit before the next launch stalls the main thread.
@@ -105,7 +111,8 @@ int64_t predictDepthwiseCycles(const ConvShape &s, int64_t rows) {
   return p.cycles + stalls;
 }
 
-DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows) {
+DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows,
+                                      Precision p) {
   const ConvSchedule sch = depthwiseSchedule(s);
   const int64_t lc = depthwiseLc(s, rows), lo = depthwiseLo(s, rows);
   const int64_t rowLen = lo * s.wout();
@@ -125,8 +132,11 @@ DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows) {
   mm.numRecords = sch.ringRows * (1 + s.groupIn()) + s.kh * s.groupIn() + 18 +
                   (epi ? epilogueRecords(*epi) : 0);
   mm.weights = mm.records + 4 * mm.numRecords;
-  mm.ring = mm.weights + 2 * lo * s.groupIn() * s.kh * s.kw;
-  mm.bias = mm.ring + 2 * sch.ringRows * sch.paddedWidth * lc;
+  // Weights and line buffer: fp32, or fp16 in mixed precision.
+  const int64_t ew = convElementWords(p);
+  mm.ring = mm.weights + ew * lo * s.groupIn() * s.kh * s.kw;
+  // (The fp32 bias after it starts at an even word.)
+  mm.bias = mm.ring + (ew * sch.ringRows * sch.paddedWidth * lc + 1) / 2 * 2;
   mm.outBuf = mm.bias + 2 * lo;
   mm.clip = mm.outBuf + 2 * 2 * rowLen;
   mm.epilogue = mm.clip + (s.reluMax ? 2 : 0);
@@ -135,12 +145,12 @@ DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows) {
   return mm;
 }
 
-int64_t depthwiseMemoryPerPE(const ConvShape &s, int64_t rows) {
-  return 2 * depthwiseMemoryMap(s, rows).end;
+int64_t depthwiseMemoryPerPE(const ConvShape &s, int64_t rows, Precision p) {
+  return 2 * depthwiseMemoryMap(s, rows, p).end;
 }
 
 std::string depthwiseMappingProblem(const ConvShape &s, int64_t rows,
-                                    int64_t memoryBytes) {
+                                    int64_t memoryBytes, Precision p) {
   if (!s.grouped())
     return "not a grouped convolution";
   if (rows < 1 || s.groups % rows)
@@ -161,13 +171,13 @@ std::string depthwiseMappingProblem(const ConvShape &s, int64_t rows,
     return "a 4-D descriptor stride exceeds the stride registers";
   if (s.win * lc > 32767 || lo * s.wout() > 32767)
     return "a row is longer than a vector";
-  DepthwiseMemoryMap mm = depthwiseMemoryMap(s, rows);
+  DepthwiseMemoryMap mm = depthwiseMemoryMap(s, rows, p);
   if (mm.weights > std::min<int64_t>(8192, memoryBytes / 2))
     return "the per-sample program (" +
            std::to_string(depthwiseProgramInstructions(s, rows)) +
            " instructions) leaves its descriptors out of the reach of DSR "
            "loads";
-  int64_t bytes = depthwiseMemoryPerPE(s, rows);
+  int64_t bytes = depthwiseMemoryPerPE(s, rows, p);
   if (bytes > memoryBytes)
     return "the weights, line buffer and program need " +
            std::to_string(bytes) + " bytes of PE memory";
@@ -184,15 +194,17 @@ static int64_t mostOverBands(const ConvShape &s, int64_t tiles, F f) {
 }
 
 std::string depthwiseBandsProblem(const ConvShape &s, int64_t rows,
-                                  int64_t tiles, int64_t memoryBytes) {
+                                  int64_t tiles, int64_t memoryBytes,
+                                  Precision p) {
   if (tiles == 1)
-    return depthwiseMappingProblem(s, rows, memoryBytes);
+    return depthwiseMappingProblem(s, rows, memoryBytes, p);
   std::vector<ConvTile> bands = convTiles(s, tiles);
   if (bands.empty())
     return "cannot cut its " + std::to_string(s.wout()) +
            " output columns into " + std::to_string(tiles) + " bands";
   for (const ConvTile &b : bands)
-    if (std::string why = depthwiseMappingProblem(b.shape, rows, memoryBytes);
+    if (std::string why =
+            depthwiseMappingProblem(b.shape, rows, memoryBytes, p);
         !why.empty())
       return "band of output columns [" + std::to_string(b.out0) + ", " +
              std::to_string(b.out1) + "): " + why;
@@ -200,11 +212,11 @@ std::string depthwiseBandsProblem(const ConvShape &s, int64_t rows,
 }
 
 int64_t predictDepthwiseBandsCycles(const ConvShape &s, int64_t rows,
-                                    int64_t tiles) {
+                                    int64_t tiles, Precision p) {
   if (tiles == 1)
-    return predictDepthwiseCycles(s, rows);
+    return predictDepthwiseCycles(s, rows, p);
   int64_t most = mostOverBands(s, tiles, [&](const ConvShape &b) {
-    return predictDepthwiseCycles(b, rows);
+    return predictDepthwiseCycles(b, rows, p);
   });
   // Every band's input columns pass one lane a row, and every band's output
   // columns leave on one.
@@ -214,11 +226,11 @@ int64_t predictDepthwiseBandsCycles(const ConvShape &s, int64_t rows,
 }
 
 int64_t depthwiseBandsMemoryPerPE(const ConvShape &s, int64_t rows,
-                                  int64_t tiles) {
+                                  int64_t tiles, Precision p) {
   if (tiles == 1)
-    return depthwiseMemoryPerPE(s, rows);
+    return depthwiseMemoryPerPE(s, rows, p);
   return mostOverBands(s, tiles, [&](const ConvShape &b) {
-    return depthwiseMemoryPerPE(b, rows);
+    return depthwiseMemoryPerPE(b, rows, p);
   });
 }
 

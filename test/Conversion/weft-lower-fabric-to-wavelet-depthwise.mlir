@@ -122,3 +122,34 @@ fabric.program @relu6 attributes {target = #weft.target<4x3, mem = 49152, colors
   fabric.stream @x_to_dw @x[0] -> @dw[0] : !fabric.wavelets<f32, 2> {pixels = 1 : i64}
   fabric.stream @dw_to_y @dw[0] -> @y[0] : !fabric.wavelets<f32, 2> {pixels = 1 : i64}
 }
+
+// -----
+
+// In mixed precision (docs/execution-model.md, "Depthwise convolution",
+// "Mixed precision") the weights are an f16 segment, the line buffer holds
+// fp16 (a row received by ff2h; the windows of the 4 -> 2 grouped
+// convolution's second input channel one 16-bit word after the first's)
+// and the multiply-accumulates are fmachs; the bias, buffers and sends stay
+// fp32.
+// CHECK-LABEL: wavelet.program @mixed
+// CHECK: wavelet.segment @weights at {{[0-9]+}} per_pe = dense_resource<m_w_0> : tensor<1x1x4xf16>
+// CHECK: wavelet.dsd @win0_0 at {{[0-9]+}} mem4d {base = [[#MIXEDWIN:]] : i64, xdsr = 2 : i64}
+// CHECK: wavelet.dsd @win0_1 at {{[0-9]+}} mem4d {base = [[#MIXEDWIN+1]] : i64, xdsr = 2 : i64}
+// CHECK: wavelet.task @main local 32 active
+// CHECK: wavelet.inst ff2h ddsr 2, s0dsr 2
+// CHECK: wavelet.inst fmachs dsr 0, s1dsr 0
+// CHECK: wavelet.inst fmachs dsr 0, s1dsr 0
+// CHECK: wavelet.inst mov32 ddsr 7, s0dsr 7
+// CHECK-NOT: fmac dsr
+// CHECK: wavelet.jump "sample"
+fabric.program @mixed attributes {target = #weft.target<4x3, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x  input  west rows 0 to 1 : tensor<1x4x3x3xf32> {pixels = 9 : i64}
+  fabric.io @y  output  east rows 0 to 1 : tensor<1x2x3x3xf32> {pixels = 9 : i64}
+  fabric.kernel @m : (tensor<1x4x3x3xf32>) -> tensor<1x2x3x3xf32> scheme #fabric.conv<in_channels = 4, out_channels = 2, in_height = 3, in_width = 3, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], groups = 2, weights = dense<0.5> : tensor<2x2x1x1xf32>> at <0, 0, 1, 1> attributes {precision = #fabric<precision mixed>} {
+  ^bb0(%arg0: tensor<1x4x3x3xf32>):
+    %0 = tensor.empty() : tensor<1x2x3x3xf32>
+    fabric.yield %0 : tensor<1x2x3x3xf32>
+  }
+  fabric.stream @x_to_m @x[0] -> @m[0] : !fabric.wavelets<f32, 36> {pixels = 9 : i64}
+  fabric.stream @m_to_y @m[0] -> @y[0] : !fabric.wavelets<f32, 18> {pixels = 9 : i64}
+}

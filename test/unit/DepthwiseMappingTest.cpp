@@ -82,6 +82,32 @@ TEST(DepthwiseSchedule, IsTheConvolutionsSchedule) {
   }
 }
 
+TEST(DepthwiseCost, MixedPrecisionHalvesStorageAndQuartersTheMacs) {
+  // The program of CountsTheProgram in mixed precision: a receive is an
+  // ff2h of the same cycles (the fabric supplies an element a cycle), each
+  // multiply-accumulate an fmachs of 8 x 3 elements four a cycle (1 + 6
+  // instead of 1 + 24); the free cycles between the sends' launches (record
+  // loads and startups) are the same, so is the last row's stall of 2.
+  ConvShape d = depthwise(2, 4, 4, 3, 1, 1);
+  EXPECT_EQ(predictDepthwiseCycles(d, 1, Precision::Mixed),
+            4 * 10 + 4 * 10 + 10 * 9 + 1 + 2);
+  // The weights (2 x 9) and the ring (3 rows of 6 padded pixels of 2
+  // channels) take one word an element instead of two.
+  DepthwiseMemoryMap fp32 = depthwiseMemoryMap(d, 1);
+  DepthwiseMemoryMap mixed = depthwiseMemoryMap(d, 1, Precision::Mixed);
+  EXPECT_EQ(fp32.ring - fp32.weights, 36);
+  EXPECT_EQ(mixed.ring - mixed.weights, 18);
+  EXPECT_EQ(fp32.bias - fp32.ring, 72);
+  EXPECT_EQ(mixed.bias - mixed.ring, 36);
+  EXPECT_EQ(depthwiseMemoryPerPE(d, 1) - depthwiseMemoryPerPE(d, 1, Precision::Mixed),
+            2 * (18 + 36));
+  // Bands cost the same way.
+  EXPECT_EQ(predictDepthwiseBandsCycles(d, 1, 1, Precision::Mixed),
+            predictDepthwiseCycles(d, 1, Precision::Mixed));
+  EXPECT_LT(predictDepthwiseBandsCycles(d, 1, 2, Precision::Mixed),
+            predictDepthwiseBandsCycles(d, 1, 2));
+}
+
 TEST(DepthwiseCost, CountsTheProgram) {
   // 2 channels of 4x4, 3x3, pad 1, one row: 4 receives of a record load
   // and a move of 4 x 2 (1 + 9); 4 output rows of a bias/zero move of

@@ -37,6 +37,9 @@ struct DepthwiseKernel {
   /// running the program of its band's convolution.
   int64_t tiles = 1;
   int64_t inColor = 1, outColor = 2;
+  /// Mixed: fp16 weights and line buffer, `ff2h` receives and `fmachs`
+  /// (docs/execution-model.md, "Depthwise convolution").
+  Precision precision = Precision::FP32;
 };
 
 /// Emits the kernel's wavelet.pe / wavelet.pe_group ops at `b`'s insertion

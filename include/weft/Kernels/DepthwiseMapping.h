@@ -52,16 +52,24 @@ ConvSchedule depthwiseSchedule(const ConvShape &s);
 /// or stride out of range, the program or memory too large), or an empty
 /// string.
 std::string depthwiseMappingProblem(const ConvShape &s, int64_t rows,
-                                    int64_t memoryBytes);
+                                    int64_t memoryBytes,
+                                    Precision p = Precision::FP32);
 
 /// Instructions of the straight-line per-sample program (unrolled).
 int64_t depthwiseProgramInstructions(const ConvShape &s, int64_t rows);
 
+/// In mixed precision (`p`; docs/execution-model.md, "Depthwise
+/// convolution", "Mixed precision") the weights and the line buffer hold
+/// fp16, a row is received with `ff2h` and the multiply-accumulate is an
+/// `fmachs`, four groups a cycle; the output buffers, bias and sends stay
+/// fp32.
+///
 /// The cost model: steady-state cycles per sample of a PE
 /// (docs/execution-model.md, "Depthwise convolution"): the program's
 /// instructions with the ISA's costs, plus the cycles the sends of the
 /// output rows (on a microthread) cannot find in the main thread's gaps.
-int64_t predictDepthwiseCycles(const ConvShape &s, int64_t rows);
+int64_t predictDepthwiseCycles(const ConvShape &s, int64_t rows,
+                               Precision p = Precision::FP32);
 
 /// The PE memory map (word addresses): code after the task table, the
 /// records, then weights, line buffer, bias, the two output buffers and
@@ -71,10 +79,12 @@ struct DepthwiseMemoryMap {
           clip = 0, epilogue = 0, end = 0;
   int64_t numRecords = 0;
 };
-DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows);
+DepthwiseMemoryMap depthwiseMemoryMap(const ConvShape &s, int64_t rows,
+                                      Precision p = Precision::FP32);
 
 /// Bytes of PE memory a PE needs.
-int64_t depthwiseMemoryPerPE(const ConvShape &s, int64_t rows);
+int64_t depthwiseMemoryPerPE(const ConvShape &s, int64_t rows,
+                             Precision p = Precision::FP32);
 
 /// A depthwise (grouped) convolution cut into `tiles` bands of output
 /// columns (convTiles), each band a column of its own running the program
@@ -84,11 +94,14 @@ int64_t depthwiseMemoryPerPE(const ConvShape &s, int64_t rows);
 /// or output lane, one wavelet a cycle, when that is slower) and the most
 /// PE memory of a band. tiles = 1 is the kernel above.
 std::string depthwiseBandsProblem(const ConvShape &s, int64_t rows,
-                                  int64_t tiles, int64_t memoryBytes);
+                                  int64_t tiles, int64_t memoryBytes,
+                                  Precision p = Precision::FP32);
 int64_t predictDepthwiseBandsCycles(const ConvShape &s, int64_t rows,
-                                    int64_t tiles);
+                                    int64_t tiles,
+                                    Precision p = Precision::FP32);
 int64_t depthwiseBandsMemoryPerPE(const ConvShape &s, int64_t rows,
-                                  int64_t tiles);
+                                  int64_t tiles,
+                                  Precision p = Precision::FP32);
 
 } // namespace weft::conversion
 

@@ -69,9 +69,12 @@ public:
           int64_t band)
       : WaveletBuilder(b, loc), k(k), s(k.shape), name(name),
         prefix(band < 0 ? name.str() : (name + "_b" + Twine(band)).str()),
-        sch(depthwiseSchedule(s)), mm(depthwiseMemoryMap(s, k.rows)),
+        sch(depthwiseSchedule(s)),
+        mm(depthwiseMemoryMap(s, k.rows, k.precision)),
         gl(depthwiseGroups(s, k.rows)), lc(depthwiseLc(s, k.rows)),
-        lo(depthwiseLo(s, k.rows)), kg(s.groupIn()), rowLen(lo * s.wout()) {
+        lo(depthwiseLo(s, k.rows)), kg(s.groupIn()), rowLen(lo * s.wout()),
+        mixed(k.precision == Precision::Mixed),
+        ew(convElementWords(k.precision)) {
     if (!s.epilogue.empty())
       epi = compileEpilogue(s.epilogue);
   }
@@ -99,8 +102,9 @@ private:
     return ("w" + Twine(i) + "_" + Twine(c)).str();
   }
   ElementsAttr blob(StringRef what, ArrayRef<int64_t> shape,
-                    ArrayRef<char> bytes) {
-    auto type = RankedTensorType::get(shape, b.getF32Type());
+                    ArrayRef<char> bytes, Type element = {}) {
+    auto type =
+        RankedTensorType::get(shape, element ? element : b.getF32Type());
     std::string key = (prefix + "_" + what + "_" + Twine(blobs++)).str();
     return DenseResourceElementsAttr::get(
         type, key, HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes));
@@ -116,6 +120,10 @@ private:
   const ConvSchedule sch;
   const DepthwiseMemoryMap mm;
   const int64_t gl, lc, lo, kg, rowLen;
+  /// Mixed precision: fp16 weights and line buffer (`ew` 16-bit words an
+  /// element; fp32: 2).
+  const bool mixed;
+  const int64_t ew;
   std::optional<EpilogueCode> epi;
   unsigned blobs = 0;
 };
@@ -126,13 +134,19 @@ static void putF32(std::vector<char> &bytes, float v) {
     bytes.push_back(char((bits >> (8 * i)) & 0xff));
 }
 
+static void putF16(std::vector<char> &bytes, float v) {
+  uint16_t bits = wt::f32ToF16(v);
+  bytes.push_back(char(bits & 0xff));
+  bytes.push_back(char(bits >> 8));
+}
+
 void Emitter::emitData(int64_t r0, int64_t r1) {
   const int64_t h = r1 - r0, mg = s.groupOut();
   // Weights per PE as [i][k][j][g][m]: the block of kernel row i and
   // input channel k of a group, window column j, the PE's output channel
   // g Mg + m (OIHW: W[o][k][i][j]).
   std::vector<char> w;
-  w.reserve(size_t(h * lo * kg * s.kh * s.kw * 4));
+  w.reserve(size_t(h * lo * kg * s.kh * s.kw * 2 * ew));
   for (int64_t r = r0; r < r1; ++r)
     for (int64_t i = 0; i < s.kh; ++i)
       for (int64_t c = 0; c < kg; ++c)
@@ -140,11 +154,13 @@ void Emitter::emitData(int64_t r0, int64_t r1) {
           for (int64_t g = 0; g < gl; ++g)
             for (int64_t m = 0; m < mg; ++m) {
               int64_t o = (r * gl + g) * mg + m;
-              putF32(w,
-                     k.weights[size_t(((o * kg + c) * s.kh + i) * s.kw + j)]);
+              (mixed ? putF16 : putF32)(
+                  w, k.weights[size_t(((o * kg + c) * s.kh + i) * s.kw + j)]);
             }
   wv::SegmentOp::create(b, loc, "weights", mm.weights, /*per_pe=*/true,
-                        blob("w", {h, 1, lo * kg * s.kh * s.kw}, w));
+                        blob("w", {h, 1, lo * kg * s.kh * s.kw}, w,
+                             mixed ? Type(b.getF16Type())
+                                   : Type(b.getF32Type())));
   if (epi)
     EpilogueEmitter(b, loc, *epi, rowLen, mm.epilogue).emitData();
   if (s.reluMax)
@@ -163,7 +179,7 @@ void Emitter::emitData(int64_t r0, int64_t r1) {
 }
 
 void Emitter::emitRecords() {
-  const int64_t rowWords = 2 * sch.paddedWidth * lc;
+  const int64_t rowWords = ew * sch.paddedWidth * lc;
   int64_t next = 0;
   // Line-buffer slots: where a row is received (its interior; the pad
   // columns stay zero) and, per input channel of a group, where the
@@ -171,14 +187,16 @@ void Emitter::emitRecords() {
   for (int64_t i = 0; i < sch.ringRows; ++i) {
     int64_t base = mm.ring + i * rowWords;
     dsdAt(("recv" + Twine(i)).str(), rec(next++),
-          DsdFields::mem1d(s.win * lc, base + 2 * s.pl * lc));
+          DsdFields::mem1d(s.win * lc, base + ew * s.pl * lc));
     for (int64_t c = 0; c < kg; ++c)
-      dsdAt(winName(i, c), rec(next++), DsdFields::mem4d(base + 2 * c, kXWin));
+      dsdAt(winName(i, c), rec(next++),
+            DsdFields::mem4d(base + ew * c, kXWin));
   }
   for (int64_t i = 0; i < s.kh; ++i)
     for (int64_t c = 0; c < kg; ++c)
       dsdAt(weightName(i, c), rec(next++),
-            DsdFields::mem4d(mm.weights + 2 * (i * kg + c) * s.kw * lo, kXW));
+            DsdFields::mem4d(mm.weights + ew * (i * kg + c) * s.kw * lo,
+                             kXW));
   for (int64_t i = 0; i < 2; ++i) {
     int64_t buf = mm.outBuf + 2 * rowLen * i;
     dsdAt(("acc" + Twine(i)).str(), rec(next++), DsdFields::mem4d(buf, kXAcc));
@@ -257,7 +275,8 @@ void Emitter::emitProgram() {
     for (const ConvStep &st : sch.steps) {
       if (st.receive) {
         dsrLoad(RF::ddsr, kDsrRecv, ("recv" + Twine(st.slot)).str());
-        inst(Opcode::MOV32, {ddsr(kDsrRecv), s0(kDsrRecv)});
+        inst(mixed ? Opcode::FF2H : Opcode::MOV32,
+             {ddsr(kDsrRecv), s0(kDsrRecv)});
         continue;
       }
       int32_t i = int32_t(outRows % 2);
@@ -269,7 +288,8 @@ void Emitter::emitProgram() {
         for (int64_t c = 0; c < kg; ++c) {
           dsrLoad(RF::s0dsr, kDsrMac + i, weightName(tap, c));
           dsrLoad(RF::s1dsr, kDsrMac + i, winName(slot, c));
-          inst(Opcode::FMAC, {dsr(kDsrMac + i), s1(kDsrMac + i)});
+          inst(mixed ? Opcode::FMACHS : Opcode::FMAC,
+               {dsr(kDsrMac + i), s1(kDsrMac + i)});
         }
       if (s.relu)
         inst(Opcode::FMAX, {dsr(kDsrRelu + i), imm(wt::SmallImm::Zero)});
@@ -300,7 +320,7 @@ LogicalResult emitDepthwiseKernel(OpBuilder &b, Location loc,
   std::string why = s.check();
   if (why.empty())
     why = depthwiseBandsProblem(s, k.rows, k.tiles,
-                                int64_t(target->memoryBytes()));
+                                int64_t(target->memoryBytes()), k.precision);
   if (!why.empty())
     return emitError(loc) << "depthwise kernel " << name << " on " << k.rows
                           << " rows: " << why;

@@ -260,6 +260,7 @@ struct LowerFabricToWaveletPass
         k.tiles = s.width;
         k.inColor = streamColor(s.inputs[0]);
         k.outColor = cout;
+        k.precision = s.info.precision;
         if (failed(emitDepthwiseKernel(b, s.kernel.getLoc(), k, name, table)))
           return failure();
       } else if (s.join) {
