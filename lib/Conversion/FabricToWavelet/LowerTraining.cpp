@@ -171,7 +171,7 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   SmallVector<Attribute> layers;
   for (Stage &s : stages)
     layers.push_back(s.kernel.getSymNameAttr());
-  layers.push_back(b.getStringAttr("loss"));
+  layers.push_back(lossStage.kernel.getSymNameAttr());
   wprog->setAttr("layers", b.getArrayAttr(layers));
   for (NamedAttribute a : program->getDiscardableAttrs())
     wprog->setAttr(a.getName(), a.getValue());
@@ -266,7 +266,9 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
         return fab::KernelOp(s.kernel).getLag().has_value();
       }))
     loss.lag = 1;
-  if (failed(emitTrainedColumn(b, loc, loss, "loss", "loss", routes->table)))
+  StringRef lossName = lossStage.kernel.getSymName();
+  if (failed(emitTrainedColumn(b, lossStage.kernel.getLoc(), loss, lossName,
+                               lossName, routes->table)))
     return failure();
   emitRelays(b, loc, wprog, routes->table);
   if (failed(routes->check(wprog, program)))
