@@ -7,6 +7,7 @@
 #include "weft/Machine/ISA.h"
 #include "weft/Machine/Target.h"
 
+#include <memory>
 #include <sstream>
 
 using namespace weft::machine;
@@ -201,9 +202,28 @@ static std::string checkOperand(const char *what, Operand o, ElemType type,
   return "";
 }
 
+namespace {
+/// An ostringstream made on first use: validate() runs for every
+/// instruction a program loads and almost never has anything to say, and
+/// making a stream (its locale) costs more than the checks.
+class LazyStream {
+public:
+  template <typename T> LazyStream &operator<<(const T &v) {
+    if (!s)
+      s = std::make_unique<std::ostringstream>();
+    *s << v;
+    return *this;
+  }
+  std::string str() const { return s ? s->str() : std::string(); }
+
+private:
+  std::unique_ptr<std::ostringstream> s;
+};
+} // namespace
+
 std::string Instruction::validate() const {
   const OpcodeInfo &i = info(opcode);
-  std::ostringstream os;
+  LazyStream os;
   switch (i.family) {
   case Family::Imm: {
     if (terminate)
