@@ -4,12 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// --weft-lower-training-to-wavelet: a partitioned fabric.program marked for
-// training by --weft-prepare-training becomes the wavelet.program of
-// docs/training.md: the trained dense layers' and column kernels' training
-// programs, the loss column east of the network with the labels' port, and
-// every route (forward, gradient, internal) from the schemes of
-// weft/Kernels/Routing.h, colored by allocateColors.
+// --weft-lower-training-to-wavelet: a partitioned, routed and colored
+// fabric.program marked for training by --weft-prepare-training becomes the
+// wavelet.program of docs/training.md: the trained dense layers' and column
+// kernels' training programs and the loss kernel's column with the labels'
+// port, every router setting and color read off the fabric.route ops
+// (PlacedRoutes) and the emitted routes checked against them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +17,6 @@
 #include "weft/Conversion/DenseLayer.h"
 #include "weft/Conversion/Passes.h"
 #include "weft/FabricTransforms/Graph.h"
-#include "weft/Kernels/ColorAllocation.h"
 #include "weft/Kernels/DenseTraining.h"
 
 #include "PlacedRoutes.h"
