@@ -265,7 +265,9 @@ def RouteStreams : Pass<"weft-route-streams", "mlir::ModuleOp"> {
     `gradient` stream goes out of its source kernel's west side into the
     east side of the kernel right before it, a `trained` dense kernel gets
     its `delta` channel and one with `input_gradient` its
-    `grad_reduce_even` / `grad_reduce_odd` channels. Logical (empty) routes
+    `grad_reduce_even` / `grad_reduce_odd` channels, and the loss kernel
+    (`#fabric.softmax<loss = true>`) a Softmax column's channels and its
+    `labels` channel from the east edge's row 0 port. Logical (empty) routes
     are replaced; a program that already has switches or redistributions is
     an error, as is a chain whose layouts do not line up.
 
