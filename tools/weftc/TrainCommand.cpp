@@ -43,9 +43,15 @@ struct TrainOptions {
   cl::OptionCategory category{"weftc train options"};
   cl::opt<std::string> modelPath{cl::Positional, cl::Required,
                                  cl::desc("<model.onnx>"), cl::cat(category)};
-  cl::opt<std::string> outPath{"o", cl::Required,
-                               cl::desc("Write the trained model to FILE"),
+  cl::opt<std::string> outPath{"o",
+                               cl::desc("Write the trained model to FILE "
+                                        "(required unless --until-after)"),
                                cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<std::string> untilAfter{
+      "until-after", cl::init(""),
+      cl::desc("Stop after a stage (fabric, partition, route or wavelet) "
+               "and print the training program there, without simulating"),
+      cl::value_desc("STAGE"), cl::cat(category)};
   cl::opt<std::string> inputSpec{
       "input", cl::Required,
       cl::desc("The samples: NAME=FILE or FILE (.npy or .pb), steps x batch "
@@ -138,6 +144,16 @@ int weftc::trainMain(int argc, char **argv) {
   if (!(opts.lr > 0) || !std::isfinite(opts.lr))
     return fail(argv0, "--lr must be positive and finite");
   const int64_t samples = opts.steps * opts.batch;
+  StringMap<Stage> stages = {{"fabric", Stage::Fabric},
+                             {"partition", Stage::Partition},
+                             {"route", Stage::Route},
+                             {"wavelet", Stage::Wavelet}};
+  if (!opts.untilAfter.empty() && !stages.count(opts.untilAfter))
+    return fail(argv0, "--until-after must be fabric, partition, route or "
+                       "wavelet, not '" +
+                           opts.untilAfter + "'");
+  if (opts.untilAfter.empty() && opts.outPath.empty())
+    return fail(argv0, "-o FILE names the trained model to write");
 
   // The samples and labels, before the compile.
   std::string inputName, inputFile = opts.inputSpec;
@@ -179,9 +195,16 @@ int weftc::trainMain(int argc, char **argv) {
                                      opts.checkpoints, opts.peMemory,
                                      pipelined ? samples : 0};
   opts.progress.apply(co);
+  if (!opts.untilAfter.empty())
+    co.untilAfter = stages.lookup(opts.untilAfter);
   CompiledModel compiled;
   if (!compileModel(*ctx, opts.modelPath, co, compiled, err))
     return fail(argv0, err);
+  if (!opts.untilAfter.empty()) {
+    compiled.module->print(outs());
+    outs() << "\n";
+    return 0;
+  }
   if (compiled.inputNames.size() != 1 || compiled.outputNames.size() != 1)
     return fail(argv0, "weftc train takes a model of one input and one "
                        "output (the logits)");
