@@ -7,9 +7,11 @@
 // --weft-prepare-training: checks that an unplaced fabric.program is a chain
 // weft can train (dense layers and Relu/Tanh column kernels ending at the
 // logits) and records the decision once: the program's training attribute
-// and the kernels' `trained` and `input_gradient` marks, and under CPGD
-// each trained kernel's `lag` (docs/training.md, "The IR records the
-// decision once").
+// and the kernels' `trained` and `input_gradient` marks, under CPGD each
+// trained kernel's `lag`, the gradient streams, and the loss kernel after
+// the logits (docs/training.md, "The IR and the pipeline", "The loss
+// kernel"), so that partitioning, routing and colors treat a training
+// program as they treat any other.
 //
 //===----------------------------------------------------------------------===//
 
