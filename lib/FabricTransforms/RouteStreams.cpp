@@ -267,29 +267,28 @@ LogicalResult routeProgram(fab::ProgramOp program, RoutingCounts &counts) {
   for (Stage &st : graph->stages) {
     StringRef k = st.kernel.getSymName();
     if (st.dense) {
-      createRoute(b, st.kernel.getLoc(), k, StringRef("psum_even"),
-                  densePartialSums(st.m, 0), counts);
-      createRoute(b, st.kernel.getLoc(), k, StringRef("psum_odd"),
-                  densePartialSums(st.m, 1), counts);
+      for (int j = 0; j < 2; ++j)
+        createRoute(b, st.kernel.getLoc(), k,
+                    StringRef(kPartialSumChannels[j]),
+                    densePartialSums(st.m, j), counts);
       // A trained layer's backward channels (docs/training.md).
       if (st.kernel.getTrained())
-        createRoute(b, st.kernel.getLoc(), k, StringRef("delta"),
+        createRoute(b, st.kernel.getLoc(), k, StringRef(kDeltaChannel),
                     denseDeltaRows(st.m), counts);
-      if (st.kernel.getInputGradient()) {
-        createRoute(b, st.kernel.getLoc(), k, StringRef("grad_reduce_even"),
-                    denseGradientReduce(st.m, 0), counts);
-        createRoute(b, st.kernel.getLoc(), k, StringRef("grad_reduce_odd"),
-                    denseGradientReduce(st.m, 1), counts);
-      }
+      if (st.kernel.getInputGradient())
+        for (int j = 0; j < 2; ++j)
+          createRoute(b, st.kernel.getLoc(), k,
+                      StringRef(kGradientReduceChannels[j]),
+                      denseGradientReduce(st.m, j), counts);
     } else if (internalColors(st.column.op) == 3) {
-      static const char *names[3] = {"reduce_even", "reduce_odd", "broadcast"};
       for (int j = 0; j < 3; ++j)
-        createRoute(b, st.kernel.getLoc(), k, StringRef(names[j]),
+        createRoute(b, st.kernel.getLoc(), k,
+                    StringRef(kColumnReduceChannels[j]),
                     columnReduce(st.x, 0, st.height, j), counts);
       // The loss kernel's labels, from the east edge's row 0 port
       // (docs/training.md, "Routes and colors").
       if (isLossKernel(st.kernel))
-        createRoute(b, st.kernel.getLoc(), k, StringRef("labels"),
+        createRoute(b, st.kernel.getLoc(), k, StringRef(kLabelsChannel),
                     columnLabels(st.x, gridW, 0, st.height), counts);
     }
   }

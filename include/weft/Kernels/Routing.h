@@ -221,6 +221,25 @@ RoutePlan columnLabels(int64_t x, int64_t gridWidth, int64_t y0,
 /// [0, rows): the receiving end of a host output on the east edge.
 RoutePlan relayEast(int64_t x0, int64_t gridWidth, int64_t rows);
 
+//===----------------------------------------------------------------------===//
+// Kernel channels
+//===----------------------------------------------------------------------===//
+
+/// The names of a kernel's internal routes (`fabric.route @k channel "..."`),
+/// which --weft-route-streams creates and the lowerings read the colors of:
+/// a dense kernel's partial sums by parity (densePartialSums), a trained
+/// one's delta rows (denseDeltaRows) and input-gradient reductions by parity
+/// (denseGradientReduce), a column all-reduce's three (columnReduce), and
+/// the loss kernel's labels (columnLabels).
+inline constexpr const char *kPartialSumChannels[2] = {"psum_even",
+                                                       "psum_odd"};
+inline constexpr const char *kDeltaChannel = "delta";
+inline constexpr const char *kGradientReduceChannels[2] = {
+    "grad_reduce_even", "grad_reduce_odd"};
+inline constexpr const char *kColumnReduceChannels[3] = {
+    "reduce_even", "reduce_odd", "broadcast"};
+inline constexpr const char *kLabelsChannel = "labels";
+
 } // namespace weft::conversion
 
 #endif // WEFT_KERNELS_ROUTING_H

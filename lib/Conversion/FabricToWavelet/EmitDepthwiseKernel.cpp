@@ -128,18 +128,6 @@ private:
   unsigned blobs = 0;
 };
 
-static void putF32(std::vector<char> &bytes, float v) {
-  uint32_t bits = wt::f32ToBits(v);
-  for (int i = 0; i < 4; ++i)
-    bytes.push_back(char((bits >> (8 * i)) & 0xff));
-}
-
-static void putF16(std::vector<char> &bytes, float v) {
-  uint16_t bits = wt::f32ToF16(v);
-  bytes.push_back(char(bits & 0xff));
-  bytes.push_back(char(bits >> 8));
-}
-
 void Emitter::emitData(int64_t r0, int64_t r1) {
   const int64_t h = r1 - r0, mg = s.groupOut();
   // Weights per PE as [i][k][j][g][m]: the block of kernel row i and

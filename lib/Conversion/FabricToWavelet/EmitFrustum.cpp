@@ -54,12 +54,6 @@ enum : int32_t {
 enum : int64_t { kXAcc = 0, kXW = 1, kXWin = 2, kXBias = 3 };
 enum : int64_t { kStrideLm = 0, kStrideCi = 1, kStrideOw = 2, kStrideJ = 3 };
 
-void putF32(std::vector<char> &bytes, float v) {
-  uint32_t bits = wt::f32ToBits(v);
-  for (int i = 0; i < 4; ++i)
-    bytes.push_back(char((bits >> (8 * i)) & 0xff));
-}
-
 class Emitter : WaveletBuilder {
 public:
   Emitter(OpBuilder &b, Location loc, const DenseLayer &layer,

@@ -77,12 +77,8 @@ struct LowerFabricToWaveletPass
     if (failed(routes))
       return failure();
     const RouteTable &table = routes->table;
-    auto colorOfStream = [&](fab::StreamOp s) { return routes->stream(s); };
     auto streamColor = [&](int64_t stream) {
-      return colorOfStream(graph->streams[size_t(stream)].op);
-    };
-    auto channelColor = [&](StringRef node, StringRef channel) {
-      return routes->channel(node, channel);
+      return routes->stream(graph->streams[size_t(stream)].op);
     };
 
     // Sparse activations: the streams --weft-select-sparse-streams marked.
@@ -217,13 +213,7 @@ struct LowerFabricToWaveletPass
                  << " rectangle where its columns start, " << s.m.merge
                  << " lane(s) a column); weft lowers only the turn of the "
                     "lanes a kernel takes";
-        DenseColors dc;
-        dc.in = streamColor(s.inputs[0]);
-        dc.column = colorOfStream(s.turnStream);
-        dc.out = cout;
-        // (-1 for a parity no hop uses: a layer of one or two columns.)
-        dc.psum[0] = channelColor(name, "psum_even");
-        dc.psum[1] = channelColor(name, "psum_odd");
+        DenseColors dc = routes->dense(*graph, s);
         if (!s.layer.frustum.empty()) {
           emitFrustumChain(b, s.kernel.getLoc(), s.layer, s.m, dc, name,
                            table);
@@ -315,10 +305,8 @@ struct LowerFabricToWaveletPass
       } else {
         s.column.inColor = streamColor(s.inputs[0]);
         s.column.outColor = cout;
-        // (-1 for a channel no PE uses, e.g. the even reduction over two
-        // rows.)
-        for (StringRef ch : {"reduce_even", "reduce_odd", "broadcast"})
-          s.column.internal.push_back(channelColor(name, ch));
+        for (int64_t c : routes->columnReduce(name))
+          s.column.internal.push_back(c);
         if (failed(emitColumnKernel(b, s.kernel.getLoc(), s.column, name, name,
                                     &table)))
           return failure();

@@ -75,9 +75,7 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   // The loss kernel, last (docs/training.md, "The loss kernel"): placed by
   // the partitioner like the softmax column it is.
   Stage lossStage = stages.back();
-  auto lossScheme =
-      dyn_cast<fab::SoftmaxSchemeAttr>(lossStage.kernel.getScheme());
-  if (!lossScheme || !lossScheme.getLoss())
+  if (!isLossKernel(lossStage.kernel))
     return program.emitOpError("has no loss kernel after its logits: run "
                                "--weft-prepare-training");
   stages.pop_back();
@@ -184,7 +182,8 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
                    IntegerAttr());
   wv::IoOp::create(b, loc, "labels", common::PortDir::input,
                    common::Edge::east, 0, 1,
-                   routes->channel(lossStage.kernel.getSymName(), "labels"),
+                   routes->channel(lossStage.kernel.getSymName(),
+                                   kLabelsChannel),
                    "dense16x2",
                    RankedTensorType::get({1, 1}, b.getIntegerType(16)),
                    false, IntegerAttr());
@@ -203,17 +202,12 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
     int64_t gradOutColor = gradientColor(s.kernel);
     Location kloc = s.kernel.getLoc();
     if (s.dense) {
-      DenseColors dc;
-      dc.in = inColor;
-      dc.column = routes->stream(s.turnStream);
-      dc.psum[0] = routes->channel(n, "psum_even");
-      dc.psum[1] = routes->channel(n, "psum_odd");
-      dc.out = outColor;
+      DenseColors dc = routes->dense(*graph, s);
       TrainingColors tc;
       tc.gradIn = gradInColor;
-      tc.deltaRow = routes->channel(n, "delta");
-      tc.reduce[0] = routes->channel(n, "grad_reduce_even");
-      tc.reduce[1] = routes->channel(n, "grad_reduce_odd");
+      tc.deltaRow = routes->channel(n, kDeltaChannel);
+      for (int j = 0; j < 2; ++j)
+        tc.reduce[j] = routes->channel(n, kGradientReduceChannels[j]);
       tc.gradOut = gradOutColor;
       DenseTraining t = trainingOf(i);
       emitTrainedDenseLayer(b, kloc, s.layer, s.m, dc, tc, t, n,
@@ -253,11 +247,11 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   loss.inColor = streamColor(lossStage.inputs[0]);
   loss.outColor = streamColor(lossStage.output);
   loss.gradOut = gradientColor(lossStage.kernel);
-  loss.labelColor = routes->channel(lossStage.kernel.getSymName(), "labels");
-  static const char *internal[3] = {"reduce_even", "reduce_odd", "broadcast"};
-  for (int j = 0; j < 3; ++j)
-    loss.internal[j] =
-        routes->channel(lossStage.kernel.getSymName(), internal[j]);
+  loss.labelColor =
+      routes->channel(lossStage.kernel.getSymName(), kLabelsChannel);
+  std::array<int64_t, 3> internal =
+      routes->columnReduce(lossStage.kernel.getSymName());
+  std::copy(internal.begin(), internal.end(), loss.internal);
   loss.batch = training.getBatch();
   // A pipelined program (CPGD, MBGD with lags): the loss double-buffers its
   // gradient.

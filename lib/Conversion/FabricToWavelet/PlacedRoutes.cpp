@@ -56,6 +56,24 @@ FailureOr<PlacedRoutes> PlacedRoutes::read(fab::ProgramOp program) {
   return r;
 }
 
+DenseColors PlacedRoutes::dense(const Graph &g, const Stage &s) const {
+  DenseColors dc;
+  dc.in = stream(g.streams[size_t(s.inputs[0])].op);
+  dc.column = stream(s.turnStream);
+  dc.out = stream(g.streams[size_t(s.output)].op);
+  StringRef k = fab::KernelOp(s.kernel).getSymName();
+  for (int j = 0; j < 2; ++j)
+    dc.psum[j] = channel(k, kPartialSumChannels[j]);
+  return dc;
+}
+
+std::array<int64_t, 3> PlacedRoutes::columnReduce(StringRef kernel) const {
+  std::array<int64_t, 3> colors;
+  for (int j = 0; j < 3; ++j)
+    colors[j] = channel(kernel, kColumnReduceChannels[j]);
+  return colors;
+}
+
 LogicalResult PlacedRoutes::check(Operation *wprog,
                                   fab::ProgramOp program) const {
   RouteTable emitted;

@@ -15,12 +15,15 @@
 #ifndef WEFT_LIB_CONVERSION_FABRICTOWAVELET_PLACEDROUTES_H
 #define WEFT_LIB_CONVERSION_FABRICTOWAVELET_PLACEDROUTES_H
 
+#include "weft/Conversion/DenseLayer.h"
+#include "weft/FabricTransforms/Graph.h"
 #include "weft/Kernels/Routing.h"
 
 #include "fabric/FabricOps.h"
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <array>
 #include <map>
 #include <string>
 #include <tuple>
@@ -50,6 +53,14 @@ struct PlacedRoutes {
     auto it = colorOf.find({node.str(), channel.str()});
     return it == colorOf.end() ? -1 : it->second;
   }
+
+  /// The colors of dense (or convolution) stage `s`: its input and output
+  /// streams, its turn's column stream, its partial sums' two parities (-1
+  /// for a parity no hop uses, on one or two columns).
+  DenseColors dense(const Graph &g, const Stage &s) const;
+  /// The colors of a column all-reduce's three channels (-1 for one no PE
+  /// uses, e.g. the even reduction over two rows).
+  std::array<int64_t, 3> columnReduce(llvm::StringRef kernel) const;
 
   /// Every PE's emitted router settings in `wprog` must be exactly these
   /// (the emitters share PEs' code by groups and state their own routes):

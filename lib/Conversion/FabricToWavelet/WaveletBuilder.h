@@ -13,12 +13,26 @@
 #define WEFT_LIB_CONVERSION_WAVELETBUILDER_H
 
 #include "weft/Kernels/Routing.h"
+#include "weft/Machine/Numerics.h"
 
 #include "wavelet/WaveletOps.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace weft::conversion {
+
+/// Appends `v` to a segment's little-endian bytes as an fp32 word pair or,
+/// rounded to nearest even, as one fp16 word.
+inline void putF32(std::vector<char> &bytes, float v) {
+  uint32_t bits = machine::f32ToBits(v);
+  for (int i = 0; i < 4; ++i)
+    bytes.push_back(char((bits >> (8 * i)) & 0xff));
+}
+inline void putF16(std::vector<char> &bytes, float v) {
+  uint16_t bits = machine::f32ToF16(v);
+  bytes.push_back(char(bits & 0xff));
+  bytes.push_back(char(bits >> 8));
+}
 
 /// The fields of a `wavelet.dsd` (docs/architecture.md, "Data structure
 /// descriptors"), typed; the fields left unset are not written. Start from
