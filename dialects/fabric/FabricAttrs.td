@@ -174,6 +174,10 @@ def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
     (docs/execution-model.md, "Fused activations"). The converter fuses the
     activation that is the only reader of a convolution's result.
 
+    `weights_source` and `bias_source` name the ONNX initializers W and b
+    are, when they are (as `#fabric.dense`'s): what `weftc train` writes the
+    trained values back into (docs/training.md).
+
     Example:
     ```mlir
     #fabric.conv<in_channels = 3, out_channels = 8, in_height = 16,
@@ -209,7 +213,9 @@ def Fabric_ConvSchemeAttr : Fabric_SchemeAttr<"ConvScheme", "conv"> {
                         OptionalParameter<"::mlir::FloatAttr">:$relu_max,
                         "::mlir::ElementsAttr":$weights,
                         OptionalParameter<"::mlir::ElementsAttr">:$bias,
-                        OptionalParameter<"::mlir::ArrayAttr">:$epilogue);
+                        OptionalParameter<"::mlir::ArrayAttr">:$epilogue,
+                        OptionalParameter<"::mlir::StringAttr">:$weights_source,
+                        OptionalParameter<"::mlir::StringAttr">:$bias_source);
   let extraClassDeclaration = [{
     /// The geometry as the kernel library sees it (the epilogue's program
     /// included).

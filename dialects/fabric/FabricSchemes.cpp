@@ -140,7 +140,11 @@ ConvSchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        DenseI64ArrayAttr dilations, DenseI64ArrayAttr pads,
                        int64_t groups, bool relu, FloatAttr reluMax,
                        ElementsAttr weights, ElementsAttr bias,
-                       ArrayAttr epilogue) {
+                       ArrayAttr epilogue, StringAttr /*weightsSource*/,
+                       StringAttr biasSource) {
+  if (biasSource && !bias)
+    return emitError() << "bias_source names the initializer of a bias the "
+                          "convolution does not have";
   if (failed(verifyWindow(emitError, kernel, strides, dilations, pads)))
     return failure();
   if (reluMax && !reluMax.getType().isF32())

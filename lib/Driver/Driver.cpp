@@ -355,6 +355,11 @@ static void readTrainedKernels(ModuleOp module, CompiledModel &out) {
       t.M = st.layer.M;
       t.bias = !st.layer.bias.empty();
       t.relu = st.layer.relu;
+      t.conv = st.layer.conv;
+      if (weft::fabric::StreamOp in =
+              graph->streams[size_t(st.inputs[0])].op;
+          in && in.getPixels())
+        t.inputPixels = int64_t(*in.getPixels());
       t.x0 = st.m.x0;
       t.y0 = st.m.y0;
       t.smear = st.m.smear;

@@ -108,7 +108,7 @@ bool replaceInitializers(const std::string &modelBytes,
       return false;
     }
     std::vector<float> w = tv.w;
-    if (tv.transposed) {
+    if (tv.transposed && !tv.conv) {
       // The initializer is M x K.
       for (int64_t k = 0; k < tv.K; ++k)
         for (int64_t n = 0; n < tv.M; ++n)

@@ -335,6 +335,16 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
     l.M = shape.outElements();
     l.relu = shape.relu;
     l.conv = shape;
+    if (StringAttr w = c.getWeightsSource())
+      l.weightsSource = w.str();
+    if (StringAttr b = c.getBiasSource())
+      l.biasSource = b.str();
+    // A trained kernel's mappings must hold its training memory.
+    auto program = kernel->getParentOfType<fab::ProgramOp>();
+    if (fab::TrainingAttr training =
+            program ? program.getTrainingAttr() : fab::TrainingAttr();
+        training && kernel.getTrained())
+      info.layer.training = denseTrainingOf(kernel);
     if (withData &&
         (failed(readValues(kernel, c.getWeights(), "weights", l.weights)) ||
          (c.getBias() &&
@@ -352,6 +362,12 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
              << info.inN << " and gives " << info.outN
              << " elements per sample";
     info.layer = ChainLayer::pooling(shape);
+    // A trained max pool's mappings must hold its stored rows.
+    auto program = kernel->getParentOfType<fab::ProgramOp>();
+    if (fab::TrainingAttr training =
+            program ? program.getTrainingAttr() : fab::TrainingAttr();
+        training && kernel.getTrained())
+      info.layer.training = denseTrainingOf(kernel);
     return info;
   }
 

@@ -198,15 +198,28 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
   /// `objective`, with `auto` read off the program: the latency objective
   /// for SGD, which holds one sample in flight, so that its period is the
   /// sum of the kernels' cycles rather than the slowest's. (MBGD one
-  /// sample at a time keeps the interval objective: its weights are then
-  /// bit-identical to the pipelined schedule's, whose layout sums the
-  /// partial sums in the same order; docs/training.md.)
+  /// sample at a time under reverse checkpoints keeps the interval
+  /// objective: its weights are then bit-identical to the pipelined
+  /// schedule's, whose layout sums the partial sums in the same order;
+  /// docs/training.md. A network with convolutions, never pipelined, is
+  /// partitioned for its latency.)
   wc::NetworkShape::Objective objectiveOf(wf::ProgramOp program) const {
     using Objective = wc::NetworkShape::Objective;
     if (objective != "auto")
       return objective == "latency" ? Objective::Latency : Objective::Interval;
     wf::TrainingAttr training = program.getTrainingAttr();
-    return training && training.getOptimizer() == wf::Optimizer::sgd
+    if (!training)
+      return Objective::Interval;
+    if (training.getOptimizer() == wf::Optimizer::sgd)
+      return Objective::Latency;
+    // An MBGD that --weft-prepare-training did not pipeline although its
+    // samples were given (a network with convolutions or poolings, which
+    // train one sample at a time) holds one sample in flight, as SGD.
+    bool lags = false;
+    for (auto k : program.getBody().front().getOps<wf::KernelOp>())
+      lags |= k.getLag().has_value();
+    return training.getOptimizer() == wf::Optimizer::mbgd &&
+                   training.getSamples() > 0 && !lags
                ? Objective::Latency
                : Objective::Interval;
   }

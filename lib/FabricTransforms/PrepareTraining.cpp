@@ -18,6 +18,7 @@
 #include "fabric/FabricOps.h"
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/FabricTransforms/Passes.h"
+#include "weft/Kernels/ConvTraining.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -141,7 +142,7 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
               "logits (weft trains with the softmax cross-entropy of the "
               "logits, on the fabric)";
 
-  bool seenDense = false;
+  bool seenDense = false, hasConv = false;
   SmallVector<std::pair<wf::KernelOp, bool>> marks;
   for (const wc::Stage &st : g->stages) {
     wf::KernelOp k = st.kernel;
@@ -162,6 +163,55 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
       seenDense = true;
       continue;
     }
+    if (st.info.layer.kind == ChainLayer::Kind::Conv &&
+        st.info.layer.frustum.empty()) {
+      auto cs = cast<wf::ConvSchemeAttr>(k.getScheme());
+      if (cs.getGroups() > 1)
+        return k.emitError() << node(k)
+                             << " cannot be trained yet: weft trains "
+                                "convolutions of one group";
+      if (cs.getEpilogue() || cs.getReluMax())
+        return k.emitError()
+               << node(k)
+               << " cannot be trained yet: only a ReLU may follow a trained "
+                  "convolution directly, not the activation fused into it";
+      if (cpgd)
+        return k.emitError() << node(k)
+                             << " cannot be trained by cpgd yet: weft trains "
+                                "convolutions by sgd and mbgd";
+      if (!cs.getWeightsSource() || (cs.getBias() && !cs.getBiasSource()))
+        return k.emitError()
+               << node(k) << ": its "
+               << (cs.getWeightsSource() ? "bias" : "weights")
+               << " are no initializer of the model (computed, shared or "
+                  "folded with a batch norm), so the trained values have "
+                  "nowhere to go";
+      if (seenDense && (cs.getStrides()[0] != 1 || cs.getStrides()[1] != 1))
+        return k.emitError()
+               << node(k)
+               << " cannot be trained yet: the gradient of a convolution's "
+                  "input is computed for stride 1 only, and this one, after "
+                  "another trained layer, would have to send it";
+      marks.push_back({k, seenDense});
+      seenDense = true;
+      hasConv = true;
+      continue;
+    }
+    if (st.info.layer.kind == ChainLayer::Kind::Pool) {
+      // Before the first trained layer a pool runs forward only.
+      if (!seenDense)
+        continue;
+      if (cpgd)
+        return k.emitError() << node(k)
+                             << " cannot be trained by cpgd yet: weft trains "
+                                "poolings by sgd and mbgd";
+      if (std::string why = wc::trainedPoolLimits(st.info.layer.pool, 1);
+          !why.empty())
+        return k.emitError() << node(k) << " cannot be trained yet: " << why;
+      marks.push_back({k, true});
+      hasConv = true;
+      continue;
+    }
     if (trainableColumn(st)) {
       // Before the first dense layer nothing needs its gradient.
       if (seenDense)
@@ -170,7 +220,8 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
     }
     return k.emitError() << node(k)
                          << " cannot be trained yet: weft trains dense layers "
-                            "(Gemm, MatMul) and Relu and Tanh between them";
+                            "(Gemm, MatMul), convolutions and Relu and Tanh "
+                            "between them";
   }
   if (!seenDense)
     return program.emitOpError("has no dense layer: nothing to train");
@@ -184,7 +235,7 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
     // the loss; each kernel trailing one more than the next keeps it a
     // round ahead of the next (docs/training.md, "CPGD"). MBGD drains the
     // pipeline at the end of each mini-batch.
-    if (pipelined) {
+    if (pipelined && !hasConv) {
       int64_t lag = int64_t(marks.size() - i);
       int64_t rounds = cpgd ? int64_t(samples) : int64_t(batch);
       if (lag + rounds > 32767)

@@ -89,12 +89,19 @@ LogicalResult routeGradient(OpBuilder &b, fab::StreamOp op,
   if (!src || !dst)
     return op.emitOpError("is a gradient stream, which goes from one kernel "
                           "to one kernel");
-  if (src->join || src->pool || src->depthwise ||
-      (src->dense && src->layer.conv) || dst->join || dst->pool ||
-      dst->depthwise || (dst->dense && dst->layer.conv))
+  // A convolution trains on one band without merged lanes: its gradient
+  // routes are a dense layer's (docs/training.md, "Convolutions").
+  auto untrainable = [](const Stage *st) {
+    return st->join || (st->pool && st->width > 1) || st->depthwise ||
+           (st->dense && st->layer.conv &&
+            (st->m.tiles > 1 || st->m.merge > 1 ||
+             !st->layer.frustum.empty()));
+  };
+  if (untrainable(src) || untrainable(dst))
     return op.emitOpError("carries a gradient between @")
            << src->kernel.getSymName() << " and @" << dst->kernel.getSymName()
-           << ", but weft trains only dense layers and column kernels";
+           << ", but weft trains only dense layers, convolutions of one band "
+              "and column kernels";
   if (dst->x + dst->width != src->x || dst->outRows != src->inRows)
     return op.emitOpError("carries a gradient from @")
            << src->kernel.getSymName() << " (column " << src->x

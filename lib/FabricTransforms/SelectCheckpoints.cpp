@@ -16,6 +16,7 @@
 #include "weft/FabricTransforms/Graph.h"
 #include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/Checkpoints.h"
+#include "weft/Kernels/ConvTraining.h"
 #include "weft/Kernels/Chunks.h"
 #include "weft/Kernels/DenseTraining.h"
 
@@ -85,13 +86,20 @@ LogicalResult SelectCheckpointsPass::select(wf::ProgramOp program,
       continue;
     wc::CheckpointNode n;
     n.name = k.getSymName().str();
-    if (s.dense) {
+    if (s.dense && s.layer.conv) {
+      // A trained convolution keeps its input rows; nothing recomputes
+      // them yet (docs/training.md, "Convolutions").
+      n.inputLiveUntilBackward = true;
+      n.fixedBytes = wc::trainedConvBytes(*s.layer.conv, s.m,
+                                          wc::denseTrainingOf(k));
+    } else if (s.dense) {
       wc::DenseTraining t = wc::denseTrainingOf(k);
       t.storesInput = true;
       const bool bias = !s.layer.bias.empty();
       // The input is rebuilt by the dense kernel before, whose own input is
       // still in its memory then (dx overwrites it only later).
       n.mayDrop = !pipelined && t.inputGradient && before && before->dense &&
+                  !before->layer.conv &&
                   wf::KernelOp(before->kernel).getTrained();
       n.inputLiveUntilBackward = true;
       n.activationBytes = n.mayDrop

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Kernels/ChainPartition.h"
+#include "weft/Kernels/ConvTraining.h"
 #include "weft/Kernels/FrustumChain.h"
 
 #include "PartitionSearch.h"
@@ -182,6 +183,16 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         t.memory[i] = mem;
         continue;
       }
+      if (l.kind == ChainLayer::Kind::Pool && l.training) {
+        // A trained max pool (docs/training.md): one column, no bands,
+        // its stored rows in its memory.
+        if (r != s || !trainedPoolLimits(l.pool, r).empty() ||
+            trainedPoolBytes(l.pool, r) > memoryBytes)
+          continue;
+        t.cost[i] = predictTrainedPoolCycles(l.pool, r);
+        t.memory[i] = trainedPoolBytes(l.pool, r);
+        continue;
+      }
       if (l.kind == ChainLayer::Kind::Pool) {
         if (r != s || !poolMappingProblem(l.pool, r, memoryBytes).empty())
           continue;
@@ -242,6 +253,21 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
           bands.memory[option] = t.memory[i];
           t.bands.emplace(i, bands);
         }
+        continue;
+      }
+      if (l.kind == ChainLayer::Kind::Conv && l.training) {
+        // Trained (docs/training.md, "Convolutions"): one band, no merged
+        // lanes, its training memory and round.
+        DenseMapping m;
+        m.smear = s;
+        m.rows = r;
+        m.precision = p;
+        if (!convMappingProblem(l.conv, m, memoryBytes).empty() ||
+            !trainedConvLimits(l.conv, m, *l.training).empty() ||
+            trainedConvBytes(l.conv, m, *l.training) > memoryBytes)
+          continue;
+        t.cost[i] = predictTrainedConvCycles(l.conv, m, *l.training);
+        t.memory[i] = trainedConvBytes(l.conv, m, *l.training);
         continue;
       }
       if (l.kind == ChainLayer::Kind::Conv) {
@@ -553,6 +579,30 @@ std::string whyNothingFits(const NetworkShape &net,
       return "kernel " + std::to_string(l) + " (" + describe(layer) +
              ") fits no column of at most " + std::to_string(H) + " rows" +
              (why.empty() ? "" : " (on one PE: " + why + ")");
+    }
+    if (layer.kind == ChainLayer::Kind::Conv && layer.training &&
+        layer.frustum.empty()) {
+      // The limits and memory on one PE and on the largest rectangle.
+      DenseMapping one, most;
+      most.smear = std::min<int64_t>(W, H);
+      most.rows = H;
+      while (most.smear > 1 && layer.conv.cin % most.smear)
+        --most.smear;
+      while (most.rows > 1 && layer.conv.cout % most.rows)
+        --most.rows;
+      std::string limit = trainedConvLimits(layer.conv, one, *layer.training);
+      if (!limit.empty())
+        return "kernel " + std::to_string(l) + " (" + describe(layer) +
+               ") cannot be trained: " + limit;
+      return "kernel " + std::to_string(l) + " (" + describe(layer) +
+             "): training it needs " +
+             std::to_string(
+                 trainedConvBytes(layer.conv, most, *layer.training)) +
+             " bytes per PE even on " + std::to_string(most.smear) + " x " +
+             std::to_string(most.rows) +
+             " PEs (its stored input and gradient rows beside the "
+             "weights), more than the " +
+             std::to_string(t.memoryBytes()) + " of a PE";
     }
     if (layer.kind == ChainLayer::Kind::Conv && !layer.frustum.empty())
       return "kernel " + std::to_string(l) + " (a fused frustum group of " +

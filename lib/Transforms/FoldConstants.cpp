@@ -86,7 +86,14 @@ struct FoldConstants : weft::impl::FoldConstantsBase<FoldConstants> {
       if (!r)
         continue;
       OpBuilder b(op);
-      auto c = arith::ConstantOp::create(b, op->getLoc(),
+      // A broadcast repeats one constant's values: the result keeps that
+      // constant's location, which names the initializer it is (weftc train
+      // writes a trained bias back into it; docs/training.md).
+      Location loc = op->getLoc();
+      if (auto bc = dyn_cast<linalg::BroadcastOp>(op))
+        if (auto src = bc.getInput().getDefiningOp<arith::ConstantOp>())
+          loc = src.getLoc();
+      auto c = arith::ConstantOp::create(b, loc,
                                          op->getResult(0).getType(),
                                          cast<TypedAttr>(*r));
       op->getResult(0).replaceAllUsesWith(c);

@@ -45,7 +45,7 @@ fabric.program @sigmoid attributes {target = #weft.target<16x16>, weft.batch = 1
     %y = tensor.empty() : tensor<1x4xf32>
     fabric.yield %y : tensor<1x4xf32>
   }
-  // expected-error @below {{node 'sig' (Sigmoid) cannot be trained yet: weft trains dense layers (Gemm, MatMul) and Relu and Tanh between them}}
+  // expected-error @below {{node 'sig' (Sigmoid) cannot be trained yet: weft trains dense layers (Gemm, MatMul), convolutions and Relu and Tanh between them}}
   fabric.kernel @sig : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.elementwise<op = "Sigmoid"> {
   ^bb0(%x: tensor<1x4xf32>):
     fabric.yield %x : tensor<1x4xf32>
@@ -147,4 +147,66 @@ fabric.program @rounds attributes {target = #weft.target<16x16>, weft.batch = 1 
   fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
   fabric.stream @x_to_fc @x[0] -> @fc_rounds[0] : !fabric.wavelets<f32, 8>
   fabric.stream @fc_to_y @fc_rounds[0] -> @y[0] : !fabric.wavelets<f32, 4>
+}
+
+// -----
+
+// A convolution after another trained layer sends the gradient of its
+// input, which is computed for stride 1 only.
+fabric.program @strided attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  fabric.kernel @c1 : (tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> scheme #fabric.conv<in_channels = 1, out_channels = 2, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], relu = true, weights = dense<0.5> : tensor<2x1x1x1xf32>, weights_source = "c1_w"> {
+  ^bb0(%x: tensor<1x1x4x4xf32>):
+    %y = tensor.empty() : tensor<1x2x4x4xf32>
+    fabric.yield %y : tensor<1x2x4x4xf32>
+  }
+  // expected-error @below {{node 'c2' (conv 2x4x4 -> 2x2x2, 3x3) cannot be trained yet: the gradient of a convolution's input is computed for stride 1 only, and this one, after another trained layer, would have to send it}}
+  fabric.kernel @c2 : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> scheme #fabric.conv<in_channels = 2, out_channels = 2, in_height = 4, in_width = 4, kernel = [3, 3], strides = [2, 2], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<0.5> : tensor<2x2x3x3xf32>, weights_source = "c2_w"> {
+  ^bb0(%x: tensor<1x2x4x4xf32>):
+    %y = tensor.empty() : tensor<1x2x2x2xf32>
+    fabric.yield %y : tensor<1x2x2x2xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x1x4x4xf32> {pixels = 16 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x2x2x2xf32> {pixels = 4 : i64}
+  fabric.stream @x_to_c1 @x[0] -> @c1[0] : !fabric.wavelets<f32, 16> {pixels = 16 : i64}
+  fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 32> {pixels = 16 : i64}
+  fabric.stream @c2_to_y @c2[0] -> @y[0] : !fabric.wavelets<f32, 8> {pixels = 4 : i64}
+}
+
+// -----
+
+// A convolution's weights must be an initializer of the model to be
+// written back.
+fabric.program @computed attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  // expected-error @below {{node 'c1' (conv 1x4x4 -> 2x4x4, 1x1): its weights are no initializer of the model (computed, shared or folded with a batch norm), so the trained values have nowhere to go}}
+  fabric.kernel @c1 : (tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> scheme #fabric.conv<in_channels = 1, out_channels = 2, in_height = 4, in_width = 4, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], weights = dense<0.5> : tensor<2x1x1x1xf32>> {
+  ^bb0(%x: tensor<1x1x4x4xf32>):
+    %y = tensor.empty() : tensor<1x2x4x4xf32>
+    fabric.yield %y : tensor<1x2x4x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x1x4x4xf32> {pixels = 16 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x2x4x4xf32> {pixels = 16 : i64}
+  fabric.stream @x_to_c1 @x[0] -> @c1[0] : !fabric.wavelets<f32, 16> {pixels = 16 : i64}
+  fabric.stream @c1_to_y @c1[0] -> @y[0] : !fabric.wavelets<f32, 32> {pixels = 16 : i64}
+}
+
+// -----
+
+// A trained max pool's windows must tile its input.
+fabric.program @overlapping attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  fabric.kernel @c1 : (tensor<1x1x5x5xf32>) -> tensor<1x2x5x5xf32> scheme #fabric.conv<in_channels = 1, out_channels = 2, in_height = 5, in_width = 5, kernel = [1, 1], strides = [1, 1], dilations = [1, 1], pads = [0, 0, 0, 0], relu = true, weights = dense<0.5> : tensor<2x1x1x1xf32>, weights_source = "c1_w"> {
+  ^bb0(%x: tensor<1x1x5x5xf32>):
+    %y = tensor.empty() : tensor<1x2x5x5xf32>
+    fabric.yield %y : tensor<1x2x5x5xf32>
+  }
+  // expected-error @below {{node 'p' (maxpool 2x5x5 -> 2x2x2, 3x3) cannot be trained yet: a trained max pool's windows must tile its 5 x 5 input exactly (window = stride, no pads nor dilations), not 3 x 3 windows of stride 2 x 2}}
+  fabric.kernel @p : (tensor<1x2x5x5xf32>) -> tensor<1x2x2x2xf32> scheme #fabric.pool<kind = max, channels = 2, in_height = 5, in_width = 5, kernel = [3, 3], strides = [2, 2], dilations = [1, 1], pads = [0, 0, 0, 0]> {
+  ^bb0(%x: tensor<1x2x5x5xf32>):
+    %y = tensor.empty() : tensor<1x2x2x2xf32>
+    fabric.yield %y : tensor<1x2x2x2xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x1x5x5xf32> {pixels = 25 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x2x2x2xf32> {pixels = 4 : i64}
+  fabric.stream @x_to_c1 @x[0] -> @c1[0] : !fabric.wavelets<f32, 25> {pixels = 25 : i64}
+  fabric.stream @c1_to_p @c1[0] -> @p[0] : !fabric.wavelets<f32, 50> {pixels = 25 : i64}
+  fabric.stream @p_to_y @p[0] -> @y[0] : !fabric.wavelets<f32, 8> {pixels = 4 : i64}
 }

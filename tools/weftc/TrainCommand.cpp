@@ -17,6 +17,8 @@
 
 #include "weft/Driver/Train.h"
 #include "weft/Kernels/Checkpoints.h"
+#include "weft/Kernels/Chunks.h"
+#include "weft/Kernels/ConvTraining.h"
 #include "weft/Kernels/DenseTraining.h"
 #include "weft/Sim/Simulator.h"
 
@@ -286,12 +288,45 @@ int weftc::trainMain(int argc, char **argv) {
       std::memcpy(&f, &bits, 4);
       return true;
     };
+    if (t.conv) {
+      // W in its initializer's OIHW order, b on the first column.
+      const conversion::ConvShape &cs = *t.conv;
+      v.conv = true;
+      v.w.resize(size_t(cs.cout * cs.cin * cs.kh * cs.kw));
+      size_t at = 0;
+      for (int64_t o = 0; o < cs.cout; ++o)
+        for (int64_t ci = 0; ci < cs.cin; ++ci)
+          for (int64_t i = 0; i < cs.kh; ++i)
+            for (int64_t j = 0; j < cs.kw; ++j)
+              if (!read(conversion::trainedConvWeightPlace(cs, m, dt, o, ci, i,
+                                                           j),
+                        v.w[at++]))
+                return fail(argv0,
+                            "reading the weights of @" + t.name + ": " + err);
+      if (t.bias) {
+        v.b.resize(size_t(cs.cout));
+        for (int64_t o = 0; o < cs.cout; ++o)
+          if (!read(conversion::trainedConvBiasPlace(cs, m, dt, o),
+                    v.b[size_t(o)]))
+            return fail(argv0, "reading the bias of @" + t.name + ": " + err);
+      }
+      trained.push_back(std::move(v));
+      continue;
+    }
     v.w.resize(size_t(t.K * t.M));
+    // The fabric's input element k is the model's (a feature-map input:
+    // pixel-major per chunk, chunks of whole channels).
+    auto modelRow = [&](int64_t k) {
+      if (!t.inputPixels)
+        return k;
+      int64_t lk = t.K / t.smear;
+      return conversion::featureMapIndex(k / lk, lk, t.inputPixels, k % lk);
+    };
     for (int64_t k = 0; k < t.K; ++k)
       for (int64_t n = 0; n < t.M; ++n)
         if (!read(conversion::trainedWeightPlace(t.K, t.M, t.bias, t.relu, m,
                                                  dt, k, n),
-                  v.w[size_t(k * t.M + n)]))
+                  v.w[size_t(modelRow(k) * t.M + n)]))
           return fail(argv0, "reading the weights of @" + t.name + ": " + err);
     if (t.bias) {
       v.b.resize(size_t(t.M));
@@ -340,7 +375,14 @@ int weftc::trainMain(int argc, char **argv) {
           std::max(double(p[size_t(s * classes + classOf[size_t(s)])]), 1e-38));
     return sum / double(opts.batch);
   };
-  outs() << "weftc: trained " << trained.size() << " dense layer(s) of @"
+  int64_t convs = 0;
+  for (const driver::TrainedDense &t : compiled.trained)
+    convs += t.conv ? 1 : 0;
+  outs() << "weftc: trained " << int64_t(trained.size()) - convs
+         << " dense layer(s)"
+         << (convs ? " and " + std::to_string(convs) + " convolution(s)"
+                   : std::string())
+         << " of @"
          << compiled.programName << " with " << opts.optimizer << " (lr "
          << format("%g", double(opts.lr)) << ", batch " << opts.batch << ", "
          << opts.steps << " steps) on the " << compiled.gridWidth << "x"
@@ -358,7 +400,11 @@ int weftc::trainMain(int argc, char **argv) {
          << " (predicted " << recomputeCycles
          << " recompute cycles per sample, " << recomputeCycles * samples
          << " in all)\n";
-  if (opts.optimizer == "mbgd" && pipelined) {
+  const bool lags = llvm::any_of(compiled.trained,
+                                 [](const driver::TrainedDense &t) {
+                                   return t.training.lag > 0;
+                                 });
+  if (opts.optimizer == "mbgd" && pipelined && lags) {
     outs() << "weftc: mbgd: each mini-batch pipelined:";
     for (const driver::TrainedDense &t : compiled.trained)
       outs() << " @" << t.name << " lag " << t.training.lag << ";";
@@ -388,7 +434,8 @@ int weftc::trainMain(int argc, char **argv) {
   // cycle (fp32).
   int64_t stepMacs = 0;
   for (const driver::TrainedDense &t : compiled.trained)
-    stepMacs += (t.training.inputGradient ? 3 : 2) * t.K * t.M;
+    stepMacs += (t.training.inputGradient ? 3 : 2) *
+                (t.conv ? t.conv->modelMacs() : t.K * t.M);
   const std::vector<uint64_t> &done = simulator->stats().sampleDone;
   if (done.size() >= 2 && stepMacs > 0) {
     size_t n = done.size(), a = n / 4, b = (3 * n) / 4;
@@ -419,8 +466,11 @@ int weftc::trainMain(int argc, char **argv) {
     for (const driver::TrainedDense &t : compiled.trained) {
       conversion::DenseMapping m;
       m.x0 = t.x0, m.y0 = t.y0, m.smear = t.smear, m.rows = t.rows;
-      int64_t predicted = conversion::predictTrainedDenseCycles(
-          t.K, t.M, t.bias, t.relu, m, t.training);
+      int64_t predicted =
+          t.conv ? conversion::predictTrainedConvCycles(*t.conv, m, t.training)
+                 : conversion::predictTrainedDenseCycles(t.K, t.M, t.bias,
+                                                         t.relu, m,
+                                                         t.training);
       uint64_t busiest = 0;
       for (const weft::sim::PeStats &pe : stats.pes)
         if (int64_t(pe.x) >= m.x0 && int64_t(pe.x) < m.x0 + m.smear &&
@@ -431,8 +481,16 @@ int weftc::trainMain(int argc, char **argv) {
                        ? std::abs(double(predicted) - simulated) / simulated
                        : 0.0;
       errors.push_back(err);
-      outs() << "weftc: @" << t.name << ": dense " << t.K << " -> " << t.M
-             << " trained on " << m.smear << "x" << m.rows
+      std::string what =
+          t.conv ? "conv " + std::to_string(t.conv->cin) + "x" +
+                       std::to_string(t.conv->hin) + "x" +
+                       std::to_string(t.conv->win) + " -> " +
+                       std::to_string(t.conv->cout) + "x" +
+                       std::to_string(t.conv->hout()) + "x" +
+                       std::to_string(t.conv->wout())
+                 : "dense " + std::to_string(t.K) + " -> " +
+                       std::to_string(t.M);
+      outs() << "weftc: @" << t.name << ": " << what << " trained on " << m.smear << "x" << m.rows
              << " PEs at column " << m.x0 << ": CE cycles per sample predicted "
              << predicted << ", simulated " << format("%.1f", simulated)
              << " (busiest PE; error " << format("%.1f%%", 100 * err)

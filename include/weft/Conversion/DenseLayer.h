@@ -93,6 +93,10 @@ mlir::FailureOr<DenseLayer> matchDenseLayer(mlir::Value result,
 /// with its result collapsed back to [N, M, H, W]. The DenseLayer has `conv`
 /// set, K and M its input and output elements per sample, `batch` the input's
 /// first dimension. Fails with a sentence in `why` otherwise.
+/// The ONNX initializer the constant `v` is (the importer's NameLoc), or ""
+/// when it is none or was folded from several.
+std::string initializerName(mlir::Value v);
+
 mlir::FailureOr<DenseLayer> matchConvLayer(mlir::Value result,
                                            std::string &why);
 
@@ -150,6 +154,19 @@ void emitTrainedDenseLayer(mlir::OpBuilder &b, mlir::Location loc,
                            const TrainingColors &trainingColors,
                            const DenseTraining &training, llvm::StringRef name,
                            const RouteTable &routes);
+
+/// The training program of docs/training.md ("Convolutions") for a
+/// convolution (fp32, stride 1 when it sends its input gradient, one
+/// band, no merged lanes; trainedConvLimits): forward, gradient rows,
+/// input gradient, chain pass and the SGD or MBGD update, one sample loop
+/// per PE.
+mlir::LogicalResult
+emitTrainedConvLayer(mlir::OpBuilder &b, mlir::Location loc,
+                     const DenseLayer &layer, const DenseMapping &m,
+                     const DenseColors &colors,
+                     const TrainingColors &trainingColors,
+                     const DenseTraining &training, llvm::StringRef name,
+                     const RouteTable &routes);
 
 } // namespace weft::conversion
 

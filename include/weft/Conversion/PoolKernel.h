@@ -70,6 +70,17 @@ mlir::LogicalResult emitPoolKernel(mlir::OpBuilder &b, mlir::Location loc,
                                    const PoolKernel &k, llvm::StringRef name,
                                    const RouteTable &routes);
 
+/// The training program of docs/training.md ("A trained max pool") for a
+/// max pool whose windows tile its input (trainedPoolLimits), on one band:
+/// dL/dy arrives on `gradIn` from the east, dL/dx leaves west on
+/// `gradOut`.
+mlir::LogicalResult emitTrainedPoolKernel(mlir::OpBuilder &b,
+                                          mlir::Location loc,
+                                          const PoolKernel &k, int64_t gradIn,
+                                          int64_t gradOut,
+                                          llvm::StringRef name,
+                                          const RouteTable &routes);
+
 } // namespace weft::conversion
 
 #endif // WEFT_CONVERSION_POOLKERNEL_H

@@ -23,6 +23,7 @@
 #define WEFT_DRIVER_DRIVER_H
 
 #include "weft/Binary/Binary.h"
+#include "weft/Kernels/ConvMapping.h"
 #include "weft/Kernels/DenseTraining.h"
 #include "weft/Kernels/SparseActivations.h"
 #include "weft/Machine/Target.h"
@@ -76,6 +77,11 @@ struct TrainedDense {
   bool transposed = false;
   int64_t K = 0, M = 0;
   bool bias = false, relu = false;
+  /// A convolution (W is then OIHW, as its initializer).
+  std::optional<weft::conversion::ConvShape> conv;
+  /// A dense layer fed by a feature map: its pixels a channel (its input
+  /// chunks are pixel-major; 0: not a feature map).
+  int64_t inputPixels = 0;
   int64_t x0 = 0, y0 = 0, smear = 1, rows = 1;
   /// How it trains, as the IR records it (optimizer, rate, marks,
   /// checkpoint, CPGD's lag).

@@ -30,6 +30,8 @@ struct TrainedValues {
   std::string kernel;
   std::string weightsSource, biasSource;
   bool transposed = false;
+  /// A convolution: `w` is already in its initializer's OIHW order.
+  bool conv = false;
   int64_t K = 0, M = 0;
   std::vector<float> w, b;
 };

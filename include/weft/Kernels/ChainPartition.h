@@ -70,9 +70,10 @@ struct ChainLayer {
   bool relu = false;
   /// Join: b is per channel of a's `pixels` (K is a's elements).
   bool broadcast = false;
-  /// Dense, in a training program: how it trains. Its mappings must then
-  /// hold the training memory (docs/training.md; ReLU's mask counted
-  /// whether or not the layer has one) and the matrix instructions' limits.
+  /// Dense or convolution, in a training program: how it trains. Its
+  /// mappings must then hold the training memory (docs/training.md; a dense
+  /// layer's ReLU mask counted whether or not it has one) and the
+  /// instructions' limits (trainedDenseLimits, trainedConvLimits).
   std::optional<DenseTraining> training;
   /// Dense, in mixed precision: its input may arrive sparse (a ReLU
   /// stream from one dense layer, or a host input, read by it alone;

@@ -28,6 +28,16 @@ struct RowChunks {
 int64_t chunkSize(int64_t n, int64_t parts, int64_t i);
 int64_t chunkBegin(int64_t n, int64_t parts, int64_t i);
 
+/// A feature map of `pixels` pixels a channel cut into chunks of `lk`
+/// elements of whole channels, each pixel-major (docs/execution-model.md,
+/// "Feature-map streams"): the index in the model's channel-major sample
+/// of element t of chunk c.
+inline int64_t featureMapIndex(int64_t c, int64_t lk, int64_t pixels,
+                               int64_t t) {
+  int64_t lc = lk / pixels;
+  return (c * lc + t % lc) * pixels + t / lc;
+}
+
 } // namespace weft::conversion
 
 #endif // WEFT_KERNELS_CHUNKS_H

@@ -290,8 +290,7 @@ void Emitter::emitSegments(const Group &grp) {
   auto inputIndex = [&](int64_t t) {
     if (!layer.inputPixels)
       return kb + t;
-    int64_t P = layer.inputPixels, lc = lk / P;
-    return (grp.c * lc + t % lc) * P + t / lc;
+    return featureMapIndex(grp.c, lk, layer.inputPixels, t);
   };
   if (grp.sliced) {
     // Each column t (the lm weights input element t meets) packed as a

@@ -57,18 +57,11 @@ constexpr int64_t kDsrA = 0, kDsrB = 1, kDsrCopy = 11;
 // 6 (CPGD) dL/dx to the kernel before.
 constexpr int64_t kUtidGradient = 6;
 
-/// Where PE (c, r) sits in its column's gradient reduction.
-enum class ReduceRole { None, Upper, Diagonal, Lower };
-
 struct PeKey {
   SmearedRole role;
-  ReduceRole reduce = ReduceRole::None;
-  bool receives = false; // from the north (upper) or the south (lower)
-  bool receivesSouth = false; // the diagonal's second input
-  int parity = 0;
+  ReduceKey red;
   bool operator==(const PeKey &o) const {
-    return role == o.role && reduce == o.reduce && receives == o.receives &&
-           receivesSouth == o.receivesSouth && parity == o.parity;
+    return role == o.role && red == o.red;
   }
 };
 
@@ -150,23 +143,8 @@ ElementsAttr Emitter::blob(StringRef what, ArrayRef<int64_t> shape,
 PeKey Emitter::keyOf(int64_t c, int64_t r) const {
   PeKey k;
   k.role = smearedRole(m, layer.M, c, r);
-  if (!t.inputGradient || r >= m.rows)
-    return k;
-  const int64_t d = m.turnRow(c);
-  if (r < d) {
-    k.reduce = ReduceRole::Upper;
-    k.receives = r > 0;
-    k.parity = int(r % 2);
-  } else if (r > d) {
-    k.reduce = ReduceRole::Lower;
-    k.receives = r + 1 < m.rows;
-    k.parity = int(r % 2);
-  } else {
-    k.reduce = ReduceRole::Diagonal;
-    k.receives = r > 0;
-    k.receivesSouth = r + 1 < m.rows;
-    k.parity = int(r % 2);
-  }
+  if (t.inputGradient)
+    k.red = gradientReduceKey(m, c, r);
   return k;
 }
 
@@ -256,9 +234,14 @@ void Emitter::emitSegments(int64_t c, int64_t r0, int64_t r1, int64_t lk,
   w.reserve(size_t(h * lk * lm));
   for (int64_t r = r0; r < r1; ++r) {
     int64_t mb = chunkBegin(layer.M, m.rows, r);
-    for (int64_t tt = 0; tt < lk; ++tt)
+    // (A feature-map input arrives pixel-major per chunk.)
+    for (int64_t tt = 0; tt < lk; ++tt) {
+      int64_t k = layer.inputPixels
+                      ? featureMapIndex(c, lk, layer.inputPixels, tt)
+                      : kb + tt;
       for (int64_t n = 0; n < lm; ++n)
-        w.push_back(layer.weights[size_t((kb + tt) * layer.M + mb + n)]);
+        w.push_back(layer.weights[size_t(k * layer.M + mb + n)]);
+    }
   }
   wv::SegmentOp::create(b, loc, "weights", mm.w, /*per_pe=*/true,
                         blob("w", {h, 1, lk * lm}, w));
@@ -363,22 +346,22 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     rec("dx4", ring(DsdFields::mem4d(mm.dx, kXOverT)));
     // Upper rows send south on U[r % 2], lower rows north on
     // U[(r + 1) % 2]; the diagonal sends west (Routing.h).
-    int p = key.parity;
-    switch (key.reduce) {
+    int p = key.red.parity;
+    switch (key.red.reduce) {
     case ReduceRole::Upper:
-      if (key.receives)
+      if (key.red.receives)
         rec("red_in", DsdFields::fabin(lk, tc.reduce[1 - p]));
       rec("red_out", DsdFields::fabout(lk, tc.reduce[p]));
       break;
     case ReduceRole::Lower:
-      if (key.receives)
+      if (key.red.receives)
         rec("red_in", DsdFields::fabin(lk, tc.reduce[p]));
       rec("red_out", DsdFields::fabout(lk, tc.reduce[1 - p]));
       break;
     case ReduceRole::Diagonal:
-      if (key.receives)
+      if (key.red.receives)
         rec("red_north", DsdFields::fabin(lk, tc.reduce[1 - p]));
-      if (key.receivesSouth)
+      if (key.red.receivesSouth)
         rec("red_south", DsdFields::fabin(lk, tc.reduce[p]));
       // CPGD: dL/dx goes west on a microthread (its dx is in the ring).
       rec("red_out", pipelined ? DsdFields::fabout(lk, tc.gradOut)
@@ -488,24 +471,24 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     // then reduced down the column to the diagonal, which sends it west.
     fill("dx", wt::SmallImm::Zero);
     vec(Opcode::FMAC, "dx4", "w4", "delta4");
-    switch (key.reduce) {
+    switch (key.red.reduce) {
     case ReduceRole::Upper:
     case ReduceRole::Lower:
-      if (key.receives)
+      if (key.red.receives)
         vec(Opcode::FADD, "red_out", "dx", "red_in");
       else
         un(Opcode::MOV32, "red_out", "dx");
       break;
     case ReduceRole::Diagonal:
-      if (key.receives)
+      if (key.red.receives)
         vec(Opcode::FADD, "dx", "dx", "red_north");
       if (pipelined) {
         // Both sums into dx on the main thread, then dx west on a
         // microthread (the column is not held back by the kernel before).
-        if (key.receivesSouth)
+        if (key.red.receivesSouth)
           vec(Opcode::FADD, "dx", "dx", "red_south");
         un(Opcode::MOV32, "red_out", "dx");
-      } else if (key.receivesSouth) {
+      } else if (key.red.receivesSouth) {
         vec(Opcode::FADD, "red_out", "dx", "red_south");
       } else {
         un(Opcode::MOV32, "red_out", "dx");

@@ -15,8 +15,10 @@
 
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/PoolKernel.h"
 #include "weft/Conversion/Passes.h"
 #include "weft/FabricTransforms/Graph.h"
+#include "weft/Kernels/ConvTraining.h"
 #include "weft/Kernels/DenseTraining.h"
 
 #include "PlacedRoutes.h"
@@ -101,8 +103,22 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
                            "--weft-prepare-training");
     if (!s.dense)
       continue;
-    if (s.layer.conv)
-      return k.emitOpError("is a convolution, which weft does not train yet");
+    if (s.layer.conv) {
+      DenseTraining t = trainingOf(i);
+      if (recomputes(i) || t.recomputesOutput)
+        return k.emitOpError("is a convolution; reverse checkpoints do not "
+                             "recompute convolutions yet");
+      if (std::string why = trainedConvLimits(*s.layer.conv, s.m, t);
+          !why.empty())
+        return k.emitOpError("cannot be trained on its PEs: ") << why;
+      int64_t bytes = trainedConvBytes(*s.layer.conv, s.m, t);
+      if (bytes > int64_t(target.memoryBytes()))
+        return k.emitOpError("needs ")
+               << bytes << " bytes of memory per PE for training on its "
+               << s.m.smear << " x " << s.m.rows << " PEs, more than the "
+               << target.memoryBytes() << " of the target: give it more PEs";
+      continue;
+    }
     std::string why = trainedDenseLimits(s.layer.K, s.layer.M, s.m);
     if (!why.empty())
       return k.emitOpError("cannot be trained on its PEs: ") << why;
@@ -210,8 +226,37 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
         tc.reduce[j] = routes->channel(n, kGradientReduceChannels[j]);
       tc.gradOut = gradOutColor;
       DenseTraining t = trainingOf(i);
-      emitTrainedDenseLayer(b, kloc, s.layer, s.m, dc, tc, t, n,
+      if (s.layer.conv) {
+        if (failed(emitTrainedConvLayer(b, kloc, s.layer, s.m, dc, tc, t, n,
+                                        routes->table)))
+          return failure();
+        continue;
+      }
+      // A feature-map input (after a convolution) arrives pixel-major per
+      // row chunk.
+      DenseLayer layer = s.layer;
+      if (fab::StreamOp in = graph->streams[size_t(s.inputs[0])].op;
+          in && in.getPixels())
+        layer.inputPixels = int64_t(*in.getPixels());
+      emitTrainedDenseLayer(b, kloc, layer, s.m, dc, tc, t, n,
                             routes->table);
+      continue;
+    }
+    if (s.pool) {
+      // A max pool: trained after the first trained layer (it sends the
+      // gradient of its input), forward only before it.
+      PoolKernel pk;
+      pk.shape = s.info.layer.pool;
+      pk.x = s.x;
+      pk.rows = s.height;
+      pk.tiles = s.width;
+      pk.inColor = inColor;
+      pk.outColor = outColor;
+      if (failed(s.kernel.getTrained()
+                     ? emitTrainedPoolKernel(b, kloc, pk, gradInColor,
+                                             gradOutColor, n, routes->table)
+                     : emitPoolKernel(b, kloc, pk, n, routes->table)))
+        return failure();
       continue;
     }
     if (isTrainedColumn(s)) {

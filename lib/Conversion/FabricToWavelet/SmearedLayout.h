@@ -93,6 +93,45 @@ void forEachSmearedGroup(const DenseMapping &m, int64_t M,
   }
 }
 
+/// Where PE (c, r) sits in its column's reduction of the gradient of the
+/// layer's input (docs/training.md): the rows above the diagonal (the turn
+/// PE) pass their sums south, those below it north, on the two parity
+/// channels, and the diagonal sends the column's sum west.
+enum class ReduceRole { None, Upper, Diagonal, Lower };
+
+struct ReduceKey {
+  ReduceRole reduce = ReduceRole::None;
+  bool receives = false;      // from the north (upper) or the south (lower)
+  bool receivesSouth = false; // the diagonal's second input
+  int parity = 0;
+  bool operator==(const ReduceKey &o) const {
+    return reduce == o.reduce && receives == o.receives &&
+           receivesSouth == o.receivesSouth && parity == o.parity;
+  }
+};
+
+/// The reduction key of PE (c, r); None outside the rectangle's rows.
+inline ReduceKey gradientReduceKey(const DenseMapping &m, int64_t c,
+                                   int64_t r) {
+  ReduceKey k;
+  if (r >= m.rows)
+    return k;
+  const int64_t d = m.turnRow(c);
+  k.parity = int(r % 2);
+  if (r < d) {
+    k.reduce = ReduceRole::Upper;
+    k.receives = r > 0;
+  } else if (r > d) {
+    k.reduce = ReduceRole::Lower;
+    k.receives = r + 1 < m.rows;
+  } else {
+    k.reduce = ReduceRole::Diagonal;
+    k.receives = r > 0;
+    k.receivesSouth = r + 1 < m.rows;
+  }
+  return k;
+}
+
 } // namespace weft::conversion
 
 #endif // WEFT_LIB_CONVERSION_SMEAREDLAYOUT_H

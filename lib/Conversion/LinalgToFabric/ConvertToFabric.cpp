@@ -1174,7 +1174,12 @@ struct ConvertToFabric : weft::impl::ConvertToFabricBase<ConvertToFabric> {
                 b.getDenseI64ArrayAttr({c.dh, c.dw}),
                 b.getDenseI64ArrayAttr({c.pt, c.pl, c.pb, c.pr}), c.groups,
                 c.relu, c.reluMax ? b.getF32FloatAttr(*c.reluMax) : FloatAttr(),
-                weights, bias, epilogue));
+                weights, bias, epilogue,
+                d.weightsSource.empty() ? StringAttr()
+                                        : b.getStringAttr(d.weightsSource),
+                d.biasSource.empty() || d.bias.empty()
+                    ? StringAttr()
+                    : b.getStringAttr(d.biasSource)));
       } else if (layer.kind == Layer::Pool) {
         const conversion::PoolShape &p = layer.poolLayer.shape;
         scheme = cast<fabric::KernelSchemeAttrInterface>(wf::PoolSchemeAttr::get(

@@ -297,6 +297,10 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
   if (failed(w))
     return failure();
   layer.weights.assign(w->begin(), w->end());
+  // (A grouped or depthwise filter is reshaped first: its constant is no
+  // initializer then, and such convolutions are not trained.)
+  if (!s.grouped())
+    layer.weightsSource = initializerName(filter);
   // The accumulator: zeros, or the bias broadcast.
   if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
     if (!isZero(fill.getInputs()[0])) {
@@ -321,6 +325,12 @@ FailureOr<DenseLayer> matchConvLayer(Value result, std::string &why) {
         return failure();
       }
     s.bias = true;
+    // The bias is broadcast over the pixels, usually folded into one
+    // constant: its source is the initializer that constant was made from.
+    Value bv = init;
+    if (auto bc = init.getDefiningOp<linalg::BroadcastOp>())
+      bv = bc.getInput();
+    layer.biasSource = initializerName(bv);
   }
   layer.batch = x[0];
   layer.K = s.inElements();

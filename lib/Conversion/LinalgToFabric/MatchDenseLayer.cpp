@@ -82,7 +82,7 @@ static bool isZeroF32(Value v) {
 /// The ONNX initializer a constant is: the importer names each
 /// initializer's constant with a NameLoc; a constant that canonicalization
 /// merged or folded from others has another location and no source.
-static std::string initializerName(Value v) {
+std::string initializerName(Value v) {
   auto cst = v.getDefiningOp<arith::ConstantOp>();
   if (!cst)
     return "";

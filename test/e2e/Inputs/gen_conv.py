@@ -48,6 +48,12 @@
 #   lenet       LeNet-5: conv 1->6 5x5 pad 2, ReLU, maxpool 2, conv 6->16
 #               5x5, ReLU, maxpool 2, Flatten, Linear 400->120, ReLU,
 #               Linear 120->84, ReLU, Linear 84->10 (4 samples)       (28x28)
+#   train-convs conv 3->4 3x3 pad 1, ReLU, conv 4->8 3x3 pad 1, ReLU,
+#               Flatten, Linear 5, any batch (weftc train)            (6x6)
+#   train-strided
+#               conv 2->4 3x3 stride 2 dilation (1, 2) pad (1, 2) no
+#               bias, ReLU, conv 4->4 2x3 pad (0, 1), ReLU, Flatten,
+#               Linear 3, any batch                                   (9x8)
 #   shuffle     ShuffleNetV2 units (torchvision's): stride 2 8->16, then
 #               two of stride 1 16->16 (channel split, Concat, channel
 #               shuffle), conv 16->8 1x1                              (12x12)
@@ -248,6 +254,22 @@ def model(kind):
                              nn.Linear(400, 120), nn.ReLU(),
                              nn.Linear(120, 84), nn.ReLU(),
                              nn.Linear(84, 10)), (4, 1, 28, 28)
+    if kind == "train-convs":
+        # weftc train: two trained convolutions (the second sends the
+        # gradient of its input) and a dense layer after the Flatten.
+        return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(),
+                             nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(),
+                             nn.Flatten(), nn.Linear(8 * 6 * 6, 5)), \
+            (1, 3, 6, 6)
+    if kind == "train-strided":
+        # weftc train: a strided, dilated first convolution without a bias
+        # (it sends no input gradient), a second one of stride 1 with a 2x3
+        # window, then a dense layer.
+        return nn.Sequential(nn.Conv2d(2, 4, 3, stride=2, dilation=(1, 2),
+                                       padding=(1, 2), bias=False), nn.ReLU(),
+                             nn.Conv2d(4, 4, (2, 3), padding=(0, 1)),
+                             nn.ReLU(), nn.Flatten(), nn.Linear(4 * 4 * 4, 3)), \
+            (1, 2, 9, 8)
     if kind == "squeeze-excite":
         return SqueezeExcite(8, 4), (2, 4, 6, 6)
     if kind == "dw-bands":
@@ -312,8 +334,12 @@ def main():
             mod.weight.data.uniform_(0.5, 1.5)
             mod.bias.data.uniform_(-0.2, 0.2)
     m.eval()
+    # The training models take any number of samples (weftc train).
+    dynamic = {"x": {0: "n"}, "y": {0: "n"}} if kind.startswith("train-") \
+        else None
     torch.onnx.export(m, torch.zeros(shape), out + "/m.onnx", opset_version=13,
-                      input_names=["x"], output_names=["y"])
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes=dynamic)
     for i in (1, 2):
         x = np.random.default_rng(i).standard_normal(shape).astype(np.float32)
         np.save(f"{out}/x{i}.npy", x)

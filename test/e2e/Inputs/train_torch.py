@@ -9,8 +9,8 @@
         same order) and prints TORCH MATCH when every initializer of TRAINED
         is within rtol/atol of torch's, else the worst difference and exits 1.
 
-The graph must be a chain of Gemm, MatMul, Add, Relu, Tanh and Flatten
-nodes (what weftc train trains).
+The graph must be a chain of Gemm, MatMul, Add, Relu, Tanh, Flatten, Conv,
+Pad and MaxPool nodes (what weftc train trains).
 """
 import argparse
 import sys
@@ -51,6 +51,33 @@ def forward(graph, params, x):
             y = torch.tanh(get(n.input[0]))
         elif n.op_type == "Flatten":
             y = torch.flatten(get(n.input[0]), 1)
+        elif n.op_type == "Conv":
+            x = get(n.input[0])
+            k = len(attrs.get("kernel_shape", [1, 1]))
+            pads = attrs.get("pads", [0] * (2 * k))
+            # ONNX pads (top, left, bottom, right); F.pad takes the last
+            # dimension first.
+            x = torch.nn.functional.pad(x, [pads[1], pads[3], pads[0], pads[2]])
+            y = torch.nn.functional.conv2d(
+                x, get(n.input[1]),
+                get(n.input[2]) if len(n.input) > 2 else None,
+                stride=attrs.get("strides", [1, 1]),
+                dilation=attrs.get("dilations", [1, 1]),
+                groups=attrs.get("group", 1))
+        elif n.op_type == "Pad":
+            x = get(n.input[0])
+            p = [int(v) for v in get(n.input[1])]
+            r = len(p) // 2
+            spec = []
+            for d in reversed(range(r)):
+                spec += [p[d], p[d + r]]
+            y = torch.nn.functional.pad(x, spec)
+        elif n.op_type == "MaxPool":
+            y = torch.nn.functional.max_pool2d(
+                get(n.input[0]), attrs["kernel_shape"],
+                attrs.get("strides", attrs["kernel_shape"]))
+        elif n.op_type == "Constant":
+            y = torch.tensor(numpy_helper.to_array(attrs["value"]))
         else:
             sys.exit("train_torch.py: op %s is not supported" % n.op_type)
         env[n.output[0]] = y
