@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // --weft-prepare-training: checks that an unplaced fabric.program is a chain
-// weft can train (dense layers and Relu/Tanh column kernels ending at the
-// logits) and records the decision once: the program's training attribute
+// weft can train (dense layers, convolutions, max pools and Relu/Tanh column
+// kernels ending at the logits, with residual blocks: a fork into a block and
+// the Add that ends it) and records the decision once: the program's training attribute
 // and the kernels' `trained` and `input_gradient` marks, under CPGD each
 // trained kernel's `lag`, the gradient streams, and the loss kernel after
 // the logits (docs/training.md, "The IR and the pipeline", "The loss
@@ -108,28 +109,43 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
   if (g->stages.empty())
     return program.emitOpError("has no kernel to train");
 
-  // The chain: each kernel reads the previous one's (or the host's) stream
-  // alone, and only the last one's reaches the host output.
+  // A chain, with residual blocks: each kernel reads one stream, or (an
+  // Add join) two; a kernel's output feeds the next kernel, or forks to a
+  // block's first kernel and its join; only the last kernel's reaches the
+  // host output (docs/training.md, "Residual blocks").
   for (auto [i, st] : llvm::enumerate(g->stages)) {
     wf::KernelOp k = st.kernel;
-    if (st.inputs.size() != 1)
+    const bool addJoin = st.join && st.joinKind == wf::JoinKind::add &&
+                         st.info.join.broadcast < 0;
+    if (st.inputs.size() != 1 && !(addJoin && st.inputs.size() == 2))
       return k.emitError() << node(k) << " reads " << st.inputs.size()
-                           << " streams; weft trains a chain of kernels of "
-                              "one input each";
-    const wc::GraphStream &in = g->streams[size_t(st.inputs[0])];
-    int64_t want = int64_t(i) - 1;
-    if (in.producer != want)
+                           << " streams; weft trains kernels of one input "
+                              "each and the Add that ends a residual block";
+    for (int64_t in : st.inputs) {
+      const wc::GraphStream &s = g->streams[size_t(in)];
+      if (s.producer < 0 && i != 0)
+        return k.emitError() << node(k)
+                             << " reads the host input, which only the first "
+                                "kernel of a trained network does";
+    }
+    if (addJoin && g->streams[size_t(st.inputs[0])].producer ==
+                       g->streams[size_t(st.inputs[1])].producer)
       return k.emitError() << node(k)
-                           << " does not read the kernel before it; weft "
-                              "trains a chain of kernels (no fork or join)";
+                           << " adds a stream to itself; weft trains the Add "
+                              "of a residual block's two paths";
     const wc::GraphStream &out = g->streams[size_t(st.output)];
     bool last = i + 1 == g->stages.size();
-    if (out.consumers.size() + out.outputs.size() != 1 ||
-        (last != !out.outputs.empty()))
+    size_t fanOut = out.consumers.size() + out.outputs.size();
+    bool fork = fanOut == 2 && out.outputs.empty() &&
+                llvm::any_of(out.consumers, [&](auto c) {
+                  return g->stages[size_t(c.first)].join;
+                });
+    if ((fanOut != 1 && !fork) || (last != !out.outputs.empty()))
       return k.emitError()
              << node(k) << " feeds " << out.consumers.size()
              << " kernels and " << out.outputs.size()
-             << " host outputs; weft trains a chain whose last kernel alone "
+             << " host outputs; weft trains a chain (with residual blocks: a "
+                "fork into a block and its Add) whose last kernel alone "
                 "feeds the output";
   }
 
@@ -144,8 +160,19 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
 
   bool seenDense = false, hasConv = false;
   SmallVector<std::pair<wf::KernelOp, bool>> marks;
-  for (const wc::Stage &st : g->stages) {
+  // Whether a trained layer feeds each stage, directly or through others.
+  std::vector<bool> trainedUpstream(g->stages.size(), false),
+      trainedOrUpstream(g->stages.size(), false);
+  for (auto [i, st] : llvm::enumerate(g->stages)) {
     wf::KernelOp k = st.kernel;
+    // (Producers come first.)
+    for (int64_t in : st.inputs)
+      if (int64_t p = g->streams[size_t(in)].producer; p >= 0)
+        trainedUpstream[i] = trainedUpstream[i] || trainedOrUpstream[size_t(p)];
+    seenDense = trainedUpstream[i];
+    auto markTrained = [&] { trainedOrUpstream[i] = true; };
+    if (seenDense)
+      markTrained();
     if (st.info.layer.kind == ChainLayer::Kind::Dense) {
       if (st.info.layer.synthetic)
         return k.emitError()
@@ -160,7 +187,7 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
                   "the sum of several), so the trained values have nowhere "
                   "to go";
       marks.push_back({k, seenDense});
-      seenDense = true;
+      markTrained();
       continue;
     }
     if (st.info.layer.kind == ChainLayer::Kind::Conv &&
@@ -193,7 +220,7 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
                   "input is computed for stride 1 only, and this one, after "
                   "another trained layer, would have to send it";
       marks.push_back({k, seenDense});
-      seenDense = true;
+      markTrained();
       hasConv = true;
       continue;
     }
@@ -212,6 +239,21 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
       hasConv = true;
       continue;
     }
+    if (st.join) {
+      // The Add that ends a residual block: its gradient goes back into
+      // both paths (docs/training.md, "Residual blocks").
+      if (!seenDense)
+        return k.emitError() << node(k)
+                             << " cannot be trained yet: a residual block's "
+                                "Add is trained after a trained layer";
+      if (cpgd)
+        return k.emitError() << node(k)
+                             << " cannot be trained by cpgd yet: weft trains "
+                                "residual blocks by sgd and mbgd";
+      marks.push_back({k, true});
+      hasConv = true;
+      continue;
+    }
     if (trainableColumn(st)) {
       // Before the first dense layer nothing needs its gradient.
       if (seenDense)
@@ -223,7 +265,7 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
                             "(Gemm, MatMul), convolutions and Relu and Tanh "
                             "between them";
   }
-  if (!seenDense)
+  if (!llvm::is_contained(trainedOrUpstream, true))
     return program.emitOpError("has no dense layer: nothing to train");
 
   program.setTrainingAttr(training);
@@ -250,24 +292,43 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
   numTrained += marks.size();
 
   // The gradient streams: dL/dx of every kernel that sends it, west to the
-  // kernel before it (whose output x is), right after the forward stream.
+  // kernel its input comes from (a join's two: one into each path of its
+  // block), right after the forward stream.
   SymbolTable symbols(program);
   OpBuilder b(ctx);
-  for (auto [i, st] : llvm::enumerate(g->stages)) {
+  DenseMap<int64_t, int> gradientsInto;
+  for (wc::Stage &st : g->stages) {
     if (!st.kernel.getInputGradient())
       continue;
-    wf::StreamOp in = g->streams[size_t(st.inputs[0])].op;
-    wf::KernelOp prev = g->stages[i - 1].kernel;
-    b.setInsertionPointAfter(in);
-    auto grad = wf::StreamOp::create(
-        b, in.getLoc(),
-        b.getStringAttr((st.kernel.getSymName() + "_grad").str()),
-        FlatSymbolRefAttr::get(st.kernel.getSymNameAttr()),
-        b.getI64IntegerAttr(0),
-        b.getArrayAttr({FlatSymbolRefAttr::get(prev.getSymNameAttr())}),
-        b.getDenseI64ArrayAttr({0}), in.getPayloadAttr(), /*color=*/nullptr,
-        /*pixels=*/nullptr, b.getUnitAttr(), /*sparse=*/nullptr);
-    symbols.insert(grad); // uniquifies the name if taken
+    for (auto [p, in] : llvm::enumerate(st.inputs)) {
+      wc::GraphStream &s = g->streams[size_t(in)];
+      if (s.producer < 0)
+        return st.kernel.emitError()
+               << node(st.kernel)
+               << " would send the gradient of its input to the host";
+      wf::KernelOp prev = g->stages[size_t(s.producer)].kernel;
+      // Only a convolution adds the gradients of a fork's two consumers.
+      if (++gradientsInto[s.producer] > 1 &&
+          g->stages[size_t(s.producer)].info.layer.kind !=
+              ChainLayer::Kind::Conv)
+        return prev.emitError()
+               << node(prev)
+               << " feeds a residual block: only a convolution adds the "
+                  "gradients of the block's two paths yet";
+      b.setInsertionPointAfter(s.op);
+      std::string name = (st.kernel.getSymName() + "_grad").str();
+      if (st.inputs.size() > 1)
+        name += "_" + std::to_string(p);
+      auto grad = wf::StreamOp::create(
+          b, s.op.getLoc(), b.getStringAttr(name),
+          FlatSymbolRefAttr::get(st.kernel.getSymNameAttr()),
+          b.getI64IntegerAttr(0),
+          b.getArrayAttr({FlatSymbolRefAttr::get(prev.getSymNameAttr())}),
+          b.getDenseI64ArrayAttr({0}), s.op.getPayloadAttr(),
+          /*color=*/nullptr, /*pixels=*/nullptr, b.getUnitAttr(),
+          /*sparse=*/nullptr);
+      symbols.insert(grad); // uniquifies the name if taken
+    }
   }
   addLoss(program, *g, symbols);
   return success();

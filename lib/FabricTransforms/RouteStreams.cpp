@@ -92,7 +92,9 @@ LogicalResult routeGradient(OpBuilder &b, fab::StreamOp op,
   // A convolution trains on one band without merged lanes: its gradient
   // routes are a dense layer's (docs/training.md, "Convolutions").
   auto untrainable = [](const Stage *st) {
-    return st->join || (st->pool && st->width > 1) || st->depthwise ||
+    return (st->join && (st->joinKind != fab::JoinKind::add ||
+                         st->info.join.broadcast >= 0)) ||
+           (st->pool && st->width > 1) || st->depthwise ||
            (st->dense && st->layer.conv &&
             (st->m.tiles > 1 || st->m.merge > 1 ||
              !st->layer.frustum.empty()));
@@ -100,16 +102,23 @@ LogicalResult routeGradient(OpBuilder &b, fab::StreamOp op,
   if (untrainable(src) || untrainable(dst))
     return op.emitOpError("carries a gradient between @")
            << src->kernel.getSymName() << " and @" << dst->kernel.getSymName()
-           << ", but weft trains only dense layers, convolutions of one band "
-              "and column kernels";
-  if (dst->x + dst->width != src->x || dst->outRows != src->inRows)
+           << ", but weft trains only dense layers, convolutions of one band, "
+              "the Add of a residual block and column kernels";
+  if (dst->x + dst->width > src->x || dst->outRows != src->inRows)
     return op.emitOpError("carries a gradient from @")
            << src->kernel.getSymName() << " (column " << src->x
            << ") west to @" << dst->kernel.getSymName()
-           << ", which does not end at the column before it in the row "
-              "chunks it receives";
+           << ", which does not end west of it in the row chunks it "
+              "receives";
   RoutePlan plan = src->dense ? denseGradientOut(src->m)
                               : columnGradientOut(src->x, 0, src->height);
+  // A residual block's skip: the routers of the kernels in between pass
+  // the gradient west along its rows.
+  const int64_t y0 = dst->dense ? dst->m.y0 : 0;
+  for (int64_t x = dst->x + dst->width; x < src->x; ++x)
+    for (int64_t r = 0; r < dst->outRows; ++r)
+      plan.add(x, y0 + r, machine::dirBit(machine::Dir::East),
+               machine::dirBit(machine::Dir::West));
   plan.append(dst->dense ? denseGradientIn(dst->m)
                          : columnGradientIn(dst->x, 0, dst->height));
   createRoute(b, op.getLoc(), op.getSymName(), std::nullopt, plan, counts);

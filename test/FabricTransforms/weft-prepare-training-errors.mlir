@@ -75,7 +75,7 @@ fabric.program @synthetic attributes {target = #weft.target<16x16>, weft.batch =
 // -----
 
 fabric.program @fork attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
-  // expected-error @below {{node 'fc' (dense 8 -> 4) feeds 1 kernels and 1 host outputs; weft trains a chain whose last kernel alone feeds the output}}
+  // expected-error @below {{node 'fc' (dense 8 -> 4) feeds 1 kernels and 1 host outputs; weft trains a chain (with residual blocks: a fork into a block and its Add) whose last kernel alone feeds the output}}
   fabric.kernel @fc : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "fc_w"> {
   ^bb0(%x: tensor<1x8xf32>):
     %y = tensor.empty() : tensor<1x4xf32>
@@ -209,4 +209,31 @@ fabric.program @overlapping attributes {target = #weft.target<16x16>, weft.batch
   fabric.stream @x_to_c1 @x[0] -> @c1[0] : !fabric.wavelets<f32, 25> {pixels = 25 : i64}
   fabric.stream @c1_to_p @c1[0] -> @p[0] : !fabric.wavelets<f32, 50> {pixels = 25 : i64}
   fabric.stream @p_to_y @p[0] -> @y[0] : !fabric.wavelets<f32, 8> {pixels = 4 : i64}
+}
+
+// -----
+
+// A residual block's two gradients are added only by a convolution yet.
+fabric.program @dense_fork attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
+  // expected-error @below {{node 'fc1' (dense 8 -> 4) feeds a residual block: only a convolution adds the gradients of the block's two paths yet}}
+  fabric.kernel @fc1 : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "w1"> {
+  ^bb0(%x: tensor<1x8xf32>):
+    %y = tensor.empty() : tensor<1x4xf32>
+    fabric.yield %y : tensor<1x4xf32>
+  }
+  fabric.kernel @fc2 : (tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 4, neurons = 4, weights = dense<0.25> : tensor<4x4xf32>, weights_source = "w2"> {
+  ^bb0(%x: tensor<1x4xf32>):
+    %y = tensor.empty() : tensor<1x4xf32>
+    fabric.yield %y : tensor<1x4xf32>
+  }
+  fabric.kernel @j : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32> scheme #fabric.join<op = add> {
+  ^bb0(%a: tensor<1x4xf32>, %b: tensor<1x4xf32>):
+    fabric.yield %a : tensor<1x4xf32>
+  }
+  fabric.io @x input west rows 0 to 1 : tensor<1x8xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x4xf32>
+  fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 8>
+  fabric.stream @fc1_fork @fc1[0] -> @fc2[0], @j[1] : !fabric.wavelets<f32, 4>
+  fabric.stream @fc2_to_j @fc2[0] -> @j[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @j_to_y @j[0] -> @y[0] : !fabric.wavelets<f32, 4>
 }

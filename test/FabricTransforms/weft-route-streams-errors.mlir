@@ -68,35 +68,6 @@ fabric.program @p attributes {target = #weft.target<6x3>} {
 
 // -----
 
-// A gradient stream joins two kernels side by side: fc2's gradient goes to
-// the Relu between the layers, not past it to fc1.
-fabric.program @mlp attributes {target = #weft.target<6x2>, training = #fabric.training<optimizer = sgd, lr = 5.000000e-01 : f32, batch = 1>} {
-  fabric.kernel @fc1 : (tensor<1x4xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 4, neurons = 3, weights = dense<0.25> : tensor<4x3xf32>> at <0, 0, 2, 2> attributes {smear = 2 : i64, trained} {
-  ^bb0(%x: tensor<1x4xf32>):
-    %y = tensor.empty() : tensor<1x3xf32>
-    fabric.yield %y : tensor<1x3xf32>
-  }
-  fabric.kernel @relu : (tensor<1x3xf32>) -> tensor<1x3xf32> scheme #fabric.elementwise<op = "Relu"> at <2, 0, 1, 2> attributes {input_gradient, trained} {
-  ^bb0(%x: tensor<1x3xf32>):
-    fabric.yield %x : tensor<1x3xf32>
-  }
-  fabric.kernel @fc2 : (tensor<1x3xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 3, neurons = 2, weights = dense<0.5> : tensor<3x2xf32>> at <3, 0, 2, 1> attributes {input_gradient, smear = 2 : i64, trained} {
-  ^bb0(%x: tensor<1x3xf32>):
-    %y = tensor.empty() : tensor<1x2xf32>
-    fabric.yield %y : tensor<1x2xf32>
-  }
-  fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
-  fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
-  fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 4>
-  fabric.stream @fc1_to_relu @fc1[0] -> @relu[0] : !fabric.wavelets<f32, 3>
-  fabric.stream @relu_to_fc2 @relu[0] -> @fc2[0] : !fabric.wavelets<f32, 3>
-  fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 2>
-  // expected-error @below {{carries a gradient from @fc2 (column 3) west to @fc1, which does not end at the column before it in the row chunks it receives}}
-  fabric.stream @fc2_grad @fc2[0] -> @fc1[0] : !fabric.wavelets<f32, 3> {gradient}
-}
-
-// -----
-
 fabric.program @mlp attributes {target = #weft.target<6x2>, training = #fabric.training<optimizer = sgd, lr = 5.000000e-01 : f32, batch = 1>} {
   fabric.kernel @fc1 : (tensor<1x4xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 4, neurons = 3, weights = dense<0.25> : tensor<4x3xf32>> at <0, 0, 2, 2> attributes {smear = 2 : i64, trained} {
   ^bb0(%x: tensor<1x4xf32>):

@@ -91,3 +91,41 @@ fabric.program @loss attributes {target = #weft.target<3x2>, training = #fabric.
   fabric.stream @loss_out @loss[0] -> @y[0] : !fabric.wavelets<f32, 4>
   fabric.stream @loss_grad @loss[0] -> @fc[0] : !fabric.wavelets<f32, 4> {gradient}
 }
+
+// -----
+
+// A gradient past the kernels in between (a residual block's skip,
+// docs/training.md, "Residual blocks"): fc2's dL/dx crosses the relu
+// column's routers (column 2) west into fc1's last column.
+
+// CHECK-LABEL: fabric.program @skip
+// CHECK: fabric.route @fc2_grad color
+// CHECK-DAG: fabric.switch (1, 0) from [east] to [ramp]
+// CHECK-DAG: fabric.switch (1, 1) from [east] to [ramp]
+// CHECK-DAG: fabric.switch (2, 0) from [east] to [west]
+// CHECK-DAG: fabric.switch (2, 1) from [east] to [west]
+// CHECK: }
+fabric.program @skip attributes {target = #weft.target<6x2>, training = #fabric.training<optimizer = sgd, lr = 5.000000e-01 : f32, batch = 1>} {
+  fabric.kernel @fc1 : (tensor<1x4xf32>) -> tensor<1x3xf32> scheme #fabric.dense<fan_in = 4, neurons = 3, weights = dense<0.25> : tensor<4x3xf32>> at <0, 0, 2, 2> attributes {smear = 2 : i64, trained} {
+  ^bb0(%x: tensor<1x4xf32>):
+    %y = tensor.empty() : tensor<1x3xf32>
+    fabric.yield %y : tensor<1x3xf32>
+  }
+  fabric.kernel @relu : (tensor<1x3xf32>) -> tensor<1x3xf32> scheme #fabric.elementwise<op = "Relu"> at <2, 0, 1, 2> attributes {input_gradient, trained} {
+  ^bb0(%x: tensor<1x3xf32>):
+    fabric.yield %x : tensor<1x3xf32>
+  }
+  fabric.kernel @fc2 : (tensor<1x3xf32>) -> tensor<1x2xf32> scheme #fabric.dense<fan_in = 3, neurons = 2, weights = dense<0.5> : tensor<3x2xf32>> at <3, 0, 2, 1> attributes {input_gradient, smear = 2 : i64, trained} {
+  ^bb0(%x: tensor<1x3xf32>):
+    %y = tensor.empty() : tensor<1x2xf32>
+    fabric.yield %y : tensor<1x2xf32>
+  }
+  fabric.io @x input west rows 0 to 2 : tensor<1x4xf32>
+  fabric.io @y output east rows 0 to 1 : tensor<1x2xf32>
+  fabric.stream @x_to_fc1 @x[0] -> @fc1[0] : !fabric.wavelets<f32, 4>
+  fabric.stream @fc1_to_relu @fc1[0] -> @relu[0] : !fabric.wavelets<f32, 3>
+  fabric.stream @relu_to_fc2 @relu[0] -> @fc2[0] : !fabric.wavelets<f32, 3>
+  fabric.stream @fc2_to_y @fc2[0] -> @y[0] : !fabric.wavelets<f32, 2>
+  fabric.stream @fc2_grad @fc2[0] -> @fc1[0] : !fabric.wavelets<f32, 3> {gradient}
+}
+

@@ -140,6 +140,9 @@ void emitDenseLayer(mlir::OpBuilder &b, mlir::Location loc,
 /// "Colors added per trained dense layer"; routes in Routing.h).
 struct TrainingColors {
   int64_t gradIn = 6;       // dL/dy chunk r into the last column (the stream)
+  /// A convolution whose output forks into a residual block: the second
+  /// consumer's dL/dy, added to the first's (-1: none).
+  int64_t gradIn2 = -1;
   int64_t deltaRow = 7;     // dL/dz chunk r along row r
   int64_t reduce[2] = {8, 9}; // the column reduction of dL/dx
   int64_t gradOut = 10;     // dL/dx chunk c west from the diagonal (stream)

@@ -364,6 +364,8 @@ void Emitter::emitCompute(int64_t c, const PeKey &key) {
   rec("dy_all", DsdFields::mem1d(hout * mm.dyPitch, mm.dy));
   if (last) {
     rec("grad_in", DsdFields::fabin(row, tc.gradIn));
+    if (tc.gradIn2 >= 0)
+      rec("grad_in2", DsdFields::fabin(row, tc.gradIn2));
     if (S > 1)
       rec("delta_send", DsdFields::fabout(row, tc.deltaRow));
     if (s.relu) {
@@ -536,6 +538,9 @@ void Emitter::emitBackward(int64_t c, const PeKey &key) {
       continue;
     }
     un(Opcode::MOV32, dy, "grad_in");
+    // A fork into a residual block: the two paths' gradients add.
+    if (tc.gradIn2 >= 0)
+      vec(Opcode::FADD, dy, dy, "grad_in2");
     if (s.relu) {
       vec(Opcode::FCEQ, "mask", nth("y", oh), imm(wt::SmallImm::Zero));
       vec(Opcode::SEL32, "mask", "zero", dy);

@@ -6,8 +6,9 @@
 //
 // --weft-lower-training-to-wavelet: a partitioned, routed and colored
 // fabric.program marked for training by --weft-prepare-training becomes the
-// wavelet.program of docs/training.md: the trained dense layers' and column
-// kernels' training programs and the loss kernel's column with the labels'
+// wavelet.program of docs/training.md: the trained dense layers',
+// convolutions', max pools', residual Adds' and column kernels' training
+// programs and the loss kernel's column with the labels'
 // port, every router setting and color read off the fabric.route ops
 // (PlacedRoutes) and the emitted routes checked against them.
 //
@@ -15,6 +16,7 @@
 
 #include "weft/Conversion/ColumnKernels.h"
 #include "weft/Conversion/DenseLayer.h"
+#include "weft/Conversion/JoinKernel.h"
 #include "weft/Conversion/PoolKernel.h"
 #include "weft/Conversion/Passes.h"
 #include "weft/FabricTransforms/Graph.h"
@@ -174,6 +176,25 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
     fab::StreamOp g = gradientStream(kernel);
     return g ? routes->stream(g) : -1;
   };
+  // The gradient streams into a kernel (two for a convolution whose output
+  // forks into a residual block), and from one kernel to another.
+  auto gradientsInto = [&](fab::KernelOp kernel) {
+    SmallVector<int64_t> colors;
+    for (fab::StreamOp g : graph->gradients)
+      if (llvm::is_contained(g.getDstNames(), kernel.getSymName()))
+        colors.push_back(routes->stream(g));
+    return colors;
+  };
+  auto gradientBetween = [&](fab::KernelOp src, int64_t producer) -> int64_t {
+    if (producer < 0)
+      return -1;
+    StringRef dst = stages[size_t(producer)].kernel.getSymName();
+    for (fab::StreamOp g : graph->gradients)
+      if (g.getSrc() == src.getSymName() &&
+          llvm::is_contained(g.getDstNames(), dst))
+        return routes->stream(g);
+    return -1;
+  };
 
   // The program.
   OpBuilder b(program);
@@ -194,8 +215,7 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
   wv::IoOp::create(b, in.getLoc(), in.getSymName(), common::PortDir::input,
                    common::Edge::west, 0, stages[0].inRows,
                    streamColor(stages[0].inputs[0]), "dense32", in.getType(),
-                   false,
-                   IntegerAttr());
+                   /*fmap=*/in.getPixels().has_value(), IntegerAttr());
   wv::IoOp::create(b, loc, "labels", common::PortDir::input,
                    common::Edge::east, 0, 1,
                    routes->channel(lossStage.kernel.getSymName(),
@@ -212,15 +232,24 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
     std::string n = name(i);
     int64_t inColor = streamColor(s.inputs[0]);
     int64_t outColor = streamColor(s.output);
-    // dL/dy of this kernel comes from the next one (or the loss).
-    int64_t gradInColor = gradientColor(
-        i + 1 < stages.size() ? stages[i + 1].kernel : lossStage.kernel);
+    // dL/dy of this kernel comes from the kernels its output feeds (or the
+    // loss).
+    SmallVector<int64_t> gradIns = gradientsInto(s.kernel);
+    if (s.kernel.getTrained() &&
+        (gradIns.empty() || (gradIns.size() > 1 && !s.layer.conv)))
+      return s.kernel.emitOpError("takes ")
+             << gradIns.size()
+             << " gradient streams; a trained kernel takes one (a "
+                "convolution that feeds a residual block two)";
+    int64_t gradInColor = gradIns.empty() ? -1 : gradIns[0];
     int64_t gradOutColor = gradientColor(s.kernel);
     Location kloc = s.kernel.getLoc();
     if (s.dense) {
       DenseColors dc = routes->dense(*graph, s);
       TrainingColors tc;
       tc.gradIn = gradInColor;
+      if (gradIns.size() > 1)
+        tc.gradIn2 = gradIns[1];
       tc.deltaRow = routes->channel(n, kDeltaChannel);
       for (int j = 0; j < 2; ++j)
         tc.reduce[j] = routes->channel(n, kGradientReduceChannels[j]);
@@ -240,6 +269,36 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
         layer.inputPixels = int64_t(*in.getPixels());
       emitTrainedDenseLayer(b, kloc, layer, s.m, dc, tc, t, n,
                             routes->table);
+      continue;
+    }
+    if (s.join) {
+      // The Add that ends a residual block (docs/training.md, "Residual
+      // blocks"): the block's input, whose producer comes first, arrives
+      // first.
+      if (!s.kernel.getTrained())
+        return s.kernel.emitOpError("is a join before the first trained "
+                                    "layer, which weft does not run in "
+                                    "training");
+      JoinKernel jk = s.info.join;
+      jk.x = s.x;
+      jk.layout = RowChunks{s.outN, s.height, 0};
+      jk.colorA = streamColor(s.inputs[0]);
+      jk.colorB = streamColor(s.inputs[1]);
+      jk.outColor = outColor;
+      int64_t pa = graph->streams[size_t(s.inputs[0])].producer,
+              pb = graph->streams[size_t(s.inputs[1])].producer;
+      int first = pb < pa ? 1 : 0;
+      const int64_t gradOut[2] = {gradientBetween(s.kernel, pa),
+                                  gradientBetween(s.kernel, pb)};
+      int64_t bytes = trainedJoinBytes(
+          chunkSize(jk.layout.n, jk.layout.rows, 0));
+      if (bytes > int64_t(target.memoryBytes()))
+        return s.kernel.emitOpError("needs ")
+               << bytes << " bytes of memory per PE for training, more than "
+               << "the " << target.memoryBytes() << " of the target";
+      if (failed(emitTrainedJoin(b, kloc, jk, first, gradInColor, gradOut, n,
+                                 routes->table)))
+        return failure();
       continue;
     }
     if (s.pool) {

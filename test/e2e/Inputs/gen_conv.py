@@ -50,6 +50,9 @@
 #               Linear 120->84, ReLU, Linear 84->10 (4 samples)       (28x28)
 #   train-convs conv 3->4 3x3 pad 1, ReLU, conv 4->8 3x3 pad 1, ReLU,
 #               Flatten, Linear 5, any batch (weftc train)            (6x6)
+#   train-block conv 3->4 3x3 pad 1 + ReLU, then a basic block without
+#               batch norms (conv 4->4 3x3 + ReLU, conv 4->4 3x3, + its
+#               input, ReLU), Flatten, Linear 5, any batch             (6x6)
 #   train-strided
 #               conv 2->4 3x3 stride 2 dilation (1, 2) pad (1, 2) no
 #               bias, ReLU, conv 4->4 2x3 pad (0, 1), ReLU, Flatten,
@@ -190,6 +193,22 @@ class Merge(nn.Module):
         return torch.relu(self.conv2(h) + h)
 
 
+class TrainBlock(nn.Module):
+    """A stem convolution, a basic block without batch norms, Linear 5."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 3, padding=1)
+        self.conv1 = nn.Conv2d(4, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.stem(x))
+        y = torch.relu(self.conv2(torch.relu(self.conv1(h))) + h)
+        return self.fc(torch.flatten(y, 1))
+
+
 class Shuffle(nn.Module):
     """ShuffleNetV2's units: one of stride 2, two of stride 1 (each ends in
     a channel shuffle; the stride-1 ones split the channels first), then a
@@ -261,6 +280,11 @@ def model(kind):
                              nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(),
                              nn.Flatten(), nn.Linear(8 * 6 * 6, 5)), \
             (1, 3, 6, 6)
+    if kind == "train-block":
+        # weftc train: a stem convolution, a ResNet basic block without
+        # batch norms (conv, ReLU, conv, + the block's input, ReLU) and a
+        # dense layer.
+        return TrainBlock(), (1, 3, 6, 6)
     if kind == "train-strided":
         # weftc train: a strided, dilated first convolution without a bias
         # (it sends no input gradient), a second one of stride 1 with a 2x3
