@@ -136,10 +136,9 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
     const wc::GraphStream &out = g->streams[size_t(st.output)];
     bool last = i + 1 == g->stages.size();
     size_t fanOut = out.consumers.size() + out.outputs.size();
-    bool fork = fanOut == 2 && out.outputs.empty() &&
-                llvm::any_of(out.consumers, [&](auto c) {
-                  return g->stages[size_t(c.first)].join;
-                });
+    // (A block's input feeds its first kernel and the Add, or, a
+    // downsampling block, its first kernel and the projection.)
+    bool fork = fanOut == 2 && out.outputs.empty();
     if ((fanOut != 1 && !fork) || (last != !out.outputs.empty()))
       return k.emitError()
              << node(k) << " feeds " << out.consumers.size()
@@ -213,12 +212,6 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
                << " are no initializer of the model (computed, shared or "
                   "folded with a batch norm), so the trained values have "
                   "nowhere to go";
-      if (seenDense && (cs.getStrides()[0] != 1 || cs.getStrides()[1] != 1))
-        return k.emitError()
-               << node(k)
-               << " cannot be trained yet: the gradient of a convolution's "
-                  "input is computed for stride 1 only, and this one, after "
-                  "another trained layer, would have to send it";
       marks.push_back({k, seenDense});
       markTrained();
       hasConv = true;

@@ -43,8 +43,8 @@ std::vector<int64_t> trainedConvTaps(const ConvShape &s, int64_t oh) {
 std::vector<int64_t> trainedConvInputTaps(const ConvShape &s, int64_t h) {
   std::vector<int64_t> taps;
   for (int64_t i = 0; i < s.kh; ++i) {
-    int64_t oh = h + s.pt - i * s.dh;
-    if (oh >= 0 && oh < s.hout() && oh * s.sh == h + s.pt - i * s.dh)
+    int64_t at = h + s.pt - i * s.dh;
+    if (at >= 0 && at % s.sh == 0 && at / s.sh < s.hout())
       taps.push_back(i);
   }
   return taps;
@@ -63,6 +63,8 @@ int64_t trainedConvInstructions(const ConvShape &s, const DenseMapping &m,
   n += 14 * hout + 4 * taps + 40;
   if (t.inputGradient)
     n += hin + 3 * sumInputTaps(s) + 16;
+  if (t.inputGradient && s.sw > 1)
+    n += 3 * hout + 12; // the upsampling copies and register reloads
   return n;
 }
 
@@ -73,11 +75,21 @@ TrainedConvMap trainedConvMap(const ConvShape &s, const DenseMapping &m,
   mm.lm = convLm(s, m);
   const int64_t lk = mm.lk, lm = mm.lm, wo = s.wout(), hout = s.hout();
   mm.paddedWidth = convSchedule(s).paddedWidth;
-  if (t.inputGradient) {
-    mm.dyLeft = std::max<int64_t>(0, (s.kw - 1) * s.dw - s.pl);
-    mm.dyRight = std::max<int64_t>(0, s.win + s.pl - wo);
+  // The input gradient's window reaches (kw - 1) dw - pl pixels left of a
+  // gradient row (upsampled by sw) and win + pl - ((wout - 1) sw + 1) right.
+  const int64_t up = (wo - 1) * s.sw + 1;
+  const int64_t left = std::max<int64_t>(0, (s.kw - 1) * s.dw - s.pl),
+                right = std::max<int64_t>(0, s.win + s.pl - up);
+  const bool upsample = t.inputGradient && s.sw > 1;
+  if (t.inputGradient && !upsample) {
+    mm.dyLeft = left;
+    mm.dyRight = right;
   }
   mm.dyPitch = (mm.dyLeft + wo + mm.dyRight) * lm;
+  if (upsample) {
+    mm.upLeft = left;
+    mm.upPitch = (left + up + right) * lm;
+  }
   // The task table (640 words) and the code (two words a slot), then the
   // records: a stored input row's receive and window, a kernel row's
   // weights (and under MBGD its gradient), a gradient row's receive,
@@ -87,7 +99,8 @@ TrainedConvMap trainedConvMap(const ConvShape &s, const DenseMapping &m,
   mm.code = 2 * (trainedConvInstructions(s, m, t) + 64);
   mm.records = (640 + mm.code + 3) / 4 * 4;
   mm.numRecords = 2 * s.hin + s.kh + (t.mbgd ? s.kh + 2 : 0) + 3 * hout +
-                  (t.inputGradient ? hout + s.hin + 6 : 0) + 48;
+                  (t.inputGradient ? hout + s.hin + 6 : 0) +
+                  (upsample ? 2 * hout + 6 : 0) + 48;
   int64_t next = mm.records + 4 * mm.numRecords;
   auto take = [&](int64_t words) {
     int64_t at = next;
@@ -106,6 +119,8 @@ TrainedConvMap trainedConvMap(const ConvShape &s, const DenseMapping &m,
   }
   mm.y = take(2 * hout * wo * lm);
   mm.dy = take(2 * hout * mm.dyPitch);
+  if (upsample)
+    mm.dyu = take(2 * hout * mm.upPitch);
   if (s.relu) {
     mm.mask = take(2 * wo * lm);
     mm.zero = take(2);
@@ -131,9 +146,6 @@ std::string trainedConvLimits(const ConvShape &s, const DenseMapping &m,
   if (t.lag > 0)
     return "a convolution trains one sample at a time (sgd, or mbgd "
            "without a pipeline), not under cpgd";
-  if (t.inputGradient && (s.sh != 1 || s.sw != 1))
-    return "the gradient of its input with strides " + n(s.sh) + " x " +
-           n(s.sw) + " is not computed yet (stride 1 only)";
   const TrainedConvMap mm = trainedConvMap(s, m, t);
   const int64_t lk = mm.lk, lm = mm.lm, wo = s.wout();
   // 4-D descriptors: dimension 0 up to 4095, the others up to 255.
@@ -145,13 +157,14 @@ std::string trainedConvLimits(const ConvShape &s, const DenseMapping &m,
            (t.inputGradient ? ", input width " + n(s.win) : "") +
            " of 255)";
   const int64_t strides[] = {s.kh * s.kw * lm, s.sw * lk, s.dw * lk,
-                             mm.dyPitch, s.dw * lm};
+                             mm.dyPitch, s.dw * lm, s.sw * lm};
   for (int64_t v : strides)
     if (v > 16383)
       return "a 4-D stride of " + n(v) + " elements exceeds the 16383 of a "
              "stride register";
   const int64_t lengths[] = {lk * s.kh * s.kw * lm, s.hout() * mm.dyPitch,
-                             s.hin * s.win * lk, s.hout() * wo * lm};
+                             s.hin * s.win * lk, s.hout() * wo * lm,
+                             s.hout() * mm.upPitch};
   for (int64_t v : lengths)
     if (v > 32767)
       return "a vector of " + n(v) + " elements exceeds the 32767 of a DSD";
@@ -210,6 +223,8 @@ int64_t predictTrainedConvCycles(const ConvShape &s, const DenseMapping &m,
   if (t.inputGradient) {
     const int64_t dx = s.hin * s.win * lk;
     pe += 2 + cyc(Opcode::MOV32, dx);
+    if (mm.dyu >= 0)
+      pe += hout * (3 + cyc(Opcode::MOV32, wo * lm)) + 8;
     pe += s.hin +
           sumInputTaps(s) * (3 + cyc(Opcode::FMAC, lm * s.kw * s.win * lk));
     pe += 4 + cyc(Opcode::FADD, dx);

@@ -40,6 +40,11 @@ struct TrainedConvMap {
   /// zeros are the reach of the input gradient's window (none without an
   /// input gradient).
   int64_t dyLeft = 0, dyRight = 0, dyPitch = 0;
+  /// Strided input gradients (sw > 1): the gradient rows upsampled, dY[ow]
+  /// at pixel upLeft + ow sw of a row of upPitch elements, zeros between
+  /// and around (the window's reach), from `dyu`; the rows above stay
+  /// compact. -1 / 0 otherwise.
+  int64_t dyu = -1, upLeft = 0, upPitch = 0;
   /// The code's words after the task table, the first record's word and
   /// the records' number (4 words each).
   int64_t code = 0, records = 0, numRecords = 0;
@@ -58,8 +63,8 @@ TrainedConvMap trainedConvMap(const ConvShape &s, const DenseMapping &m,
 std::vector<int64_t> trainedConvTaps(const ConvShape &s, int64_t oh);
 
 /// Kernel rows i for which input row `h` is read by an output row
-/// (oh = h + pt - i dh in [0, hout)): the input gradient's taps of row h
-/// (stride 1 only).
+/// (oh sh = h + pt - i dh, oh in [0, hout)): the input gradient's taps of
+/// row h.
 std::vector<int64_t> trainedConvInputTaps(const ConvShape &s, int64_t h);
 
 /// An upper bound of the instructions of a PE's program (the setup and the

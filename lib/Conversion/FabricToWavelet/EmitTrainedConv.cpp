@@ -316,14 +316,24 @@ void Emitter::emitCompute(int64_t c, const PeKey &key) {
   xdsd("x_bias", {lm, wo, 1, 1}, {sOne, sZero, sZero, sZero});
   xdsd("x_bg_d", {lm, wo, hout, 1}, {sOne, sZero, sZero, sZero});
   xdsd("x_bg_y", {lm, wo, hout, 1}, {sOne, kRegLm, kRegPitch, sZero});
+  const bool upsample = mm.dyu >= 0;
+  if (upsample) {
+    // The upsampling copy (Lm, wout): dY[ow] to pixel ow sw (stride
+    // register 4 holds sw Lm then).
+    xdsd("x_up_d", {lm, wo, 1, 1}, {sOne, kRegPitch, sZero, sZero});
+    xdsd("x_up_s", {lm, wo, 1, 1}, {sOne, kRegLm, sZero, sZero});
+  }
   if (t.inputGradient) {
     xdsd("x_ig_d", {lm, s.kw, s.win, lk}, {sZero, sZero, kRegSwLk, sOne});
     xdsd("x_ig_w", {lm, s.kw, s.win, lk}, {sOne, kRegLm, sZero, kRegKkLm});
     xdsd("x_ig_y", {lm, s.kw, s.win, lk}, {sOne, kRegNegDwLm, kRegLm, sZero});
   }
-  const int64_t strides[6] = {lm,          s.kh * s.kw * lm, s.sw * lk,
-                              s.dw * lk,   mm.dyPitch,       -s.dw * lm};
-  strideWords(strides, [&] {
+  // (Strided input gradients: two more words, Lk and sw Lm, which the
+  // input gradient's phase loads into registers 2 and 4.)
+  const int64_t strides[8] = {lm,        s.kh * s.kw * lm, s.sw * lk,
+                              s.dw * lk, mm.dyPitch,       -s.dw * lm,
+                              lk,        s.sw * lm};
+  strideWords(ArrayRef<int64_t>(strides, upsample ? 8 : 6), [&] {
     assert(records < mm.numRecords && "the records overflow");
     return mm.records + 4 * records++;
   });
@@ -396,9 +406,18 @@ void Emitter::emitCompute(int64_t c, const PeKey &key) {
       rec(nth("dx4_", h), DsdFields::mem4d(dxRow(h), kXIgD));
     for (int64_t i = 0; i < s.kh; ++i)
       rec(nth("wig", i), DsdFields::mem4d(mm.w + 2 * i * s.kw * lm, kXIgW));
-    for (int64_t oh = 0; oh < hout; ++oh)
+    for (int64_t oh = 0; oh < hout; ++oh) {
+      if (!upsample) {
+        rec(nth("dyp", oh),
+            DsdFields::mem4d(dyRow(oh) + 2 * (mm.dyLeft + s.pl) * lm, kXIgY));
+        continue;
+      }
+      int64_t row = mm.dyu + 2 * oh * mm.upPitch;
       rec(nth("dyp", oh),
-          DsdFields::mem4d(dyRow(oh) + 2 * (mm.dyLeft + s.pl) * lm, kXIgY));
+          DsdFields::mem4d(row + 2 * (mm.upLeft + s.pl) * lm, kXIgY));
+      rec(nth("dyu", oh), DsdFields::mem4d(row + 2 * mm.upLeft * lm, kXIgD));
+      rec(nth("dys", oh), DsdFields::mem4d(dyRow(oh), kXIgW));
+    }
     const int64_t n = s.hin * s.win * lk;
     rec("dx", DsdFields::mem1d(n, mm.dx));
     // Upper rows send south on U[r % 2], lower rows north on
@@ -553,6 +572,16 @@ void Emitter::emitBackward(int64_t c, const PeKey &key) {
   // The gradient of the input, with the weights of the forward: per input
   // row h and kernel row i whose output row exists, dX[h] += W_i dY[oh],
   // then the column's sum down to the diagonal and west.
+  if (t.inputGradient && mm.dyu >= 0) {
+    // Strided: the gradient rows upsampled by sw (the zeros between are
+    // never written), and Lk into register 2 for dX's stride.
+    dsrLoad(RF::stride, kRegPitch, "stride7");
+    dsrLoad(RF::xdsr, kXIgD, "x_up_d");
+    dsrLoad(RF::xdsr, kXIgW, "x_up_s");
+    for (int64_t oh = 0; oh < hout; ++oh)
+      un(Opcode::MOV32, nth("dyu", oh), nth("dys", oh), kDsrB);
+    dsrLoad(RF::stride, kRegSwLk, "stride6");
+  }
   if (t.inputGradient) {
     dsrLoad(RF::xdsr, kXIgD, "x_ig_d");
     dsrLoad(RF::xdsr, kXIgW, "x_ig_w");
@@ -564,7 +593,7 @@ void Emitter::emitBackward(int64_t c, const PeKey &key) {
         continue;
       dsrLoad(RF::ddsr, kDsrB, nth("dx4_", h));
       for (int64_t i : taps) {
-        int64_t oh = h + s.pt - i * s.dh;
+        int64_t oh = (h + s.pt - i * s.dh) / s.sh;
         dsrLoad(RF::s0dsr, kDsrB, nth("wig", i));
         dsrLoad(RF::s1dsr, kDsrB, nth("dyp", oh));
         inst(Opcode::FMAC, {dsr(kDsrB), s1(kDsrB)});
@@ -588,6 +617,10 @@ void Emitter::emitBackward(int64_t c, const PeKey &key) {
       break;
     case ReduceRole::None:
       break;
+    }
+    if (mm.dyu >= 0) {
+      dsrLoad(RF::stride, kRegSwLk, "stride2");
+      dsrLoad(RF::stride, kRegPitch, "stride4");
     }
   }
 

@@ -273,8 +273,7 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
     }
     if (s.join) {
       // The Add that ends a residual block (docs/training.md, "Residual
-      // blocks"): the block's input, whose producer comes first, arrives
-      // first.
+      // blocks").
       if (!s.kernel.getTrained())
         return s.kernel.emitOpError("is a join before the first trained "
                                     "layer, which weft does not run in "
@@ -287,7 +286,10 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
       jk.outColor = outColor;
       int64_t pa = graph->streams[size_t(s.inputs[0])].producer,
               pb = graph->streams[size_t(s.inputs[1])].producer;
-      int first = pb < pa ? 1 : 0;
+      // The input that arrives first: the partitioner's `buffered` (the
+      // deadlock rule of docs/execution-model.md, "Networks of layers"),
+      // else the one whose producer comes first.
+      int first = jk.buffered >= 0 ? jk.buffered : (pb < pa ? 1 : 0);
       const int64_t gradOut[2] = {gradientBetween(s.kernel, pa),
                                   gradientBetween(s.kernel, pb)};
       int64_t bytes = trainedJoinBytes(

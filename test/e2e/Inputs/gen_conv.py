@@ -53,6 +53,10 @@
 #   train-block conv 3->4 3x3 pad 1 + ReLU, then a basic block without
 #               batch norms (conv 4->4 3x3 + ReLU, conv 4->4 3x3, + its
 #               input, ReLU), Flatten, Linear 5, any batch             (6x6)
+#   train-down  conv 3->4 3x3 pad 1 + ReLU, then a downsampling basic
+#               block without batch norms (conv 4->8 3x3 stride 2 + ReLU,
+#               conv 8->8 3x3; shortcut conv 4->8 1x1 stride 2; +, ReLU),
+#               Flatten, Linear 5, any batch                          (8x8)
 #   train-strided
 #               conv 2->4 3x3 stride 2 dilation (1, 2) pad (1, 2) no
 #               bias, ReLU, conv 4->4 2x3 pad (0, 1), ReLU, Flatten,
@@ -209,6 +213,23 @@ class TrainBlock(nn.Module):
         return self.fc(torch.flatten(y, 1))
 
 
+class TrainDown(nn.Module):
+    """A stem and a downsampling basic block without batch norms."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 3, padding=1)
+        self.conv1 = nn.Conv2d(4, 8, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.proj = nn.Conv2d(4, 8, 1, stride=2)
+        self.fc = nn.Linear(8 * 4 * 4, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.stem(x))
+        y = torch.relu(self.conv2(torch.relu(self.conv1(h))) + self.proj(h))
+        return self.fc(torch.flatten(y, 1))
+
+
 class Shuffle(nn.Module):
     """ShuffleNetV2's units: one of stride 2, two of stride 1 (each ends in
     a channel shuffle; the stride-1 ones split the channels first), then a
@@ -285,6 +306,11 @@ def model(kind):
         # batch norms (conv, ReLU, conv, + the block's input, ReLU) and a
         # dense layer.
         return TrainBlock(), (1, 3, 6, 6)
+    if kind == "train-down":
+        # weftc train: a stem and a downsampling basic block without batch
+        # norms (conv 4->8 3x3 stride 2 + ReLU, conv 8->8 3x3; shortcut
+        # conv 4->8 1x1 stride 2; +, ReLU), Linear 5.
+        return TrainDown(), (1, 3, 8, 8)
     if kind == "train-strided":
         # weftc train: a strided, dilated first convolution without a bias
         # (it sends no input gradient), a second one of stride 1 with a 2x3
