@@ -297,13 +297,18 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
           fg.residual ? &blocks[size_t(chain.closes[last])] : nullptr;
       if (blk && blk->projection >= 0)
         perLayer(size_t(blk->projection));
-      wc::FrustumDecision d = wc::decideFrustum(
-          fg, base, *t, wc::hopsToTiles(*t), width * height);
+      // Every tile size up to the memory bound; the fastest chosen one.
+      wc::FrustumDecision d = wc::decideFastestFrustum(
+          fg, base, *t, elementBytes, width * height);
+      const wc::FrustumTiling bound = *t;
+      t = d.tiling;
       auto record = [&](Operation *k, NamedAttribute place) {
         NamedAttribute fields[] = {
             b.getNamedAttr("group", b.getI64IntegerAttr(groupId)), place,
             b.getNamedAttr("side", b.getI64IntegerAttr(side)),
             b.getNamedAttr("tile", b.getDenseI64ArrayAttr({t->th, t->tw})),
+            b.getNamedAttr("max_tile",
+                           b.getDenseI64ArrayAttr({bound.th, bound.tw})),
             b.getNamedAttr("chosen", b.getBoolAttr(d.chosen)),
             b.getNamedAttr("halo",
                            b.getStringAttr(wc::haloPolicyName(d.policy))),

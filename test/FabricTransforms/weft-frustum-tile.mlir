@@ -15,7 +15,7 @@
 // 1,677,840 exchanging them (the faster, so the halo policy), the two
 // layers per layer on their fastest rectangles of the 8 x 8 fabric 175,951:
 // the group is not chosen.
-// CHECK: fabric.kernel @c1 {{.*}} attributes {frustum = {chosen = false, exchange_cycles = 1677840 : i64, group = 0 : i64, halo = "exchange", hops = 53280 : i64, level = 0 : i64, overlap_cycles = 1897488 : i64, per_layer_cycles = 175951 : i64, pes = 9 : i64, side = 1 : i64, tile = array<i64: 11, 11>}}
+// CHECK: fabric.kernel @c1 {{.*}} attributes {frustum = {chosen = false, exchange_cycles = 1677840 : i64, group = 0 : i64, halo = "exchange", hops = 53280 : i64, level = 0 : i64, max_tile = array<i64: 11, 11>, overlap_cycles = 1897488 : i64, per_layer_cycles = 175951 : i64, pes = 9 : i64, side = 1 : i64, tile = array<i64: 11, 11>}}
 // CHECK: fabric.kernel @c2 {{.*}} attributes {frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 1 : i64, {{.*}}side = 1 : i64, tile = array<i64: 11, 11>}}
 // Per layer in mixed precision (fmachs, four multiply-accumulates a cycle)
 // the layers take 60,295 cycles per image; the group, still not chosen.

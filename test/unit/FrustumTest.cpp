@@ -354,6 +354,54 @@ TEST(FrustumTest, CostModelAndDecision) {
 
 namespace {
 
+/// The tile is searched for speed under the memory bound: ResNet-18's
+/// stem at 64 x 64 (conv 3 -> 64 7 x 7 stride 2, max pool 3 x 3 stride 2)
+/// on blocks of 8 x 8 PEs in fp16 has a largest tile of 16 x 16 (the whole
+/// output, one block), predicted 10x slower than per layer; 2 x 2 tiles on
+/// 64 blocks exchange their halos faster than per layer
+/// (docs/performance.md, "What the cost model predicts for ResNet-18").
+TEST(FrustumTest, FastestTileUnderTheMemoryBound) {
+  FrustumGroup g;
+  g.layers = {conv(3, 64, 64, 7, 2, 1, 3), pool(64, 32, 3, 2)};
+  g.layers[1].pt = g.layers[1].pl = g.layers[1].pb = g.layers[1].pr = 1;
+  FrustumBudget b = rawBudget(48 * 1024, 2);
+  auto largest = largestTile(g, 8, b);
+  ASSERT_TRUE(largest);
+  EXPECT_EQ(largest->th, 16);
+  PerLayerCost base;
+  base.cycles = {15184, 4000};
+  FrustumDecision one =
+      decideFrustum(g, base, *largest, hopsToTiles(*largest), 6400);
+  EXPECT_FALSE(one.chosen);
+  FrustumDecision d = decideFastestFrustum(g, base, *largest, 2, 6400);
+  ASSERT_TRUE(d.chosen);
+  ASSERT_TRUE(d.tiling);
+  EXPECT_EQ(d.tiling->th, 2);
+  EXPECT_EQ(d.tiling->tw, 2);
+  EXPECT_EQ(d.policy, HaloPolicy::Exchange);
+  EXPECT_EQ(d.frustum.pes, 64 * 64);
+  EXPECT_LT(d.frustum.cycles, 15184);
+  // Every smaller tile that fits the fabric is no faster.
+  for (int64_t t = 1; t <= 16; ++t) {
+    FrustumTiling tl = tilingOf(g, t, t, 8, 2);
+    FrustumDecision e = decideFrustum(g, base, tl, hopsToTiles(tl), 6400);
+    if (e.chosen)
+      EXPECT_GE(e.frustum.cycles, d.frustum.cycles) << t;
+  }
+  // On a fabric of 1,024 PEs the fastest is 4 x 4 on 16 blocks.
+  FrustumDecision small = decideFastestFrustum(g, base, *largest, 2, 1024);
+  ASSERT_TRUE(small.chosen);
+  EXPECT_EQ(small.tiling->th, 4);
+  EXPECT_EQ(small.frustum.pes, 1024);
+  // Nothing under per layer: the largest tile's decision and reason.
+  PerLayerCost fast;
+  fast.cycles = {100, 100};
+  FrustumDecision none = decideFastestFrustum(g, fast, *largest, 2, 6400);
+  EXPECT_FALSE(none.chosen);
+  EXPECT_EQ(none.tiling->th, 16);
+  EXPECT_NE(none.reason.find("slower than per layer"), std::string::npos);
+}
+
 TEST(FrustumTest, BlocksOfSeveralPEs) {
   // ResNet-18's first basic block at 64 x 64 (64 -> 64 -> 64 3x3 on 16 x 16,
   // identity skip) in fp32: 295 KB of weights fit no single PE.

@@ -320,7 +320,10 @@ def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
     (`formGroups`, lib/Kernels/Frustum.cpp: the longest runs of at least two
     layers whose every tile fits the per-PE budget of the program's target
     on `side` x `side` PEs) and records on each member kernel
-    `frustum = {group, level, tile = [th, tw], side}`. A chain of two or more
+    `frustum = {group, level, tile = [th, tw], max_tile = [th, tw], side}` and
+    the decision's figures: `max_tile` is the largest tile that fits the
+    budget, `tile` the fastest tile up to it that the cost model chooses over
+    per layer (`decideFastestFrustum`), or the largest when none is. A chain of two or more
     layers in which no group fits gets a remark with the bytes a 1 x 1 tile
     of its first two layers needs.
 

@@ -202,6 +202,17 @@ FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
 FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
                               const FrustumTiling &tiling, int64_t hopsToTiles,
                               int64_t maxPes = 0);
+/// The decision over every tile size up to `largest` (the memory bound,
+/// largestTile): square tiles of t x t outputs (clipped to the group's
+/// output) for t from largest down to 1, each decided as above; the
+/// fastest chosen one (then fewer hops, then fewer PEs) wins. When none is
+/// chosen, the decision of `largest` (its reason says why). Smaller tiles
+/// use more blocks of PEs and are often much faster: docs/frustum.md,
+/// "The decision".
+FrustumDecision decideFastestFrustum(const FrustumGroup &g,
+                                     const PerLayerCost &base,
+                                     const FrustumTiling &largest,
+                                     int64_t elementBytes, int64_t maxPes = 0);
 /// The mean hops from a group's producer to its tiles' PEs, as the
 /// decision takes them: a square grid of ceil(sqrt(tiles)) blocks of side
 /// PEs entered from one edge, half of it crossed on average, plus the link
