@@ -444,10 +444,21 @@ FailureOr<KernelInfo> kernelInfo(fab::KernelOp kernel, bool withData) {
                << "; both must have the result's elements";
     }
     info.layer = ChainLayer::join(info.outN, j.getRelu());
+    // ([1, C, H, W]: H rows; a 1-D map [1, C, L] is one row.)
+    if (auto out = dyn_cast<RankedTensorType>(
+            kernel.getFunctionType().getResult(0));
+        out && out.getRank() >= 4)
+      info.layer.mapRows = out.getDimSize(2);
     info.join = joinKernelOf(j.getOp(), j.getRelu());
     info.join.buffered = int(j.getBuffered());
     info.join.fifoSamples = j.getFifo();
     info.join.fifoPixels = j.getFifoPixels();
+    // A trained Add's mappings must hold its training memory.
+    auto program = kernel->getParentOfType<fab::ProgramOp>();
+    if (fab::TrainingAttr training =
+            program ? program.getTrainingAttr() : fab::TrainingAttr();
+        training && kernel.getTrained())
+      info.layer.training = denseTrainingOf(kernel);
     if (broadcast) {
       info.join.broadcast = 1;
       info.join.pixels = info.outN / info.broadcastN;

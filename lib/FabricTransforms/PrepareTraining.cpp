@@ -225,7 +225,9 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
         return k.emitError() << node(k)
                              << " cannot be trained by cpgd yet: weft trains "
                                 "poolings by sgd and mbgd";
-      if (std::string why = wc::trainedPoolLimits(st.info.layer.pool, 1);
+      // (Its shape; the descriptors on one channel a row, the most rows.)
+      if (std::string why = wc::trainedPoolLimits(st.info.layer.pool,
+                                                  st.info.layer.pool.c);
           !why.empty())
         return k.emitError() << node(k) << " cannot be trained yet: " << why;
       marks.push_back({k, true});
@@ -300,6 +302,10 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
                << node(st.kernel)
                << " would send the gradient of its input to the host";
       wf::KernelOp prev = g->stages[size_t(s.producer)].kernel;
+      // An Add's input from a kernel that is not trained (a pool before
+      // the first trained layer) takes no gradient.
+      if (!prev.getTrained())
+        continue;
       // Only a convolution adds the gradients of a fork's two consumers.
       if (++gradientsInto[s.producer] > 1 &&
           g->stages[size_t(s.producer)].info.layer.kind !=

@@ -113,6 +113,14 @@ LogicalResult SelectCheckpointsPass::select(wf::ProgramOp program,
       n.forwardCycles = wc::trainedDenseForwardCycles(s.layer.K, s.layer.M,
                                                       bias, s.layer.relu, s.m);
       n.receiveCycles = wc::trainedDenseReceiveCycles(s.layer.K, s.m);
+    } else if (s.pool) {
+      // A trained max pool keeps its input and output rows.
+      n.fixedBytes = wc::trainedPoolBytes(s.info.layer.pool, s.height);
+    } else if (s.join) {
+      // A residual block's Add keeps both inputs, y and dL/dy.
+      n.fixedBytes =
+          wc::trainedJoinBytes(wc::chunkSize(s.outN, s.height, 0),
+                               s.info.layer.mapRows);
     } else {
       // A Relu or Tanh column keeps y for its backward step.
       n.fixedBytes = wc::trainedColumnBytes(

@@ -154,6 +154,9 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
         int64_t L = chunkSize(l.K, r, 0);
         JoinKernel k = joinOf(l, r);
         int64_t mem = joinMemoryPerPE(k);
+        // A trained Add keeps both inputs, y and dL/dy (docs/training.md).
+        if (l.training)
+          mem = std::max(mem, trainedJoinBytes(L, l.mapRows));
         if (L > kMaxVector || mem > memoryBytes ||
             joinFifoCapacity(k) > kMaxVector ||
             (l.broadcast && joinBroadcastDims(k).empty()))

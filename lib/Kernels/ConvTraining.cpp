@@ -59,8 +59,13 @@ int64_t trainedConvInstructions(const ConvShape &s, const DenseMapping &m,
   // send; the gradient rows (receive, ReLU mask, multicast); the chain
   // pass's three loads and multiply-accumulate a tap; the input gradient's
   // as many, a load a row and its reduction; the bias and the updates.
+  // A gradient row on the last column: its receive, a fork's second
+  // gradient, the ReLU's mask (fceq, sel32, mov) and the multicast, each
+  // with its record loads (20).
   int64_t n = 80 + 4 * hin + 3 * taps + 10 * hout;
-  n += 14 * hout + 4 * taps + 40;
+  n += 20 * hout + 4 * taps + 40;
+  if (t.mbgd)
+    n += 16; // the step's end and the counter
   if (t.inputGradient)
     n += hin + 3 * sumInputTaps(s) + 16;
   if (t.inputGradient && s.sw > 1)
@@ -99,7 +104,7 @@ TrainedConvMap trainedConvMap(const ConvShape &s, const DenseMapping &m,
   mm.code = 2 * (trainedConvInstructions(s, m, t) + 64);
   mm.records = (640 + mm.code + 3) / 4 * 4;
   mm.numRecords = 2 * s.hin + s.kh + (t.mbgd ? s.kh + 2 : 0) + 3 * hout +
-                  (t.inputGradient ? hout + s.hin + 6 : 0) +
+                  (t.inputGradient ? hout + s.hin + s.kh + 6 : 0) +
                   (upsample ? 2 * hout + 6 : 0) + 48;
   int64_t next = mm.records + 4 * mm.numRecords;
   auto take = [&](int64_t words) {
@@ -245,8 +250,11 @@ int64_t trainedPoolInstructions(const PoolShape &s) {
   // The setup; per sample a receive a row, a reset, a maximum a window
   // row and a send an output row; a receive a gradient row; a mask, a
   // select and a send an input row (each with its record loads).
-  return 40 + 2 * s.hin + s.hout() * (3 + 2 * s.kh + 2) + 2 * s.hout() +
-         9 * s.hin + 8;
+  // The backward: per output row the window's running maximum reset
+  // (3); per input row and window column a compare, a copy, a select, a
+  // copy back and a select with their loads (17), and the row's send (3).
+  return 40 + 2 * s.hin + s.hout() * (2 * s.kh + 7) + 2 * s.hout() +
+         3 * s.hout() + s.hin * (17 * s.kw + 3) + 8;
 }
 
 TrainedPoolMap trainedPoolMap(const PoolShape &s, int64_t rows) {
@@ -256,8 +264,9 @@ TrainedPoolMap trainedPoolMap(const PoolShape &s, int64_t rows) {
   mm.code = 2 * (trainedPoolInstructions(s) + 64);
   mm.records = (640 + mm.code + 3) / 4 * 4;
   // An input row's receive and window, an output row's 1-D and 4-D, a
-  // gradient row's 1-D and 4-D, and some fixed ones.
-  mm.numRecords = 2 * s.hin + 4 * hout + 16;
+  // gradient row's 1-D and 4-D, an input row's window column and the
+  // mask's, and some fixed ones.
+  mm.numRecords = 2 * s.hin + 4 * hout + s.hin * s.kw + s.kw + 20;
   int64_t next = mm.records + 4 * mm.numRecords;
   auto take = [&](int64_t words) {
     int64_t at = next;
@@ -269,6 +278,9 @@ TrainedPoolMap trainedPoolMap(const PoolShape &s, int64_t rows) {
   mm.dy = take(2 * hout * wo * lc);
   mm.mask = take(2 * s.win * lc);
   mm.ninf = take(2);
+  mm.ytmp = take(2 * wo * lc);
+  mm.scratch = take(2 * wo * lc);
+  mm.nan = take(2);
   mm.end = next;
   return mm;
 }
@@ -298,6 +310,33 @@ std::string trainedPoolLimits(const PoolShape &s, int64_t rows) {
   return "";
 }
 
+TrainedJoinMap trainedJoinMap(int64_t L, int64_t rows) {
+  TrainedJoinMap mm;
+  rows = std::max<int64_t>(rows, 1);
+  // A row of either input: two record loads and a receive; the rest is a
+  // few dozen instructions.
+  mm.code = 2 * (3 * 2 * rows + 40 + 64);
+  mm.records = (640 + mm.code + 3) / 4 * 4;
+  mm.numRecords = 2 * rows + 16;
+  int64_t next = mm.records + 4 * mm.numRecords;
+  auto take = [&](int64_t words) {
+    int64_t at = next;
+    next += words;
+    return at;
+  };
+  mm.a = take(2 * L);
+  mm.b = take(2 * L);
+  mm.y = take(2 * L);
+  mm.dy = take(2 * L);
+  mm.zero = take(2);
+  mm.end = next;
+  return mm;
+}
+
+int64_t trainedJoinBytes(int64_t L, int64_t rows) {
+  return 2 * trainedJoinMap(L, rows).end;
+}
+
 int64_t trainedPoolBytes(const PoolShape &s, int64_t rows) {
   return 2 * trainedPoolMap(s, rows).end;
 }
@@ -310,8 +349,11 @@ int64_t predictTrainedPoolCycles(const PoolShape &s, int64_t rows) {
   pe += hout * (2 + cyc(Opcode::MOV32, row) +
                 s.kh * (2 + cyc(Opcode::FMAX, window)) + 2);
   pe += hout * (2 + cyc(Opcode::MOV32, row));
-  pe += s.hin * (3 + cyc(Opcode::FCEQ, window) + 2 +
-                 cyc(Opcode::SEL32, window) + 2 + cyc(Opcode::MOV32, win));
+  pe += hout * (2 + cyc(Opcode::MOV32, row));
+  pe += s.hin * s.kw *
+        (12 + cyc(Opcode::FCEQ, row) + 2 * cyc(Opcode::MOV32, row) +
+         2 * cyc(Opcode::SEL32, row));
+  pe += s.hin * (2 + cyc(Opcode::MOV32, win));
   return pe + 1;
 }
 

@@ -182,6 +182,46 @@ TEST(ConvTraining, Refusals) {
             std::string::npos);
 }
 
+TEST(ConvTraining, PoolMapAndLimits) {
+  PoolShape p;
+  p.max = true;
+  p.c = 6, p.hin = 28, p.win = 28, p.kh = p.kw = 2, p.sh = p.sw = 2;
+  EXPECT_EQ(trainedPoolLimits(p, 6), "");
+  EXPECT_EQ(trainedPoolLimits(p, 3), "");
+  EXPECT_NE(trainedPoolLimits(p, 4).find("divide"), std::string::npos);
+  TrainedPoolMap mm = trainedPoolMap(p, 3);
+  EXPECT_EQ(mm.lc, 2);
+  EXPECT_GE(mm.records, 640 + mm.code);
+  // Input rows, output and gradient rows, the mask row, -inf, the
+  // running maximum, the scratch row and NaN, in that order.
+  std::vector<std::pair<int64_t, int64_t>> b = {
+      {mm.x, 2 * 28 * 28 * 2}, {mm.y, 2 * 14 * 14 * 2},
+      {mm.dy, 2 * 14 * 14 * 2}, {mm.mask, 2 * 28 * 2}, {mm.ninf, 2},
+      {mm.ytmp, 2 * 14 * 2},    {mm.scratch, 2 * 14 * 2}, {mm.nan, 2}};
+  int64_t at = mm.records + 4 * mm.numRecords;
+  for (auto [start, words] : b) {
+    EXPECT_EQ(start, at);
+    at = start + words;
+  }
+  EXPECT_EQ(trainedPoolBytes(p, 3), 2 * at);
+  // Windows that overlap, leave gaps, reach into pads; averages.
+  PoolShape overlap = p;
+  overlap.kh = overlap.kw = 3;
+  EXPECT_NE(trainedPoolLimits(overlap, 6).find("tile"), std::string::npos);
+  PoolShape padded = p;
+  padded.pt = 1;
+  EXPECT_NE(trainedPoolLimits(padded, 6).find("tile"), std::string::npos);
+  PoolShape avg = p;
+  avg.max = false;
+  EXPECT_NE(trainedPoolLimits(avg, 6).find("average"), std::string::npos);
+  // The Add's map: its code grows with the rows it takes one by one.
+  EXPECT_LT(trainedJoinBytes(144, 1), trainedJoinBytes(144, 12));
+  TrainedJoinMap jm = trainedJoinMap(144, 12);
+  EXPECT_GE(jm.records, 640 + jm.code);
+  EXPECT_EQ(jm.b, jm.a + 2 * 144);
+  EXPECT_EQ(jm.end, jm.zero + 2);
+}
+
 TEST(ConvTraining, CostGrowsWithTheWork) {
   ConvShape s = shape(8, 8, 8, 8, 3, 1);
   DenseTraining t;

@@ -158,11 +158,11 @@ void emitTrainedDenseLayer(mlir::OpBuilder &b, mlir::Location loc,
                            const DenseTraining &training, llvm::StringRef name,
                            const RouteTable &routes);
 
-/// The training program of docs/training.md ("Convolutions") for a
-/// convolution (fp32, stride 1 when it sends its input gradient, one
-/// band, no merged lanes; trainedConvLimits): forward, gradient rows,
-/// input gradient, chain pass and the SGD or MBGD update, one sample loop
-/// per PE.
+/// The training program of docs/training.md ("A trained convolution") for
+/// a convolution (fp32, one band, no merged lanes; trainedConvLimits):
+/// forward, gradient rows, input gradient (upsampled gradient rows for
+/// strides above 1), chain pass and the SGD or MBGD update, one sample
+/// loop per PE.
 mlir::LogicalResult
 emitTrainedConvLayer(mlir::OpBuilder &b, mlir::Location loc,
                      const DenseLayer &layer, const DenseMapping &m,

@@ -36,18 +36,18 @@ mlir::LogicalResult emitJoinKernel(mlir::OpBuilder &b, mlir::Location loc,
                                    const RouteTable *routes = nullptr);
 
 /// The training program of docs/training.md ("Residual blocks") for the
-/// Add that ends a residual block (`k.op` Add, no broadcast): input
-/// `first` (0: a, 1: b) is taken first each sample; dL/dy arrives on
-/// `gradIn`, and dL/da and dL/db (the same, after the ReLU's mask) leave
-/// west on `gradOut[0]` and `gradOut[1]`.
+/// Add that ends a residual block (`k.op` Add, no broadcast): each sample
+/// takes the rows of a (0) and b (1) in `order` (each input's rows in
+/// turn; both inputs have the same number of rows, which divide every
+/// chunk); dL/dy arrives on `gradIn`, and dL/da and dL/db (the same, after
+/// the ReLU's mask) leave west on `gradOut[0]` and `gradOut[1]` (-1: that
+/// input's producer is not trained and takes none).
 mlir::LogicalResult emitTrainedJoin(mlir::OpBuilder &b, mlir::Location loc,
-                                    const JoinKernel &k, int first,
-                                    int64_t gradIn, const int64_t gradOut[2],
+                                    const JoinKernel &k,
+                                    llvm::ArrayRef<int> order, int64_t gradIn,
+                                    const int64_t gradOut[2],
                                     llvm::StringRef name,
                                     const RouteTable &routes);
-
-/// Bytes of memory a PE of a trained Add with chunks of `L` needs.
-int64_t trainedJoinBytes(int64_t L);
 
 } // namespace weft::conversion
 

@@ -65,15 +65,19 @@ struct ChainLayer {
   /// Join of feature maps: a FIFO of `fifoPixels` pixels of the map's
   /// `pixels` per channel (0: a FIFO of one whole sample).
   int64_t pixels = 0, fifoPixels = 0;
+  /// Join of feature maps: the map's rows (its height; 1 otherwise), what a
+  /// trained Add takes row by row.
+  int64_t mapRows = 1;
   /// Join: max(a op b, 0), a ReLU fused into it (one more vector step per
   /// element). Dense: a fused ReLU (costed only when trained).
   bool relu = false;
   /// Join: b is per channel of a's `pixels` (K is a's elements).
   bool broadcast = false;
-  /// Dense or convolution, in a training program: how it trains. Its
-  /// mappings must then hold the training memory (docs/training.md; a dense
-  /// layer's ReLU mask counted whether or not it has one) and the
-  /// instructions' limits (trainedDenseLimits, trainedConvLimits).
+  /// Dense, convolution, max pool or Add, in a training program: how it
+  /// trains. Its mappings must then hold the training memory
+  /// (docs/training.md; a dense layer's ReLU mask counted whether or not it
+  /// has one) and the instructions' limits (trainedDenseLimits,
+  /// trainedConvLimits, trainedPoolLimits).
   std::optional<DenseTraining> training;
   /// Dense, in mixed precision: its input may arrive sparse (a ReLU
   /// stream from one dense layer, or a host input, read by it alone;

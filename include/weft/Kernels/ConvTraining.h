@@ -73,9 +73,9 @@ int64_t trainedConvInstructions(const ConvShape &s, const DenseMapping &m,
                                 const DenseTraining &t);
 
 /// Why `m` cannot train `s` under `t` (grouped, banded or merged layouts,
-/// a fused activation other than ReLU, strides above 1 with an input
-/// gradient, a pipelined schedule, a descriptor dimension, stride or vector
-/// length out of range, records out of a DSR load's reach), or "".
+/// a fused activation other than ReLU, a pipelined schedule, a descriptor
+/// dimension, stride or vector length out of range, records out of a DSR
+/// load's reach), or "".
 std::string trainedConvLimits(const ConvShape &s, const DenseMapping &m,
                               const DenseTraining &t);
 
@@ -105,6 +105,9 @@ struct TrainedPoolMap {
   int64_t lc = 1;
   int64_t code = 0, records = 0, numRecords = 0;
   int64_t x = -1, y = -1, dy = -1, mask = -1, ninf = -1;
+  /// The backward's running maximum of a window (set to NaN where the
+  /// window's first maximum was found), a scratch row, and the NaN word.
+  int64_t ytmp = -1, scratch = -1, nan = -1;
   int64_t end = 0;
 };
 
@@ -115,8 +118,18 @@ TrainedPoolMap trainedPoolMap(const PoolShape &s, int64_t rows);
 /// channels or the map, a descriptor out of range), or "".
 std::string trainedPoolLimits(const PoolShape &s, int64_t rows);
 
-/// An upper bound of a PE's instructions.
+/// An upper bound of a PE's instructions (EmitTrainedPool.cpp checks it).
 int64_t trainedPoolInstructions(const PoolShape &s);
+
+/// A residual block's trained Add (EmitTrainedJoin.cpp): chunks of `L`
+/// elements taken in `rows` rows of each input; word addresses.
+struct TrainedJoinMap {
+  int64_t code = 0, records = 0, numRecords = 0;
+  int64_t a = 0, b = 0, y = 0, dy = 0, zero = 0, end = 0;
+};
+TrainedJoinMap trainedJoinMap(int64_t L, int64_t rows);
+/// Bytes of memory a PE of it needs.
+int64_t trainedJoinBytes(int64_t L, int64_t rows);
 
 /// Bytes of memory a PE needs.
 int64_t trainedPoolBytes(const PoolShape &s, int64_t rows);

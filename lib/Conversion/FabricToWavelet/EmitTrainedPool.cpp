@@ -12,9 +12,11 @@
 //     columns, window columns) into the row, reset to -inf), keeps it and
 //     sends it on microthread 3;
 //   - takes the gradient rows dL/dy from the next kernel, and for each
-//     input row sends dL/dx west: dY of the window where the input equals
-//     the window's maximum, 0 elsewhere (an fceq of the row against the
-//     output row repeated over the window columns, then a sel32).
+//     input row sends dL/dx west: dY of the window at its first maximum in
+//     the window's row-major order (torch's), 0 elsewhere. Per window
+//     element in that order, an fceq against a running copy of the window's
+//     maximum, which is set to NaN where it matched (later equal elements
+//     then compare unequal), and a sel32 of dY.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,8 +41,9 @@ namespace weft::conversion {
 namespace {
 
 // XDSRs: (Lc, wout, kw) over an output row repeated over the window
-// columns (1, Lc, 0), and over an input row's windows (1, sw Lc, Lc).
-enum : int64_t { kXOut = 0, kXIn = 1 };
+// columns (1, Lc, 0), and over an input row's windows (1, sw Lc, Lc);
+// (Lc, wout) over one window column of an input row (1, sw Lc).
+enum : int64_t { kXOut = 0, kXIn = 1, kXColumn = 2 };
 enum : int64_t { kRegLc = 0, kRegSwLc = 1 };
 // DSRs: the receive, the maximum, the send, the backward's scratch.
 enum : int64_t { kDsrRecv = 0, kDsrMax = 1, kDsrSend = 2, kDsrA = 3 };
@@ -75,6 +78,10 @@ private:
         b, loc, "ninf_data", mm.ninf, /*per_pe=*/false,
         DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()),
                                ninf));
+    wv::SegmentOp::create(
+        b, loc, "nan_data", mm.nan, /*per_pe=*/false,
+        DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()),
+                               std::numeric_limits<float>::quiet_NaN()));
   }
   void rec(StringRef sym, const DsdFields &f) {
     assert(records < mm.numRecords && "the records overflow");
@@ -111,10 +118,17 @@ void Emitter::emitRecords() {
     rec(nth("y", oh), DsdFields::mem1d(outRow, y));
     rec(nth("y4_", oh), DsdFields::mem4d(y, kXOut));
     rec(nth("dy", oh), DsdFields::mem1d(outRow, dy));
-    rec(nth("dy4_", oh), DsdFields::mem4d(dy, kXOut));
   }
   rec("mask", DsdFields::mem1d(inRow, mm.mask));
-  rec("mask4", DsdFields::mem4d(mm.mask, kXIn));
+  for (int64_t j = 0; j < s.kw; ++j) {
+    rec(nth("mask_col", j), DsdFields::mem4d(mm.mask + 2 * j * lc, kXColumn));
+    for (int64_t h = 0; h < s.hin; ++h)
+      rec((nth("x", h) + "_col" + Twine(j)).str(),
+          DsdFields::mem4d(mm.x + 2 * h * inRow + 2 * j * lc, kXColumn));
+  }
+  rec("ytmp", DsdFields::mem1d(outRow, mm.ytmp));
+  rec("scratch", DsdFields::mem1d(outRow, mm.scratch));
+  rec("nan", DsdFields::mem1d(outRow, mm.nan).withStride(0));
   rec("ninf", DsdFields::mem1d(outRow, mm.ninf).withStride(0));
   rec("in", DsdFields::fabin(inRow, k.inColor));
   rec("send", DsdFields::fabout(outRow, k.outColor).withUtid(3));
@@ -125,6 +139,9 @@ void Emitter::emitRecords() {
                      ArrayRef<int64_t>{kSelOne, kRegLc, kSelZero, kSelZero});
   wv::XdsdOp::create(b, loc, "x_in", uint64_t(nextRecord()), lens,
                      ArrayRef<int64_t>{kSelOne, kRegSwLc, kRegLc, kSelZero});
+  wv::XdsdOp::create(b, loc, "x_column", uint64_t(nextRecord()),
+                     ArrayRef<int64_t>{lc, wo, 1, 1},
+                     ArrayRef<int64_t>{kSelOne, kRegSwLc, kSelZero, kSelZero});
   const int64_t strides[2] = {lc, s.sw * lc};
   strideWords(strides, [&] { return nextRecord(); });
 }
@@ -136,6 +153,7 @@ void Emitter::emitProgram() {
   loadStrides(2);
   dsrLoad(RF::xdsr, kXOut, "x_out");
   dsrLoad(RF::xdsr, kXIn, "x_in");
+  dsrLoad(RF::xdsr, kXColumn, "x_column");
   dsrLoad(RF::s0dsr, kDsrRecv, "in");
   dsrLoad(RF::ddsr, kDsrSend, "send");
 
@@ -166,18 +184,35 @@ void Emitter::emitProgram() {
     dsrLoad(RF::ddsr, kDsrA, nth("dy", oh));
     inst(Opcode::MOV32, {ddsr(kDsrA), s0(kDsrA)});
   }
+  auto un = [&](Opcode op, StringRef d, StringRef src) {
+    dsrLoad(RF::ddsr, kDsrA, d);
+    dsrLoad(RF::s0dsr, kDsrA, src);
+    inst(op, {ddsr(kDsrA), s0(kDsrA)});
+  };
   for (int64_t h = 0; h < s.hin; ++h) {
     int64_t oh = h / s.sh;
-    // mask = (x == y of its window), then dY there and 0 elsewhere.
-    dsrLoad(RF::ddsr, kDsrA, "mask4");
-    dsrLoad(RF::s0dsr, kDsrA, nth("x", h));
-    dsrLoad(RF::s1dsr, kDsrA, nth("y4_", oh));
-    inst(Opcode::FCEQ, {dsr(kDsrA), s1(kDsrA)});
-    dsrLoad(RF::s0dsr, kDsrA, nth("dy4_", oh));
-    inst(Opcode::SEL32, {dsr(kDsrA), imm(wt::SmallImm::Zero)});
-    dsrLoad(RF::ddsr, kDsrA, "grad_out");
-    dsrLoad(RF::s0dsr, kDsrA, "mask");
-    inst(Opcode::MOV32, {ddsr(kDsrA), s0(kDsrA)});
+    // The window's running maximum, reset at its first row.
+    if (h % s.sh == 0)
+      un(Opcode::MOV32, "ytmp", nth("y", oh));
+    for (int64_t j = 0; j < s.kw; ++j) {
+      // m = (x == the running maximum) at window column j; where it holds,
+      // the maximum becomes NaN (this is the first maximum), and dX = dY.
+      std::string m = nth("mask_col", j);
+      dsrLoad(RF::ddsr, kDsrA, m);
+      dsrLoad(RF::s0dsr, kDsrA, (nth("x", h) + "_col" + Twine(j)).str());
+      dsrLoad(RF::s1dsr, kDsrA, "ytmp");
+      inst(Opcode::FCEQ, {dsr(kDsrA), s1(kDsrA)});
+      un(Opcode::MOV32, "scratch", m);
+      dsrLoad(RF::ddsr, kDsrA, "scratch");
+      dsrLoad(RF::s0dsr, kDsrA, "nan");
+      dsrLoad(RF::s1dsr, kDsrA, "ytmp");
+      inst(Opcode::SEL32, {dsr(kDsrA), s1(kDsrA)});
+      un(Opcode::MOV32, "ytmp", "scratch");
+      dsrLoad(RF::ddsr, kDsrA, m);
+      dsrLoad(RF::s0dsr, kDsrA, nth("dy", oh));
+      inst(Opcode::SEL32, {dsr(kDsrA), imm(wt::SmallImm::Zero)});
+    }
+    un(Opcode::MOV32, "grad_out", "mask");
   }
   jump("sample");
 }
@@ -195,8 +230,25 @@ LogicalResult emitTrainedPoolKernel(OpBuilder &b, Location loc,
     return emitError(loc) << "pooling kernel " << name
                           << " is cut into bands, which training does not do";
   Emitter e(b, loc, k, gradIn, gradOut, name);
+  // (The PEs are appended at the insertion point, the block's end.)
+  Block *block = b.getInsertionBlock();
+  Operation *last = block->empty() ? nullptr : &block->back();
   forEachColumnGroup(routes, k.x, k.rows,
                      [&](int64_t r0, int64_t r1) { e.emitGroup(r0, r1, routes); });
+  // The code must end before the records (trainedPoolMap counted it).
+  const int64_t bound = trainedPoolInstructions(k.shape);
+  Block::iterator first =
+      last ? std::next(Block::iterator(last)) : block->begin();
+  for (Operation &op : llvm::make_range(first, block->end())) {
+    int64_t n = 0;
+    op.walk([&](wv::TaskOp task) {
+      n += int64_t(task.getBody().front().getOperations().size());
+    });
+    if (n > bound)
+      return emitError(loc) << "pooling kernel " << name << " has " << n
+                            << " instructions a PE, more than the " << bound
+                            << " its memory map leaves room for";
+  }
   return success();
 }
 

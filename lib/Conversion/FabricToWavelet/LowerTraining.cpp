@@ -176,6 +176,13 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
     fab::StreamOp g = gradientStream(kernel);
     return g ? routes->stream(g) : -1;
   };
+  // Each stage's depth: the most kernels on a path from the host input to
+  // it (producers come first).
+  std::vector<int64_t> depth(stages.size(), 0);
+  for (size_t i = 0; i < stages.size(); ++i)
+    for (int64_t in : stages[i].inputs)
+      if (int64_t p = graph->streams[size_t(in)].producer; p >= 0)
+        depth[i] = std::max(depth[i], depth[size_t(p)] + 1);
   // The gradient streams into a kernel (two for a convolution whose output
   // forks into a residual block), and from one kernel to another.
   auto gradientsInto = [&](fab::KernelOp kernel) {
@@ -286,20 +293,45 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
       jk.outColor = outColor;
       int64_t pa = graph->streams[size_t(s.inputs[0])].producer,
               pb = graph->streams[size_t(s.inputs[1])].producer;
-      // The input that arrives first: the partitioner's `buffered` (the
-      // deadlock rule of docs/execution-model.md, "Networks of layers"),
-      // else the one whose producer comes first.
-      int first = jk.buffered >= 0 ? jk.buffered : (pb < pa ? 1 : 0);
+      // The order of the inputs' rows: by the rows of their fork each
+      // needs (joinRowReadiness), the skip's first on a tie: taking a row
+      // before one that can arrive earlier would stall the fork's
+      // multicast or the skip's producer, hence the path
+      // (docs/training.md, "Residual blocks"). Inputs that are no feature
+      // maps of one fork: whole, the skip first (the one that passes fewer
+      // kernels).
+      const int skip = depth[size_t(pb)] < depth[size_t(pa)]   ? 1
+                       : depth[size_t(pa)] < depth[size_t(pb)] ? 0
+                                                               : 1;
+      SmallVector<int> order;
+      auto [ra, rb] = joinRowReadiness(*graph, s);
+      if (!ra.ready.empty() && ra.ready.size() == rb.ready.size()) {
+        const std::vector<int64_t> *ready[2] = {&ra.ready, &rb.ready};
+        size_t taken[2] = {0, 0}, n = ra.ready.size();
+        while (taken[0] < n || taken[1] < n) {
+          int in;
+          if (taken[0] == n || taken[1] == n)
+            in = taken[0] == n ? 1 : 0;
+          else if ((*ready[0])[taken[0]] != (*ready[1])[taken[1]])
+            in = (*ready[0])[taken[0]] < (*ready[1])[taken[1]] ? 0 : 1;
+          else
+            in = skip;
+          order.push_back(in);
+          ++taken[in];
+        }
+      } else {
+        order = {skip, 1 - skip};
+      }
       const int64_t gradOut[2] = {gradientBetween(s.kernel, pa),
                                   gradientBetween(s.kernel, pb)};
       int64_t bytes = trainedJoinBytes(
-          chunkSize(jk.layout.n, jk.layout.rows, 0));
+          chunkSize(jk.layout.n, jk.layout.rows, 0), int64_t(order.size()) / 2);
       if (bytes > int64_t(target.memoryBytes()))
         return s.kernel.emitOpError("needs ")
                << bytes << " bytes of memory per PE for training, more than "
                << "the " << target.memoryBytes() << " of the target";
-      if (failed(emitTrainedJoin(b, kloc, jk, first, gradInColor, gradOut, n,
-                                 routes->table)))
+      if (failed(emitTrainedJoin(b, kloc, jk, order, gradInColor, gradOut,
+                                 n, routes->table)))
         return failure();
       continue;
     }

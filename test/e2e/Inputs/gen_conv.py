@@ -53,6 +53,12 @@
 #   train-block conv 3->4 3x3 pad 1 + ReLU, then a basic block without
 #               batch norms (conv 4->4 3x3 + ReLU, conv 4->4 3x3, + its
 #               input, ReLU), Flatten, Linear 5, any batch             (6x6)
+#   train-block-wide
+#               the same with 2 channels on 12x12 (the Add takes its
+#               inputs row by row)                                  (12x12)
+#   train-pool-ties
+#               conv 1->2 1x1 pad 2 with a positive bias + ReLU, maxpool 2,
+#               Flatten, Linear 3: ties in the pool's windows          (4x4)
 #   train-down  conv 3->4 3x3 pad 1 + ReLU, then a downsampling basic
 #               block without batch norms (conv 4->8 3x3 stride 2 + ReLU,
 #               conv 8->8 3x3; shortcut conv 4->8 1x1 stride 2; +, ReLU),
@@ -198,14 +204,15 @@ class Merge(nn.Module):
 
 
 class TrainBlock(nn.Module):
-    """A stem convolution, a basic block without batch norms, Linear 5."""
+    """A stem convolution (3 -> c), a basic block without batch norms on
+    c channels, Linear 5."""
 
-    def __init__(self):
+    def __init__(self, c=4, side=6):
         super().__init__()
-        self.stem = nn.Conv2d(3, 4, 3, padding=1)
-        self.conv1 = nn.Conv2d(4, 4, 3, padding=1)
-        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
-        self.fc = nn.Linear(4 * 6 * 6, 5)
+        self.stem = nn.Conv2d(3 if c == 4 else c, c, 3, padding=1)
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+        self.fc = nn.Linear(c * side * side, 5)
 
     def forward(self, x):
         h = torch.relu(self.stem(x))
@@ -306,6 +313,21 @@ def model(kind):
         # batch norms (conv, ReLU, conv, + the block's input, ReLU) and a
         # dense layer.
         return TrainBlock(), (1, 3, 6, 6)
+    if kind == "train-block-wide":
+        # weftc train: a basic block on a map large enough that the path's
+        # queues cannot hold the rows the skip runs ahead: the Add must
+        # take the two inputs row by row.
+        return TrainBlock(c=2, side=12), (1, 2, 12, 12)
+    if kind == "train-pool-ties":
+        # weftc train: a 1x1 convolution with zero padding and a positive
+        # bias, so its output's border is a constant above 0 and the 2x2
+        # max pool's windows there hold exact ties (torch gives the
+        # gradient to the first maximum).
+        conv = nn.Conv2d(1, 2, 1, padding=2)
+        with torch.no_grad():
+            conv.bias.uniform_(0.1, 0.5)
+        return nn.Sequential(conv, nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                             nn.Linear(2 * 4 * 4, 3)), (1, 1, 4, 4)
     if kind == "train-down":
         # weftc train: a stem and a downsampling basic block without batch
         # norms (conv 4->8 3x3 stride 2 + ReLU, conv 8->8 3x3; shortcut
