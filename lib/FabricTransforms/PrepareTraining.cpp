@@ -306,13 +306,15 @@ LogicalResult PrepareTraining::prepare(wf::ProgramOp program) {
       // the first trained layer) takes no gradient.
       if (!prev.getTrained())
         continue;
-      // Only a convolution adds the gradients of a fork's two consumers.
-      if (++gradientsInto[s.producer] > 1 &&
-          g->stages[size_t(s.producer)].info.layer.kind !=
-              ChainLayer::Kind::Conv)
+      // Only a convolution or a max pool adds the gradients of a fork's
+      // two consumers.
+      ChainLayer::Kind kind = g->stages[size_t(s.producer)].info.layer.kind;
+      if (++gradientsInto[s.producer] > 1 && kind != ChainLayer::Kind::Conv &&
+          kind != ChainLayer::Kind::Pool)
         return prev.emitError()
                << node(prev)
-               << " feeds a residual block: only a convolution adds the "
+               << " feeds a residual block: only a convolution or a max pool "
+                  "adds the "
                   "gradients of the block's two paths yet";
       b.setInsertionPointAfter(s.op);
       std::string name = (st.kernel.getSymName() + "_grad").str();

@@ -253,7 +253,8 @@ int64_t trainedPoolInstructions(const PoolShape &s) {
   // The backward: per output row the window's running maximum reset
   // (3); per input row and window column a compare, a copy, a select, a
   // copy back and a select with their loads (17), and the row's send (3).
-  return 40 + 2 * s.hin + s.hout() * (2 * s.kh + 7) + 2 * s.hout() +
+  // (A gradient row: 3, and 3 more for a residual block's second.)
+  return 40 + 2 * s.hin + s.hout() * (2 * s.kh + 7) + 6 * s.hout() +
          3 * s.hout() + s.hin * (17 * s.kw + 3) + 8;
 }
 
@@ -266,7 +267,7 @@ TrainedPoolMap trainedPoolMap(const PoolShape &s, int64_t rows) {
   // An input row's receive and window, an output row's 1-D and 4-D, a
   // gradient row's 1-D and 4-D, an input row's window column and the
   // mask's, and some fixed ones.
-  mm.numRecords = 2 * s.hin + 4 * hout + s.hin * s.kw + s.kw + 20;
+  mm.numRecords = 2 * s.hin + 4 * hout + s.hin * s.kw + s.kw + 21;
   int64_t next = mm.records + 4 * mm.numRecords;
   auto take = [&](int64_t words) {
     int64_t at = next;

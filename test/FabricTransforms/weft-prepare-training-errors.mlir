@@ -214,7 +214,7 @@ fabric.program @overlapping attributes {target = #weft.target<16x16>, weft.batch
 
 // A residual block's two gradients are added only by a convolution yet.
 fabric.program @dense_fork attributes {target = #weft.target<16x16>, weft.batch = 1 : i64} {
-  // expected-error @below {{node 'fc1' (dense 8 -> 4) feeds a residual block: only a convolution adds the gradients of the block's two paths yet}}
+  // expected-error @below {{node 'fc1' (dense 8 -> 4) feeds a residual block: only a convolution or a max pool adds the gradients of the block's two paths yet}}
   fabric.kernel @fc1 : (tensor<1x8xf32>) -> tensor<1x4xf32> scheme #fabric.dense<fan_in = 8, neurons = 4, weights = dense<0.25> : tensor<8x4xf32>, weights_source = "w1"> {
   ^bb0(%x: tensor<1x8xf32>):
     %y = tensor.empty() : tensor<1x4xf32>

@@ -72,12 +72,13 @@ mlir::LogicalResult emitPoolKernel(mlir::OpBuilder &b, mlir::Location loc,
 
 /// The training program of docs/training.md ("A trained max pool") for a
 /// max pool whose windows tile its input (trainedPoolLimits), on one band:
-/// dL/dy arrives on `gradIn` from the east, dL/dx leaves west on
+/// dL/dy arrives on `gradIn` from the east (a pool feeding a residual
+/// block: and on `gradIn2`, added; -1: none), dL/dx leaves west on
 /// `gradOut`.
 mlir::LogicalResult emitTrainedPoolKernel(mlir::OpBuilder &b,
                                           mlir::Location loc,
                                           const PoolKernel &k, int64_t gradIn,
-                                          int64_t gradOut,
+                                          int64_t gradIn2, int64_t gradOut,
                                           llvm::StringRef name,
                                           const RouteTable &routes);
 

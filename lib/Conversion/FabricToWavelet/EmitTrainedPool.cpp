@@ -51,9 +51,10 @@ enum : int64_t { kDsrRecv = 0, kDsrMax = 1, kDsrSend = 2, kDsrA = 3 };
 class Emitter : WaveletBuilder {
 public:
   Emitter(OpBuilder &b, Location loc, const PoolKernel &k, int64_t gradIn,
-          int64_t gradOut, StringRef name)
+          int64_t gradIn2, int64_t gradOut, StringRef name)
       : WaveletBuilder(b, loc), k(k), s(k.shape), gradIn(gradIn),
-        gradOut(gradOut), name(name), mm(trainedPoolMap(s, k.rows)),
+        gradIn2(gradIn2), gradOut(gradOut), name(name),
+        mm(trainedPoolMap(s, k.rows)),
         lc(mm.lc), wo(s.wout()), hout(s.hout()) {}
 
   void emitGroup(int64_t r0, int64_t r1, const RouteTable &routes) {
@@ -99,7 +100,7 @@ private:
 
   const PoolKernel &k;
   const PoolShape &s;
-  const int64_t gradIn, gradOut;
+  const int64_t gradIn, gradIn2, gradOut;
   StringRef name;
   const TrainedPoolMap mm;
   const int64_t lc, wo, hout;
@@ -133,6 +134,8 @@ void Emitter::emitRecords() {
   rec("in", DsdFields::fabin(inRow, k.inColor));
   rec("send", DsdFields::fabout(outRow, k.outColor).withUtid(3));
   rec("grad_in", DsdFields::fabin(outRow, gradIn));
+  if (gradIn2 >= 0)
+    rec("grad_in2", DsdFields::fabin(outRow, gradIn2));
   rec("grad_out", DsdFields::fabout(inRow, gradOut));
   SmallVector<int64_t> lens = {lc, wo, s.kw, 1};
   wv::XdsdOp::create(b, loc, "x_out", uint64_t(nextRecord()), lens,
@@ -179,10 +182,17 @@ void Emitter::emitProgram() {
     inst(Opcode::MOV32, {ddsr(kDsrSend), s0(kDsrSend)});
   }
   // Backward: the gradient rows, then per input row its gradient west.
-  dsrLoad(RF::s0dsr, kDsrA, "grad_in");
+  // (Feeding a residual block: the two paths' gradients added, row by
+  // row.)
   for (int64_t oh = 0; oh < hout; ++oh) {
     dsrLoad(RF::ddsr, kDsrA, nth("dy", oh));
+    dsrLoad(RF::s0dsr, kDsrA, "grad_in");
     inst(Opcode::MOV32, {ddsr(kDsrA), s0(kDsrA)});
+    if (gradIn2 >= 0) {
+      dsrLoad(RF::s0dsr, kDsrA, nth("dy", oh));
+      dsrLoad(RF::s1dsr, kDsrA, "grad_in2");
+      inst(Opcode::FADD, {dsr(kDsrA), s1(kDsrA)});
+    }
   }
   auto un = [&](Opcode op, StringRef d, StringRef src) {
     dsrLoad(RF::ddsr, kDsrA, d);
@@ -221,7 +231,8 @@ void Emitter::emitProgram() {
 
 LogicalResult emitTrainedPoolKernel(OpBuilder &b, Location loc,
                                     const PoolKernel &k, int64_t gradIn,
-                                    int64_t gradOut, StringRef name,
+                                    int64_t gradIn2, int64_t gradOut,
+                                    StringRef name,
                                     const RouteTable &routes) {
   if (std::string why = trainedPoolLimits(k.shape, k.rows); !why.empty())
     return emitError(loc) << "pooling kernel " << name << " on " << k.rows
@@ -229,7 +240,7 @@ LogicalResult emitTrainedPoolKernel(OpBuilder &b, Location loc,
   if (k.tiles != 1)
     return emitError(loc) << "pooling kernel " << name
                           << " is cut into bands, which training does not do";
-  Emitter e(b, loc, k, gradIn, gradOut, name);
+  Emitter e(b, loc, k, gradIn, gradIn2, gradOut, name);
   // (The PEs are appended at the insertion point, the block's end.)
   Block *block = b.getInsertionBlock();
   Operation *last = block->empty() ? nullptr : &block->back();

@@ -243,11 +243,13 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
     // loss).
     SmallVector<int64_t> gradIns = gradientsInto(s.kernel);
     if (s.kernel.getTrained() &&
-        (gradIns.empty() || (gradIns.size() > 1 && !s.layer.conv)))
+        (gradIns.empty() ||
+         (gradIns.size() > 1 && !s.layer.conv && !s.pool) ||
+         gradIns.size() > 2))
       return s.kernel.emitOpError("takes ")
              << gradIns.size()
              << " gradient streams; a trained kernel takes one (a "
-                "convolution that feeds a residual block two)";
+                "convolution or max pool that feeds a residual block two)";
     int64_t gradInColor = gradIns.empty() ? -1 : gradIns[0];
     int64_t gradOutColor = gradientColor(s.kernel);
     Location kloc = s.kernel.getLoc();
@@ -346,8 +348,10 @@ LogicalResult LowerTrainingToWaveletPass::lower(fab::ProgramOp program) {
       pk.inColor = inColor;
       pk.outColor = outColor;
       if (failed(s.kernel.getTrained()
-                     ? emitTrainedPoolKernel(b, kloc, pk, gradInColor,
-                                             gradOutColor, n, routes->table)
+                     ? emitTrainedPoolKernel(
+                           b, kloc, pk, gradInColor,
+                           gradIns.size() > 1 ? gradIns[1] : -1, gradOutColor,
+                           n, routes->table)
                      : emitPoolKernel(b, kloc, pk, n, routes->table)))
         return failure();
       continue;

@@ -59,6 +59,9 @@
 #   train-pool-ties
 #               conv 1->2 1x1 pad 2 with a positive bias + ReLU, maxpool 2,
 #               Flatten, Linear 3: ties in the pool's windows          (4x4)
+#   train-pool-block
+#               conv 1->4 3x3 pad 1 + ReLU, maxpool 2, a basic block on
+#               its output, Flatten, Linear 3, any batch              (8x8)
 #   train-down  conv 3->4 3x3 pad 1 + ReLU, then a downsampling basic
 #               block without batch norms (conv 4->8 3x3 stride 2 + ReLU,
 #               conv 8->8 3x3; shortcut conv 4->8 1x1 stride 2; +, ReLU),
@@ -220,6 +223,23 @@ class TrainBlock(nn.Module):
         return self.fc(torch.flatten(y, 1))
 
 
+class TrainPoolBlock(nn.Module):
+    """conv 1->4 3x3 + ReLU, maxpool 2, a basic block on its output,
+    Linear 3."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv1 = nn.Conv2d(4, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 4 * 4, 3)
+
+    def forward(self, x):
+        h = nn.functional.max_pool2d(torch.relu(self.stem(x)), 2)
+        y = torch.relu(self.conv2(torch.relu(self.conv1(h))) + h)
+        return self.fc(torch.flatten(y, 1))
+
+
 class TrainDown(nn.Module):
     """A stem and a downsampling basic block without batch norms."""
 
@@ -328,6 +348,10 @@ def model(kind):
             conv.bias.uniform_(0.1, 0.5)
         return nn.Sequential(conv, nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
                              nn.Linear(2 * 4 * 4, 3)), (1, 1, 4, 4)
+    if kind == "train-pool-block":
+        # weftc train: a max pool feeding a residual block (it adds the
+        # gradients of the block's two paths).
+        return TrainPoolBlock(), (1, 1, 8, 8)
     if kind == "train-down":
         # weftc train: a stem and a downsampling basic block without batch
         # norms (conv 4->8 3x3 stride 2 + ReLU, conv 8->8 3x3; shortcut
