@@ -81,22 +81,10 @@ private:
   void rec(StringRef sym, const DsdFields &f) {
     dsdAt(sym, kRecords + 4 * records++, f);
   }
-  void vec(Opcode op, StringRef d, StringRef s0Name, StringRef s1Name) {
-    dsrLoad(wv::RegFile::ddsr, 0, d);
-    dsrLoad(wv::RegFile::s0dsr, 0, s0Name);
-    dsrLoad(wv::RegFile::s1dsr, 0, s1Name);
-    inst(op, {dsr(0), s1(0)});
+  template <typename S1> void vec(Opcode op, StringRef d, StringRef s0, S1 s1) {
+    vecVia(0, op, d, s0, s1);
   }
-  void vec(Opcode op, StringRef d, StringRef s0Name, wv::OperandAttr v) {
-    dsrLoad(wv::RegFile::ddsr, 0, d);
-    dsrLoad(wv::RegFile::s0dsr, 0, s0Name);
-    inst(op, {dsr(0), v});
-  }
-  void un(Opcode op, StringRef d, StringRef s) {
-    dsrLoad(wv::RegFile::ddsr, 1, d);
-    dsrLoad(wv::RegFile::s0dsr, 1, s);
-    inst(op, {ddsr(1), s0(1)});
-  }
+  void un(Opcode op, StringRef d, StringRef s) { unVia(1, op, d, s); }
   void emitLoss(int64_t L, int64_t r0, int64_t r1, const Role &role);
 
   const TrainedColumn &k;

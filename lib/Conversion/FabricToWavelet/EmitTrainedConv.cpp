@@ -66,7 +66,6 @@ enum : int64_t {
   kDsrCopy = 7,   // the diagonal: column <- input row
   kDsrA = 8,      // the backward's scratch DSRs
   kDsrB = 9,
-  kDsrC = 10,
 };
 
 // XDSRs. 0-2 hold the forward's (and the chain pass's) dimensions
@@ -141,25 +140,13 @@ private:
     wv::XdsdOp::create(b, loc, sym, uint64_t(mm.records + 4 * records++),
                        lens, sels);
   }
-  /// `op d <- s0, s1` through DSR n, loading the three records.
-  void vec(Opcode op, StringRef d, StringRef s0Name, StringRef s1Name,
-           int64_t n = kDsrA) {
-    dsrLoad(wv::RegFile::ddsr, n, d);
-    dsrLoad(wv::RegFile::s0dsr, n, s0Name);
-    dsrLoad(wv::RegFile::s1dsr, n, s1Name);
-    inst(op, {dsr(n), s1(n)});
+  /// The vector steps through DSR n (default A), WaveletBuilder's.
+  template <typename S1>
+  void vec(Opcode op, StringRef d, StringRef s0, S1 s1, int64_t n = kDsrA) {
+    vecVia(n, op, d, s0, s1);
   }
-  void vec(Opcode op, StringRef d, StringRef s0Name, wv::OperandAttr s1v,
-           int64_t n = kDsrA) {
-    dsrLoad(wv::RegFile::ddsr, n, d);
-    dsrLoad(wv::RegFile::s0dsr, n, s0Name);
-    inst(op, {dsr(n), s1v});
-  }
-  /// `op d <- s`.
   void un(Opcode op, StringRef d, StringRef src, int64_t n = kDsrA) {
-    dsrLoad(wv::RegFile::ddsr, n, d);
-    dsrLoad(wv::RegFile::s0dsr, n, src);
-    inst(op, {ddsr(n), s0(n)});
+    unVia(n, op, d, src);
   }
   void fill(StringRef d, wt::SmallImm v) {
     dsrLoad(wv::RegFile::ddsr, kDsrA, d);
@@ -599,25 +586,8 @@ void Emitter::emitBackward(int64_t c, const PeKey &key) {
         inst(Opcode::FMAC, {dsr(kDsrB), s1(kDsrB)});
       }
     }
-    switch (key.red.reduce) {
-    case ReduceRole::Upper:
-    case ReduceRole::Lower:
-      if (key.red.receives)
-        vec(Opcode::FADD, "red_out", "dx", "red_in");
-      else
-        un(Opcode::MOV32, "red_out", "dx");
-      break;
-    case ReduceRole::Diagonal:
-      if (key.red.receives)
-        vec(Opcode::FADD, "dx", "dx", "red_north");
-      if (key.red.receivesSouth)
-        vec(Opcode::FADD, "red_out", "dx", "red_south");
-      else
-        un(Opcode::MOV32, "red_out", "dx");
-      break;
-    case ReduceRole::None:
-      break;
-    }
+    emitGradientReduce(*this, key.red, kDsrA, kDsrA,
+                       /*sumBeforeSend=*/false);
     if (mm.dyu >= 0) {
       dsrLoad(RF::stride, kRegSwLk, "stride2");
       dsrLoad(RF::stride, kRegPitch, "stride4");

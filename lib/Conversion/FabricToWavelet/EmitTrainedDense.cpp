@@ -91,25 +91,12 @@ private:
     assert(at + 4 <= TrainedDenseMap::kData && "the records overflow");
     return at;
   }
-  /// `op d <- s0, s1` through DSR n: loads the records (nullptr: none;
-  /// s1 may be a GPR or immediate operand instead).
-  void vec(Opcode op, StringRef d, StringRef s0Name, StringRef s1Name) {
-    dsrLoad(wv::RegFile::ddsr, kDsrA, d);
-    dsrLoad(wv::RegFile::s0dsr, kDsrA, s0Name);
-    dsrLoad(wv::RegFile::s1dsr, kDsrA, s1Name);
-    inst(op, {dsr(kDsrA), s1(kDsrA)});
+  /// The vector steps through DSR A (un: B), WaveletBuilder's.
+  template <typename S1> void vec(Opcode op, StringRef d, StringRef s0, S1 s1) {
+    vecVia(kDsrA, op, d, s0, s1);
   }
-  void vec(Opcode op, StringRef d, StringRef s0Name, wv::OperandAttr s1v) {
-    dsrLoad(wv::RegFile::ddsr, kDsrA, d);
-    dsrLoad(wv::RegFile::s0dsr, kDsrA, s0Name);
-    inst(op, {dsr(kDsrA), s1v});
-  }
-  /// `op d <- s` (Un), through DSR n (a microthread launch when d or s is a
-  /// fabric DSD with a microthread).
   void un(Opcode op, StringRef d, StringRef s, int64_t n = kDsrB) {
-    dsrLoad(wv::RegFile::ddsr, n, d);
-    dsrLoad(wv::RegFile::s0dsr, n, s);
-    inst(op, {ddsr(n), s0(n)});
+    unVia(n, op, d, s);
   }
   void fill(StringRef d, wt::SmallImm v) {
     dsrLoad(wv::RegFile::ddsr, kDsrB, d);
@@ -471,32 +458,10 @@ void Emitter::emitCompute(int64_t c, int64_t r0, int64_t r1,
     // then reduced down the column to the diagonal, which sends it west.
     fill("dx", wt::SmallImm::Zero);
     vec(Opcode::FMAC, "dx4", "w4", "delta4");
-    switch (key.red.reduce) {
-    case ReduceRole::Upper:
-    case ReduceRole::Lower:
-      if (key.red.receives)
-        vec(Opcode::FADD, "red_out", "dx", "red_in");
-      else
-        un(Opcode::MOV32, "red_out", "dx");
-      break;
-    case ReduceRole::Diagonal:
-      if (key.red.receives)
-        vec(Opcode::FADD, "dx", "dx", "red_north");
-      if (pipelined) {
-        // Both sums into dx on the main thread, then dx west on a
-        // microthread (the column is not held back by the kernel before).
-        if (key.red.receivesSouth)
-          vec(Opcode::FADD, "dx", "dx", "red_south");
-        un(Opcode::MOV32, "red_out", "dx");
-      } else if (key.red.receivesSouth) {
-        vec(Opcode::FADD, "red_out", "dx", "red_south");
-      } else {
-        un(Opcode::MOV32, "red_out", "dx");
-      }
-      break;
-    case ReduceRole::None:
-      break;
-    }
+    // CPGD: both sums into dx on the main thread, then dx west on a
+    // microthread (the column is not held back by the kernel before).
+    emitGradientReduce(*this, key.red, kDsrA, kDsrB,
+                       /*sumBeforeSend=*/pipelined);
   }
   // A layer that does not store x takes it again, recomputed by the layer
   // before, into dx's memory (dx has gone west).

@@ -63,16 +63,9 @@ public:
   }
 
 private:
-  void un(Opcode op, StringRef d, StringRef src) {
-    dsrLoad(wv::RegFile::ddsr, kDsrA, d);
-    dsrLoad(wv::RegFile::s0dsr, kDsrA, src);
-    inst(op, {ddsr(kDsrA), s0(kDsrA)});
-  }
-  void vec(Opcode op, StringRef d, StringRef s0Name, StringRef s1Name) {
-    dsrLoad(wv::RegFile::ddsr, kDsrA, d);
-    dsrLoad(wv::RegFile::s0dsr, kDsrA, s0Name);
-    dsrLoad(wv::RegFile::s1dsr, kDsrA, s1Name);
-    inst(op, {dsr(kDsrA), s1(kDsrA)});
+  void un(Opcode op, StringRef d, StringRef src) { unVia(kDsrA, op, d, src); }
+  void vec(Opcode op, StringRef d, StringRef s0, StringRef s1) {
+    vecVia(kDsrA, op, d, s0, s1);
   }
   static std::string nth(StringRef what, int64_t i) {
     return (what + Twine(i)).str();

@@ -195,9 +195,7 @@ void Emitter::emitProgram() {
     }
   }
   auto un = [&](Opcode op, StringRef d, StringRef src) {
-    dsrLoad(RF::ddsr, kDsrA, d);
-    dsrLoad(RF::s0dsr, kDsrA, src);
-    inst(op, {ddsr(kDsrA), s0(kDsrA)});
+    unVia(kDsrA, op, d, src);
   };
   for (int64_t h = 0; h < s.hin; ++h) {
     int64_t oh = h / s.sh;

@@ -21,6 +21,8 @@
 #include "weft/Kernels/Routing.h"
 #include "weft/Machine/Target.h"
 
+#include "WaveletBuilder.h"
+
 #include <algorithm>
 
 namespace weft::conversion {
@@ -130,6 +132,43 @@ inline ReduceKey gradientReduceKey(const DenseMapping &m, int64_t c,
     k.receivesSouth = r + 1 < m.rows;
   }
   return k;
+}
+
+/// The column's reduction of the input gradient's partial sums in record
+/// "dx" (docs/training.md): an upper or lower row adds what it receives
+/// ("red_in") and passes the sum on ("red_out"); the diagonal adds the
+/// north's into dx and sends dx plus the south's west ("red_north",
+/// "red_south", "red_out"). With `sumBeforeSend` the diagonal adds both
+/// into dx first and sends dx alone (a send on a microthread must read a
+/// finished buffer). `vec` and `un` are DSR triples for the three- and
+/// two-operand steps.
+inline void emitGradientReduce(WaveletBuilder &w, const ReduceKey &key,
+                               int64_t vec, int64_t un, bool sumBeforeSend) {
+  using Opcode = WaveletBuilder::Opcode;
+  switch (key.reduce) {
+  case ReduceRole::Upper:
+  case ReduceRole::Lower:
+    if (key.receives)
+      w.vecVia(vec, Opcode::FADD, "red_out", "dx", "red_in");
+    else
+      w.unVia(un, Opcode::MOV32, "red_out", "dx");
+    return;
+  case ReduceRole::Diagonal:
+    if (key.receives)
+      w.vecVia(vec, Opcode::FADD, "dx", "dx", "red_north");
+    if (sumBeforeSend) {
+      if (key.receivesSouth)
+        w.vecVia(vec, Opcode::FADD, "dx", "dx", "red_south");
+      w.unVia(un, Opcode::MOV32, "red_out", "dx");
+    } else if (key.receivesSouth) {
+      w.vecVia(vec, Opcode::FADD, "red_out", "dx", "red_south");
+    } else {
+      w.unVia(un, Opcode::MOV32, "red_out", "dx");
+    }
+    return;
+  case ReduceRole::None:
+    return;
+  }
 }
 
 } // namespace weft::conversion

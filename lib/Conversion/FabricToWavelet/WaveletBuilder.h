@@ -193,6 +193,29 @@ public:
     wavelet::DsrOp::create(b, loc, /*store=*/false, f, reg, record);
   }
   using Opcode = wavelet::Opcode;
+  /// `op d <- s0, s1` through DSR triple n, loading the three records (the
+  /// training emitters' step on memory vectors).
+  void vecVia(int64_t n, Opcode op, llvm::StringRef d, llvm::StringRef s0Rec,
+              llvm::StringRef s1Rec) {
+    dsrLoad(wavelet::RegFile::ddsr, n, d);
+    dsrLoad(wavelet::RegFile::s0dsr, n, s0Rec);
+    dsrLoad(wavelet::RegFile::s1dsr, n, s1Rec);
+    inst(op, {dsr(n), s1(n)});
+  }
+  /// The same with a register or immediate second source.
+  void vecVia(int64_t n, Opcode op, llvm::StringRef d, llvm::StringRef s0Rec,
+              wavelet::OperandAttr s1v) {
+    dsrLoad(wavelet::RegFile::ddsr, n, d);
+    dsrLoad(wavelet::RegFile::s0dsr, n, s0Rec);
+    inst(op, {dsr(n), s1v});
+  }
+  /// `op d <- s` through DSR n (a microthread launch when d or s is a
+  /// fabric DSD with a microthread).
+  void unVia(int64_t n, Opcode op, llvm::StringRef d, llvm::StringRef src) {
+    dsrLoad(wavelet::RegFile::ddsr, n, d);
+    dsrLoad(wavelet::RegFile::s0dsr, n, src);
+    inst(op, {ddsr(n), s0(n)});
+  }
   /// `wavelet.inst OPCODE args [term]`.
   void inst(Opcode opcode, llvm::ArrayRef<wavelet::OperandAttr> args,
             bool term = false) {
