@@ -57,20 +57,42 @@ struct FrustumFuse : weft::impl::FrustumFuseBase<FrustumFuse> {
   void merge(wf::ProgramOp program, ArrayRef<wf::KernelOp> members);
 };
 
+/// The cycles per sample a group must not exceed: the network's per
+/// layer when the group was weighed at the network's pace, else its own
+/// layers'.
+static int64_t paceOf(DictionaryAttr record) {
+  if (auto network = record.getAs<IntegerAttr>("network_cycles"))
+    return network.getInt();
+  return record.getAs<IntegerAttr>("per_layer_cycles").getInt();
+}
+
 std::string FrustumFuse::decided(ArrayRef<wf::KernelOp> members) {
   auto record = members.front()->getAttrOfType<DictionaryAttr>("frustum");
   if (always)
     return "";
   int64_t overlap = record.getAs<IntegerAttr>("overlap_cycles").getInt(),
           exchange = record.getAs<IntegerAttr>("exchange_cycles").getInt(),
-          perLayer = record.getAs<IntegerAttr>("per_layer_cycles").getInt();
+          perLayer = paceOf(record);
   bool exchangeChosen = record.getAs<StringAttr>("halo").getValue() != "overlap";
   int64_t chosen = exchangeChosen ? exchange : overlap;
+  const char *against = record.get("network_cycles")
+                            ? "the network per layer"
+                            : "per layer";
+  // The decision's own sentence when it recorded one.
+  if (auto reason = record.getAs<StringAttr>("reason");
+      reason && !record.getAs<BoolAttr>("chosen").getValue())
+    return reason.str();
   if (!record.getAs<BoolAttr>("chosen").getValue())
     return chosen > perLayer
-               ? "the cost model predicts its tiles slower than per layer (" +
-                     std::to_string(chosen) + " against " +
-                     std::to_string(perLayer) + " cycles per sample)"
+               ? "the cost model predicts its tiles slower than " +
+                     std::string(against) + " (" + std::to_string(chosen) +
+                     " against " + std::to_string(perLayer) +
+                     " cycles per sample)"
+           : record.get("network_cycles")
+               ? "beside its " +
+                     std::to_string(record.getAs<IntegerAttr>("pes").getInt()) +
+                     " PEs of tiles, the rest of the network is predicted "
+                     "slower than the network per layer, or does not fit"
                : "its tiles need " +
                      std::to_string(record.getAs<IntegerAttr>("pes").getInt()) +
                      " PEs, more than the fabric has";
@@ -79,9 +101,9 @@ std::string FrustumFuse::decided(ArrayRef<wf::KernelOp> members) {
   if (exchangeChosen && overlap > perLayer)
     return "the cost model chose to exchange its halos (" +
            std::to_string(exchange) + " cycles per sample), which is not "
-           "lowered yet, and overlapping them is predicted slower than per "
-           "layer (" + std::to_string(overlap) + " against " +
-           std::to_string(perLayer) + ")";
+           "lowered yet, and overlapping them is predicted slower than " +
+           std::string(against) + " (" + std::to_string(overlap) +
+           " against " + std::to_string(perLayer) + ")";
   if (exchangeChosen)
     wf::KernelOp(members.front()).emitRemark()
         << "frustum group " << record.getAs<IntegerAttr>("group").getInt()
@@ -98,14 +120,11 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
     if (k->hasAttr(wc::kFrustumChainAttr))
       return "its member @" + k.getSymName().str() + " is fused already";
     if (auto p = dyn_cast<wf::PoolSchemeAttr>(k.getScheme())) {
-      wc::PoolShape pool = p.getShape();
-      if (!pool.max || pool.global())
-        return "its member @" + k.getSymName().str() +
-               " is an average or global pool (only max pools of a window "
-               "run fused)";
-      wc::ConvShape w = pool.window();
-      w.maxPool = true;
-      shapes.push_back(w);
+      std::string why;
+      std::optional<wc::ConvShape> w = wc::frustumPoolLevel(p.getShape(), why);
+      if (!w)
+        return "its member @" + k.getSymName().str() + " is " + why;
+      shapes.push_back(*w);
       continue;
     }
     auto c = dyn_cast<wf::ConvSchemeAttr>(k.getScheme());
@@ -135,13 +154,14 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
     return why;
   // The lowering's bands are not the decision's tiles: never slower than
   // the per-layer figure the decision weighed them against.
-  int64_t perLayer =
-      record.getAs<IntegerAttr>("per_layer_cycles").getInt();
+  int64_t perLayer = paceOf(record);
   int64_t fused = wc::predictFrustumCycles(shapes, bands);
   if (fused > perLayer)
     return "it is predicted slower fused (" + std::to_string(fused) +
-           " cycles per sample in " + std::to_string(bands) +
-           " bands) than per layer (" + std::to_string(perLayer) + ")";
+           " cycles per sample in " + std::to_string(bands) + " bands) than " +
+           (record.get("network_cycles") ? "the network per layer ("
+                                         : "per layer (") +
+           std::to_string(perLayer) + ")";
   return "";
 }
 

@@ -21,6 +21,7 @@
 #include "weft/FabricTransforms/Passes.h"
 #include "weft/Kernels/Frustum.h"
 #include "weft/Kernels/FrustumChain.h"
+#include "weft/Kernels/FrustumNetwork.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -153,6 +154,12 @@ struct FrustumTile : weft::impl::FrustumTileBase<FrustumTile> {
                                  << precision << "'";
       return signalPassFailure();
     }
+    if (pace != "network" && pace != "group") {
+      getOperation().emitError() << "--weft-frustum-tile: pace must be "
+                                    "network or group, not '"
+                                 << pace << "'";
+      return signalPassFailure();
+    }
     if (side < 1 || (elementBytes != 2 && elementBytes != 4) ||
         codeInstructions < 0 || maxTile < 0) {
       getOperation().emitError()
@@ -171,6 +178,10 @@ struct FrustumTile : weft::impl::FrustumTileBase<FrustumTile> {
 };
 
 LogicalResult FrustumTile::tile(wf::ProgramOp program) {
+  // A training program runs every kernel per layer: the trained kernels'
+  // lowering (docs/training.md) has no fused frustum group.
+  if (program.getTrainingAttr())
+    return success();
   FailureOr<wc::Graph> g =
       wc::analyzeGraph(program, /*placed=*/false, /*withData=*/false);
   if (failed(g))
@@ -254,8 +265,17 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
     chain->closes.push_back(closes);
   }
 
+  // Every group of every chain, with what it is weighed against.
+  struct Candidate {
+    wc::NetworkFrustumGroup group;
+    /// The members to record: the layers with their level, then a
+    /// residual block's add and projection with their role.
+    std::vector<std::pair<Operation *, NamedAttribute>> members;
+  };
   OpBuilder b(program.getContext());
-  int64_t groupId = 0;
+  std::vector<Candidate> candidates;
+  const wc::Precision perLayerPrecision =
+      precision == "mixed" ? wc::Precision::Mixed : wc::Precision::FP32;
   for (const Chain &chain : chains) {
     const std::vector<wc::ChainLink> &links = chain.links;
     if (links.size() < 2)
@@ -270,73 +290,133 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
       continue;
     }
     for (auto [first, last] : groups) {
-      wc::FrustumGroup fg = wc::chainGroup(links, first, last);
-      std::optional<wc::FrustumTiling> t = wc::largestTile(fg, side, budget);
+      Candidate c;
+      wc::NetworkFrustumGroup &ng = c.group;
+      ng.group = wc::chainGroup(links, first, last);
+      std::optional<wc::FrustumTiling> t =
+          wc::largestTile(ng.group, side, budget);
       // A smaller tile fits whenever a larger one does.
       if (maxTile > 0 && (t->th > maxTile || t->tw > maxTile))
-        t = wc::tilingOf(fg, std::min<int64_t>(t->th, maxTile),
+        t = wc::tilingOf(ng.group, std::min<int64_t>(t->th, maxTile),
                          std::min<int64_t>(t->tw, maxTile), side,
                          elementBytes);
-      // The decision: the layers per layer, each on its fastest rectangle
-      // (the pipeline runs at the slowest), against the group's tiles.
-      wc::PerLayerCost base;
-      const wc::Precision perLayerPrecision = precision == "mixed"
-                                                  ? wc::Precision::Mixed
-                                                  : wc::Precision::FP32;
+      ng.bound = *t;
+      // The layers per layer, each on its fastest rectangle of the whole
+      // fabric (the pipeline runs at the slowest).
       auto perLayer = [&](size_t stage) {
         const ChainLayer &l = g->stages[stage].info.layer;
-        base.cycles.push_back(
+        ng.base.cycles.push_back(
             l.kind == ChainLayer::Kind::Pool
                 ? wc::fastestPoolCycles(l.pool, height, memoryBytes)
                 : wc::fastestConvCycles(l.conv, width, height, memoryBytes,
                                         perLayerPrecision));
+        ng.kernels.push_back(stage);
       };
-      for (size_t l = first; l <= last; ++l)
+      for (size_t l = first; l <= last; ++l) {
         perLayer(chain.stages[l]);
-      const Block *blk =
-          fg.residual ? &blocks[size_t(chain.closes[last])] : nullptr;
-      if (blk && blk->projection >= 0)
-        perLayer(size_t(blk->projection));
-      // Every tile size up to the memory bound; the fastest chosen one.
-      wc::FrustumDecision d = wc::decideFastestFrustum(
-          fg, base, *t, elementBytes, width * height);
-      const wc::FrustumTiling bound = *t;
-      t = d.tiling;
-      auto record = [&](Operation *k, NamedAttribute place) {
-        NamedAttribute fields[] = {
-            b.getNamedAttr("group", b.getI64IntegerAttr(groupId)), place,
-            b.getNamedAttr("side", b.getI64IntegerAttr(side)),
-            b.getNamedAttr("tile", b.getDenseI64ArrayAttr({t->th, t->tw})),
-            b.getNamedAttr("max_tile",
-                           b.getDenseI64ArrayAttr({bound.th, bound.tw})),
-            b.getNamedAttr("chosen", b.getBoolAttr(d.chosen)),
-            b.getNamedAttr("halo",
-                           b.getStringAttr(wc::haloPolicyName(d.policy))),
-            b.getNamedAttr("overlap_cycles",
-                           b.getI64IntegerAttr(d.overlap.cycles)),
-            b.getNamedAttr("exchange_cycles",
-                           b.getI64IntegerAttr(d.exchange.cycles)),
-            b.getNamedAttr("per_layer_cycles",
-                           b.getI64IntegerAttr(d.perLayer.cycles)),
-            b.getNamedAttr("hops", b.getI64IntegerAttr(d.frustum.hops)),
-            b.getNamedAttr("pes", b.getI64IntegerAttr(d.frustum.pes))};
-        k->setAttr("frustum", b.getDictionaryAttr(fields));
-      };
-      for (size_t l = first; l <= last; ++l)
-        record(g->stages[chain.stages[l]].kernel,
-               b.getNamedAttr("level", b.getI64IntegerAttr(int64_t(l - first))));
+        c.members.push_back(
+            {g->stages[chain.stages[l]].kernel,
+             b.getNamedAttr("level", b.getI64IntegerAttr(int64_t(l - first)))});
+      }
       // A residual group: its add (the top level's closeout) and its
       // projection are members too.
-      if (blk) {
-        record(g->stages[blk->join].kernel,
-               b.getNamedAttr("role", b.getStringAttr("add")));
-        if (blk->projection >= 0)
-          record(g->stages[size_t(blk->projection)].kernel,
-                 b.getNamedAttr("role", b.getStringAttr("projection")));
+      if (ng.group.residual) {
+        const Block &blk = blocks[size_t(chain.closes[last])];
+        if (blk.projection >= 0)
+          perLayer(size_t(blk.projection));
+        ng.kernels.push_back(blk.join);
+        c.members.push_back({g->stages[blk.join].kernel,
+                             b.getNamedAttr("role", b.getStringAttr("add"))});
+        if (blk.projection >= 0)
+          c.members.push_back(
+              {g->stages[size_t(blk.projection)].kernel,
+               b.getNamedAttr("role", b.getStringAttr("projection"))});
       }
-      ++groupId;
-      ++numGroups;
+      // A chain of plain convolutions and max pools on one PE a tile runs
+      // as the band lowering: it is weighed as that fused kernel.
+      if (side == 1 && !ng.group.residual) {
+        std::string why;
+        for (size_t l = first; l <= last && why.empty(); ++l) {
+          const ChainLayer &cl = g->stages[chain.stages[l]].info.layer;
+          if (cl.kind == ChainLayer::Kind::Pool) {
+            if (std::optional<wc::ConvShape> w =
+                    wc::frustumPoolLevel(cl.pool, why))
+              ng.lowered.push_back(*w);
+          } else {
+            ng.lowered.push_back(cl.conv);
+          }
+        }
+        if (!why.empty() || !wc::frustumChainProblem(ng.lowered).empty())
+          ng.lowered.clear();
+      }
+      candidates.push_back(std::move(c));
     }
+  }
+  if (candidates.empty())
+    return success();
+
+  // The decisions: at the network's pace (the partitioner's figures for
+  // the network per layer and for the rest of it beside the groups'
+  // tiles), or each group against its own layers.
+  std::vector<wc::FrustumDecision> decisions;
+  if (pace == "network") {
+    wc::NetworkShape net = wc::networkShapeOf(*g);
+    net.mergeLanes = mergeLanes;
+    std::vector<wc::NetworkFrustumGroup> groups;
+    for (const Candidate &c : candidates)
+      groups.push_back(c.group);
+    std::string why;
+    if (std::optional<wc::NetworkFrustumPlan> plan = wc::decideNetworkFrustums(
+            net, groups, perLayerPrecision, program.getModel(), elementBytes,
+            why)) {
+      decisions = std::move(plan->decisions);
+    } else {
+      program.emitRemark()
+          << "frustum groups are weighed against their own layers: the "
+             "network per layer does not fit the fabric ("
+          << why << ")";
+    }
+  }
+  if (decisions.empty())
+    for (const Candidate &c : candidates)
+      decisions.push_back(wc::decideFastestFrustum(
+          c.group.group, c.group.base, c.group.bound, elementBytes,
+          width * height));
+
+  for (auto [groupId, c, d] : llvm::enumerate(candidates, decisions)) {
+    const wc::FrustumTiling &t = *d.tiling, &bound = c.group.bound;
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("group", b.getI64IntegerAttr(int64_t(groupId))),
+        b.getNamedAttr("side", b.getI64IntegerAttr(side)),
+        b.getNamedAttr("tile", b.getDenseI64ArrayAttr({t.th, t.tw})),
+        b.getNamedAttr("max_tile", b.getDenseI64ArrayAttr({bound.th, bound.tw})),
+        b.getNamedAttr("chosen", b.getBoolAttr(d.chosen)),
+        b.getNamedAttr("halo", b.getStringAttr(wc::haloPolicyName(d.policy))),
+        b.getNamedAttr("overlap_cycles", b.getI64IntegerAttr(d.overlap.cycles)),
+        b.getNamedAttr("exchange_cycles",
+                       b.getI64IntegerAttr(d.exchange.cycles)),
+        b.getNamedAttr("per_layer_cycles",
+                       b.getI64IntegerAttr(d.perLayer.cycles)),
+        b.getNamedAttr("hops", b.getI64IntegerAttr(d.frustum.hops)),
+        b.getNamedAttr("per_layer_hops", b.getI64IntegerAttr(d.perLayer.hops)),
+        b.getNamedAttr("pes", b.getI64IntegerAttr(d.frustum.pes))};
+    // The figure the group was held to: the network per layer, and the
+    // network with the group fused.
+    if (d.networkCycles > 0)
+      fields.push_back(b.getNamedAttr("network_cycles",
+                                      b.getI64IntegerAttr(d.networkCycles)));
+    if (!d.chosen && !d.reason.empty())
+      fields.push_back(b.getNamedAttr("reason", b.getStringAttr(d.reason)));
+    if (d.chosen && d.fusedNetworkCycles > 0)
+      fields.push_back(
+          b.getNamedAttr("fused_network_cycles",
+                         b.getI64IntegerAttr(d.fusedNetworkCycles)));
+    for (auto &[k, place] : c.members) {
+      SmallVector<NamedAttribute> all(fields);
+      all.push_back(place);
+      k->setAttr("frustum", b.getDictionaryAttr(all));
+    }
+    ++numGroups;
   }
   return success();
 }

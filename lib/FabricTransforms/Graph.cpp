@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/FabricTransforms/Graph.h"
+#include "weft/Kernels/JoinKernel.h"
 
 #include "mlir/IR/SymbolTable.h"
 
@@ -600,6 +601,49 @@ std::string sparseIneligible(const Graph &g, const Stage &c) {
       (!host && g.stages[size_t(gs.producer)].m.rows != c.m.smear))
     return "not a row-chunked vector";
   return "";
+}
+
+std::optional<MapJoin> mapJoinOf(const Graph &g, const Stage &st) {
+  // A per-channel join buffers whole samples: its scale needs one.
+  if (!st.join || st.info.join.broadcast >= 0)
+    return std::nullopt;
+  auto [a, b] = joinRowReadiness(g, st);
+  fabric::StreamOp op = g.streams[size_t(st.inputs[0])].op;
+  if (a.ready.empty() || b.ready.empty() ||
+      a.ready.size() != b.ready.size() || !op || !op.getPixels())
+    return std::nullopt;
+  MapJoin j;
+  j.pixels = int64_t(*op.getPixels());
+  int64_t height = int64_t(a.ready.size()), width = j.pixels / height;
+  // The FIFO holds the input that runs ahead; when each runs ahead of the
+  // other at some row, one FIFO of rows is not enough: whole samples.
+  int64_t aheadA = joinFifoRows(b.ready, a.ready),
+          aheadB = joinFifoRows(a.ready, b.ready);
+  if (aheadA > 0 && aheadB > 0)
+    return std::nullopt;
+  j.buffered = aheadA > 0 ? 0 : 1;
+  j.fifoPixels = std::max<int64_t>({1, aheadA, aheadB}) * width;
+  return j;
+}
+
+NetworkShape networkShapeOf(const Graph &g) {
+  NetworkShape net;
+  net.numStreams = int64_t(g.streams.size());
+  for (const Stage &st : g.stages) {
+    net.layers.push_back({st.info.layer, st.inputs, st.output});
+    if (std::optional<MapJoin> j = mapJoinOf(g, st)) {
+      net.layers.back().layer.pixels = j->pixels;
+      net.layers.back().layer.fifoPixels = j->fifoPixels;
+    }
+  }
+  // A feature-map stream's rows carry whole channels.
+  for (const GraphStream &s : g.streams) {
+    int64_t pixels = 0;
+    if (fabric::StreamOp op = s.op; op && op.getPixels())
+      pixels = int64_t(*op.getPixels());
+    net.streamChannels.push_back(pixels ? s.n / pixels : 0);
+  }
+  return net;
 }
 
 } // namespace weft::conversion

@@ -44,60 +44,6 @@ using namespace weft;
 namespace wf = weft::fabric;
 namespace wc = weft::conversion;
 
-/// What the partitioner sees of a program's graph: its kernels' layers
-/// and streams (numbered as the graph's).
-/// A join of two feature maps that run behind one source by rows: the
-/// input it buffers (the one that runs ahead, b when neither does) and the
-/// pixels its FIFO holds (at least one row); nullopt for joins of vectors,
-/// which buffer whole samples.
-struct MapJoin {
-  int buffered = 1;
-  int64_t fifoPixels = 0, pixels = 0;
-};
-static std::optional<MapJoin> mapJoinOf(const wc::Graph &g,
-                                        const wc::Stage &st) {
-  // A per-channel join buffers whole samples: its scale needs one.
-  if (!st.join || st.info.join.broadcast >= 0)
-    return std::nullopt;
-  auto [a, b] = wc::joinRowReadiness(g, st);
-  wf::StreamOp op = g.streams[size_t(st.inputs[0])].op;
-  if (a.ready.empty() || b.ready.empty() ||
-      a.ready.size() != b.ready.size() || !op || !op.getPixels())
-    return std::nullopt;
-  MapJoin j;
-  j.pixels = int64_t(*op.getPixels());
-  int64_t height = int64_t(a.ready.size()), width = j.pixels / height;
-  // The FIFO holds the input that runs ahead; when each runs ahead of the
-  // other at some row, one FIFO of rows is not enough: whole samples.
-  int64_t aheadA = wc::joinFifoRows(b.ready, a.ready),
-          aheadB = wc::joinFifoRows(a.ready, b.ready);
-  if (aheadA > 0 && aheadB > 0)
-    return std::nullopt;
-  j.buffered = aheadA > 0 ? 0 : 1;
-  j.fifoPixels = std::max<int64_t>({1, aheadA, aheadB}) * width;
-  return j;
-}
-
-static wc::NetworkShape shapeOf(const wc::Graph &g) {
-  wc::NetworkShape net;
-  net.numStreams = int64_t(g.streams.size());
-  for (const wc::Stage &st : g.stages) {
-    net.layers.push_back({st.info.layer, st.inputs, st.output});
-    if (std::optional<MapJoin> j = mapJoinOf(g, st)) {
-      net.layers.back().layer.pixels = j->pixels;
-      net.layers.back().layer.fifoPixels = j->fifoPixels;
-    }
-  }
-  // A feature-map stream's rows carry whole channels.
-  for (const wc::GraphStream &s : g.streams) {
-    int64_t pixels = 0;
-    if (wf::StreamOp op = s.op; op && op.getPixels())
-      pixels = int64_t(*op.getPixels());
-    net.streamChannels.push_back(pixels ? s.n / pixels : 0);
-  }
-  return net;
-}
-
 /// The dense layers of `net` whose input may arrive sparse (before
 /// placement, what `sparseIneligible` checks after it: a mixed-precision
 /// dense layer reading, alone, a plain vector of ReLU results from one
@@ -287,7 +233,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
               lb = latency[size_t(st.inputs[1])];
       wc::JoinKernel k = wc::joinKernelOf(scheme.getOp(), scheme.getRelu());
       k.layout = wc::RowChunks{st.info.outN, placed.rows, 0};
-      if (std::optional<MapJoin> j = mapJoinOf(graph, st)) {
+      if (std::optional<wc::MapJoin> j = wc::mapJoinOf(graph, st)) {
         k.buffered = j->buffered;
         k.fifoSamples = 0;
         k.pixels = j->pixels;
@@ -482,7 +428,7 @@ struct PartitionDense : weft::impl::PartitionDenseBase<PartitionDense> {
       return failure();
     if (graph->stages.empty())
       return success();
-    wc::NetworkShape net = shapeOf(*graph);
+    wc::NetworkShape net = wc::networkShapeOf(*graph);
     net.mergeLanes = mergeLanes;
     net.objective = objectiveOf(program);
     // The latency objective is recorded (the interval objective is the

@@ -231,19 +231,15 @@ LayerTable tabulate(const ChainLayer &l, Precision p, int64_t maxH,
       }
       if (l.kind == ChainLayer::Kind::Conv && !l.frustum.empty()) {
         // A fused frustum group: one PE a band, in the bands its recorded
-        // tile gives (rounded up to a tabulated number of bands).
+        // tile gives (placedFrustumBands).
         if (s != 1 || r != 1)
           continue;
-        int64_t tiles = 0;
-        if (l.frustumTiles <= 1 &&
-            frustumMappingProblem(l.frustum, 1, memoryBytes).empty())
-          tiles = 1;
         size_t option = kNumTileOptions;
-        for (size_t k = 0; k < kNumTileOptions && !tiles; ++k)
-          if (kTileOptions[k] >= l.frustumTiles &&
-              frustumMappingProblem(l.frustum, kTileOptions[k], memoryBytes)
-                  .empty())
-            tiles = kTileOptions[k], option = k;
+        const int64_t tiles =
+            placedFrustumBands(l.frustum, l.frustumTiles, memoryBytes);
+        for (size_t k = 0; k < kNumTileOptions; ++k)
+          if (kTileOptions[k] == tiles)
+            option = k;
         if (!tiles)
           continue;
         t.cost[i] = predictFrustumCycles(l.frustum, tiles);
@@ -801,6 +797,24 @@ NetworkShape NetworkShape::chain(const std::vector<ChainLayer> &chain) {
     net.layers.push_back({chain[l], {int64_t(l)}, int64_t(l) + 1});
   net.numStreams = int64_t(chain.size()) + 1;
   return net;
+}
+
+int64_t placedFrustumBands(const std::vector<ConvShape> &chain,
+                           int64_t bands, int64_t memoryBytes) {
+  if (bands <= 1 && frustumMappingProblem(chain, 1, memoryBytes).empty())
+    return 1;
+  auto fits = [&](int64_t n) {
+    return frustumMappingProblem(chain, n, memoryBytes).empty();
+  };
+  for (int64_t n : partition::kTileOptions)
+    if (n >= bands && fits(n))
+      return n;
+  for (size_t k = partition::kNumTileOptions; k-- > 0;) {
+    int64_t n = partition::kTileOptions[k];
+    if (n < bands && fits(n))
+      return n;
+  }
+  return 0;
 }
 
 std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,

@@ -378,33 +378,42 @@ FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
   return d;
 }
 
+std::vector<FrustumTiling> tilingsUpTo(const FrustumGroup &g,
+                                       const FrustumTiling &largest,
+                                       int64_t elementBytes) {
+  std::vector<FrustumTiling> out{largest};
+  const FrustumLayer &top = g.layers.back();
+  const int64_t H = top.hout(), W = top.wout();
+  for (int64_t t = std::max(largest.th, largest.tw) - 1; t >= 1; --t) {
+    int64_t th = std::min({t, H, largest.th}), tw = std::min({t, W, largest.tw});
+    if (th == out.back().th && tw == out.back().tw)
+      continue;
+    out.push_back(tilingOf(g, th, tw, largest.side, elementBytes));
+  }
+  return out;
+}
+
+bool fasterFrustum(const FrustumCost &x, const FrustumCost &y) {
+  if (x.cycles != y.cycles)
+    return x.cycles < y.cycles;
+  if (x.hops != y.hops)
+    return x.hops < y.hops;
+  return x.pes < y.pes;
+}
+
 FrustumDecision decideFastestFrustum(const FrustumGroup &g,
                                      const PerLayerCost &base,
                                      const FrustumTiling &largest,
                                      int64_t elementBytes, int64_t maxPes) {
+  std::vector<FrustumTiling> tilings = tilingsUpTo(g, largest, elementBytes);
   FrustumDecision best =
       decideFrustum(g, base, largest, hopsToTiles(largest), maxPes);
-  const FrustumLayer &top = g.layers.back();
-  const int64_t H = top.hout(), W = top.wout();
-  auto better = [](const FrustumDecision &a, const FrustumDecision &b) {
-    if (a.chosen != b.chosen)
-      return a.chosen;
-    const FrustumCost &x = a.frustum, &y = b.frustum;
-    if (x.cycles != y.cycles)
-      return x.cycles < y.cycles;
-    if (x.hops != y.hops)
-      return x.hops < y.hops;
-    return x.pes < y.pes;
-  };
-  for (int64_t t = std::max(largest.th, largest.tw) - 1; t >= 1; --t) {
-    int64_t th = std::min({t, H, largest.th}), tw = std::min({t, W, largest.tw});
-    if (th == best.tiling->th && tw == best.tiling->tw)
-      continue;
-    FrustumTiling tiling = tilingOf(g, th, tw, largest.side, elementBytes);
+  for (size_t i = 1; i < tilings.size(); ++i) {
+    const FrustumTiling &tiling = tilings[i];
     FrustumDecision d =
         decideFrustum(g, base, tiling, hopsToTiles(tiling), maxPes);
     // (An unchosen smaller tile never replaces the largest's decision.)
-    if (d.chosen && better(d, best))
+    if (d.chosen && (!best.chosen || fasterFrustum(d.frustum, best.frustum)))
       best = d;
   }
   return best;

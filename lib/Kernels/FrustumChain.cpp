@@ -90,6 +90,17 @@ std::string frustumChainProblem(const std::vector<ConvShape> &chain) {
   return "";
 }
 
+std::optional<ConvShape> frustumPoolLevel(const PoolShape &p,
+                                          std::string &why) {
+  if (!p.max || p.global()) {
+    why = "an average or global pool (only max pools of a window run fused)";
+    return std::nullopt;
+  }
+  ConvShape w = p.window();
+  w.maxPool = true;
+  return w;
+}
+
 ConvShape frustumEnvelope(const std::vector<ConvShape> &chain) {
   return envelopeOf(chain);
 }

@@ -210,29 +210,33 @@ struct Shape {
     for (int64_t st : live[l + 1])
       n.push_back(st == output[l] ? out : rowsOf(l, state, st));
   }
-  /// Every assignment of 1..H rows to the streams live before kernel 0,
-  /// in lexicographic order.
+  /// Every assignment of 1..H rows to the streams live before kernel 0
+  /// (rows that divide a stream's channels when it has them), in
+  /// lexicographic order.
   std::vector<std::vector<int64_t>> initialStates(int64_t H) const {
+    const size_t n = live[0].size();
+    // The rows each stream may take, ascending.
+    std::vector<std::vector<int64_t>> options(n);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t c = channels[size_t(live[0][i])];
+      for (int64_t r = 1; r <= H; ++r)
+        if (!c || c % r == 0)
+          options[i].push_back(r);
+      if (options[i].empty())
+        return {};
+    }
     std::vector<std::vector<int64_t>> all;
-    std::vector<int64_t> s(live[0].size(), 1);
-    if (s.empty())
-      return {s};
-    auto allowed = [&] {
-      for (size_t i = 0; i < s.size(); ++i) {
-        int64_t c = channels[size_t(live[0][i])];
-        if (c && c % s[i])
-          return false;
-      }
-      return true;
-    };
+    std::vector<size_t> at(n, 0);
     while (true) {
-      if (allowed())
-        all.push_back(s);
-      size_t i = s.size();
+      std::vector<int64_t> s(n);
+      for (size_t i = 0; i < n; ++i)
+        s[i] = options[i][at[i]];
+      all.push_back(std::move(s));
+      size_t i = n;
       while (i-- > 0) {
-        if (++s[i] <= H)
+        if (++at[i] < options[i].size())
           break;
-        s[i] = 1;
+        at[i] = 0;
       }
       if (i == size_t(-1))
         return all;

@@ -89,6 +89,7 @@ void weft::addPipelineStage(OpPassManager &pm, PipelineStage stage,
     if (options.frustum != "off") {
       FrustumTileOptions f;
       f.maxTile = options.frustumMaxTile;
+      f.mergeLanes = options.mergeLanes;
       f.precision =
           options.precision == PipelinePrecision::Mixed ? "mixed" : "fp32";
       pm.addPass(createFrustumTile(f));

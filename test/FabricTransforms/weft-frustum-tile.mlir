@@ -4,10 +4,14 @@
 // table reserved): the largest tile is 11 x 11 at the top (15 x 15 at the
 // input). A smaller memory forces a smaller tile; on 2 x 2 PEs a tile holds
 // a quarter of the weights and half of each level's tile.
-// RUN: weft-opt %s --split-input-file '--weft-frustum-tile=element-bytes=2 code-instructions=0' | FileCheck %s
-// RUN: weft-opt %s --split-input-file '--weft-frustum-tile=element-bytes=2 code-instructions=2000' | FileCheck %s --check-prefix=CODE
-// RUN: weft-opt %s --split-input-file '--weft-frustum-tile=element-bytes=2 side=2' | FileCheck %s --check-prefix=SIDE
-// RUN: weft-opt %s --split-input-file '--weft-frustum-tile=element-bytes=2 code-instructions=0 precision=mixed' | FileCheck %s --check-prefix=MIXED
+// RUN: weft-opt %s --split-input-file '--weft-frustum-tile=pace=group element-bytes=2 code-instructions=0' | FileCheck %s
+// RUN: weft-opt %s --split-input-file '--weft-frustum-tile=pace=group element-bytes=2 code-instructions=2000' | FileCheck %s --check-prefix=CODE
+// RUN: weft-opt %s --split-input-file '--weft-frustum-tile=pace=group element-bytes=2 side=2' | FileCheck %s --check-prefix=SIDE
+// RUN: weft-opt %s --split-input-file '--weft-frustum-tile=pace=group element-bytes=2 code-instructions=0 precision=mixed' | FileCheck %s --check-prefix=MIXED
+// The default weighs a group at the network's pace (docs/frustum.md, "The
+// network's pace"): the partitioner's layout of the network per layer, and
+// of the rest of it beside the group's tiles.
+// RUN: weft-opt %s --split-input-file '--weft-frustum-tile=element-bytes=2 code-instructions=0' | FileCheck %s --check-prefix=NET
 
 // CHECK-LABEL: fabric.program @worked
 // The decision (lib/Kernels/Frustum.cpp, decideFrustum): its 9 tiles on one
@@ -15,12 +19,19 @@
 // 1,677,840 exchanging them (the faster, so the halo policy), the two
 // layers per layer on their fastest rectangles of the 8 x 8 fabric 175,951:
 // the group is not chosen.
-// CHECK: fabric.kernel @c1 {{.*}} attributes {frustum = {chosen = false, exchange_cycles = 1677840 : i64, group = 0 : i64, halo = "exchange", hops = 53280 : i64, level = 0 : i64, max_tile = array<i64: 11, 11>, overlap_cycles = 1897488 : i64, per_layer_cycles = 175951 : i64, pes = 9 : i64, side = 1 : i64, tile = array<i64: 11, 11>}}
+// CHECK: fabric.kernel @c1 {{.*}} attributes {frustum = {chosen = false, exchange_cycles = 1677840 : i64, group = 0 : i64, halo = "exchange", hops = 53280 : i64, level = 0 : i64, max_tile = array<i64: 11, 11>, overlap_cycles = 1897488 : i64, per_layer_cycles = 175951 : i64, per_layer_hops = 52272 : i64, pes = 9 : i64, reason = "the frustum mapping is predicted slower than per layer (1677840 against 175951 cycles per image)", side = 1 : i64, tile = array<i64: 11, 11>}}
 // CHECK: fabric.kernel @c2 {{.*}} attributes {frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}level = 1 : i64, {{.*}}side = 1 : i64, tile = array<i64: 11, 11>}}
 // Per layer in mixed precision (fmachs, four multiply-accumulates a cycle)
 // the layers take 60,295 cycles per image; the group, still not chosen.
 // MIXED-LABEL: fabric.program @worked
 // MIXED: fabric.kernel @c1 {{.*}} attributes {frustum = {chosen = false, {{.*}}per_layer_cycles = 60295 : i64,
+// At the network's pace: the two layers per layer share the 8 x 8 fabric
+// (342,667 cycles per image) and move 635,976 wavelet hops (their input
+// along the rows and down 8 rows, the partial sums east). On one PE a tile
+// the group is weighed as the band lowering runs it, which computes in
+// fp32: no band of one PE holds it.
+// NET-LABEL: fabric.program @worked
+// NET: fabric.kernel @c1 {{.*}}frustum = {chosen = false, {{.*}}network_cycles = 342667 : i64, {{.*}}per_layer_hops = 635976 : i64, {{.*}}reason = "the network with it fused in 3 bands fits no layout: kernel 0 (a fused frustum group of 2 convolutions) fits no band of one PE: the weights, line buffer and program need 51928 bytes of PE memory", side = 1 : i64, tile = array<i64: 11, 11>}
 // CODE-LABEL: fabric.program @worked
 // CODE: fabric.kernel @c1 {{.*}} tile = array<i64: 8, 8>
 // SIDE-LABEL: fabric.program @worked
@@ -77,6 +88,15 @@ fabric.program @fork attributes {target = #weft.target<8x8, mem = 49152, colors 
 // CHECK: fabric.kernel @add {{.*}}frustum = {chosen = false, {{.*}}group = 0 : i64, {{.*}}role = "add", side = 1 : i64, tile = array<i64: 6, 6>}
 // CHECK: fabric.kernel @c3 {{.*}}frustum = {chosen = false, {{.*}}group = 1 : i64, {{.*}}level = 0 : i64
 // CHECK: fabric.kernel @c4 {{.*}}frustum = {chosen = false, {{.*}}group = 1 : i64, {{.*}}level = 1 : i64
+// At the network's pace the block is chosen in 2 x 2 tiles exchanging their
+// halos: 4,992 cycles per image, below the network's 10,219 per layer, and
+// 2,368 hops against 2,592 (a residual group is weighed as tiles beside
+// the rest of the network). The chain after it is weighed as the band
+// lowering, whose bands are slower than the network on their own.
+// NET-LABEL: fabric.program @residual
+// NET: fabric.kernel @c1 {{.*}}frustum = {chosen = true, exchange_cycles = 4992 : i64, fused_network_cycles = 4992 : i64, group = 0 : i64, halo = "exchange", hops = 2368 : i64, level = 0 : i64, max_tile = array<i64: 6, 6>, network_cycles = 10219 : i64, {{.*}}per_layer_hops = 2592 : i64, pes = 9 : i64, side = 1 : i64, tile = array<i64: 2, 2>}
+// NET: fabric.kernel @add {{.*}}frustum = {chosen = true, {{.*}}role = "add", side = 1 : i64, tile = array<i64: 2, 2>}
+// NET: fabric.kernel @c3 {{.*}}frustum = {chosen = false, {{.*}}group = 1 : i64, {{.*}}reason = "its bands are predicted slower than the network per layer (13477 against 10219 cycles per image at the fastest)"
 fabric.program @residual attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
   fabric.io @x input west rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
   fabric.io @y output east rows 0 to 1 : tensor<1x8x6x6xf32> {pixels = 36 : i64}
@@ -215,4 +235,26 @@ fabric.program @dilated attributes {target = #weft.target<8x8, mem = 49152, colo
   fabric.stream @x_to_d @x[0] -> @d[0] : !fabric.wavelets<f32, 32768> {pixels = 4096 : i64}
   fabric.stream @d_to_s @d[0] -> @s[0] : !fabric.wavelets<f32, 57600> {pixels = 90000 : i64}
   fabric.stream @s_to_y @s[0] -> @y[0] : !fabric.wavelets<f32, 14400> {pixels = 900 : i64}
+}
+
+// -----
+
+// A training program is not tiled: its kernels train per layer, and the
+// trained lowering has no fused group (docs/training.md).
+// CHECK-LABEL: fabric.program @trained
+// CHECK-NOT: frustum =
+fabric.program @trained attributes {target = #weft.target<8x8, mem = 49152, colors = 24, rq = 2, cq = 8>, training = #fabric.training<optimizer = sgd, lr = 0.05 : f32, batch = 1>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4x8x8xf32> {pixels = 64 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x4x8x8xf32> {pixels = 64 : i64}
+  fabric.kernel @c1 : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 8, in_width = 8, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<1.0> : tensor<4x4x3x3xf32>> {
+  ^bb0(%a: tensor<1x4x8x8xf32>):
+    fabric.yield %a : tensor<1x4x8x8xf32>
+  }
+  fabric.kernel @c2 : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 8, in_width = 8, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<1.0> : tensor<4x4x3x3xf32>> {
+  ^bb0(%a: tensor<1x4x8x8xf32>):
+    fabric.yield %a : tensor<1x4x8x8xf32>
+  }
+  fabric.stream @x_to_c1 @x[0] -> @c1[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
+  fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
+  fabric.stream @c2_to_y @c2[0] -> @y[0] : !fabric.wavelets<f32, 256> {pixels = 64 : i64}
 }

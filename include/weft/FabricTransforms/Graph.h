@@ -26,6 +26,7 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,21 @@ std::pair<StreamRows, StreamRows> joinRowReadiness(const Graph &g,
 /// the offending op.
 mlir::FailureOr<Graph> analyzeGraph(fabric::ProgramOp program, bool placed,
                                     bool withData = true);
+
+/// A join of two feature maps that run behind one source by rows: the
+/// input it buffers (the one that runs ahead, b when neither does) and the
+/// pixels its FIFO holds (at least one row); std::nullopt for joins of
+/// vectors and per-channel joins, which buffer whole samples.
+struct MapJoin {
+  int buffered = 1;
+  int64_t fifoPixels = 0, pixels = 0;
+};
+std::optional<MapJoin> mapJoinOf(const Graph &g, const Stage &st);
+
+/// What the partitioner sees of a program's graph: its kernels' layers
+/// (joins of feature maps with their FIFOs) and streams, numbered as the
+/// graph's, and the channels a feature-map stream's rows must divide.
+NetworkShape networkShapeOf(const Graph &g);
 
 /// Why the stream into dense stage `c` of a placed graph cannot be sent
 /// sparse, or "" when it can (docs/execution-model.md, "Sparse

@@ -322,8 +322,16 @@ def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
     on `side` x `side` PEs) and records on each member kernel
     `frustum = {group, level, tile = [th, tw], max_tile = [th, tw], side}` and
     the decision's figures: `max_tile` is the largest tile that fits the
-    budget, `tile` the fastest tile up to it that the cost model chooses over
-    per layer (`decideFastestFrustum`), or the largest when none is. A chain of two or more
+    budget, `tile` the tile up to it that the cost model chooses, or the
+    largest when none is chosen. With `pace=network` (the default) a group
+    is chosen when the network, with its tiles beside the rest of the
+    network on the columns they leave, is predicted no slower than the
+    network per layer (`decideNetworkFrustums`, lib/Kernels/
+    FrustumNetwork.cpp; the record adds `network_cycles` and, when chosen,
+    `fused_network_cycles`); the tile is the one that makes the network
+    fastest, then has the fewest hops. With `pace=group` a group must be no
+    slower than its own layers per layer, and the fastest tile wins
+    (`decideFastestFrustum`). A chain of two or more
     layers in which no group fits gets a remark with the bytes a 1 x 1 tile
     of its first two layers needs.
 
@@ -348,7 +356,14 @@ def FrustumTile : Pass<"weft-frustum-tile", "mlir::ModuleOp"> {
            "The largest tile side recorded (0: the largest that fits)">,
     Option<"precision", "precision", "std::string", "\"fp32\"",
            "The precision the layers run in per layer (fp32 or mixed), "
-           "what a group is weighed against">];
+           "what a group is weighed against">,
+    Option<"pace", "pace", "std::string", "\"network\"",
+           "What a group must not be slower than: the network per layer "
+           "(network: the partitioner's interval, with the rest of the "
+           "network beside the group's tiles) or its own layers (group)">,
+    Option<"mergeLanes", "merge-lanes", "bool", "false",
+           "Partition the network as --weft-partition-dense{merge-lanes} "
+           "does, for the network's pace">];
   let statistics = [Statistic<"numGroups", "num-groups",
                               "Frustum groups recorded">];
 }

@@ -219,6 +219,15 @@ std::optional<ChainMapping> partitionNetwork(const NetworkShape &net,
                                              const machine::Target &target,
                                              std::string &why);
 
+/// The bands a fused frustum group (docs/frustum.md, "The lowering") is
+/// placed in when its tile gives `bands`: one when that is one and fits,
+/// else the fewest tabulated bands (kTileOptions) no fewer than `bands`
+/// that fit PEs of `memoryBytes` (narrower bands need less memory), else
+/// the most below it (e.g. 6 when 8 bands of 7 output columns do not
+/// exist); 0 when none fits.
+int64_t placedFrustumBands(const std::vector<ConvShape> &chain, int64_t bands,
+                           int64_t memoryBytes);
+
 /// Model MACs per sample of the network's dense kernels.
 int64_t networkMacsPerSample(const NetworkShape &net);
 

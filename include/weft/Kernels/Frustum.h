@@ -193,6 +193,10 @@ struct FrustumDecision {
   /// policy's (a lowering without one of them takes the other).
   FrustumCost frustum, perLayer, overlap, exchange;
   std::string reason; ///< why not chosen (a sentence), or empty
+  /// Weighed at the network's pace (decideNetworkFrustums): the network's
+  /// predicted interval per layer, and with this group (and the groups
+  /// chosen before it) fused; 0 when weighed against its own layers.
+  int64_t networkCycles = 0, fusedNetworkCycles = 0;
 };
 FrustumDecision decideFrustum(const FrustumGroup &g, const PerLayerCost &base,
                               int64_t side, const FrustumBudget &budget,
@@ -213,6 +217,15 @@ FrustumDecision decideFastestFrustum(const FrustumGroup &g,
                                      const PerLayerCost &base,
                                      const FrustumTiling &largest,
                                      int64_t elementBytes, int64_t maxPes = 0);
+/// The tilings the decisions try: `largest` (the memory bound), then
+/// square tiles of t x t outputs (clipped to the group's output and to
+/// `largest`) for t from its side down to 1, each once.
+std::vector<FrustumTiling> tilingsUpTo(const FrustumGroup &g,
+                                       const FrustumTiling &largest,
+                                       int64_t elementBytes);
+/// Whether cost x is the faster: fewer cycles, then fewer hops, then
+/// fewer PEs.
+bool fasterFrustum(const FrustumCost &x, const FrustumCost &y);
 /// The mean hops from a group's producer to its tiles' PEs, as the
 /// decision takes them: a square grid of ceil(sqrt(tiles)) blocks of side
 /// PEs entered from one edge, half of it crossed on average, plus the link

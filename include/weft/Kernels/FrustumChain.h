@@ -39,6 +39,12 @@ namespace weft::conversion {
 /// envelope whose output differs from the chain's), or an empty string.
 std::string frustumChainProblem(const std::vector<ConvShape> &chain);
 
+/// A pool as a level of a fused chain: its window with `maxPool` set, or
+/// std::nullopt (with `why`) for an average or global pool, which do not
+/// run fused.
+std::optional<ConvShape> frustumPoolLevel(const PoolShape &p,
+                                          std::string &why);
+
 /// The envelope of a valid chain: cin x hin x win of the first layer, cout
 /// of the last, window 1 + sum (k_l - 1) d_l J_l with J_l the product of
 /// the strides below l, stride prod s_l, leading pads sum p_l J_l, trailing
