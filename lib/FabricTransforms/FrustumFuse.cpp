@@ -49,12 +49,15 @@ struct FrustumFuse : weft::impl::FrustumFuseBase<FrustumFuse> {
   }
 
   LogicalResult fuse(wf::ProgramOp program);
-  /// Why `members` cannot run fused, or an empty string.
-  std::string problem(ArrayRef<wf::KernelOp> members, int64_t memoryBytes);
+  /// Why `members` cannot run fused, or an empty string; `add`, when
+  /// set, closes an identity residual block around them.
+  std::string problem(ArrayRef<wf::KernelOp> members, wf::KernelOp add,
+                      int64_t memoryBytes);
   /// Why the tile pass's decision for `members` keeps them per layer, or
   /// an empty string.
   std::string decided(ArrayRef<wf::KernelOp> members);
-  void merge(wf::ProgramOp program, ArrayRef<wf::KernelOp> members);
+  void merge(wf::ProgramOp program, ArrayRef<wf::KernelOp> members,
+             wf::KernelOp add);
 };
 
 /// The cycles per sample a group must not exceed: the network's per
@@ -114,7 +117,7 @@ std::string FrustumFuse::decided(ArrayRef<wf::KernelOp> members) {
 }
 
 std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
-                                 int64_t memoryBytes) {
+                                 wf::KernelOp add, int64_t memoryBytes) {
   std::vector<wc::ConvShape> shapes;
   for (wf::KernelOp k : members) {
     if (k->hasAttr(wc::kFrustumChainAttr))
@@ -132,6 +135,17 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
       return "its member @" + k.getSymName().str() +
              " is no convolution or max pool";
     shapes.push_back(c.getShape());
+  }
+  // An identity residual block: the top level adds the block's input, then
+  // the add's ReLU (docs/frustum.md, "Residual blocks in bands").
+  if (add) {
+    auto j = dyn_cast<wf::JoinSchemeAttr>(add.getScheme());
+    if (!j || j.getOp() != wf::JoinKind::add || j.getBroadcast() >= 0)
+      return "its add @" + add.getSymName().str() +
+             " is no plain add of two feature maps";
+    std::string why = wc::frustumSkipLevel(shapes.back(), j.getRelu());
+    if (!why.empty())
+      return why;
   }
   auto record = members.front()->getAttrOfType<DictionaryAttr>("frustum");
   auto side = record.getAs<IntegerAttr>("side");
@@ -166,12 +180,15 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
 }
 
 void FrustumFuse::merge(wf::ProgramOp program,
-                        ArrayRef<wf::KernelOp> members) {
+                        ArrayRef<wf::KernelOp> members, wf::KernelOp add) {
   wf::KernelOp first = members.front(), last = members.back();
   MLIRContext *ctx = program.getContext();
   SmallVector<Attribute> schemes;
   for (wf::KernelOp k : members)
     schemes.push_back(k.getScheme());
+  // A residual block's add closes the chain: its scheme last.
+  if (add)
+    schemes.push_back(add.getScheme());
 
   // The body: the members' bodies in order, each reading the previous
   // one's result.
@@ -187,6 +204,26 @@ void FrustumFuse::merge(wf::ProgramOp program,
     yield.erase();
     (void)newYield;
   }
+  if (add) {
+    // The add's body: the chain's result on the port the last member
+    // feeds, the block's input (the first member's) on the other.
+    auto yield = cast<wf::YieldOp>(body.getTerminator());
+    int64_t mainPort = 0;
+    for (wf::StreamOp s : program.getBody().front().getOps<wf::StreamOp>())
+      if (s.getSrc() == last.getSymName())
+        for (auto [d, port] : llvm::zip(s.getDsts(), s.getDstPorts()))
+          if (cast<FlatSymbolRefAttr>(d).getValue() == add.getSymName())
+            mainPort = port;
+    Block &addBody = add.getBody().front();
+    IRMapping map;
+    map.map(addBody.getArgument(unsigned(mainPort)), yield.getOperand(0));
+    map.map(addBody.getArgument(unsigned(1 - mainPort)), body.getArgument(0));
+    OpBuilder b(yield);
+    for (Operation &op : addBody)
+      b.clone(op, map);
+    yield.erase();
+    last = add;
+  }
   first.setFunctionTypeAttr(TypeAttr::get(FunctionType::get(
       ctx, first.getFunctionType().getInputs(),
       last.getFunctionType().getResults())));
@@ -197,20 +234,36 @@ void FrustumFuse::merge(wf::ProgramOp program,
   llvm::SmallDenseSet<StringRef> inner;
   for (wf::KernelOp k : members.drop_front())
     inner.insert(k.getSymName());
+  if (add)
+    inner.insert(add.getSymName());
   for (wf::StreamOp s :
        llvm::make_early_inc_range(program.getBody().front().getOps<wf::StreamOp>())) {
     if (s.getSrc() == last.getSymName()) {
       s.setSrcAttr(FlatSymbolRefAttr::get(first.getSymNameAttr()));
       continue;
     }
-    bool between = llvm::any_of(s.getDsts(), [&](Attribute d) {
-      return inner.contains(cast<FlatSymbolRefAttr>(d).getValue());
-    });
-    if (between)
+    // A stream into members goes; the block's input, a fork into the
+    // first member and the add, keeps only its other readers.
+    SmallVector<Attribute> dsts;
+    SmallVector<int64_t> ports;
+    for (auto [d, port] : llvm::zip(s.getDsts(), s.getDstPorts()))
+      if (!inner.contains(cast<FlatSymbolRefAttr>(d).getValue())) {
+        dsts.push_back(d);
+        ports.push_back(port);
+      }
+    if (dsts.size() == s.getDsts().size())
+      continue;
+    if (dsts.empty()) {
       s.erase();
+      continue;
+    }
+    s.setDstsAttr(ArrayAttr::get(ctx, dsts));
+    s.setDstPorts(ports);
   }
   for (wf::KernelOp k : members.drop_front())
     k.erase();
+  if (add)
+    add.erase();
 }
 
 LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
@@ -260,21 +313,28 @@ LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
       members.push_back(k);
     }
     const SmallVector<wf::KernelOp> &extra = roles[id];
+    // An identity residual block (its add alone beside the levels) runs in
+    // bands as a chain whose top level adds the skip; a projection is not
+    // lowered yet.
+    wf::KernelOp add;
     std::string why;
-    if (extra.empty()) {
+    if (extra.size() == 1 && extra[0]
+                                     ->getAttrOfType<DictionaryAttr>("frustum")
+                                     .getAs<StringAttr>("role")
+                                     .getValue() == "add")
+      add = extra[0];
+    if (extra.empty() || add) {
       why = decided(members);
       if (why.empty())
-        why = problem(members, memoryBytes);
+        why = problem(members, add, memoryBytes);
     } else {
-      why = "it is a residual block";
+      why = "it is a residual block with a projection";
       for (wf::KernelOp k : extra)
-        why += " (its " +
-               k->getAttrOfType<DictionaryAttr>("frustum")
-                   .getAs<StringAttr>("role")
-                   .getValue()
-                   .str() +
-               " @" + k.getSymName().str() + ")";
-      why += ", and residual groups are not lowered yet (only chains)";
+        if (k->getAttrOfType<DictionaryAttr>("frustum")
+                .getAs<StringAttr>("role")
+                .getValue() == "projection")
+          why += " (@" + k.getSymName().str() + ")";
+      why += ", which is not lowered yet (identity blocks are)";
     }
     if (!why.empty()) {
       wf::KernelOp(members.front()).emitRemark()
@@ -287,7 +347,7 @@ LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
         k->removeAttr("frustum");
       continue;
     }
-    merge(program, members);
+    merge(program, members, add);
     ++numFused;
   }
   return success();

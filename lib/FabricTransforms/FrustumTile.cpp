@@ -333,8 +333,9 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
                b.getNamedAttr("role", b.getStringAttr("projection"))});
       }
       // A chain of plain convolutions and max pools on one PE a tile runs
-      // as the band lowering: it is weighed as that fused kernel.
-      if (side == 1 && !ng.group.residual) {
+      // as the band lowering, and so does an identity residual block (its
+      // top level adds the skip): it is weighed as that fused kernel.
+      if (side == 1 && !ng.group.projection) {
         std::string why;
         for (size_t l = first; l <= last && why.empty(); ++l) {
           const ChainLayer &cl = g->stages[chain.stages[l]].info.layer;
@@ -346,6 +347,11 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
             ng.lowered.push_back(cl.conv);
           }
         }
+        if (why.empty() && ng.group.residual)
+          why = wc::frustumSkipLevel(
+              ng.lowered.back(),
+              g->stages[blocks[size_t(chain.closes[last])].join]
+                  .info.layer.relu);
         if (!why.empty() || !wc::frustumChainProblem(ng.lowered).empty())
           ng.lowered.clear();
       }

@@ -213,16 +213,27 @@ static FailureOr<KernelInfo> frustumInfo(fab::KernelOp kernel, ArrayAttr chain,
   info.modelMacs = info.executedMacs = 0;
   for (Attribute a : chain) {
     if (auto p = dyn_cast<fab::PoolSchemeAttr>(a)) {
-      PoolShape pool = p.getShape();
-      if (!pool.max || pool.global())
+      std::string why;
+      std::optional<ConvShape> w = frustumPoolLevel(p.getShape(), why);
+      if (!w)
         return kernel.emitOpError()
-               << "fuses a frustum group whose member " << a
-               << " is no max pool of a window";
-      ConvShape w = pool.window();
-      w.maxPool = true;
-      shapes.push_back(w);
+               << "fuses a frustum group whose member " << a << " is " << why;
+      shapes.push_back(*w);
       l.frustumWeights.emplace_back();
       l.frustumBias.emplace_back();
+      continue;
+    }
+    // An identity residual block's add, last: the top level adds the skip
+    // (docs/frustum.md, "Residual blocks in bands").
+    if (auto j = dyn_cast<fab::JoinSchemeAttr>(a)) {
+      std::string why =
+          shapes.empty() || a != chain[chain.size() - 1] ||
+                  j.getOp() != fab::JoinKind::add || j.getBroadcast() >= 0
+              ? "is no plain add closing the group"
+              : frustumSkipLevel(shapes.back(), j.getRelu());
+      if (!why.empty())
+        return kernel.emitOpError()
+               << "fuses a frustum group whose add " << a << ": " << why;
       continue;
     }
     auto c = dyn_cast<fab::ConvSchemeAttr>(a);

@@ -67,9 +67,10 @@ int64_t ConvShape::executedMacs() const {
   return rows * wout() * kw * groupIn() * cout;
 }
 
-ConvSchedule convSchedule(const ConvShape &s, bool lateReceives) {
+ConvSchedule convSchedule(const ConvShape &s, bool lateReceives,
+                          int64_t minRingRows) {
   ConvSchedule sch;
-  sch.ringRows = (s.kh - 1) * s.dh + 1;
+  sch.ringRows = std::max((s.kh - 1) * s.dh + 1, minRingRows);
   sch.paddedWidth =
       std::max(s.pl + s.win, (s.wout() - 1) * s.sw + (s.kw - 1) * s.dw + 1);
   sch.unroll = s.hout() % 2 ? 2 : 1;

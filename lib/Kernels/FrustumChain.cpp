@@ -78,6 +78,12 @@ std::string frustumChainProblem(const std::vector<ConvShape> &chain) {
       return "layer " + std::to_string(l) +
              " is a max pool with pads on its columns (their -inf columns "
              "are not laid out yet)";
+    if (c.skipAdd &&
+        (l + 1 != chain.size() || c.maxPool || c.cout != chain[0].cin ||
+         c.hout() != chain[0].hin || c.wout() != chain[0].win))
+      return "layer " + std::to_string(l) +
+             " adds the skip of a residual block but is not the last layer "
+             "or its output is not the shape of the block's input";
     if (l > 0 && (c.cin != chain[l - 1].cout || c.hin != chain[l - 1].hout() ||
                   c.win != chain[l - 1].wout()))
       return "layer " + std::to_string(l) + " does not read layer " +
@@ -99,6 +105,15 @@ std::optional<ConvShape> frustumPoolLevel(const PoolShape &p,
   ConvShape w = p.window();
   w.maxPool = true;
   return w;
+}
+
+std::string frustumSkipLevel(ConvShape &top, bool relu) {
+  if (top.maxPool || top.relu || top.reluMax || !top.epilogue.empty())
+    return "the block's last layer is a max pool or has an activation of "
+           "its own before the add";
+  top.skipAdd = true;
+  top.relu = relu;
+  return "";
 }
 
 ConvShape frustumEnvelope(const std::vector<ConvShape> &chain) {
@@ -149,16 +164,46 @@ std::vector<FrustumBand> frustumBands(const std::vector<ConvShape> &chain,
         return {};
       o0 = a, o1 = b;
     }
+    // A residual block's skip adds input columns [out0, out1): the band
+    // must receive them.
+    if (chain.back().skipAdd && (t.in0 > t.out0 || t.in1 < t.out1))
+      return {};
     bands.push_back(std::move(band));
   }
   return bands;
 }
 
-std::vector<FrustumStep> frustumSchedule(const FrustumBand &band) {
-  const size_t n = band.levels.size();
+/// The band's steps with level 0's line buffer of `ring0` rows (0: the
+/// window's); `depth` is set to the rows level 0 must keep for the skip
+/// (the newest input row received, less the row the top adds, plus one).
+static std::vector<FrustumStep>
+scheduleWith(const FrustumBand &band, const std::vector<ConvSchedule> &sch,
+             int64_t *depth);
+
+std::vector<ConvSchedule> frustumLevelSchedules(const FrustumBand &band) {
   std::vector<ConvSchedule> sch;
   for (const ConvShape &s : band.levels)
     sch.push_back(convSchedule(s, /*lateReceives=*/false));
+  if (!band.levels.back().skipAdd)
+    return sch;
+  int64_t depth = 0;
+  scheduleWith(band, sch, &depth);
+  sch[0] = convSchedule(band.levels[0], /*lateReceives=*/false, depth);
+  return sch;
+}
+
+std::vector<FrustumStep> frustumSchedule(const FrustumBand &band) {
+  return scheduleWith(band, frustumLevelSchedules(band), nullptr);
+}
+
+static std::vector<FrustumStep>
+scheduleWith(const FrustumBand &band, const std::vector<ConvSchedule> &sch,
+             int64_t *depth) {
+  const size_t n = band.levels.size();
+  const bool skip = band.levels.back().skipAdd;
+  // Level 0's newest row received, and the slot of each row.
+  int64_t newest = -1;
+  std::vector<int64_t> slotOf(size_t(band.levels[0].hin), -1);
   std::vector<size_t> cursor(n, 0);
   std::vector<FrustumStep> out;
   // Runs level l's steps until it needs a row level l - 1 has not made
@@ -171,6 +216,8 @@ std::vector<FrustumStep> frustumSchedule(const FrustumBand &band) {
         if (l > 0)
           return; // level l - 1 makes it
         out.push_back({FrustumStep::Kind::Receive, 0, st.row, st.slot, 0});
+        newest = std::max(newest, st.row);
+        slotOf[size_t(st.row)] = st.slot;
         continue;
       }
       for (size_t k = 0; k < st.taps.size(); ++k)
@@ -178,6 +225,14 @@ std::vector<FrustumStep> frustumSchedule(const FrustumBand &band) {
                        st.slots[k], st.taps[k]});
       FrustumStep close{FrustumStep::Kind::Closeout, int64_t(l), st.row, 0, 0};
       if (l + 1 == n) {
+        if (skip) {
+          // The input row of the same index, still in level 0's ring
+          // (its depth is what `depth` asks for).
+          if (depth)
+            *depth = std::max(*depth, newest - st.row + 1);
+          close.skipSlot = slotOf[size_t(st.row)];
+          assert(close.skipSlot >= 0 && "the skip's row was received");
+        }
         out.push_back(close);
         continue;
       }
@@ -250,6 +305,9 @@ BandProgram bandProgram(const FrustumBand &band) {
         // Into the next level's slot (a ReLU as an fmax), two loads.
         add(3, 2 + wt::vectorCycles(wt::Opcode::MOV32, row));
       } else {
+        // (A residual block: the skip's row added first, three loads.)
+        if (st.skipSlot >= 0)
+          add(4, 3 + wt::vectorCycles(wt::Opcode::FADD, row));
         // Into an output buffer, then the send's launch (its microthread
         // takes the datapath for the row).
         add(1, wt::vectorCycles(wt::Opcode::MOV32, row));
@@ -286,13 +344,17 @@ FrustumMemoryMap frustumMemoryMap(const FrustumBand &band) {
   // per kernel row, the accumulator (4-D and 1-D), the bias, four XDSDs
   // and four stride words (a max pool: and its -inf); then the input, the
   // copy, two output buffers and two sends.
+  const std::vector<ConvSchedule> schedules = frustumLevelSchedules(band);
   mm.numRecords = 8;
-  for (const ConvShape &s : lv)
-    mm.numRecords += 2 * ((s.kh - 1) * s.dh + 1) + s.kh + 12;
+  for (size_t l = 0; l < lv.size(); ++l)
+    mm.numRecords += 2 * schedules[l].ringRows + lv[l].kh + 12;
+  // A residual block's skip: one record a level-0 slot.
+  if (lv.back().skipAdd)
+    mm.numRecords += schedules[0].ringRows;
   int64_t at = mm.records + 4 * mm.numRecords;
   for (size_t l = 0; l < lv.size(); ++l) {
     const ConvShape &s = lv[l];
-    ConvSchedule sch = convSchedule(s, /*lateReceives=*/false);
+    const ConvSchedule &sch = schedules[l];
     int64_t width = sch.paddedWidth;
     if (l == 0)
       width = std::max(width, s.pl + band.received());

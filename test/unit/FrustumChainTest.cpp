@@ -208,4 +208,79 @@ TEST(FrustumChainTest, FastestPerLayer) {
   }());
 }
 
+TEST(FrustumChainTest, IdentityResidualBlock) {
+  // A basic block 8 -> 8 -> 8 on 12 x 12: the top level adds the block's
+  // input, then the add's ReLU.
+  auto block = chainOf({conv(8, 8, 12, 12, 3), conv(8, 8, 0, 0, 3)});
+  ConvShape &top = block.back();
+  // The last convolution's own ReLU would come before the add.
+  EXPECT_NE(frustumSkipLevel(top, true), "");
+  top.relu = false;
+  EXPECT_EQ(frustumSkipLevel(top, true), "");
+  EXPECT_TRUE(top.skipAdd && top.relu);
+  EXPECT_EQ(frustumChainProblem(block), "");
+  // A skip on another level, or onto another shape, is refused.
+  auto early = block;
+  early[0].skipAdd = true;
+  EXPECT_NE(frustumChainProblem(early), "");
+  auto wider = chainOf({conv(8, 8, 12, 12, 3), conv(8, 16, 0, 0, 3)});
+  wider.back().skipAdd = true;
+  EXPECT_NE(frustumChainProblem(wider), "");
+
+  for (int64_t tiles : {1, 3, 4}) {
+    std::vector<FrustumBand> bands = frustumBands(block, tiles);
+    ASSERT_EQ(bands.size(), size_t(tiles));
+    for (const FrustumBand &band : bands) {
+      // The band receives the columns its skip adds.
+      EXPECT_LE(band.in0, band.out0);
+      EXPECT_GE(band.in1, band.out1);
+      std::vector<ConvSchedule> sch = frustumLevelSchedules(band);
+      // When top row h completes, input row h + 2 has arrived: level 0's
+      // 3 x 3 window keeps rows h .. h + 2 already.
+      EXPECT_EQ(sch[0].ringRows, 3);
+      // Every top row adds the input row of its own index: the slot it
+      // reads was last written with that row.
+      std::map<int64_t, int64_t> rowIn;
+      int64_t tops = 0;
+      for (const FrustumStep &st : frustumSchedule(band)) {
+        if (st.kind == FrustumStep::Kind::Receive)
+          rowIn[st.slot] = st.row;
+        if (st.kind == FrustumStep::Kind::Closeout && st.level == 1) {
+          ASSERT_GE(st.skipSlot, 0);
+          EXPECT_EQ(rowIn[st.skipSlot], st.row);
+          ++tops;
+        } else if (st.kind == FrustumStep::Kind::Closeout) {
+          EXPECT_EQ(st.skipSlot, -1);
+        }
+      }
+      EXPECT_EQ(tops, 12);
+      // The deeper line buffer and the skip's records cost memory; the
+      // add costs cycles.
+      FrustumBand plain = band;
+      plain.levels.back().skipAdd = false;
+      EXPECT_GT(frustumMemoryMap(band).end, frustumMemoryMap(plain).end);
+    }
+  }
+  auto plainChain = block;
+  plainChain.back().skipAdd = false;
+  EXPECT_GT(predictFrustumCycles(block, 3), predictFrustumCycles(plainChain, 3));
+
+  // A 1 x 1 convolution first: its window keeps one row, but top row h
+  // completes only after input row h + 1: level 0 keeps two.
+  auto bottleneck = chainOf({conv(8, 8, 12, 12, 1, 1, 0), conv(8, 8, 0, 0, 3)});
+  bottleneck.back().relu = false;
+  ASSERT_EQ(frustumSkipLevel(bottleneck.back(), true), "");
+  std::vector<FrustumBand> bands = frustumBands(bottleneck, 2);
+  ASSERT_EQ(bands.size(), 2u);
+  EXPECT_EQ(frustumLevelSchedules(bands[0])[0].ringRows, 2);
+  std::map<int64_t, int64_t> rowIn;
+  for (const FrustumStep &st : frustumSchedule(bands[0])) {
+    if (st.kind == FrustumStep::Kind::Receive)
+      rowIn[st.slot] = st.row;
+    if (st.kind == FrustumStep::Kind::Closeout && st.level == 1) {
+      EXPECT_EQ(rowIn[st.skipSlot], st.row);
+    }
+  }
+}
+
 } // namespace

@@ -385,8 +385,9 @@ TEST(FrustumTest, FastestTileUnderTheMemoryBound) {
   for (int64_t t = 1; t <= 16; ++t) {
     FrustumTiling tl = tilingOf(g, t, t, 8, 2);
     FrustumDecision e = decideFrustum(g, base, tl, hopsToTiles(tl), 6400);
-    if (e.chosen)
+    if (e.chosen) {
       EXPECT_GE(e.frustum.cycles, d.frustum.cycles) << t;
+    }
   }
   // On a fabric of 1,024 PEs the fastest is 4 x 4 on 16 blocks.
   FrustumDecision small = decideFastestFrustum(g, base, *largest, 2, 1024);

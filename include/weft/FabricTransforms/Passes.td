@@ -381,18 +381,22 @@ def FrustumFuse : Pass<"weft-frustum-fuse", "mlir::ModuleOp"> {
     body the members' bodies in order, with
     `frustum_chain = [#fabric.conv<...>, ...]` (every member's scheme) and
     the first member's `frustum` record. The streams between the members
-    disappear. The partitioner places it as one band of one PE for each
+    disappear. An identity residual block (its add the only member beside
+    the levels) fuses the same way, the add's `#fabric.join` last in the
+    chain: the top level adds the block's input, which never leaves the
+    band (docs/frustum.md, "Residual blocks in bands"); a block with a
+    projection runs per layer. The partitioner places it as one band of one PE for each
     tile column the recorded tile width gives, and the lowering runs the
     whole group on each band's PE (lib/Conversion/FabricToWavelet/
     EmitFrustum.cpp). A group that cannot run fused keeps its members and
     gets a remark saying why.
 
-    With `always=false` (the default) a group is fused only where its
-    predicted cycles per sample (`predictFrustumCycles`) are no more than
-    what its slowest member reaches per layer on the fastest single
-    rectangle of the target's height (`predictConvCycles`, an optimistic
-    bound of the per-layer pipeline's interval), so it never picks a
-    mapping the cost model predicts slower; `always=true` fuses every group
+    With `always=false` (the default) a group is fused only where the
+    record says `chosen` and its band program's predicted cycles per sample
+    (`predictFrustumCycles`) are no more than the pace it was weighed
+    against (`network_cycles`, the network per layer; `per_layer_cycles`
+    under `pace=group`), so it never picks a mapping the cost model
+    predicts slower; `always=true` fuses every group
     that can run fused (to measure it).
   }];
   let dependentDialects = ["weft::fabric::FabricDialect"];

@@ -52,6 +52,11 @@ struct ConvShape {
   /// pool's window over cin = cout channels, with no weights nor bias.
   /// Nothing else reads it.
   bool maxPool = false;
+  /// Frustum chains only: the last level of an identity residual block
+  /// (docs/frustum.md, "Residual blocks in bands"): its output row adds the
+  /// chain's input row of the same index before its ReLU (`relu` is then
+  /// the add's). Nothing else reads it.
+  bool skipAdd = false;
 
   /// A grouped convolution (groups > 1) runs as a column kernel of whole
   /// groups per row (weft/Kernels/DepthwiseMapping.h), not smeared.
@@ -114,8 +119,10 @@ struct ConvSchedule {
 /// producer sends them, instead of two at once at the top of a sample and
 /// none while the bottom rows are computed (docs/execution-model.md,
 /// "Convolution"). Without it every output row is one step, after the
-/// rows its window reads.
-ConvSchedule convSchedule(const ConvShape &s, bool lateReceives = false);
+/// rows its window reads. `minRingRows` keeps at least that many rows in
+/// the line buffer (a frustum band's skip reads its input rows later).
+ConvSchedule convSchedule(const ConvShape &s, bool lateReceives = false,
+                          int64_t minRingRows = 0);
 
 /// One band of output columns of a convolution cut into bands
 /// (docs/execution-model.md, "Bands of output columns"): output columns

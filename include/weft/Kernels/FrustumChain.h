@@ -36,7 +36,9 @@ namespace weft::conversion {
 /// Why `chain` cannot run fused (not two or more smeared convolutions or
 /// max pools (`ConvShape::maxPool`, no pads on their columns) each reading
 /// the previous one's output, a fused activation other than ReLU, an
-/// envelope whose output differs from the chain's), or an empty string.
+/// envelope whose output differs from the chain's, a skip (`skipAdd`)
+/// anywhere but on the last level or onto an output of another shape than
+/// the input's), or an empty string.
 std::string frustumChainProblem(const std::vector<ConvShape> &chain);
 
 /// A pool as a level of a fused chain: its window with `maxPool` set, or
@@ -44,6 +46,11 @@ std::string frustumChainProblem(const std::vector<ConvShape> &chain);
 /// run fused.
 std::optional<ConvShape> frustumPoolLevel(const PoolShape &p,
                                           std::string &why);
+
+/// Makes `top`, a chain's last level, add the skip of an identity residual
+/// block, then the add's ReLU when `relu`; a sentence when it cannot (its
+/// own activation would come before the add), else an empty string.
+std::string frustumSkipLevel(ConvShape &top, bool relu);
 
 /// The envelope of a valid chain: cin x hin x win of the first layer, cout
 /// of the last, window 1 + sum (k_l - 1) d_l J_l with J_l the product of
@@ -82,13 +89,21 @@ struct FrustumStep {
   };
   Kind kind = Kind::Receive;
   int64_t level = 0, row = 0, slot = 0, tap = 0;
+  /// The top level's closeout of an identity residual block: the level-0
+  /// slot holding input row `row`, which the output row adds (-1: none).
+  int64_t skipSlot = -1;
 };
 
 /// The depth-first program of a band: level 0 follows convSchedule (rows
 /// received before the output rows that read them); every output row a
 /// level completes is level + 1's next input row, after which level + 1
-/// computes every output row that row completes, and so on up.
+/// computes every output row that row completes, and so on up. With a
+/// skip, level 0's line buffer keeps each input row until the top level's
+/// row of the same index has added it.
 std::vector<FrustumStep> frustumSchedule(const FrustumBand &band);
+/// Each level's line-buffer schedule (convSchedule; level 0's ring deep
+/// enough for the skip).
+std::vector<ConvSchedule> frustumLevelSchedules(const FrustumBand &band);
 
 /// A band PE's memory (16-bit word addresses, like ConvMemoryMap): the code
 /// after the task table, the records, then per level its weights, line

@@ -214,6 +214,14 @@ void Emitter::emitRecords() {
   }
   const ConvShape &s0 = shape(0), &st = shape(top());
   const int64_t in = band.received() * s0.cin, row = st.cout * st.wout();
+  // A residual block's skip: output columns [out0, out1) of each level-0
+  // slot (input column x sits at pixel pl + x - in0 of its row).
+  if (st.skipAdd)
+    for (int64_t k = 0; k < mm.ringRows[0]; ++k)
+      dsdAt(("skip" + Twine(k)).str(), rec(next++),
+            DsdFields::mem1d(row, mm.ring[0] + k * 2 * mm.ringWidth[0] * s0.cin +
+                                      2 * (s0.pl + band.out0 - band.in0) *
+                                          s0.cin));
   dsdAt("in", rec(next++), DsdFields::fabin(in, colors.column));
   dsdAt("copy_in", rec(next++), DsdFields::fabin(in, colors.in));
   dsdAt("copy_out", rec(next++),
@@ -254,6 +262,13 @@ void Emitter::closeout(const FrustumStep &st, int64_t &outRows) {
     else
       inst(Opcode::MOV32, {ddsr(kDsrStore), s0(kDsrStore)});
   } else {
+    // A residual block: the input row of the same index added first.
+    if (st.skipSlot >= 0) {
+      dsrLoad(RF::ddsr, kDsrStore, lv(l, "acc"));
+      dsrLoad(RF::s0dsr, kDsrStore, lv(l, "acc"));
+      dsrLoad(RF::s1dsr, kDsrStore, ("skip" + Twine(st.skipSlot)).str());
+      inst(Opcode::FADD, {dsr(kDsrStore), s1(kDsrStore)});
+    }
     // Into output buffer k, then the send's launch on microthread 3 (it
     // waits for the previous one, so the buffer written next has been
     // sent), a ReLU riding on it.

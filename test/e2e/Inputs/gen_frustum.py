@@ -19,6 +19,9 @@
 #   strided  conv 4->8 3x3 pad 1 + ReLU, conv 8->8 3x3 stride 2 pad 1 +
 #            ReLU, conv 8->8 1x1 (7 output rows: the program unrolls two
 #            samples)                                             (13x14)
+#   block    a stem conv 3->8 3x3 pad 1 + ReLU, then an identity residual
+#            block: conv 8->8 3x3 pad 1 + ReLU, conv 8->8 3x3 pad 1, the
+#            add of the block's input, ReLU                      (12x12)
 #
 # ===-----------------------------------------------------------------------===#
 
@@ -47,7 +50,23 @@ def model(kind):
             nn.MaxPool2d(2),
             nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
             nn.MaxPool2d(3, stride=2)), (1, 3, 16, 16)
+    if kind == "block":
+        return Block(), (1, 3, 12, 12)
     raise SystemExit(f"unknown model kind '{kind}'")
+
+
+class Block(nn.Module):
+    """A stem convolution and a basic residual block (identity skip)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv1 = nn.Conv2d(8, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        return torch.relu(self.conv2(torch.relu(self.conv1(x))) + x)
 
 
 def main():
