@@ -74,10 +74,9 @@ std::string frustumChainProblem(const std::vector<ConvShape> &chain) {
     if (!c.epilogue.empty() || c.reluMax)
       return "layer " + std::to_string(l) +
              " has a fused activation other than ReLU";
-    if (c.maxPool && (c.cin != c.cout || c.relu || c.bias || c.pl || c.pr))
+    if (c.maxPool && (c.cin != c.cout || c.relu || c.bias))
       return "layer " + std::to_string(l) +
-             " is a max pool with pads on its columns (their -inf columns "
-             "are not laid out yet)";
+             " is a max pool with an activation or a bias";
     if (c.skipAdd &&
         (l + 1 != chain.size() || c.maxPool || c.cout != chain[0].cin ||
          c.hout() != chain[0].hin || c.wout() != chain[0].win))
@@ -328,11 +327,24 @@ int64_t unrollOf(const FrustumBand &band) {
 }
 } // namespace
 
+/// A max pool's pad columns in each line-buffer slot, set to -inf once in
+/// the prologue (two loads and a copy each side): the left pad, and the
+/// columns from the data's end to the row's padded width.
+static int64_t padFills(const FrustumBand &band,
+                        const std::vector<ConvSchedule> &sch) {
+  int64_t fills = 0;
+  for (size_t l = 0; l < band.levels.size(); ++l)
+    if (band.levels[l].maxPool)
+      fills += 2 * sch[l].ringRows;
+  return fills;
+}
+
 int64_t frustumProgramInstructions(const FrustumBand &band) {
   // The prologue: per level, its 4-D vectors and strides, plus the fixed
-  // registers.
+  // registers, and a max pool's -inf pad columns.
   return bandProgram(band).instructions * unrollOf(band) +
-         (kLevelSwitch + 3) * int64_t(band.levels.size()) + 16;
+         (kLevelSwitch + 3) * int64_t(band.levels.size()) + 16 +
+         3 * padFills(band, frustumLevelSchedules(band));
 }
 
 FrustumMemoryMap frustumMemoryMap(const FrustumBand &band) {
@@ -348,9 +360,13 @@ FrustumMemoryMap frustumMemoryMap(const FrustumBand &band) {
   mm.numRecords = 8;
   for (size_t l = 0; l < lv.size(); ++l)
     mm.numRecords += 2 * schedules[l].ringRows + lv[l].kh + 12;
-  // A residual block's skip: one record a level-0 slot.
+  // A residual block's skip: one record a level-0 slot; a max pool's pad
+  // columns: two a slot, and their two -inf sources a level.
   if (lv.back().skipAdd)
     mm.numRecords += schedules[0].ringRows;
+  mm.numRecords += padFills(band, schedules);
+  for (const ConvShape &s : lv)
+    mm.numRecords += s.maxPool ? 2 : 0;
   int64_t at = mm.records + 4 * mm.numRecords;
   for (size_t l = 0; l < lv.size(); ++l) {
     const ConvShape &s = lv[l];

@@ -151,10 +151,25 @@ TEST(FrustumChainTest, MaxPoolLevels) {
   // A pool has no weights: only the two convolutions' are stored.
   FrustumMemoryMap mm = frustumMemoryMap(bands[1]);
   EXPECT_EQ(mm.ring[1], mm.weights[1]);
-  // A pool with pads on its columns is not fused (no -inf columns).
-  auto padded = chain;
-  padded[1].pl = padded[1].pr = 1;
-  EXPECT_NE(frustumChainProblem(padded).find("max pool"), std::string::npos);
+  // A pool with pads on its columns is fused: its line buffer's pad
+  // columns are -inf, two records a slot (and their two sources) and three
+  // prologue instructions each side; a pool with a bias is not.
+  auto padded = chainOf({conv(3, 8, 16, 16, 3), conv(8, 8, 0, 0, 3, 2, 1),
+                         conv(8, 8, 0, 0, 3)});
+  padded[1].relu = false;
+  padded[1].maxPool = true;
+  padded = chainOf(padded);
+  EXPECT_EQ(frustumChainProblem(padded), "");
+  std::vector<FrustumBand> pb = frustumBands(padded, 2);
+  ASSERT_EQ(pb.size(), 2u);
+  FrustumBand noPads = pb[0];
+  noPads.levels[1].maxPool = false;
+  const int64_t ring = frustumLevelSchedules(pb[0])[1].ringRows;
+  EXPECT_EQ(frustumMemoryMap(pb[0]).numRecords,
+            frustumMemoryMap(noPads).numRecords + 2 * ring + 2);
+  auto biased = padded;
+  biased[1].bias = true;
+  EXPECT_NE(frustumChainProblem(biased).find("max pool"), std::string::npos);
 }
 
 TEST(FrustumChainTest, CostAndMemory) {

@@ -374,8 +374,8 @@ def FrustumFuse : Pass<"weft-frustum-fuse", "mlir::ModuleOp"> {
   let description = [{
     On an unplaced `fabric.program` after `--weft-frustum-tile`
     (docs/frustum.md, "The lowering"): every recorded group whose members
-    are plain convolutions (a ReLU at most) or max pools of a window (no
-    pads on their columns), run on one PE a tile
+    are plain convolutions (a ReLU at most) or max pools of a window
+    (their pads as -inf columns), run on one PE a tile
     (`side = 1`), becomes one `fabric.kernel` in place of its members: the
     first member's, reading the group's input and giving its output, its
     body the members' bodies in order, with

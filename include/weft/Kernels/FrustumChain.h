@@ -34,7 +34,7 @@
 namespace weft::conversion {
 
 /// Why `chain` cannot run fused (not two or more smeared convolutions or
-/// max pools (`ConvShape::maxPool`, no pads on their columns) each reading
+/// max pools (`ConvShape::maxPool`, no bias nor activation) each reading
 /// the previous one's output, a fused activation other than ReLU, an
 /// envelope whose output differs from the chain's, a skip (`skipAdd`)
 /// anywhere but on the last level or onto an output of another shape than

@@ -182,6 +182,25 @@ void Emitter::emitRecords() {
           ArrayRef<int64_t>{kSelOne, kSelZero, kSelZero, kSelZero});
       dsdAt(lv(l, "ninf"), rec(next++),
             DsdFields::mem1d(lm * wo, mm.negInf).withStride(0));
+      // Its pad columns hold -inf, not zeros: the left pad and the columns
+      // from the data's end to the padded width, in every slot (written
+      // once in the prologue; rows never overwrite them).
+      const int64_t left = s.pl * lk,
+                    right = (mm.ringWidth[l] - s.pl - written) * lk;
+      dsdAt(lv(l, "lpad_src"), rec(next++),
+            DsdFields::mem1d(std::max<int64_t>(left, 1), mm.negInf)
+                .withStride(0));
+      dsdAt(lv(l, "rpad_src"), rec(next++),
+            DsdFields::mem1d(std::max<int64_t>(right, 1), mm.negInf)
+                .withStride(0));
+      for (int64_t k = 0; k < mm.ringRows[l]; ++k) {
+        int64_t base = mm.ring[l] + k * rowWords;
+        dsdAt(lv(l, "lpad" + Twine(k)), rec(next++),
+              DsdFields::mem1d(std::max<int64_t>(left, 1), base));
+        dsdAt(lv(l, "rpad" + Twine(k)), rec(next++),
+              DsdFields::mem1d(std::max<int64_t>(right, 1),
+                               base + 2 * (s.pl + written) * lk));
+      }
       const int64_t strides[4] = {lm, 0, s.sw * lk, s.dw * lk};
       auto type = RankedTensorType::get({1}, b.getIntegerType(16));
       for (auto [k, v] : llvm::enumerate(strides))
@@ -316,6 +335,26 @@ void Emitter::emitProgram() {
     dsrLoad(RF::ddsr, kDsrClear, lv(l, "acc"));
     dsrLoad(RF::s0dsr, kDsrClear, lv(l, shape(l).maxPool ? "ninf" : "bias"));
     inst(Opcode::MOV32, {ddsr(kDsrClear), s0(kDsrClear)});
+  }
+
+  // A max pool's pad columns: -inf in every slot.
+  for (size_t l = 0; l < band.levels.size(); ++l) {
+    const ConvShape &s = shape(l);
+    if (!s.maxPool)
+      continue;
+    const int64_t written = l == 0 ? band.received() : s.win;
+    for (int64_t k = 0; k < mm.ringRows[l]; ++k) {
+      if (s.pl > 0) {
+        dsrLoad(RF::ddsr, kDsrClear, lv(l, "lpad" + Twine(k)));
+        dsrLoad(RF::s0dsr, kDsrClear, lv(l, "lpad_src"));
+        inst(Opcode::MOV32, {ddsr(kDsrClear), s0(kDsrClear)});
+      }
+      if (mm.ringWidth[l] > s.pl + written) {
+        dsrLoad(RF::ddsr, kDsrClear, lv(l, "rpad" + Twine(k)));
+        dsrLoad(RF::s0dsr, kDsrClear, lv(l, "rpad_src"));
+        inst(Opcode::MOV32, {ddsr(kDsrClear), s0(kDsrClear)});
+      }
+    }
   }
 
   const std::vector<FrustumStep> steps = frustumSchedule(band);

@@ -19,6 +19,9 @@
 #   strided  conv 4->8 3x3 pad 1 + ReLU, conv 8->8 3x3 stride 2 pad 1 +
 #            ReLU, conv 8->8 1x1 (7 output rows: the program unrolls two
 #            samples)                                             (13x14)
+#   stem-pool  a ResNet-style stem: conv 3->8 5x5 stride 2 pad 2 (no ReLU:
+#            negative values reach the pool's pads), MaxPool 3 stride 2
+#            pad 1, conv 8->8 3x3 pad 1 + ReLU                    (20x18)
 #   block    a stem conv 3->8 3x3 pad 1 + ReLU, then an identity residual
 #            block: conv 8->8 3x3 pad 1 + ReLU, conv 8->8 3x3 pad 1, the
 #            add of the block's input, ReLU                      (12x12)
@@ -50,6 +53,11 @@ def model(kind):
             nn.MaxPool2d(2),
             nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
             nn.MaxPool2d(3, stride=2)), (1, 3, 16, 16)
+    if kind == "stem-pool":
+        return nn.Sequential(
+            nn.Conv2d(3, 8, 5, stride=2, padding=2),
+            nn.MaxPool2d(3, stride=2, padding=1),
+            nn.Conv2d(8, 8, 3, padding=1), nn.ReLU()), (1, 3, 20, 18)
     if kind == "block":
         return Block(), (1, 3, 12, 12)
     raise SystemExit(f"unknown model kind '{kind}'")
