@@ -217,7 +217,10 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
         f.executedMacs = scheme.getExecutedMacs();
         // A fused frustum group (docs/frustum.md): every member counts.
         if (auto chain = k->getAttrOfType<ArrayAttr>("frustum_chain")) {
-          f.what = "frustum group of " + std::to_string(chain.size()) +
+          // (An identity residual block's add, last, is no layer.)
+          bool block = isa<weft::fabric::JoinSchemeAttr>(chain[chain.size() - 1]);
+          f.what = (block ? "frustum residual block of " : "frustum group of ") +
+                   std::to_string(chain.size() - (block ? 1 : 0)) +
                    " layers (" + scheme.getSummary() + ", ...) of " +
                    std::to_string(f.M);
           f.modelMacs = f.executedMacs = 0;

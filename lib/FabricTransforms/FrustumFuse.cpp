@@ -6,8 +6,9 @@
 //
 // --weft-frustum-fuse: reads the groups --weft-frustum-tile recorded and
 // replaces each group of plain convolutions and max pools that can run fused
-// (lib/Kernels/FrustumChain.cpp) by one kernel carrying its members'
-// schemes (docs/frustum.md, "The lowering"). The decision is the record's:
+// (lib/Kernels/FrustumChain.cpp), or an identity residual block of them with
+// its add, by one kernel carrying its members' schemes (docs/frustum.md,
+// "The lowering", "Residual blocks in bands"). The decision is the record's:
 // the pass re-derives nothing, it only refuses what the lowering cannot run.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 #include "fabric/FabricOps.h"
 #include "weft/FabricTransforms/KernelScheme.h"
 #include "weft/FabricTransforms/Passes.h"
+#include "weft/Kernels/ChainPartition.h"
 #include "weft/Kernels/FrustumChain.h"
 #include "weft/Kernels/PoolMapping.h"
 
@@ -143,6 +145,25 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
     if (!j || j.getOp() != wf::JoinKind::add || j.getBroadcast() >= 0)
       return "its add @" + add.getSymName().str() +
              " is no plain add of two feature maps";
+    // Its two inputs: the last member's output and the block's input (what
+    // the first member reads).
+    auto sourcesOf = [&](wf::KernelOp k) {
+      std::map<int64_t, std::pair<std::string, int64_t>> in;
+      for (wf::StreamOp s :
+           k->getParentOp()->getRegion(0).front().getOps<wf::StreamOp>())
+        for (auto [d, port] : llvm::zip(s.getDsts(), s.getDstPorts()))
+          if (cast<FlatSymbolRefAttr>(d).getValue() == k.getSymName())
+            in[port] = {s.getSrc().str(), int64_t(s.getSrcPort())};
+      return in;
+    };
+    auto addIn = sourcesOf(add), firstIn = sourcesOf(wf::KernelOp(members.front()));
+    wf::KernelOp last = members.back();
+    std::pair<std::string, int64_t> fromLast = {last.getSymName().str(), 0};
+    if (addIn.size() != 2 || !firstIn.count(0) ||
+        !((addIn[0] == fromLast && addIn[1] == firstIn[0]) ||
+          (addIn[1] == fromLast && addIn[0] == firstIn[0])))
+      return "its add @" + add.getSymName().str() +
+             " does not add the block's last layer and its input";
     std::string why = wc::frustumSkipLevel(shapes.back(), j.getRelu());
     if (!why.empty())
       return why;
@@ -159,13 +180,20 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
   std::string why = wc::frustumChainProblem(shapes);
   if (!why.empty())
     return why;
-  int64_t bands = wc::frustumBandsForTile(shapes, tile[1]);
-  if (bands > kMostBands)
-    return "its " + std::to_string(bands) + " tile columns are more than the " +
-           std::to_string(kMostBands) + " bands a kernel may have";
-  why = wc::frustumMappingProblem(shapes, bands, memoryBytes);
-  if (!why.empty() || always)
-    return why;
+  // The bands the partitioner places it in (its tile's, rounded to a
+  // tabulated number), what the decision weighed.
+  const int64_t tileBands = wc::frustumBandsForTile(shapes, tile[1]);
+  const int64_t bands = wc::placedFrustumBands(shapes, tileBands, memoryBytes);
+  if (!bands) {
+    why = wc::frustumMappingProblem(shapes, tileBands, memoryBytes);
+    return why.empty() ? "no tabulated number of bands near its " +
+                             std::to_string(tileBands) +
+                             " tile columns (at most " +
+                             std::to_string(kMostBands) + ") fits"
+                       : why;
+  }
+  if (always)
+    return "";
   // The lowering's bands are not the decision's tiles: never slower than
   // the per-layer figure the decision weighed them against.
   int64_t perLayer = paceOf(record);

@@ -10,9 +10,11 @@
 // and tile (docs/frustum.md); a residual block (an add of a run of layers'
 // output and their input, or a projection of it) is one group, its add and
 // projection recorded as members with their role. It also decides each
-// group with the cost model (lib/Kernels/Frustum.cpp, decideFrustum): the
-// halo policy, and whether the group beats its layers run per layer, each
-// on its fastest rectangle; --weft-frustum-fuse reads the record.
+// group with the cost model: the halo policy, the tile, and whether the
+// group runs fused, weighed against the network per layer as the
+// partitioner lays it out (lib/Kernels/FrustumNetwork.cpp; `pace=group`:
+// against its own layers, lib/Kernels/Frustum.cpp); --weft-frustum-fuse
+// reads the record.
 //
 //===----------------------------------------------------------------------===//
 

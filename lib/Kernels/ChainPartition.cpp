@@ -603,13 +603,18 @@ std::string whyNothingFits(const NetworkShape &net,
              "weights), more than the " +
              std::to_string(t.memoryBytes()) + " of a PE";
     }
-    if (layer.kind == ChainLayer::Kind::Conv && !layer.frustum.empty())
+    if (layer.kind == ChainLayer::Kind::Conv && !layer.frustum.empty()) {
+      std::string why = frustumMappingProblem(
+          layer.frustum, std::max<int64_t>(1, layer.frustumTiles),
+          t.memoryBytes());
       return "kernel " + std::to_string(l) + " (a fused frustum group of " +
              std::to_string(layer.frustum.size()) +
              " convolutions) fits no band of one PE: " +
-             frustumMappingProblem(layer.frustum,
-                                   std::max<int64_t>(1, layer.frustumTiles),
-                                   t.memoryBytes());
+             (why.empty() ? "no tabulated number of bands near its " +
+                                std::to_string(layer.frustumTiles) +
+                                " tile columns fits"
+                          : why);
+    }
     if (layer.kind == ChainLayer::Kind::Conv) {
       DenseMapping m;
       m.precision = p;

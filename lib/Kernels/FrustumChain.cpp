@@ -83,6 +83,12 @@ std::string frustumChainProblem(const std::vector<ConvShape> &chain) {
       return "layer " + std::to_string(l) +
              " adds the skip of a residual block but is not the last layer "
              "or its output is not the shape of the block's input";
+    // (With every stride 1, input row h has arrived when top row h
+    // completes: the line buffer can keep it.)
+    if (chain.back().skipAdd && (c.sh != 1 || c.sw != 1))
+      return "layer " + std::to_string(l) +
+             " of a residual block has a stride (only blocks of stride 1 "
+             "run fused)";
     if (l > 0 && (c.cin != chain[l - 1].cout || c.hin != chain[l - 1].hout() ||
                   c.win != chain[l - 1].wout()))
       return "layer " + std::to_string(l) + " does not read layer " +

@@ -72,6 +72,8 @@ struct Taken {
   std::optional<ChainLayer> fused;
 };
 
+} // namespace
+
 /// `net` with the groups in `taken` fused: a lowered group's kernels
 /// become its fused layer (at its first kernel's place, reading the first
 /// kernel's inputs and writing the last one's output); another group's
@@ -80,8 +82,10 @@ struct Taken {
 /// tiles may send any rows, and a free choice of 1..H rows for each such
 /// stream would multiply the partitioner's states). `fusedAt` is set to
 /// the index of the last group's fused layer, if any.
-NetworkShape assemble(const NetworkShape &net, const std::vector<Taken> &taken,
-                      const std::vector<int64_t> &rows, int64_t *fusedAt) {
+static NetworkShape assemble(const NetworkShape &net,
+                             const std::vector<Taken> &taken,
+                             const std::vector<int64_t> &rows,
+                             int64_t *fusedAt) {
   NetworkShape out = net;
   out.layers.clear();
   out.streamChannels.resize(size_t(net.numStreams), 0);
@@ -110,8 +114,6 @@ NetworkShape assemble(const NetworkShape &net, const std::vector<Taken> &taken,
   return out;
 }
 
-} // namespace
-
 std::optional<NetworkFrustumPlan>
 decideNetworkFrustums(const NetworkShape &net,
                       const std::vector<NetworkFrustumGroup> &groups,
@@ -125,7 +127,11 @@ decideNetworkFrustums(const NetworkShape &net,
   plan.perLayerCycles = perLayer->bottleneckCycles;
   plan.fusedCycles = plan.perLayerCycles;
   const int64_t height = int64_t(target.height());
-  std::vector<Taken> taken;
+  // The groups taken so far: all of them (what a later group beside the
+  // rest is weighed with: the plan), and those that will run as the band
+  // lowering (what a later band group is weighed with: the network
+  // --weft-frustum-fuse will make, the others per layer).
+  std::vector<Taken> taken, lowered;
   // The slowest group taken so far that runs beside the partitioned rest.
   int64_t groupsCycles = 0;
   for (const NetworkFrustumGroup &ng : groups) {
@@ -165,7 +171,7 @@ decideNetworkFrustums(const NetworkShape &net,
                   std::to_string(plan.perLayerCycles) + " cycles per image)";
     };
     int64_t failsFrom = std::numeric_limits<int64_t>::max();
-    std::vector<Taken> with = taken;
+    std::vector<Taken> with = ng.lowered.empty() ? taken : lowered;
     with.push_back({ng.kernels, std::nullopt});
     std::set<int64_t> bandsTried;
     // The fastest bands skipped because the fused kernel alone is slower
@@ -199,7 +205,7 @@ decideNetworkFrustums(const NetworkShape &net,
         int64_t at = -1;
         NetworkShape cand =
             assemble(net, with, perLayer->streamRows, &at);
-        std::optional<machine::Target> narrow = narrower(target, plan.columns);
+        std::optional<machine::Target> narrow = narrower(target, 0);
         std::string fails;
         std::optional<ChainMapping> m =
             narrow ? partitionNetwork(cand, precision, *narrow, fails)
@@ -306,6 +312,8 @@ decideNetworkFrustums(const NetworkShape &net,
       if (!bestFused)
         groupsCycles = std::max(groupsCycles, best.frustum.cycles);
       taken.push_back({ng.kernels, bestFused});
+      if (bestFused)
+        lowered.push_back(taken.back());
     } else if (!fewestHops && fastestAlone < std::numeric_limits<int64_t>::max()) {
       best.reason = "its bands are predicted slower than the network per "
                     "layer (" +

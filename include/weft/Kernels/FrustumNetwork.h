@@ -50,8 +50,11 @@ struct NetworkFrustumPlan {
   /// The partitioner's predicted interval of the network per layer on the
   /// whole fabric (cycles per image): what no choice may exceed.
   int64_t perLayerCycles = 0;
-  /// The predicted interval with the chosen groups fused: the slowest of
-  /// the groups and of the rest of the network on the columns they leave.
+  /// The predicted interval with the chosen groups fused, as the last
+  /// chosen group was weighed: for a band group, the partitioner's layout
+  /// with the band groups fused (the others run per layer, as
+  /// --weft-frustum-fuse leaves them); for tiles beside the rest, the
+  /// slowest of the groups and of the rest on the columns they leave.
   int64_t fusedCycles = 0;
   /// Columns of the fabric the chosen groups' tiles take (a group's tiles
   /// as whole columns of the fabric's height).
@@ -64,10 +67,12 @@ struct NetworkFrustumPlan {
 };
 
 /// Decides the groups in order, greedily: a tiling of group i is
-/// admissible when its tiles are predicted no slower than the network per
-/// layer, and the rest of the network (without the kernels of group i and
-/// of the groups chosen before it) fits the columns left and is predicted
-/// no slower either. std::nullopt (with `why`) when the network per layer
+/// admissible when it cuts the group's hops, its tiles are predicted no
+/// slower than the network per layer, and the network with it is predicted
+/// no slower either: a band group (`lowered`) as the fused kernel in the
+/// partitioner's layout with the band groups chosen before it; any other
+/// group as tiles beside the rest (without its kernels and those of every
+/// group chosen before it) on the columns they all leave. std::nullopt (with `why`) when the network per layer
 /// does not fit `target`: the caller then weighs each group against its
 /// own layers (decideFastestFrustum).
 std::optional<NetworkFrustumPlan>
