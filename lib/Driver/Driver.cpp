@@ -218,11 +218,12 @@ static void readFabricFigures(ModuleOp module, CompiledModel &out) {
         // A fused frustum group (docs/frustum.md): every member counts.
         if (auto chain = k->getAttrOfType<ArrayAttr>("frustum_chain")) {
           // (An identity residual block's add, last, is no layer.)
-          bool block = isa<weft::fabric::JoinSchemeAttr>(chain[chain.size() - 1]);
-          f.what = (block ? "frustum residual block of " : "frustum group of ") +
-                   std::to_string(chain.size() - (block ? 1 : 0)) +
-                   " layers (" + scheme.getSummary() + ", ...) of " +
-                   std::to_string(f.M);
+          bool block =
+              isa<weft::fabric::JoinSchemeAttr>(chain[chain.size() - 1]);
+          f.what =
+              (block ? "frustum residual block of " : "frustum group of ") +
+              std::to_string(chain.size() - (block ? 1 : 0)) + " layers (" +
+              scheme.getSummary() + ", ...) of " + std::to_string(f.M);
           f.modelMacs = f.executedMacs = 0;
           for (Attribute a : chain)
             if (auto c = dyn_cast<weft::fabric::KernelSchemeAttrInterface>(a)) {

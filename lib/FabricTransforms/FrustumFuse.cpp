@@ -80,9 +80,8 @@ std::string FrustumFuse::decided(ArrayRef<wf::KernelOp> members) {
           perLayer = paceOf(record);
   bool exchangeChosen = record.getAs<StringAttr>("halo").getValue() != "overlap";
   int64_t chosen = exchangeChosen ? exchange : overlap;
-  const char *against = record.get("network_cycles")
-                            ? "the network per layer"
-                            : "per layer";
+  const char *against =
+      record.get("network_cycles") ? "the network per layer" : "per layer";
   // The decision's own sentence when it recorded one.
   if (auto reason = record.getAs<StringAttr>("reason");
       reason && !record.getAs<BoolAttr>("chosen").getValue())
@@ -105,10 +104,11 @@ std::string FrustumFuse::decided(ArrayRef<wf::KernelOp> members) {
   // than per layer either.
   if (exchangeChosen && overlap > perLayer)
     return "the cost model chose to exchange its halos (" +
-           std::to_string(exchange) + " cycles per sample), which is not "
+           std::to_string(exchange) +
+           " cycles per sample), which is not "
            "lowered yet, and overlapping them is predicted slower than " +
-           std::string(against) + " (" + std::to_string(overlap) +
-           " against " + std::to_string(perLayer) + ")";
+           std::string(against) + " (" + std::to_string(overlap) + " against " +
+           std::to_string(perLayer) + ")";
   if (exchangeChosen)
     wf::KernelOp(members.front()).emitRemark()
         << "frustum group " << record.getAs<IntegerAttr>("group").getInt()
@@ -156,7 +156,8 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
             in[port] = {s.getSrc().str(), int64_t(s.getSrcPort())};
       return in;
     };
-    auto addIn = sourcesOf(add), firstIn = sourcesOf(wf::KernelOp(members.front()));
+    auto addIn = sourcesOf(add),
+         firstIn = sourcesOf(wf::KernelOp(members.front()));
     wf::KernelOp last = members.back();
     std::pair<std::string, int64_t> fromLast = {last.getSymName().str(), 0};
     if (addIn.size() != 2 || !firstIn.count(0) ||
@@ -186,11 +187,11 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
   const int64_t bands = wc::placedFrustumBands(shapes, tileBands, memoryBytes);
   if (!bands) {
     why = wc::frustumMappingProblem(shapes, tileBands, memoryBytes);
-    return why.empty() ? "no tabulated number of bands near its " +
-                             std::to_string(tileBands) +
-                             " tile columns (at most " +
-                             std::to_string(kMostBands) + ") fits"
-                       : why;
+    return why.empty()
+               ? "no tabulated number of bands near its " +
+                     std::to_string(tileBands) + " tile columns (at most " +
+                     std::to_string(kMostBands) + ") fits"
+               : why;
   }
   if (always)
     return "";
@@ -207,8 +208,8 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
   return "";
 }
 
-void FrustumFuse::merge(wf::ProgramOp program,
-                        ArrayRef<wf::KernelOp> members, wf::KernelOp add) {
+void FrustumFuse::merge(wf::ProgramOp program, ArrayRef<wf::KernelOp> members,
+                        wf::KernelOp add) {
   wf::KernelOp first = members.front(), last = members.back();
   MLIRContext *ctx = program.getContext();
   SmallVector<Attribute> schemes;
@@ -346,8 +347,7 @@ LogicalResult FrustumFuse::fuse(wf::ProgramOp program) {
     // lowered yet.
     wf::KernelOp add;
     std::string why;
-    if (extra.size() == 1 && extra[0]
-                                     ->getAttrOfType<DictionaryAttr>("frustum")
+    if (extra.size() == 1 && extra[0]->getAttrOfType<DictionaryAttr>("frustum")
                                      .getAs<StringAttr>("role")
                                      .getValue() == "add")
       add = extra[0];

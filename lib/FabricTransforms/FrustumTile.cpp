@@ -300,8 +300,7 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
       // A smaller tile fits whenever a larger one does.
       if (maxTile > 0 && (t->th > maxTile || t->tw > maxTile))
         t = wc::tilingOf(ng.group, std::min<int64_t>(t->th, maxTile),
-                         std::min<int64_t>(t->tw, maxTile), side,
-                         elementBytes);
+                         std::min<int64_t>(t->tw, maxTile), side, elementBytes);
       ng.bound = *t;
       // The layers per layer, each on its fastest rectangle of the whole
       // fabric (the pipeline runs at the slowest).
@@ -374,9 +373,9 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
     for (const Candidate &c : candidates)
       groups.push_back(c.group);
     std::string why;
-    if (std::optional<wc::NetworkFrustumPlan> plan = wc::decideNetworkFrustums(
-            net, groups, perLayerPrecision, program.getModel(), elementBytes,
-            why)) {
+    if (std::optional<wc::NetworkFrustumPlan> plan =
+            wc::decideNetworkFrustums(net, groups, perLayerPrecision,
+                                      program.getModel(), elementBytes, why)) {
       decisions = std::move(plan->decisions);
     } else {
       program.emitRemark()
@@ -387,9 +386,9 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
   }
   if (decisions.empty())
     for (const Candidate &c : candidates)
-      decisions.push_back(wc::decideFastestFrustum(
-          c.group.group, c.group.base, c.group.bound, elementBytes,
-          width * height));
+      decisions.push_back(wc::decideFastestFrustum(c.group.group, c.group.base,
+                                                   c.group.bound, elementBytes,
+                                                   width * height));
 
   for (auto [groupId, c, d] : llvm::enumerate(candidates, decisions)) {
     const wc::FrustumTiling &t = *d.tiling, &bound = c.group.bound;
@@ -397,7 +396,8 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
         b.getNamedAttr("group", b.getI64IntegerAttr(int64_t(groupId))),
         b.getNamedAttr("side", b.getI64IntegerAttr(side)),
         b.getNamedAttr("tile", b.getDenseI64ArrayAttr({t.th, t.tw})),
-        b.getNamedAttr("max_tile", b.getDenseI64ArrayAttr({bound.th, bound.tw})),
+        b.getNamedAttr("max_tile",
+                       b.getDenseI64ArrayAttr({bound.th, bound.tw})),
         b.getNamedAttr("chosen", b.getBoolAttr(d.chosen)),
         b.getNamedAttr("halo", b.getStringAttr(wc::haloPolicyName(d.policy))),
         b.getNamedAttr("overlap_cycles", b.getI64IntegerAttr(d.overlap.cycles)),
@@ -416,9 +416,8 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
     if (!d.chosen && !d.reason.empty())
       fields.push_back(b.getNamedAttr("reason", b.getStringAttr(d.reason)));
     if (d.chosen && d.fusedNetworkCycles > 0)
-      fields.push_back(
-          b.getNamedAttr("fused_network_cycles",
-                         b.getI64IntegerAttr(d.fusedNetworkCycles)));
+      fields.push_back(b.getNamedAttr(
+          "fused_network_cycles", b.getI64IntegerAttr(d.fusedNetworkCycles)));
     for (auto &[k, place] : c.members) {
       SmallVector<NamedAttribute> all(fields);
       all.push_back(place);

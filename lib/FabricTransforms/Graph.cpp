@@ -609,8 +609,8 @@ std::optional<MapJoin> mapJoinOf(const Graph &g, const Stage &st) {
     return std::nullopt;
   auto [a, b] = joinRowReadiness(g, st);
   fabric::StreamOp op = g.streams[size_t(st.inputs[0])].op;
-  if (a.ready.empty() || b.ready.empty() ||
-      a.ready.size() != b.ready.size() || !op || !op.getPixels())
+  if (a.ready.empty() || b.ready.empty() || a.ready.size() != b.ready.size() ||
+      !op || !op.getPixels())
     return std::nullopt;
   MapJoin j;
   j.pixels = int64_t(*op.getPixels());

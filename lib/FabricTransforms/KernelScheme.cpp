@@ -226,11 +226,11 @@ static FailureOr<KernelInfo> frustumInfo(fab::KernelOp kernel, ArrayAttr chain,
     // An identity residual block's add, last: the top level adds the skip
     // (docs/frustum.md, "Residual blocks in bands").
     if (auto j = dyn_cast<fab::JoinSchemeAttr>(a)) {
-      std::string why =
-          shapes.empty() || a != chain[chain.size() - 1] ||
-                  j.getOp() != fab::JoinKind::add || j.getBroadcast() >= 0
-              ? "is no plain add closing the group"
-              : frustumSkipLevel(shapes.back(), j.getRelu());
+      std::string why = shapes.empty() || a != chain[chain.size() - 1] ||
+                                j.getOp() != fab::JoinKind::add ||
+                                j.getBroadcast() >= 0
+                            ? "is no plain add closing the group"
+                            : frustumSkipLevel(shapes.back(), j.getRelu());
       if (!why.empty())
         return kernel.emitOpError()
                << "fuses a frustum group whose add " << a << ": " << why;

@@ -804,8 +804,8 @@ NetworkShape NetworkShape::chain(const std::vector<ChainLayer> &chain) {
   return net;
 }
 
-int64_t placedFrustumBands(const std::vector<ConvShape> &chain,
-                           int64_t bands, int64_t memoryBytes) {
+int64_t placedFrustumBands(const std::vector<ConvShape> &chain, int64_t bands,
+                           int64_t memoryBytes) {
   if (bands <= 1 && frustumMappingProblem(chain, 1, memoryBytes).empty())
     return 1;
   auto fits = [&](int64_t n) {

@@ -385,7 +385,8 @@ std::vector<FrustumTiling> tilingsUpTo(const FrustumGroup &g,
   const FrustumLayer &top = g.layers.back();
   const int64_t H = top.hout(), W = top.wout();
   for (int64_t t = std::max(largest.th, largest.tw) - 1; t >= 1; --t) {
-    int64_t th = std::min({t, H, largest.th}), tw = std::min({t, W, largest.tw});
+    int64_t th = std::min({t, H, largest.th}),
+            tw = std::min({t, W, largest.tw});
     if (th == out.back().th && tw == out.back().tw)
       continue;
     out.push_back(tilingOf(g, th, tw, largest.side, elementBytes));

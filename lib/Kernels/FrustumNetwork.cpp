@@ -177,8 +177,7 @@ decideNetworkFrustums(const NetworkShape &net,
     // The fastest bands skipped because the fused kernel alone is slower
     // than the network per layer.
     int64_t fastestAlone = std::numeric_limits<int64_t>::max();
-    for (const FrustumTiling &tiling :
-         tilingsUpTo(g, ng.bound, elementBytes)) {
+    for (const FrustumTiling &tiling : tilingsUpTo(g, ng.bound, elementBytes)) {
       FrustumDecision d = decideFrustum(g, base, tiling, hopsToTiles(tiling));
       int64_t network = 0, columns = 0;
       if (!ng.lowered.empty()) {
@@ -189,22 +188,20 @@ decideNetworkFrustums(const NetworkShape &net,
           continue;
         // The fused kernel alone slower than the network: no layout needed
         // (the partitioner costs it so, in the bands it places it in).
-        if (int64_t placed = placedFrustumBands(ng.lowered, bands,
-                                                target.memoryBytes())) {
+        if (int64_t placed =
+                placedFrustumBands(ng.lowered, bands, target.memoryBytes())) {
           const int64_t alone = predictFrustumCycles(ng.lowered, placed);
           if (alone > plan.perLayerCycles) {
             fastestAlone = std::min(fastestAlone, alone);
             continue;
           }
         }
-        ChainLayer fused =
-            ChainLayer::convolution(frustumEnvelope(ng.lowered));
+        ChainLayer fused = ChainLayer::convolution(frustumEnvelope(ng.lowered));
         fused.frustum = ng.lowered;
         fused.frustumTiles = bands;
         with.back().fused = fused;
         int64_t at = -1;
-        NetworkShape cand =
-            assemble(net, with, perLayer->streamRows, &at);
+        NetworkShape cand = assemble(net, with, perLayer->streamRows, &at);
         std::optional<machine::Target> narrow = narrower(target, 0);
         std::string fails;
         std::optional<ChainMapping> m =
@@ -244,8 +241,7 @@ decideNetworkFrustums(const NetworkShape &net,
         // rest of the network.
         columns = (d.frustum.pes + height - 1) / height;
         const int64_t left = int64_t(target.width()) - plan.columns - columns;
-        NetworkShape rest =
-            assemble(net, with, perLayer->streamRows, nullptr);
+        NetworkShape rest = assemble(net, with, perLayer->streamRows, nullptr);
         if (left < 0 || (left == 0 && !rest.layers.empty())) {
           if (restWhy.empty())
             restWhy = "its tiles fast enough to cut its hops need " +
@@ -290,11 +286,11 @@ decideNetworkFrustums(const NetworkShape &net,
         network = std::max({d.frustum.cycles, restCycles, groupsCycles});
       }
       // The network's cycles first, then the group's hops and PEs.
-      bool better = !best.chosen || network < bestNetwork ||
-                    (network == bestNetwork &&
-                     (d.frustum.hops < best.frustum.hops ||
-                      (d.frustum.hops == best.frustum.hops &&
-                       d.frustum.pes < best.frustum.pes)));
+      bool better =
+          !best.chosen || network < bestNetwork ||
+          (network == bestNetwork && (d.frustum.hops < best.frustum.hops ||
+                                      (d.frustum.hops == best.frustum.hops &&
+                                       d.frustum.pes < best.frustum.pes)));
       if (!better)
         continue;
       d.chosen = true;
@@ -314,7 +310,8 @@ decideNetworkFrustums(const NetworkShape &net,
       taken.push_back({ng.kernels, bestFused});
       if (bestFused)
         lowered.push_back(taken.back());
-    } else if (!fewestHops && fastestAlone < std::numeric_limits<int64_t>::max()) {
+    } else if (!fewestHops &&
+               fastestAlone < std::numeric_limits<int64_t>::max()) {
       best.reason = "its bands are predicted slower than the network per "
                     "layer (" +
                     std::to_string(fastestAlone) + " against " +

@@ -154,8 +154,8 @@ TEST(FrustumChainTest, MaxPoolLevels) {
   // A pool with pads on its columns is fused: its line buffer's pad
   // columns are -inf, two records a slot (and their two sources) and three
   // prologue instructions each side; a pool with a bias is not.
-  auto padded = chainOf({conv(3, 8, 16, 16, 3), conv(8, 8, 0, 0, 3, 2, 1),
-                         conv(8, 8, 0, 0, 3)});
+  auto padded = chainOf(
+      {conv(3, 8, 16, 16, 3), conv(8, 8, 0, 0, 3, 2, 1), conv(8, 8, 0, 0, 3)});
   padded[1].relu = false;
   padded[1].maxPool = true;
   padded = chainOf(padded);
@@ -278,7 +278,8 @@ TEST(FrustumChainTest, IdentityResidualBlock) {
   }
   auto plainChain = block;
   plainChain.back().skipAdd = false;
-  EXPECT_GT(predictFrustumCycles(block, 3), predictFrustumCycles(plainChain, 3));
+  EXPECT_GT(predictFrustumCycles(block, 3),
+            predictFrustumCycles(plainChain, 3));
 
   // A 1 x 1 convolution first: its window keeps one row, but top row h
   // completes only after input row h + 1: level 0 keeps two.

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Kernels/FrustumChain.h"
 #include "weft/Kernels/FrustumNetwork.h"
+#include "weft/Kernels/FrustumChain.h"
 #include "weft/Machine/Target.h"
 
 #include <gtest/gtest.h>
@@ -86,8 +86,8 @@ NetworkFrustumGroup firstTwo(const std::vector<ConvShape> &convs,
   NetworkFrustumGroup ng;
   ng.group.layers = {layerOf(convs[0]), layerOf(convs[1])};
   for (int i = 0; i < 2; ++i)
-    ng.base.cycles.push_back(fastestConvCycles(
-        convs[size_t(i)], t.width(), t.height(), t.memoryBytes()));
+    ng.base.cycles.push_back(fastestConvCycles(convs[size_t(i)], t.width(),
+                                               t.height(), t.memoryBytes()));
   ng.kernels = {0, 1};
   FrustumBudget b = frustumBudget(t, 500, 4);
   std::optional<FrustumTiling> bound = largestTile(ng.group, side, b);

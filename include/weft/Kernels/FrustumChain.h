@@ -44,8 +44,7 @@ std::string frustumChainProblem(const std::vector<ConvShape> &chain);
 /// A pool as a level of a fused chain: its window with `maxPool` set, or
 /// std::nullopt (with `why`) for an average or global pool, which do not
 /// run fused.
-std::optional<ConvShape> frustumPoolLevel(const PoolShape &p,
-                                          std::string &why);
+std::optional<ConvShape> frustumPoolLevel(const PoolShape &p, std::string &why);
 
 /// Makes `top`, a chain's last level, add the skip of an identity residual
 /// block, then the add's ReLU when `relu`; a sentence when it cannot (its

@@ -72,9 +72,9 @@ struct NetworkFrustumPlan {
 /// no slower either: a band group (`lowered`) as the fused kernel in the
 /// partitioner's layout with the band groups chosen before it; any other
 /// group as tiles beside the rest (without its kernels and those of every
-/// group chosen before it) on the columns they all leave. std::nullopt (with `why`) when the network per layer
-/// does not fit `target`: the caller then weighs each group against its
-/// own layers (decideFastestFrustum).
+/// group chosen before it) on the columns they all leave. std::nullopt (with
+/// `why`) when the network per layer does not fit `target`: the caller then
+/// weighs each group against its own layers (decideFastestFrustum).
 std::optional<NetworkFrustumPlan>
 decideNetworkFrustums(const NetworkShape &net,
                       const std::vector<NetworkFrustumGroup> &groups,

@@ -238,9 +238,9 @@ void Emitter::emitRecords() {
   if (st.skipAdd)
     for (int64_t k = 0; k < mm.ringRows[0]; ++k)
       dsdAt(("skip" + Twine(k)).str(), rec(next++),
-            DsdFields::mem1d(row, mm.ring[0] + k * 2 * mm.ringWidth[0] * s0.cin +
-                                      2 * (s0.pl + band.out0 - band.in0) *
-                                          s0.cin));
+            DsdFields::mem1d(row,
+                             mm.ring[0] + k * 2 * mm.ringWidth[0] * s0.cin +
+                                 2 * (s0.pl + band.out0 - band.in0) * s0.cin));
   dsdAt("in", rec(next++), DsdFields::fabin(in, colors.column));
   dsdAt("copy_in", rec(next++), DsdFields::fabin(in, colors.in));
   dsdAt("copy_out", rec(next++),
