@@ -120,33 +120,15 @@ std::string FrustumFuse::decided(ArrayRef<wf::KernelOp> members) {
 
 std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
                                  wf::KernelOp add, int64_t memoryBytes) {
-  std::vector<wc::ConvShape> shapes;
+  SmallVector<Attribute> schemes;
   for (wf::KernelOp k : members) {
     if (k->hasAttr(wc::kFrustumChainAttr))
       return "its member @" + k.getSymName().str() + " is fused already";
-    if (auto p = dyn_cast<wf::PoolSchemeAttr>(k.getScheme())) {
-      std::string why;
-      std::optional<wc::ConvShape> w = wc::frustumPoolLevel(p.getShape(), why);
-      if (!w)
-        return "its member @" + k.getSymName().str() + " is " + why;
-      shapes.push_back(*w);
-      continue;
-    }
-    auto c = dyn_cast<wf::ConvSchemeAttr>(k.getScheme());
-    if (!c)
-      return "its member @" + k.getSymName().str() +
-             " is no convolution or max pool";
-    shapes.push_back(c.getShape());
+    schemes.push_back(k.getScheme());
   }
-  // An identity residual block: the top level adds the block's input, then
-  // the add's ReLU (docs/frustum.md, "Residual blocks in bands").
+  // An identity residual block: its add, last, must add the block's last
+  // layer and its input (what the first member reads).
   if (add) {
-    auto j = dyn_cast<wf::JoinSchemeAttr>(add.getScheme());
-    if (!j || j.getOp() != wf::JoinKind::add || j.getBroadcast() >= 0)
-      return "its add @" + add.getSymName().str() +
-             " is no plain add of two feature maps";
-    // Its two inputs: the last member's output and the block's input (what
-    // the first member reads).
     auto sourcesOf = [&](wf::KernelOp k) {
       std::map<int64_t, std::pair<std::string, int64_t>> in;
       for (wf::StreamOp s :
@@ -165,10 +147,14 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
           (addIn[1] == fromLast && addIn[0] == firstIn[0])))
       return "its add @" + add.getSymName().str() +
              " does not add the block's last layer and its input";
-    std::string why = wc::frustumSkipLevel(shapes.back(), j.getRelu());
-    if (!why.empty())
-      return why;
+    schemes.push_back(add.getScheme());
   }
+  std::string why;
+  std::optional<std::vector<wc::ConvShape>> levels =
+      wc::frustumLevels(schemes, why);
+  if (!levels)
+    return "its " + why;
+  const std::vector<wc::ConvShape> &shapes = *levels;
   auto record = members.front()->getAttrOfType<DictionaryAttr>("frustum");
   auto side = record.getAs<IntegerAttr>("side");
   auto tile = record.getAs<DenseI64ArrayAttr>("tile");
@@ -178,7 +164,7 @@ std::string FrustumFuse::problem(ArrayRef<wf::KernelOp> members,
     return "a tile on " + std::to_string(side.getInt()) + " x " +
            std::to_string(side.getInt()) +
            " PEs is not lowered yet (only side = 1)";
-  std::string why = wc::frustumChainProblem(shapes);
+  why = wc::frustumChainProblem(shapes);
   if (!why.empty())
     return why;
   // The bands the partitioner places it in (its tile's, rounded to a

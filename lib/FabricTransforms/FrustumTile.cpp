@@ -337,24 +337,17 @@ LogicalResult FrustumTile::tile(wf::ProgramOp program) {
       // as the band lowering, and so does an identity residual block (its
       // top level adds the skip): it is weighed as that fused kernel.
       if (side == 1 && !ng.group.projection) {
+        SmallVector<Attribute> schemes;
+        for (size_t l = first; l <= last; ++l)
+          schemes.push_back(g->stages[chain.stages[l]].kernel.getScheme());
+        if (ng.group.residual)
+          schemes.push_back(g->stages[blocks[size_t(chain.closes[last])].join]
+                                .kernel.getScheme());
         std::string why;
-        for (size_t l = first; l <= last && why.empty(); ++l) {
-          const ChainLayer &cl = g->stages[chain.stages[l]].info.layer;
-          if (cl.kind == ChainLayer::Kind::Pool) {
-            if (std::optional<wc::ConvShape> w =
-                    wc::frustumPoolLevel(cl.pool, why))
-              ng.lowered.push_back(*w);
-          } else {
-            ng.lowered.push_back(cl.conv);
-          }
-        }
-        if (why.empty() && ng.group.residual)
-          why = wc::frustumSkipLevel(
-              ng.lowered.back(),
-              g->stages[blocks[size_t(chain.closes[last])].join]
-                  .info.layer.relu);
-        if (!why.empty() || !wc::frustumChainProblem(ng.lowered).empty())
-          ng.lowered.clear();
+        if (std::optional<std::vector<wc::ConvShape>> levels =
+                wc::frustumLevels(schemes, why);
+            levels && wc::frustumChainProblem(*levels).empty())
+          ng.lowered = std::move(*levels);
       }
       candidates.push_back(std::move(c));
     }

@@ -198,6 +198,41 @@ static LogicalResult readValues(fab::KernelOp kernel, ElementsAttr attr,
   return success();
 }
 
+std::optional<std::vector<ConvShape>> frustumLevels(ArrayRef<Attribute> schemes,
+                                                    std::string &why) {
+  std::vector<ConvShape> levels;
+  for (auto [i, a] : llvm::enumerate(schemes)) {
+    const std::string member = "member " + std::to_string(i) + " ";
+    if (auto p = dyn_cast<fab::PoolSchemeAttr>(a)) {
+      std::optional<ConvShape> w = frustumPoolLevel(p.getShape(), why);
+      if (!w) {
+        why = member + "is " + why;
+        return std::nullopt;
+      }
+      levels.push_back(*w);
+    } else if (auto c = dyn_cast<fab::ConvSchemeAttr>(a)) {
+      levels.push_back(c.getShape());
+    } else if (auto j = dyn_cast<fab::JoinSchemeAttr>(a)) {
+      // An identity residual block's add, last: the top level adds the
+      // skip (docs/frustum.md, "Residual blocks in bands").
+      if (levels.empty() || i + 1 != schemes.size() ||
+          j.getOp() != fab::JoinKind::add || j.getBroadcast() >= 0) {
+        why = member + "is a join but no plain add closing the group";
+        return std::nullopt;
+      }
+      why = frustumSkipLevel(levels.back(), j.getRelu());
+      if (!why.empty()) {
+        why = member + "adds the skip, but " + why;
+        return std::nullopt;
+      }
+    } else {
+      why = member + "is no convolution, max pool or residual add";
+      return std::nullopt;
+    }
+  }
+  return levels;
+}
+
 /// The kernel info of a fused frustum group: to the partitioner and the
 /// routing its envelope convolution, run in the bands its recorded tile
 /// width gives (docs/frustum.md, "The lowering").
@@ -208,51 +243,33 @@ static FailureOr<KernelInfo> frustumInfo(fab::KernelOp kernel, ArrayAttr chain,
   if (!tile || tile.size() != 2)
     return kernel.emitOpError()
            << "fuses a frustum group but has no frustum = {tile = [th, tw]}";
-  std::vector<ConvShape> shapes;
+  std::string why;
+  std::optional<std::vector<ConvShape>> levels =
+      frustumLevels(chain.getValue(), why);
+  if (!levels)
+    return kernel.emitOpError() << "fuses a frustum group whose " << why;
+  std::vector<ConvShape> shapes = std::move(*levels);
+  // Every level's weights and biases (none for a max pool), and the
+  // convolutions' MACs.
   DenseLayer &l = info.dense;
   info.modelMacs = info.executedMacs = 0;
   for (Attribute a : chain) {
-    if (auto p = dyn_cast<fab::PoolSchemeAttr>(a)) {
-      std::string why;
-      std::optional<ConvShape> w = frustumPoolLevel(p.getShape(), why);
-      if (!w)
-        return kernel.emitOpError()
-               << "fuses a frustum group whose member " << a << " is " << why;
-      shapes.push_back(*w);
-      l.frustumWeights.emplace_back();
-      l.frustumBias.emplace_back();
+    if (isa<fab::JoinSchemeAttr>(a))
       continue;
-    }
-    // An identity residual block's add, last: the top level adds the skip
-    // (docs/frustum.md, "Residual blocks in bands").
-    if (auto j = dyn_cast<fab::JoinSchemeAttr>(a)) {
-      std::string why = shapes.empty() || a != chain[chain.size() - 1] ||
-                                j.getOp() != fab::JoinKind::add ||
-                                j.getBroadcast() >= 0
-                            ? "is no plain add closing the group"
-                            : frustumSkipLevel(shapes.back(), j.getRelu());
-      if (!why.empty())
-        return kernel.emitOpError()
-               << "fuses a frustum group whose add " << a << ": " << why;
-      continue;
-    }
-    auto c = dyn_cast<fab::ConvSchemeAttr>(a);
-    if (!c)
-      return kernel.emitOpError()
-             << "fuses a frustum group whose member " << a
-             << " is no convolution or max pool";
-    shapes.push_back(c.getShape());
-    info.modelMacs += c.getModelMacs();
-    info.executedMacs += c.getExecutedMacs();
     std::vector<float> w, bias;
-    if (withData &&
-        (failed(readValues(kernel, c.getWeights(), "weights", w)) ||
-         (c.getBias() && failed(readValues(kernel, c.getBias(), "bias", bias)))))
-      return failure();
+    if (auto c = dyn_cast<fab::ConvSchemeAttr>(a)) {
+      info.modelMacs += c.getModelMacs();
+      info.executedMacs += c.getExecutedMacs();
+      if (withData &&
+          (failed(readValues(kernel, c.getWeights(), "weights", w)) ||
+           (c.getBias() &&
+            failed(readValues(kernel, c.getBias(), "bias", bias)))))
+        return failure();
+    }
     l.frustumWeights.push_back(std::move(w));
     l.frustumBias.push_back(std::move(bias));
   }
-  std::string why = frustumChainProblem(shapes);
+  why = frustumChainProblem(shapes);
   if (!why.empty())
     return kernel.emitOpError() << "fuses a frustum group that cannot run "
                                    "fused: "

@@ -13,17 +13,6 @@
 
 namespace weft::conversion {
 
-NetworkShape withoutKernels(const NetworkShape &net,
-                            const std::vector<size_t> &removed) {
-  std::set<size_t> gone(removed.begin(), removed.end());
-  NetworkShape rest = net;
-  rest.layers.clear();
-  for (size_t i = 0; i < net.layers.size(); ++i)
-    if (!gone.count(i))
-      rest.layers.push_back(net.layers[i]);
-  return rest;
-}
-
 int64_t placedKernelHops(const NetworkShape &net, const ChainMapping &m,
                          size_t k) {
   const NetworkLayer &nl = net.layers[k];
@@ -62,30 +51,9 @@ static std::optional<machine::Target> narrower(const machine::Target &t,
   return machine::Target::create(c);
 }
 
-namespace {
-
-/// A group taken so far: its kernels, and the fused layer that replaces
-/// them when it runs as the band lowering (else they leave the network
-/// and their tiles take columns beside it).
-struct Taken {
-  std::vector<size_t> kernels;
-  std::optional<ChainLayer> fused;
-};
-
-} // namespace
-
-/// `net` with the groups in `taken` fused: a lowered group's kernels
-/// become its fused layer (at its first kernel's place, reading the first
-/// kernel's inputs and writing the last one's output); another group's
-/// kernels leave it, and the streams they wrote reach the rest as host
-/// streams whose rows divide their rows per layer (`rows`: the group's
-/// tiles may send any rows, and a free choice of 1..H rows for each such
-/// stream would multiply the partitioner's states). `fusedAt` is set to
-/// the index of the last group's fused layer, if any.
-static NetworkShape assemble(const NetworkShape &net,
-                             const std::vector<Taken> &taken,
-                             const std::vector<int64_t> &rows,
-                             int64_t *fusedAt) {
+NetworkShape withGroups(const NetworkShape &net,
+                        const std::vector<FusedGroup> &taken,
+                        const std::vector<int64_t> &rows, int64_t *fusedAt) {
   NetworkShape out = net;
   out.layers.clear();
   out.streamChannels.resize(size_t(net.numStreams), 0);
@@ -98,7 +66,7 @@ static NetworkShape assemble(const NetworkShape &net,
       out.layers.push_back(net.layers[k]);
       continue;
     }
-    const Taken &t = taken[size_t(owner[k])];
+    const FusedGroup &t = taken[size_t(owner[k])];
     if (!t.fused) {
       out.streamChannels[size_t(net.layers[k].output)] =
           rows[size_t(net.layers[k].output)];
@@ -131,7 +99,7 @@ decideNetworkFrustums(const NetworkShape &net,
   // rest is weighed with: the plan), and those that will run as the band
   // lowering (what a later band group is weighed with: the network
   // --weft-frustum-fuse will make, the others per layer).
-  std::vector<Taken> taken, lowered;
+  std::vector<FusedGroup> taken, lowered;
   // The slowest group taken so far that runs beside the partitioned rest.
   int64_t groupsCycles = 0;
   for (const NetworkFrustumGroup &ng : groups) {
@@ -171,7 +139,7 @@ decideNetworkFrustums(const NetworkShape &net,
                   std::to_string(plan.perLayerCycles) + " cycles per image)";
     };
     int64_t failsFrom = std::numeric_limits<int64_t>::max();
-    std::vector<Taken> with = ng.lowered.empty() ? taken : lowered;
+    std::vector<FusedGroup> with = ng.lowered.empty() ? taken : lowered;
     with.push_back({ng.kernels, std::nullopt});
     std::set<int64_t> bandsTried;
     // The fastest bands skipped because the fused kernel alone is slower
@@ -183,43 +151,51 @@ decideNetworkFrustums(const NetworkShape &net,
       if (!ng.lowered.empty()) {
         // The band lowering (docs/frustum.md, "The lowering"): the group
         // becomes one kernel in the network the partitioner lays out.
+        // (Tilings the partitioner places in the same bands are one.)
         const int64_t bands = frustumBandsForTile(ng.lowered, tiling.tw);
-        if (!bandsTried.insert(bands).second)
+        const int64_t placed =
+            placedFrustumBands(ng.lowered, bands, target.memoryBytes());
+        if (!bandsTried.insert(placed ? placed : -bands).second)
           continue;
+        // No bands of one PE hold it: the partitioner could not place it.
+        if (!placed) {
+          if (restWhy.empty()) {
+            std::string problem =
+                frustumMappingProblem(ng.lowered, bands, target.memoryBytes());
+            restWhy = "no band of one PE holds it in " + std::to_string(bands) +
+                      " bands" + (problem.empty() ? "" : ": " + problem);
+          }
+          continue;
+        }
         // The fused kernel alone slower than the network: no layout needed
         // (the partitioner costs it so, in the bands it places it in).
-        if (int64_t placed =
-                placedFrustumBands(ng.lowered, bands, target.memoryBytes())) {
-          const int64_t alone = predictFrustumCycles(ng.lowered, placed);
-          if (alone > plan.perLayerCycles) {
-            fastestAlone = std::min(fastestAlone, alone);
-            continue;
-          }
+        const int64_t alone = predictFrustumCycles(ng.lowered, placed);
+        if (alone > plan.perLayerCycles) {
+          fastestAlone = std::min(fastestAlone, alone);
+          continue;
         }
         ChainLayer fused = ChainLayer::convolution(frustumEnvelope(ng.lowered));
         fused.frustum = ng.lowered;
         fused.frustumTiles = bands;
         with.back().fused = fused;
         int64_t at = -1;
-        NetworkShape cand = assemble(net, with, perLayer->streamRows, &at);
-        std::optional<machine::Target> narrow = narrower(target, 0);
+        NetworkShape cand = withGroups(net, with, perLayer->streamRows, &at);
         std::string fails;
         std::optional<ChainMapping> m =
-            narrow ? partitionNetwork(cand, precision, *narrow, fails)
-                   : std::nullopt;
+            partitionNetwork(cand, precision, target, fails);
         if (!m || at < 0) {
           if (restWhy.empty())
             restWhy = "the network with it fused in " + std::to_string(bands) +
                       " bands fits no layout: " + fails;
           continue;
         }
-        const ChainPlacement &placed = m->kernels[size_t(at)];
+        const ChainPlacement &kernel = m->kernels[size_t(at)];
         d.policy = HaloPolicy::Overlap;
         d.frustum.hops = placedKernelHops(cand, *m, size_t(at));
-        d.frustum.cycles = placed.predictedCycles;
-        d.frustum.pes = placed.width * placed.rows;
-        d.frustum.memoryPerPE = placed.memoryPerPE;
-        network = std::max(m->bottleneckCycles, groupsCycles);
+        d.frustum.cycles = kernel.predictedCycles;
+        d.frustum.pes = kernel.width * kernel.rows;
+        d.frustum.memoryPerPE = kernel.memoryPerPE;
+        network = m->bottleneckCycles;
       }
       if (!fewestHops || d.frustum.hops < fewestHops->hops)
         fewestHops = d.frustum;
@@ -241,7 +217,7 @@ decideNetworkFrustums(const NetworkShape &net,
         // rest of the network.
         columns = (d.frustum.pes + height - 1) / height;
         const int64_t left = int64_t(target.width()) - plan.columns - columns;
-        NetworkShape rest = assemble(net, with, perLayer->streamRows, nullptr);
+        NetworkShape rest = withGroups(net, with, perLayer->streamRows);
         if (left < 0 || (left == 0 && !rest.layers.empty())) {
           if (restWhy.empty())
             restWhy = "its tiles fast enough to cut its hops need " +

@@ -201,3 +201,63 @@ fabric.program @bands_slower attributes {target = #weft.target<16x16, mem = 4915
   fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 512> {pixels = 64 : i64}
   fabric.stream @c2_to_y @c2[0] -> @y[0] : !fabric.wavelets<f32, 512> {pixels = 64 : i64}
 }
+
+// -----
+
+// A chosen identity residual block whose last convolution has a ReLU of
+// its own before the add: the band's top level cannot apply it before
+// the skip, so the block runs per layer.
+// CHECK-LABEL: fabric.program @own_relu
+// CHECK: fabric.kernel @c2
+// CHECK: fabric.kernel @add
+fabric.program @own_relu attributes {target = #weft.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4x6x6xf32> {pixels = 36 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x4x6x6xf32> {pixels = 36 : i64}
+  // expected-remark @below {{starts frustum group 0, which runs per layer: its member 2 adds the skip, but the block's last layer is a max pool or has an activation of its own before the add}}
+  fabric.kernel @c1 : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<0.5> : tensor<4x4x3x3xf32>> attributes {frustum = {chosen = true, exchange_cycles = 3000 : i64, group = 0 : i64, halo = "overlap", level = 0 : i64, overlap_cycles = 2000 : i64, per_layer_cycles = 1000000 : i64, pes = 4 : i64, side = 1 : i64, tile = array<i64: 3, 3>}} {
+  ^bb0(%a: tensor<1x4x6x6xf32>):
+    fabric.yield %a : tensor<1x4x6x6xf32>
+  }
+  fabric.kernel @c2 : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<0.5> : tensor<4x4x3x3xf32>> attributes {frustum = {chosen = true, exchange_cycles = 3000 : i64, group = 0 : i64, halo = "overlap", level = 1 : i64, overlap_cycles = 2000 : i64, per_layer_cycles = 1000000 : i64, pes = 4 : i64, side = 1 : i64, tile = array<i64: 3, 3>}} {
+  ^bb0(%a: tensor<1x4x6x6xf32>):
+    fabric.yield %a : tensor<1x4x6x6xf32>
+  }
+  fabric.kernel @add : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> scheme #fabric.join<op = add, relu = true> attributes {frustum = {chosen = true, exchange_cycles = 3000 : i64, group = 0 : i64, halo = "overlap", role = "add", overlap_cycles = 2000 : i64, per_layer_cycles = 1000000 : i64, pes = 4 : i64, side = 1 : i64, tile = array<i64: 3, 3>}} {
+  ^bb0(%a: tensor<1x4x6x6xf32>, %b: tensor<1x4x6x6xf32>):
+    fabric.yield %a : tensor<1x4x6x6xf32>
+  }
+  fabric.stream @x_fork @x[0] -> @c1[0], @add[1] : !fabric.wavelets<f32, 144> {pixels = 36 : i64}
+  fabric.stream @c1_to_c2 @c1[0] -> @c2[0] : !fabric.wavelets<f32, 144> {pixels = 36 : i64}
+  fabric.stream @c2_to_add @c2[0] -> @add[0] : !fabric.wavelets<f32, 144> {pixels = 36 : i64}
+  fabric.stream @add_to_y @add[0] -> @y[0] : !fabric.wavelets<f32, 144> {pixels = 36 : i64}
+}
+
+// -----
+
+// A record whose add sums the last layer with the middle one, not with
+// the block's input: the skip would add the wrong rows, so the group runs
+// per layer.
+// CHECK-LABEL: fabric.program @not_the_input
+// CHECK: fabric.kernel @c2
+// CHECK: fabric.kernel @add
+fabric.program @not_the_input attributes {target = #weft.target<16x16, mem = 49152, colors = 24, rq = 2, cq = 8>, weft.batch = 1 : i64} {
+  fabric.io @x input west rows 0 to 1 : tensor<1x4x6x6xf32> {pixels = 36 : i64}
+  fabric.io @y output east rows 0 to 1 : tensor<1x4x6x6xf32> {pixels = 36 : i64}
+  // expected-remark @below {{starts frustum group 0, which runs per layer: its add @add does not add the block's last layer and its input}}
+  fabric.kernel @c1 : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], relu = true, weights = dense<0.5> : tensor<4x4x3x3xf32>> attributes {frustum = {chosen = true, exchange_cycles = 3000 : i64, group = 0 : i64, halo = "overlap", level = 0 : i64, overlap_cycles = 2000 : i64, per_layer_cycles = 1000000 : i64, pes = 4 : i64, side = 1 : i64, tile = array<i64: 3, 3>}} {
+  ^bb0(%a: tensor<1x4x6x6xf32>):
+    fabric.yield %a : tensor<1x4x6x6xf32>
+  }
+  fabric.kernel @c2 : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> scheme #fabric.conv<in_channels = 4, out_channels = 4, in_height = 6, in_width = 6, kernel = [3, 3], strides = [1, 1], dilations = [1, 1], pads = [1, 1, 1, 1], weights = dense<0.5> : tensor<4x4x3x3xf32>> attributes {frustum = {chosen = true, exchange_cycles = 3000 : i64, group = 0 : i64, halo = "overlap", level = 1 : i64, overlap_cycles = 2000 : i64, per_layer_cycles = 1000000 : i64, pes = 4 : i64, side = 1 : i64, tile = array<i64: 3, 3>}} {
+  ^bb0(%a: tensor<1x4x6x6xf32>):
+    fabric.yield %a : tensor<1x4x6x6xf32>
+  }
+  fabric.kernel @add : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> scheme #fabric.join<op = add, relu = true> attributes {frustum = {chosen = true, exchange_cycles = 3000 : i64, group = 0 : i64, halo = "overlap", role = "add", overlap_cycles = 2000 : i64, per_layer_cycles = 1000000 : i64, pes = 4 : i64, side = 1 : i64, tile = array<i64: 3, 3>}} {
+  ^bb0(%a: tensor<1x4x6x6xf32>, %b: tensor<1x4x6x6xf32>):
+    fabric.yield %a : tensor<1x4x6x6xf32>
+  }
+  fabric.stream @x_to_c1 @x[0] -> @c1[0] : !fabric.wavelets<f32, 144> {pixels = 36 : i64}
+  fabric.stream @c1_fork @c1[0] -> @c2[0], @add[1] : !fabric.wavelets<f32, 144> {pixels = 36 : i64}
+  fabric.stream @c2_to_add @c2[0] -> @add[0] : !fabric.wavelets<f32, 144> {pixels = 36 : i64}
+  fabric.stream @add_to_y @add[0] -> @y[0] : !fabric.wavelets<f32, 144> {pixels = 36 : i64}
+}

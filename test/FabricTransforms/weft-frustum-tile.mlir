@@ -31,7 +31,7 @@
 // the group is weighed as the band lowering runs it, which computes in
 // fp32: no band of one PE holds it.
 // NET-LABEL: fabric.program @worked
-// NET: fabric.kernel @c1 {{.*}}frustum = {chosen = false, {{.*}}network_cycles = 342667 : i64, {{.*}}per_layer_hops = 635976 : i64, {{.*}}reason = "the network with it fused in 3 bands fits no layout: kernel 0 (a fused frustum group of 2 convolutions) fits no band of one PE: the weights, line buffer and program need 51928 bytes of PE memory", side = 1 : i64, tile = array<i64: 11, 11>}
+// NET: fabric.kernel @c1 {{.*}}frustum = {chosen = false, {{.*}}network_cycles = 342667 : i64, {{.*}}per_layer_hops = 635976 : i64, {{.*}}reason = "no band of one PE holds it in 3 bands: the weights, line buffer and program need 51928 bytes of PE memory", side = 1 : i64, tile = array<i64: 11, 11>}
 // CODE-LABEL: fabric.program @worked
 // CODE: fabric.kernel @c1 {{.*}} tile = array<i64: 8, 8>
 // SIDE-LABEL: fabric.program @worked

@@ -66,17 +66,29 @@ TEST(FrustumNetworkTest, PlacedKernelHops) {
             1600 * 1 + 1600 * 11 / 2 + 1600 * 1 + 800 * 3);
 }
 
-TEST(FrustumNetworkTest, WithoutKernels) {
+TEST(FrustumNetworkTest, WithGroups) {
   ConvShape a = convShape(8, 8, 8);
   NetworkShape net = NetworkShape::chain({ChainLayer::convolution(a),
                                           ChainLayer::convolution(a),
                                           ChainLayer::convolution(a)});
-  NetworkShape rest = withoutKernels(net, {1, 0});
+  const std::vector<int64_t> rows = {1, 4, 2, 1};
+  // Tiles beside the rest: the group's kernels leave, streams keep their
+  // numbers, and the stream it wrote keeps rows dividing its rows per
+  // layer.
+  NetworkShape rest = withGroups(net, {{{1, 0}, std::nullopt}}, rows);
   ASSERT_EQ(rest.layers.size(), 1u);
-  // Streams keep their numbers: the last kernel still reads stream 2,
-  // which no kernel writes now (a host stream).
   EXPECT_EQ(rest.layers[0].inputs, std::vector<int64_t>{2});
   EXPECT_EQ(rest.numStreams, net.numStreams);
+  EXPECT_EQ(rest.streamChannels[2], 2);
+  // Fused: one layer from the first kernel's input to the last's output,
+  // at the first kernel's place.
+  ChainLayer fused = ChainLayer::convolution(a);
+  int64_t at = -1;
+  NetworkShape lowered = withGroups(net, {{{1, 2}, fused}}, rows, &at);
+  ASSERT_EQ(lowered.layers.size(), 2u);
+  EXPECT_EQ(at, 1);
+  EXPECT_EQ(lowered.layers[1].inputs, std::vector<int64_t>{1});
+  EXPECT_EQ(lowered.layers[1].output, 3);
 }
 
 /// The group of the network's first two convolutions, as
@@ -129,9 +141,9 @@ TEST(FrustumNetworkTest, GroupsAtTheNetworksPace) {
     EXPECT_EQ(plan->fusedCycles, d.fusedNetworkCycles);
     EXPECT_EQ(plan->columns, (d.frustum.pes + 7) / 8);
     // The rest of the network on the columns left gives the figure.
-    std::optional<ChainMapping> rest =
-        partitionNetwork(withoutKernels(net, {0, 1}), Precision::FP32,
-                         fabric(unsigned(64 - plan->columns), 8), why);
+    std::optional<ChainMapping> rest = partitionNetwork(
+        withGroups(net, {{{0, 1}, std::nullopt}}, perLayer->streamRows),
+        Precision::FP32, fabric(unsigned(64 - plan->columns), 8), why);
     ASSERT_TRUE(rest);
     EXPECT_EQ(d.fusedNetworkCycles,
               std::max(d.frustum.cycles, rest->bottleneckCycles));
@@ -156,9 +168,12 @@ TEST(FrustumNetworkTest, GroupsAtTheNetworksPace) {
   ASSERT_TRUE(h.chosen) << h.reason;
   EXPECT_LT(plan->fusedCycles, plan->perLayerCycles);
   EXPECT_EQ(plan->columns, (h.frustum.pes + 7) / 8);
-  std::optional<ChainMapping> rest =
-      partitionNetwork(withoutKernels(heavyNet, {0, 1}), Precision::FP32,
-                       fabric(unsigned(16 - plan->columns), 8), why);
+  std::optional<ChainMapping> heavyPerLayer =
+      partitionNetwork(heavyNet, Precision::FP32, narrow, why);
+  ASSERT_TRUE(heavyPerLayer);
+  std::optional<ChainMapping> rest = partitionNetwork(
+      withGroups(heavyNet, {{{0, 1}, std::nullopt}}, heavyPerLayer->streamRows),
+      Precision::FP32, fabric(unsigned(16 - plan->columns), 8), why);
   ASSERT_TRUE(rest);
   EXPECT_EQ(plan->fusedCycles,
             std::max(h.frustum.cycles, rest->bottleneckCycles));

@@ -57,6 +57,16 @@ bool isLossKernel(fabric::KernelOp kernel);
 /// layers' convolution schemes, first to last (docs/frustum.md).
 inline constexpr llvm::StringLiteral kFrustumChainAttr = "frustum_chain";
 
+/// The levels of a fused frustum chain from its members' schemes, first to
+/// last (docs/frustum.md, "The lowering"): a convolution's shape, a max
+/// pool's window (frustumPoolLevel), and, last, an identity residual
+/// block's add, which makes the level before it add the skip
+/// (frustumSkipLevel). std::nullopt with `why` (naming the member by its
+/// position) when a scheme can be no level; frustumChainProblem checks the
+/// chain as a whole.
+std::optional<std::vector<ConvShape>>
+frustumLevels(llvm::ArrayRef<mlir::Attribute> schemes, std::string &why);
+
 /// What the later stages know of a kernel, read off its scheme and type.
 struct KernelInfo {
   fabric::KernelOp op;

@@ -90,11 +90,26 @@ decideNetworkFrustums(const NetworkShape &net,
 int64_t placedKernelHops(const NetworkShape &net, const ChainMapping &m,
                          size_t k);
 
-/// `net` without the kernels in `removed` (sorted or not): their output
-/// streams become host streams to their readers, streams keep their
-/// numbers.
-NetworkShape withoutKernels(const NetworkShape &net,
-                            const std::vector<size_t> &removed);
+/// A group taken into the network: its kernels, and the fused layer that
+/// replaces them when it runs as the band lowering (none: the kernels
+/// leave the network and the group's tiles run beside it).
+struct FusedGroup {
+  std::vector<size_t> kernels;
+  std::optional<ChainLayer> fused;
+};
+
+/// `net` with `groups` taken in, streams keeping their numbers: a lowered
+/// group's kernels become its fused layer (at its first kernel's place,
+/// reading the first kernel's inputs and writing the last one's output);
+/// another group's kernels leave it, and the streams they wrote reach the
+/// rest as host streams whose rows divide their rows per layer (`rows`:
+/// the group's tiles may send any rows, and a free choice of 1..H rows for
+/// each such stream would multiply the partitioner's states). `fusedAt`,
+/// when given, is set to the index of the last group's fused layer.
+NetworkShape withGroups(const NetworkShape &net,
+                        const std::vector<FusedGroup> &groups,
+                        const std::vector<int64_t> &rows,
+                        int64_t *fusedAt = nullptr);
 
 } // namespace weft::conversion
 
