@@ -394,7 +394,9 @@ std::vector<FrustumTiling> tilingsUpTo(const FrustumGroup &g,
   return out;
 }
 
-bool fasterFrustum(const FrustumCost &x, const FrustumCost &y) {
+/// Whether cost x is the faster: fewer cycles, then fewer hops, then
+/// fewer PEs.
+static bool fasterFrustum(const FrustumCost &x, const FrustumCost &y) {
   if (x.cycles != y.cycles)
     return x.cycles < y.cycles;
   if (x.hops != y.hops)

@@ -223,9 +223,6 @@ FrustumDecision decideFastestFrustum(const FrustumGroup &g,
 std::vector<FrustumTiling> tilingsUpTo(const FrustumGroup &g,
                                        const FrustumTiling &largest,
                                        int64_t elementBytes);
-/// Whether cost x is the faster: fewer cycles, then fewer hops, then
-/// fewer PEs.
-bool fasterFrustum(const FrustumCost &x, const FrustumCost &y);
 /// The mean hops from a group's producer to its tiles' PEs, as the
 /// decision takes them: a square grid of ceil(sqrt(tiles)) blocks of side
 /// PEs entered from one edge, half of it crossed on average, plus the link
